@@ -1,0 +1,1 @@
+"""qkmlx: the primary trainer, in MLX (Apple Silicon, Linux CPU and CUDA)."""

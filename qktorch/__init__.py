@@ -1,0 +1,1 @@
+"""qktorch: the PyTorch mirror of qkmlx (CUDA, MPS and CPU)."""

@@ -1,0 +1,4 @@
+"""Backend-neutral spine of the QK-norm study: configs, data, run directories, sweeps.
+
+Nothing here imports mlx or torch (tests/test_imports.py checks it).
+"""

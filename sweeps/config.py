@@ -1,0 +1,294 @@
+"""Run configuration: frozen dataclasses, validation, JSON round trip, run ids, overrides.
+
+Every field has a default and a one-line comment. Standard parametrization only (no muP):
+muP transfers learning rates across widths by design and would confound the study.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import typing
+from dataclasses import dataclass, field
+
+from sweeps.errors import ConfigError
+
+QK_NORMS = ("none", "rms", "layernorm")
+BLOCK_NORMS = ("layernorm", "rms")
+CORPORA = ("builtin", "tinystories", "file")
+TOKENIZERS = ("bytes", "gpt2", "gpt2-compact")
+BACKENDS = ("mlx", "torch")
+DTYPES = ("float32", "bfloat16")
+GPT2_VOCAB = 50257  # tiktoken's gpt2 encoding, <|endoftext|> included
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    n_layer: int = 2  # transformer blocks (the depth moderator)
+    n_head: int = 2  # attention heads per block
+    n_embd: int = 16  # residual stream width
+    block_size: int = 32  # context length in tokens
+    qk_norm: str = "none"  # none | rms | layernorm: normalise q and k per head before q.k
+    norm: str = "layernorm"  # pre-norm of each block and the final norm: layernorm | rms
+    norm_eps: float = 1e-5  # eps of every norm, explicit because torch and MLX defaults differ
+    tie_embeddings: bool = False  # share wte and lm_head
+    init_std: float = 0.02  # N(0, init_std); residual projections get / sqrt(2 n_layer)
+
+    def validate(self) -> None:
+        _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std")
+        _choice(self, "qk_norm", QK_NORMS)
+        _choice(self, "norm", BLOCK_NORMS)
+        if self.n_embd % self.n_head:
+            raise ConfigError(
+                f"model.n_embd must be divisible by model.n_head (got {self.n_embd} and "
+                f"{self.n_head}); pick a head count that divides the width"
+            )
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    lr: float = 3e-3  # peak learning rate (the swept variable)
+    max_steps: int = 60  # optimizer steps (token budget = max_steps * batch_size * block_size)
+    batch_size: int = 8  # sequences per step
+    warmup_steps: int = 10  # linear warmup from lr / warmup_steps to lr
+    min_lr_ratio: float = 0.1  # cosine decays to lr * min_lr_ratio at max_steps
+    weight_decay: float = 0.1  # decoupled (AdamW), on 2-D weights only
+    beta1: float = 0.9  # AdamW first-moment decay
+    beta2: float = 0.95  # AdamW second-moment decay
+    adam_eps: float = 1e-8  # AdamW eps, added to sqrt(v_hat)
+    grad_clip: float = 1.0  # global gradient-norm clip; 0 disables
+    eval_interval: int = 20  # evaluate val loss and diagnostics every N steps (and at the end)
+    eval_batches: int = 4  # fixed validation batches per evaluation
+    diag_sequences: int = 4  # sequences of the first val batch used for the diagnostics
+    log_interval: int = 1  # write a metrics row every N steps
+    checkpoint_interval: int = 50  # save a resumable checkpoint every N steps (and at the end)
+    diverge_margin: float = 1.0  # diverged if train loss > loss at init + margin (nats), after warmup
+    dtype: str = "float32"  # float32 | bfloat16 (mixed precision where the device supports it)
+
+    def validate(self) -> None:
+        _positive(self, "lr", "max_steps", "batch_size", "eval_interval", "eval_batches",
+                  "diag_sequences", "log_interval", "checkpoint_interval", "adam_eps",
+                  "diverge_margin")
+        _non_negative(self, "warmup_steps", "weight_decay", "grad_clip")
+        for name in ("beta1", "beta2"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"train.{name} must be in [0, 1) (got {getattr(self, name)})")
+        if not 0.0 <= self.min_lr_ratio <= 1.0:
+            raise ConfigError(f"train.min_lr_ratio must be in [0, 1] (got {self.min_lr_ratio})")
+        if self.warmup_steps >= self.max_steps:
+            raise ConfigError(
+                f"train.warmup_steps must be below train.max_steps (got {self.warmup_steps} "
+                f">= {self.max_steps}); shorten the warmup or train longer"
+            )
+        if self.diag_sequences > self.batch_size:
+            raise ConfigError(
+                f"train.diag_sequences must be at most train.batch_size (got "
+                f"{self.diag_sequences} > {self.batch_size})"
+            )
+        _choice(self, "dtype", DTYPES)
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    corpus: str = "builtin"  # builtin (synthetic, offline) | tinystories | file
+    path: str = ""  # file: a .txt/.jsonl/.parquet; tinystories: a local copy of the hub dataset
+    tokenizer: str = "bytes"  # bytes | gpt2 | gpt2-compact
+    compact_vocab: int = 4096  # gpt2-compact: keep the K most frequent train ids (+1 unknown id)
+    builtin_stories: int = 20000  # builtin: number of generated stories (about 5M bytes)
+    builtin_seed: int = 0  # builtin: generator seed (the corpus, not the run)
+    val_fraction: float = 0.05  # builtin and file: share of documents held out for validation
+
+    def validate(self) -> None:
+        _choice(self, "corpus", CORPORA)
+        _choice(self, "tokenizer", TOKENIZERS)
+        _positive(self, "compact_vocab", "builtin_stories", "val_fraction")
+        if self.corpus == "file" and not self.path:
+            raise ConfigError("data.corpus=file needs a file: add --set data.path=FILE "
+                              "(.txt, .jsonl or .parquet)")
+        if self.val_fraction >= 0.5:
+            raise ConfigError(f"data.val_fraction must be below 0.5 (got {self.val_fraction})")
+        if self.tokenizer == "gpt2-compact" and self.compact_vocab >= GPT2_VOCAB:
+            raise ConfigError(
+                f"data.compact_vocab={self.compact_vocab} is not smaller than the gpt2 "
+                f"vocabulary ({GPT2_VOCAB}); choose at most {GPT2_VOCAB - 1} or use "
+                f"tokenizer gpt2"
+            )
+
+    @property
+    def vocab_size(self) -> int:
+        """Size of the token id space the model sees (known without loading any data)."""
+        if self.tokenizer == "bytes":
+            return 256
+        if self.tokenizer == "gpt2":
+            return GPT2_VOCAB
+        return self.compact_vocab + 1  # the kept ids plus one unknown id
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    seed: int = 0  # initial weights and batch order
+    backend: str = "torch"  # torch | mlx: which trainer ran (part of the run id)
+
+    def validate(self) -> "RunConfig":
+        self.model.validate()
+        self.train.validate()
+        self.data.validate()
+        _choice(self, "backend", BACKENDS)
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0 (got {self.seed})")
+        return self
+
+    @property
+    def vocab_size(self) -> int:
+        return self.data.vocab_size
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.train.batch_size * self.model.block_size
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        d = dict(d)
+        sections = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
+        kwargs = {}
+        for name, section_cls in sections.items():
+            kwargs[name] = _build(section_cls, d.pop(name, {}), name)
+        kwargs.update(_check_keys(cls, d, ""))
+        return cls(**kwargs).validate()
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        return cls.from_dict(json.loads(text))
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:10]
+
+    @property
+    def run_id(self) -> str:
+        """Readable prefix + hash of the full config: same config, same directory."""
+        m, t = self.model, self.train
+        return (f"{self.backend}-qk{m.qk_norm}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-"
+                f"{self.config_hash()}")
+
+    def with_overrides(self, overrides: typing.Iterable[str]) -> "RunConfig":
+        """Apply dotted `section.field=value` overrides with type checking."""
+        d = self.to_dict()
+        for item in overrides:
+            key, value = _split_override(item)
+            parts = key.split(".")
+            target, cls, prefix = d, RunConfig, ""
+            if len(parts) == 2 and parts[0] in ("model", "train", "data"):
+                target = d[parts[0]]
+                cls = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}[parts[0]]
+                prefix = parts[0] + "."
+            elif len(parts) != 1:
+                raise ConfigError(f"unknown setting '{key}': use model.X, train.X, data.X, "
+                                  f"seed or backend")
+            name = parts[-1]
+            types = _field_types(cls)
+            if name not in types or name in ("model", "train", "data"):
+                raise ConfigError(f"unknown setting '{key}'; known: "
+                                  f"{', '.join(prefix + n for n in types)}")
+            target[name] = parse_value(value, types[name], key)
+        return RunConfig.from_dict(d)
+
+
+def parse_value(text: str, kind: type, key: str):
+    """Parse an override's text as the field's type, with a one-line error."""
+    try:
+        if kind is bool:
+            lowered = text.strip().lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError
+        if kind is int:
+            value = float(text)
+            if not value.is_integer():
+                raise ValueError
+            return int(value)
+        if kind is float:
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError
+            return value
+        return str(text)
+    except ValueError:
+        raise ConfigError(f"{key} must be {kind.__name__} (got '{text}')") from None
+
+
+def _split_override(item: str) -> tuple[str, str]:
+    if "=" not in item:
+        raise ConfigError(f"override '{item}' has no '=': write it as section.field=value, "
+                          f"for example train.lr=3e-3")
+    key, value = item.split("=", 1)
+    return key.strip(), value.strip()
+
+
+def _field_types(cls) -> dict[str, type]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _check_keys(cls, d: dict, section: str) -> dict:
+    types = _field_types(cls)
+    prefix = section + "." if section else ""
+    unknown = sorted(set(d) - set(types))
+    if unknown:
+        raise ConfigError(f"unknown setting '{prefix}{unknown[0]}' in config; known: "
+                          f"{', '.join(prefix + n for n in types)}")
+    out = {}
+    for key, value in d.items():
+        kind = types[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ConfigError(f"{prefix}{key} must be {kind.__name__} (got {value!r})")
+        out[key] = value
+    return out
+
+
+def _build(cls, d, section: str):
+    if not isinstance(d, dict):
+        raise ConfigError(f"config section '{section}' must be a mapping (got {d!r})")
+    return cls(**_check_keys(cls, d, section))
+
+
+def _section_name(obj) -> str:
+    return {ModelConfig: "model.", TrainConfig: "train.", DataConfig: "data."}.get(type(obj), "")
+
+
+def _positive(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not value > 0:
+            raise ConfigError(f"{_section_name(obj)}{name} must be > 0 (got {value})")
+
+
+def _non_negative(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not value >= 0:
+            raise ConfigError(f"{_section_name(obj)}{name} must be >= 0 (got {value})")
+
+
+def _choice(obj, name: str, choices: tuple[str, ...]) -> None:
+    value = getattr(obj, name)
+    if value not in choices:
+        raise ConfigError(f"unknown {_section_name(obj)}{name} '{value}'; choose one of: "
+                          f"{', '.join(choices)}")

@@ -1,0 +1,43 @@
+"""Named presets. `NAME-L<n>` is NAME at depth n (the depth study's variants, e.g. core-L12)."""
+import re
+
+from sweeps.config import DataConfig, ModelConfig, RunConfig, TrainConfig
+from sweeps.errors import ConfigError
+
+PRESETS = {
+    # A few thousand parameters, seconds per run on 2 CPU cores: tests and the quickstart.
+    "smoke": RunConfig(
+        model=ModelConfig(n_layer=2, n_head=2, n_embd=16, block_size=32),
+        train=TrainConfig(max_steps=60, batch_size=8, warmup_steps=10, eval_interval=20,
+                          eval_batches=2, checkpoint_interval=30),
+        data=DataConfig(corpus="builtin", tokenizer="bytes"),
+    ),
+    # About 0.9M parameters, about a minute per run on 2 CPU cores: a real CPU-scale study.
+    "tiny": RunConfig(
+        model=ModelConfig(n_layer=4, n_head=4, n_embd=128, block_size=128),
+        train=TrainConfig(max_steps=400, batch_size=16, warmup_steps=40, eval_interval=100,
+                          eval_batches=8, diag_sequences=8, checkpoint_interval=100),
+        data=DataConfig(corpus="builtin", tokenizer="bytes"),
+    ),
+    # The study's model: 13.8M parameters (10.6M non-embedding) on TinyStories with a compacted
+    # gpt2 vocabulary of 4096 ids so embeddings do not dominate. 5000 steps x 8192 tokens =
+    # 41M tokens: about 20 minutes per run on a recent laptop GPU, a sweep overnight.
+    "core": RunConfig(
+        model=ModelConfig(n_layer=6, n_head=6, n_embd=384, block_size=256),
+        train=TrainConfig(max_steps=5000, batch_size=32, warmup_steps=250, eval_interval=250,
+                          eval_batches=20, diag_sequences=8, checkpoint_interval=500),
+        data=DataConfig(corpus="tinystories", tokenizer="gpt2-compact", compact_vocab=4096),
+    ),
+}
+
+_DEPTH_VARIANT = re.compile(r"^(?P<base>[a-z]+)-L(?P<depth>[0-9]+)$")
+
+
+def get_preset(name: str) -> RunConfig:
+    if name in PRESETS:
+        return PRESETS[name]
+    match = _DEPTH_VARIANT.match(name)
+    if match and match["base"] in PRESETS:
+        return PRESETS[match["base"]].with_overrides([f"model.n_layer={match['depth']}"])
+    raise ConfigError(f"unknown preset '{name}'; choose one of: {', '.join(PRESETS)} "
+                      f"(or a depth variant such as core-L12)")
