@@ -37,6 +37,36 @@ set_option = click.option("--set", "overrides", multiple=True, metavar="SECTION.
                           help="Override a config value, e.g. --set train.lr=3e-3 (repeatable).")
 
 
+def device_options(backend: str):
+    """--device, --compile/--no-compile and --tf32, the same names on both backends."""
+    devices = {"mlx": "auto|cpu|gpu", "torch": "auto|cpu|cuda|mps"}[backend]
+
+    def decorate(f):
+        f = click.option("--tf32/--no-tf32", default=False, show_default=True,
+                         help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
+        f = click.option("--compile/--no-compile", default=backend == "mlx", show_default=True,
+                         help="mx.compile the step (qkmlx) / torch.compile the loss (qktorch).")(f)
+        return click.option("--device", default="auto", show_default=True,
+                            help=f"Where to train: {devices}.")(f)
+    return decorate
+
+
+def trainer_factory(backend: str, device: str, compile: bool, tf32: bool):
+    """The backend's Trainer constructor; imports mlx or torch only now."""
+    import importlib
+
+    module = importlib.import_module(f"qk{backend}.train")
+    return module.trainer_factory(device=device, compile=compile, tf32=tf32)
+
+
+def summary_line(summary: dict, out) -> str:
+    loss = summary.get("final_val_loss")
+    loss_text = f"{loss:.4f}" if isinstance(loss, float) else "n/a"
+    rate = summary.get("tokens_per_s") or 0
+    return (f"{summary['status']}: val loss {loss_text} after {summary['steps_run']} steps "
+            f"({rate:,.0f} tokens/s) -> {out}")
+
+
 def make_cli(backend: str) -> click.Group:
     """The command group of one backend ('mlx' or 'torch')."""
     name = {"mlx": "qkmlx", "torch": "qktorch"}[backend]
@@ -80,6 +110,29 @@ def make_cli(backend: str) -> click.Group:
         base = RunConfig(data=DataConfig(corpus=corpus, tokenizer=tokenizer, path=path))
         data_cfg = base.with_overrides(overrides).data
         click.echo(json.dumps(read_manifest(data_cfg), indent=2, sort_keys=True))
+
+    @cli.command()
+    @click.option("--preset", default="smoke", show_default=True, help="smoke | tiny | core | NAME-L<n>")
+    @set_option
+    @click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
+    @click.option("--out", type=click.Path(file_okay=False), default=None,
+                  help="Run directory (default runs/single/<run_id>).")
+    @device_options(backend)
+    def train(preset, overrides, seed, out, device, compile, tf32):
+        """Train one run; resumes an interrupted run directory, skips a finished one."""
+        from pathlib import Path
+
+        from sweeps.loop import train_run
+        from sweeps.runs import RunDir
+
+        cfg = resolve_config(preset, overrides, backend, seed)
+        out = Path(out) if out else Path("runs") / "single" / cfg.run_id
+        if RunDir(out).is_finished:
+            click.echo(f"{out} is already finished (summary.json exists); nothing to do")
+            return
+        summary = train_run(cfg, out, trainer_factory(backend, device, compile, tf32),
+                            progress=True)
+        click.echo(summary_line(summary, out))
 
     @cli.group()
     def config():

@@ -1,0 +1,136 @@
+"""nanoGPT-style decoder with a QK-norm switch (MLX). Mirrors qktorch/model.py line for line.
+
+Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
+sweeps.params.init_params (numpy), so both backends start from identical weights.
+"""
+import math
+
+import mlx.core as mx
+import mlx.nn as nn
+
+from sweeps.config import ModelConfig
+
+
+def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
+    if kind == "rms":
+        return nn.RMSNorm(dims, eps=eps)
+    return nn.LayerNorm(dims, eps=eps, bias=False)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.head_dim = cfg.head_dim
+        self.scale = 1.0 / math.sqrt(cfg.head_dim)
+        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.o_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.use_qk_norm = cfg.qk_norm != "none"
+        if self.use_qk_norm:
+            # Per head, over head_dim, with a learnable gain: bounds |q.k| / sqrt(d) by the gains.
+            self.q_norm = make_norm(cfg.qk_norm, cfg.head_dim, cfg.norm_eps)
+            self.k_norm = make_norm(cfg.qk_norm, cfg.head_dim, cfg.norm_eps)
+
+    def heads(self, x):
+        # x: [B, T, C] -> q, k, v: [B, H, T, hd], with QK-norm applied to q and k
+        B, T, C = x.shape
+        q = self.q_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
+        k = self.k_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
+        v = self.v_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
+        if self.use_qk_norm:
+            q = self.q_norm(q)
+            k = self.k_norm(k)
+        return q, k, v
+
+    def merge(self, y):
+        # y: [B, H, T, hd] -> [B, T, C]
+        B, H, T, hd = y.shape
+        return self.o_proj(y.transpose(0, 2, 1, 3).reshape(B, T, H * hd))
+
+    def __call__(self, x):
+        q, k, v = self.heads(x)
+        y = mx.fast.scaled_dot_product_attention(q, k, v, mask="causal", scale=self.scale)
+        return self.merge(y)
+
+    def explicit(self, x):
+        """The same attention, spelled out, also returning scores and weights [B, H, T, T]."""
+        q, k, v = self.heads(x)
+        T = x.shape[1]
+        scores = (q @ k.transpose(0, 1, 3, 2)) * self.scale
+        causal = mx.tril(mx.ones((T, T), dtype=mx.bool_))
+        probs = mx.softmax(mx.where(causal, scores, float("-inf")), axis=-1, precise=True)
+        return self.merge(probs @ v), scores, probs
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
+        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
+
+    def __call__(self, x):
+        return self.proj(nn.gelu(self.fc(x)))  # exact (erf) GELU on both backends
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln_1 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln_2 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
+        self.mlp = MLP(cfg)
+
+    def __call__(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+    def explicit(self, x):
+        y, scores, probs = self.attn.explicit(self.ln_1(x))
+        x = x + y
+        return x + self.mlp(self.ln_2(x)), scores, probs
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: ModelConfig, vocab_size: int):
+        super().__init__()
+        self.tie_embeddings = cfg.tie_embeddings
+        self.wte = nn.Embedding(vocab_size, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.blocks = [Block(cfg) for _ in range(cfg.n_layer)]
+        self.ln_f = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
+        if not cfg.tie_embeddings:
+            self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)
+
+    def embed(self, idx):
+        # idx: [B, T] int -> [B, T, C]
+        positions = mx.arange(idx.shape[1])
+        return self.wte(idx) + self.wpe(positions)
+
+    def head(self, x):
+        x = self.ln_f(x)
+        if self.tie_embeddings:
+            return x @ self.wte.weight.T
+        return self.lm_head(x)
+
+    def __call__(self, idx):
+        x = self.embed(idx)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)  # [B, T, V]
+
+    def probe(self, idx):
+        """Logits via the explicit path, and (scores, probs, residual) of every layer."""
+        x = self.embed(idx)
+        layers = []
+        for block in self.blocks:
+            x, scores, probs = block.explicit(x)
+            layers.append((scores, probs, x))
+        return self.head(x), layers
+
+
+def loss_fn(model, x, y):
+    logits = model(x)
+    return nn.losses.cross_entropy(logits.reshape(-1, logits.shape[-1]).astype(mx.float32),
+                                   y.reshape(-1), reduction="mean")

@@ -1,0 +1,98 @@
+"""The MLX Trainer driven by sweeps.loop.train_run. Mirrors qktorch/train.py line for line."""
+import os
+
+import mlx.core as mx
+import numpy as np
+from mlx.utils import tree_flatten, tree_map, tree_unflatten
+
+from qkmlx.model import GPT, loss_fn
+from qkmlx.optim import AdamW, clip_gradients
+from sweeps.config import RunConfig
+from sweeps.errors import HarnessError
+from sweeps.params import init_params
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+def pick_device(name: str) -> str:
+    if name not in DEVICES:
+        raise HarnessError(f"unknown device '{name}'; choose one of: {', '.join(DEVICES)}")
+    available = {"cpu": True, "gpu": mx.metal.is_available() or mx.cuda.is_available()}
+    if name == "auto":
+        name = next(d for d in ("gpu", "cpu") if available[d])
+    if not available[name]:
+        raise HarnessError(f"device '{name}' is not available here; use --device auto or cpu")
+    mx.set_default_device(mx.gpu if name == "gpu" else mx.cpu)
+    return name
+
+
+class Trainer:
+    def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
+                 tf32: bool = False):
+        self.cfg = cfg
+        self.device = pick_device(device)
+        # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
+        os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
+        self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
+        self.model = GPT(cfg.model, cfg.vocab_size)
+        self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
+        self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
+        state = [self.model.state, self.optimizer.state]
+        self.step = mx.compile(self._step, inputs=state, outputs=state) if compile else self._step
+
+    def cast(self, params: dict) -> dict:
+        """float32 master weights, computed in compute_dtype (mixed precision for bfloat16)."""
+        return tree_map(lambda p: p.astype(self.compute_dtype), params)
+
+    def loss_of(self, params: dict, x, y):
+        self.model.update(tree_unflatten(list(self.cast(params).items())))
+        return loss_fn(self.model, x, y)
+
+    def _step(self, x, y, lr):
+        params = self.get_named_arrays()
+        loss, grads = mx.value_and_grad(self.loss_of)(params, x, y)
+        grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
+        new = self.optimizer.update(params, grads, lr)
+        self.model.update(tree_unflatten(list(new.items())))
+        return loss, grad_norm
+
+    def train_step(self, x: np.ndarray, y: np.ndarray, lr: float):
+        loss, grad_norm = self.step(mx.array(x), mx.array(y), mx.array(lr, dtype=mx.float32))
+        mx.eval(loss, grad_norm, self.model.state, self.optimizer.state)
+        return loss.item(), grad_norm.item()
+
+    def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
+        params = self.get_named_arrays()
+        loss = self.loss_of(params, mx.array(x), mx.array(y))
+        mx.eval(loss)
+        self.model.update(tree_unflatten(list(params.items())))
+        return loss.item()
+
+    def probe(self, x: np.ndarray):
+        """(scores, probs, residual) per layer as float32 numpy, from the explicit path."""
+        _, layers = self.model.probe(mx.array(x))
+        return [tuple(np.array(t.astype(mx.float32)) for t in layer) for layer in layers]
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        return np.array(self.model(mx.array(x)).astype(mx.float32))
+
+    def get_named_arrays(self) -> dict:
+        return dict(tree_flatten(self.model.parameters()))
+
+    def get_params(self) -> dict:
+        return {name: np.array(p) for name, p in self.get_named_arrays().items()}
+
+    def set_params(self, params: dict) -> None:
+        self.model.load_weights([(k, mx.array(v)) for k, v in params.items()], strict=True)
+        mx.eval(self.model.parameters())
+
+    def get_state(self):
+        return self.get_params(), self.optimizer.state_numpy()
+
+    def set_state(self, params: dict, optimizer: dict) -> None:
+        self.set_params(params)
+        self.optimizer.load_numpy(optimizer)
+
+
+def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False):
+    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32)
