@@ -1,0 +1,29 @@
+"""Shared fixtures: a small builtin corpus cached once per session, and both backends."""
+import pytest
+
+from sweeps.presets import get_preset
+
+BACKENDS = ["torch", "mlx"]
+SMALL_DATA = ["data.builtin_stories=300"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def data_cache(tmp_path_factory):
+    """Every test shares one throwaway data cache, never the user's ~/.cache."""
+    path = tmp_path_factory.mktemp("data-cache")
+    patcher = pytest.MonkeyPatch()
+    patcher.setenv("QKNORM_DATA_DIR", str(path))
+    yield path
+    patcher.undo()
+
+
+def smoke_config(backend: str, *overrides: str):
+    return get_preset("smoke").with_overrides([f"backend={backend}", *SMALL_DATA, *overrides])
+
+
+def make_trainer(backend: str, cfg):
+    if backend == "torch":
+        from qktorch.train import Trainer
+    else:
+        from qkmlx.train import Trainer
+    return Trainer(cfg, device="cpu")

@@ -1,0 +1,89 @@
+"""Both backends: parameter names and shapes, fused vs explicit attention, the QK-norm bound."""
+import numpy as np
+import pytest
+
+from sweeps.params import init_params, param_shapes
+from tests.conftest import BACKENDS, make_trainer, smoke_config
+
+
+def random_tokens(cfg, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, cfg.vocab_size, (4, cfg.model.block_size)).astype(np.int32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("overrides", [[], ["model.qk_norm=rms"], ["model.qk_norm=layernorm"],
+                                       ["model.tie_embeddings=true", "model.norm=rms"]])
+def test_parameter_names_and_shapes_match_the_shared_spec(backend, overrides):
+    cfg = smoke_config(backend, *overrides)
+    params = make_trainer(backend, cfg).get_params()
+    assert {k: v.shape for k, v in params.items()} == param_shapes(cfg.model, cfg.vocab_size)
+    assert ("blocks.0.attn.q_norm.weight" in params) == (cfg.model.qk_norm != "none")
+    assert ("lm_head.weight" in params) != cfg.model.tie_embeddings
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_weights_come_from_the_shared_numpy_init(backend):
+    cfg = smoke_config(backend, "seed=3")
+    params = make_trainer(backend, cfg).get_params()
+    expected = init_params(cfg.model, cfg.vocab_size, seed=3)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(params[name], value)
+    # residual projections are scaled down by sqrt(2 n_layer)
+    ratio = expected["blocks.0.mlp.proj.weight"].std() / expected["blocks.0.mlp.fc.weight"].std()
+    assert ratio == pytest.approx(1 / np.sqrt(2 * cfg.model.n_layer), rel=0.1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("qk_norm", ["none", "rms", "layernorm"])
+def test_fused_and_explicit_attention_agree(backend, qk_norm):
+    cfg = smoke_config(backend, f"model.qk_norm={qk_norm}")
+    trainer = make_trainer(backend, cfg)
+    x = random_tokens(cfg)
+    fused = trainer.logits(x)
+    if backend == "torch":
+        import torch
+        with torch.no_grad():
+            explicit = trainer.model.probe(trainer.tensor(x))[0].numpy()
+    else:
+        import mlx.core as mx
+        explicit = np.array(trainer.model.probe(mx.array(x))[0])
+    np.testing.assert_allclose(fused, explicit, atol=2e-5, rtol=1e-5)
+    # causal: attention weights above the diagonal are exactly zero, rows sum to one
+    scores, probs, residual = trainer.probe(x)[0]
+    assert np.all(np.triu(probs, k=1) == 0)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-5)
+
+
+def blown_up_query_keys(backend, qk_norm):
+    """A model whose q and k projections are 300x too large: logits explode without QK-norm."""
+    cfg = smoke_config(backend, f"model.qk_norm={qk_norm}", "model.n_embd=32", "model.n_head=2")
+    trainer = make_trainer(backend, cfg)
+    params = trainer.get_params()
+    for name in params:
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            params[name] = params[name] * 300
+    trainer.set_params(params)
+    return cfg, trainer
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_qk_norm_with_unit_gains_bounds_the_attention_logits(backend):
+    cfg, trainer = blown_up_query_keys(backend, "rms")
+    bound = np.sqrt(cfg.model.head_dim)  # |q.k| <= |q||k| = head_dim, divided by sqrt(head_dim)
+    for scores, _, _ in trainer.probe(random_tokens(cfg)):
+        assert np.abs(scores).max() <= bound * (1 + 1e-5)
+    _, unnormed = blown_up_query_keys(backend, "none")
+    assert max(np.abs(s).max() for s, _, _ in unnormed.probe(random_tokens(cfg))) > 10 * bound
+
+
+@pytest.mark.parametrize("source,target", [("torch", "mlx"), ("mlx", "torch")])
+def test_state_written_by_one_backend_loads_in_the_other(source, target):
+    cfg = smoke_config(source, "model.qk_norm=rms")
+    a = make_trainer(source, cfg)
+    x = random_tokens(cfg)
+    a.train_step(x, np.roll(x, -1, axis=1), 1e-2)
+    b = make_trainer(target, cfg.with_overrides([f"backend={target}"]))
+    b.set_state(*a.get_state())
+    np.testing.assert_allclose(a.logits(x), b.logits(x), atol=1e-4, rtol=1e-4)
+    np.testing.assert_array_equal(a.get_state()[1]["step"], b.get_state()[1]["step"])
