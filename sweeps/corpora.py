@@ -1,0 +1,190 @@
+"""Corpora -> text documents, as (train_docs, val_docs) that never share a document.
+
+`builtin` and `file` hold out their last val_fraction of documents; `tinystories` uses the
+dataset's own train and validation splits. `describe` names the source for the cache: its
+key changes whenever the documents could.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from sweeps.builtin_corpus import GENERATOR_VERSION, generate_stories
+from sweeps.config import DataConfig
+from sweeps.errors import DataError
+
+TINYSTORIES_REPO = "roneneldan/TinyStories"
+TXT_SEPARATOR = "<|endoftext|>"  # TinyStories' .txt files put this on a line between stories
+FILE_TYPES = (".txt", ".jsonl", ".parquet")
+HUB_LAYOUT = "DIR/data/train-*.parquet and DIR/data/validation-*.parquet with a text column"
+
+
+def load_documents(data: DataConfig) -> tuple[list[str], list[str]]:
+    if data.corpus == "builtin":
+        stories = generate_stories(data.builtin_stories, data.builtin_seed)
+        return _hold_out(stories, data.val_fraction, "the builtin corpus")
+    if data.corpus == "file":
+        path = _existing_file(data.path)
+        return _hold_out(_read_file(path), data.val_fraction, str(path))
+    return _load_tinystories(data.path)
+
+
+def describe(data: DataConfig) -> dict:
+    """The source as recorded in the manifest; `key` names its cache directory."""
+    if data.corpus == "builtin":
+        return {"corpus": "builtin", "synthetic": True, "generator_version": GENERATOR_VERSION,
+                "stories": data.builtin_stories, "seed": data.builtin_seed,
+                "val_fraction": data.val_fraction,
+                "key": f"builtin-g{GENERATOR_VERSION}-n{data.builtin_stories}-"
+                       f"s{data.builtin_seed}-v{data.val_fraction:g}"}
+    if data.corpus == "file":
+        path = _existing_file(data.path)
+        stat = path.stat()
+        signature = _digest(f"{path}|{stat.st_size}|{stat.st_mtime_ns}")
+        return {"corpus": "file", "path": str(path), "bytes": stat.st_size,
+                "modified": _iso(stat.st_mtime), "val_fraction": data.val_fraction,
+                "key": f"file-{_slug(path.stem)}-{signature}-v{data.val_fraction:g}"}
+    if not data.path:
+        return {"corpus": "tinystories", "repo": TINYSTORIES_REPO,
+                "key": f"tinystories-{_slug(TINYSTORIES_REPO)}"}
+    root = _existing_dir(data.path)
+    # Every file's size and mtime: replacing a local copy's contents changes the key.
+    stats = sorted(f"{p.relative_to(root)}|{p.stat().st_size}|{p.stat().st_mtime_ns}"
+                   for p in root.rglob("*") if p.is_file())
+    return {"corpus": "tinystories", "path": str(root),
+            "key": f"tinystories-{_slug(root.name)}-{_digest(str(root) + ''.join(stats))}"}
+
+
+def _hold_out(docs: list[str], val_fraction: float, source: str) -> tuple[list, list]:
+    """The last val_fraction of the documents (at least one) become the validation split."""
+    n_val = max(1, round(len(docs) * val_fraction))
+    if len(docs) - n_val < 1:
+        raise DataError(f"{source} has {len(docs)} document(s), too few to hold some out for "
+                        f"validation; give it more stories (in a .txt, separate them with a "
+                        f"line {TXT_SEPARATOR})")
+    return _disjoint(docs[:-n_val], docs[-n_val:], source)
+
+
+def _disjoint(train: list[str], val: list[str], source: str) -> tuple[list, list]:
+    """Drop validation documents that also occur in train: a duplicate would leak."""
+    seen = set(train)
+    val = [doc for doc in val if doc not in seen]
+    if not val:
+        raise DataError(f"every validation document of {source} also occurs in its train "
+                        f"split; use a corpus with more distinct documents")
+    return train, val
+
+
+def _read_file(path: Path) -> list[str]:
+    if path.suffix == ".txt":
+        try:
+            texts = path.read_text(encoding="utf-8").split(TXT_SEPARATOR)
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); "
+                            f"convert it to UTF-8") from None
+    elif path.suffix == ".jsonl":
+        texts = _read_jsonl(path)
+    else:
+        texts = _read_parquet(path)
+    docs = _clean(texts)
+    if not docs:
+        raise DataError(f"{path} holds no text; give it at least two stories")
+    return docs
+
+
+def _read_jsonl(path: Path) -> list[str]:
+    texts = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{number} is not valid JSON ({e.msg}); write one JSON "
+                                f"object per line") from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise DataError(f"{path}:{number} has no string 'text' field; write each line "
+                                f"as {{\"text\": \"...\"}}")
+            texts.append(row["text"])
+    return texts
+
+
+def _read_parquet(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except Exception as e:  # pyarrow raises several types for a file that is not parquet
+        raise DataError(f"{path} is not a readable parquet file ({type(e).__name__})") from None
+    if "text" not in schema.names:
+        raise DataError(f"{path} has no 'text' column (columns: {', '.join(schema.names)}); "
+                        f"rename the story column to text")
+    return pq.read_table(path, columns=["text"]).column("text").to_pylist()
+
+
+def _load_tinystories(path: str) -> tuple[list[str], list[str]]:
+    """The dataset's train and validation splits, from the hub or a local copy (data.path)."""
+    repo = str(_existing_dir(path)) if path else TINYSTORIES_REPO
+    import datasets
+
+    try:
+        splits = [datasets.load_dataset(repo, split=s) for s in ("train", "validation")]
+    except ConnectionError:
+        raise DataError(f"cannot reach the Hugging Face hub for {repo}: run `qkmlx data prepare "
+                        f"--corpus tinystories` once with network access, or pass --set "
+                        f"data.path=DIR with a local copy ({HUB_LAYOUT})") from None
+    except (ValueError, FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DataError(f"cannot load tinystories from {repo} ({reason}); a local copy needs "
+                        f"{HUB_LAYOUT}") from None
+    for split in splits:
+        if "text" not in split.column_names:
+            raise DataError(f"tinystories at {repo} has no 'text' column (columns: "
+                            f"{', '.join(split.column_names)}); a local copy needs {HUB_LAYOUT}")
+    train, val = (_clean(split["text"]) for split in splits)
+    if not train or not val:
+        raise DataError(f"tinystories at {repo} has an empty train or validation split")
+    return _disjoint(train, val, repo)
+
+
+def _clean(texts) -> list[str]:
+    """Stripped documents, empty ones dropped (a trailing separator leaves one behind)."""
+    return [t.strip() for t in texts if t and t.strip()]
+
+
+def _existing_file(path: str) -> Path:
+    p = Path(path).expanduser().resolve()
+    if p.suffix not in FILE_TYPES:
+        raise DataError(f"data.path {path} has an unknown extension '{p.suffix}'; use a "
+                        f"{', '.join(FILE_TYPES)} file")
+    if not p.is_file():
+        raise DataError(f"data file {p} does not exist; check data.path (--path or --set "
+                        f"data.path=FILE)")
+    if p.stat().st_size == 0:
+        raise DataError(f"data file {p} is empty; give it at least two stories")
+    return p
+
+
+def _existing_dir(path: str) -> Path:
+    p = Path(path).expanduser().resolve()
+    if not p.is_dir():
+        raise DataError(f"tinystories data.path {p} is not a directory; pass a local copy of "
+                        f"the hub dataset ({HUB_LAYOUT})")
+    return p
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")[:40] or "x"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc).isoformat(
+        timespec="seconds")
