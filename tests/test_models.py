@@ -87,3 +87,15 @@ def test_state_written_by_one_backend_loads_in_the_other(source, target):
     b.set_state(*a.get_state())
     np.testing.assert_allclose(a.logits(x), b.logits(x), atol=1e-4, rtol=1e-4)
     np.testing.assert_array_equal(a.get_state()[1]["step"], b.get_state()[1]["step"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bfloat16_computes_in_bfloat16_with_float32_master_weights(backend):
+    losses = {}
+    for dtype in ("float32", "bfloat16"):
+        trainer = make_trainer(backend, smoke_config(backend, f"train.dtype={dtype}"))
+        x = random_tokens(trainer.cfg)
+        losses[dtype] = [trainer.train_step(x, np.roll(x, -1, axis=1), 1e-2)[0] for _ in range(5)]
+        assert all(p.dtype == np.float32 for p in trainer.get_params().values())
+    assert losses["bfloat16"] != losses["float32"]  # really ran in lower precision
+    np.testing.assert_allclose(losses["bfloat16"], losses["float32"], atol=0.05)
