@@ -220,7 +220,8 @@ def load_runs(root: str | Path):
     """All runs below root as one DataFrame: flattened config columns plus the summary.
 
     Unfinished runs appear with status 'incomplete'. Config field names are unique across
-    sections, so columns carry no section prefix (lr, n_layer, qk_norm, seed, ...).
+    sections, so columns carry no section prefix (lr, n_layer, qk_norm, seed, ...), except
+    data.path, which becomes data_path beside the run directory's own path.
     """
     import pandas as pd
 
@@ -230,10 +231,11 @@ def load_runs(root: str | Path):
             cfg = run.read_config()
         except HarnessError:
             continue
-        row = {"run_id": cfg.run_id, "path": str(run.path), "seed": cfg.seed,
-               "backend": cfg.backend}
+        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend}
         for section in ("model", "train", "data"):
             row.update(cfg.to_dict()[section])
+        row["data_path"] = row.pop("path")  # data.path; "path" is the run directory
+        row["path"] = str(run.path)
         summary = run.read_summary() or {"status": "incomplete"}
         row.update({k: v for k, v in summary.items() if k not in row})
         rows.append(row)
