@@ -61,6 +61,14 @@ class Trainer:
         mx.eval(loss, grad_norm, self.model.state, self.optimizer.state)
         return loss.item(), grad_norm.item()
 
+    def grads(self, x: np.ndarray, y: np.ndarray):
+        """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
+        params = self.get_named_arrays()
+        loss, grads = mx.value_and_grad(self.loss_of)(params, mx.array(x), mx.array(y))
+        mx.eval(loss, grads)
+        self.model.update(tree_unflatten(list(params.items())))
+        return loss.item(), {name: np.array(g.astype(mx.float32)) for name, g in grads.items()}
+
     def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
         params = self.get_named_arrays()
         loss = self.loss_of(params, mx.array(x), mx.array(y))

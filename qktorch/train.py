@@ -56,6 +56,13 @@ class Trainer:
         self.optimizer.update(self.params, grads, lr)
         return loss.item(), grad_norm.item()
 
+    def grads(self, x: np.ndarray, y: np.ndarray):
+        """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
+        with self.autocast():
+            loss = self.loss(self.model, self.tensor(x), self.tensor(y))
+        grads = torch.autograd.grad(loss, list(self.params.values()))
+        return loss.item(), {name: g.float().cpu().numpy() for name, g in zip(self.params, grads)}
+
     @torch.no_grad()
     def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
         with self.autocast():

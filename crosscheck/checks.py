@@ -1,0 +1,249 @@
+"""The comparisons. Every check runs the same thing through both trainers and reports the
+largest absolute and relative disagreement against its tolerance (crosscheck.tolerances).
+
+Trainers come from a factory `make_trainer(backend, cfg)`, so a test can put a deliberately
+wrong trainer on one side. torch is the reference that relative errors are measured against.
+A trainer that raises where the other one works is a mismatch too: it becomes a failed check.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import tempfile
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from crosscheck.batches import Batches
+from crosscheck.tolerances import TOLERANCES
+from crosscheck.weights import WEIGHT_SETS, make_weights
+from sweeps.config import RunConfig
+from sweeps.diagnostics import layer_diagnostics
+from sweeps.runs import DIAGNOSTICS, RunDir
+from sweeps.schedule import lr_at
+
+BACKENDS = ("torch", "mlx")  # the first is the reference for relative errors
+
+
+@dataclass
+class Check:
+    name: str  # e.g. "forward/stress"
+    kind: str  # its key in TOLERANCES
+    abs_err: float
+    rel_err: float
+    detail: str = ""  # where the largest error is (parameter, step, layer) or what failed
+
+    @property
+    def tolerance(self) -> float:
+        return TOLERANCES[self.kind].rel
+
+    @property
+    def passed(self) -> bool:
+        return math.isfinite(self.rel_err) and self.rel_err <= self.tolerance
+
+    def to_dict(self) -> dict:
+        return {"check": self.name, "kind": self.kind, "max_abs_err": self.abs_err,
+                "max_rel_err": self.rel_err, "tolerance": self.tolerance,
+                "passed": self.passed, "detail": self.detail}
+
+
+class Stop(Exception):
+    """A check failed so badly (an exception) that the checks after it cannot run."""
+
+
+def default_factory(backend: str, cfg: RunConfig):
+    """The real Trainer of a backend, as a run builds it, on the CPU with TF32 off."""
+    module = importlib.import_module(f"qk{backend}.train")
+    return module.Trainer(cfg.with_overrides([f"backend={backend}"]), device="cpu", tf32=False)
+
+
+def array_errors(a, b) -> tuple[float, float]:
+    """(max |a - b|, max |a - b| / max |b|): relative to the reference's scale, so elements
+    near zero do not dominate. Different shapes or non-finite values are infinitely wrong."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return math.inf, math.inf
+    err = float(np.abs(a - b).max()) if a.size else 0.0
+    scale = float(np.abs(b).max()) if b.size else 0.0
+    return err, (err / scale if scale > 0 else (0.0 if err == 0 else math.inf))
+
+
+def series_errors(a, b) -> tuple[float, float, int]:
+    """Two series of scalars, each element relative to itself: (max abs, max rel, where)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return math.inf, math.inf, -1
+    err = np.abs(a - b)
+    rel = err / np.maximum(np.abs(b), 1e-30)
+    worst = int(rel.argmax())
+    return float(err.max()), float(rel[worst]), worst
+
+
+def named_check(name: str, kind: str, a: dict, b: dict) -> Check:
+    """The worst entry of two dicts of arrays by name (every parameter's gradient, say)."""
+    if set(a) != set(b):
+        odd = sorted(set(a) ^ set(b))
+        return Check(name, kind, math.inf, math.inf, f"different names: {', '.join(odd[:3])}")
+    errors = {key: array_errors(a[key], b[key]) for key in sorted(b)}
+    worst = max(errors, key=lambda key: errors[key][1])
+    detail = (f"{len(errors)} arrays, worst {worst}" if errors[worst][1] > 0 else
+              f"{len(errors)} arrays, all identical")
+    return Check(name, kind, max(e[0] for e in errors.values()), errors[worst][1], detail)
+
+
+def scalar_check(name: str, kind: str, a: list, b: list, where: str, first: int = 0) -> Check:
+    """`where` names the worst element: "{}" becomes its index counted from `first`."""
+    err, rel, i = series_errors(a, b)
+    return Check(name, kind, err, rel,
+                 where.format(i + first) if i >= 0 else "non-finite or different lengths")
+
+
+def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=default_factory,
+               log=lambda check: None) -> list[Check]:
+    """All checks of one model config, in order; `log` sees each one as soon as it is made.
+
+    Forward and one step on both weight sets, then (steps > 0) training, diagnostics and
+    checkpoints moved across backends."""
+    results: list[Check] = []
+
+    def add(check: Check) -> Check:
+        results.append(check)
+        log(check)
+        return check
+
+    def attempt(name: str, kind: str, fn) -> None:
+        try:
+            check = fn()
+            if check is not None:
+                add(check)
+        except Stop:
+            raise
+        except Exception as e:
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            add(Check(name, kind, math.inf, math.inf, f"{type(e).__name__}: {e} "
+                      f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
+            raise Stop from e
+
+    try:
+        trainers = {}
+        attempt("build", "weights", lambda: build(trainers, cfg, make_trainer))
+        x, y = batches.train(0)
+        weights = {kind: make_weights(cfg, kind) for kind in WEIGHT_SETS}
+        for kind in WEIGHT_SETS:  # forward on both sets before any gradient
+            attempt(f"weights/{kind}", "weights",
+                    lambda: load_check(kind, trainers, weights[kind]))
+            attempt(f"forward/{kind}", "forward", lambda: forward_check(kind, trainers, x))
+        grads: dict = {}
+        for kind in WEIGHT_SETS:
+            attempt(f"loss/{kind}", "loss",
+                    lambda: loss_check(kind, trainers, weights[kind], x, y, grads))
+        for kind in WEIGHT_SETS:
+            attempt(f"grad/{kind}", "grad", lambda: named_check(
+                f"grad/{kind}", "grad", grads[kind]["mlx"], grads[kind]["torch"]))
+        if steps > 0:
+            train_checks(cfg, batches, steps, make_trainer, attempt)
+    except Stop:
+        pass
+    return results
+
+
+def build(trainers: dict, cfg: RunConfig, make_trainer) -> None:
+    trainers.update({b: make_trainer(b, cfg) for b in BACKENDS})
+
+
+def load_check(kind: str, trainers: dict, weights: dict) -> Check:
+    """Copy the numpy weights in and read them back: both must hold exactly these arrays."""
+    for t in trainers.values():
+        t.set_params(weights)
+    loaded = {b: t.get_params() for b, t in trainers.items()}
+    checks = [named_check(f"weights/{kind}", "weights", loaded[b], weights) for b in BACKENDS]
+    return max(checks, key=lambda c: c.rel_err)
+
+
+def forward_check(kind: str, trainers: dict, x) -> Check:
+    logits = {b: t.logits(x) for b, t in trainers.items()}
+    err, rel = array_errors(logits["mlx"], logits["torch"])
+    return Check(f"forward/{kind}", "forward", err, rel,
+                 f"logits {'x'.join(map(str, logits['torch'].shape))}")
+
+
+def loss_check(kind: str, trainers: dict, weights: dict, x, y, grads: dict) -> Check:
+    """The loss of one step; each backend's gradients (no update) are kept for the grad check."""
+    losses, grads[kind] = {}, {}
+    for b, t in trainers.items():
+        t.set_params(weights)
+        losses[b], grads[kind][b] = t.grads(x, y)
+    return scalar_check(f"loss/{kind}", "loss", [losses["mlx"]], [losses["torch"]],
+                        f"loss {losses['torch']:.6f}")
+
+
+def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, attempt) -> None:
+    """N steps of the real optimizer, LR schedule and clipping from the init weights on the
+    run's batches, the diagnostics at the end, then checkpoints moved across backends."""
+    trainers: dict = {}
+    history: dict = {b: [] for b in BACKENDS}
+
+    def train() -> Check:
+        build(trainers, cfg, make_trainer)
+        init = make_weights(cfg, "init")
+        for t in trainers.values():
+            t.set_params(init)
+        for step in range(steps):
+            lr = lr_at(step, cfg.train)
+            x, y = batches.train(step)
+            for b, t in trainers.items():
+                history[b].append(t.train_step(x, y, lr))
+        return scalar_check("train/loss", "train_loss", [h[0] for h in history["mlx"]],
+                            [h[0] for h in history["torch"]], f"{steps} steps, worst step {{}}",
+                            first=1)
+
+    attempt("train/loss", "train_loss", train)
+    attempt("train/grad_norm", "train_grad_norm", lambda: scalar_check(
+        "train/grad_norm", "train_grad_norm", [h[1] for h in history["mlx"]],
+        [h[1] for h in history["torch"]], "pre-clip, worst step {}", first=1))
+    diag: dict = {}
+
+    def probe() -> dict:
+        if not diag:
+            x = batches.diag(cfg.train.diag_sequences)
+            diag.update({b: layer_diagnostics(t.probe(x)) for b, t in trainers.items()})
+        return diag
+
+    for name in DIAGNOSTICS:
+        attempt(f"diag/{name}", "diagnostics", lambda: scalar_check(
+            f"diag/{name}", "diagnostics", probe()["mlx"][name], probe()["torch"][name],
+            f"after {steps} steps, worst layer {{}}"))
+    with tempfile.TemporaryDirectory(prefix="crosscheck-") as tmp:
+        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
+            loaded: dict = {}
+            attempt(f"checkpoint/{src}->{dst}", "checkpoint",
+                    lambda: checkpoint_check(src, dst, RunDir(f"{tmp}/{src}"), steps, trainers,
+                                             loaded, batches, make_trainer, cfg))
+            attempt(f"resume/{src}->{dst}", "resume",
+                    lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+
+
+def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_trainer,
+                     cfg) -> Check:
+    """src's checkpoint (RunDir.save_checkpoint / load_checkpoint) in a fresh dst trainer
+    gives src's val loss. A fresh src trainer loads it too, for resume_check."""
+    run.save_checkpoint(steps, *trainers[src].get_state(), {"crosscheck": True})
+    params, optimizer, _ = run.load_checkpoint()
+    for b in (src, dst):
+        loaded[b] = make_trainer(b, cfg)
+        loaded[b].set_state(params, optimizer)
+    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val])
+           for t in (loaded[dst], trainers[src])]
+    return scalar_check(f"checkpoint/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
+                        f"val loss {val[1]:.6f}, {len(batches.val)} batches")
+
+
+def resume_check(src, dst, loaded, batches, steps, cfg) -> Check:
+    """One more step from the checkpoint on both backends: the same params, Adam moments and
+    step count (the optimizer state means the same thing on both sides)."""
+    x, y = batches.train(steps)
+    for t in loaded.values():
+        t.train_step(x, y, lr_at(steps, cfg.train))
+    after = {b: {**t.get_state()[0], **t.get_state()[1]} for b, t in loaded.items()}
+    return named_check(f"resume/{src}->{dst}", "resume", after[dst], after[src])

@@ -1,0 +1,114 @@
+"""The `crosscheck` command: qkmlx and qktorch on the same weights and batches, compared.
+
+Exit code 0 when every check passes, 1 when any fails, 2 on bad input (one line on stderr).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from sweeps.errors import HarnessError
+
+
+def float32_numerics(threads: int | None) -> None:
+    """Exact float32 on both sides: TF32 off for MLX and torch (the CPU ignores it, a GPU
+    would not), and torch's highest float32 matmul precision."""
+    os.environ["MLX_ENABLE_TF32"] = "0"
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+
+@click.command(name="crosscheck", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--preset", default=None, help="Check one preset: smoke | tiny | core | NAME-L<n>.")
+@click.option("--sweep", default=None,
+              help="Check every distinct model config of sweeps/specs/NAME.toml (or a .toml).")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
+              help="With --sweep: crosscheck.json goes to RUNS_DIR/<sweep>/.")
+@click.option("--steps", default=50, show_default=True, type=click.IntRange(min=0),
+              help="Training steps compared; 0 checks forward and one step only.")
+@click.option("--set", "overrides", multiple=True, metavar="SECTION.FIELD=VALUE",
+              help="Override a config value, e.g. --set model.n_embd=64 (repeatable).")
+@click.option("--qk-norm", "qk_norms", multiple=True, metavar="none|rms|layernorm",
+              help="QK-norm settings to check (repeatable); default: off and on (none, rms), "
+                   "or the sweep's own.")
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="Also write crosscheck.json here (default with --preset: none).")
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="CPU threads for torch (default: torch's choice). 1 is often faster on a "
+                   "busy machine or for smoke-sized models.")
+@click.pass_context
+def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads):
+    """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32 on
+    the CPU, QK-norm off and on. Compares logits, one step's loss and every gradient, per-step
+    losses over a short training run with the real optimizer, schedule and clipping, the
+    diagnostics at its end, and checkpoints moved from one backend to the other."""
+    try:
+        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads)
+    except HarnessError as e:
+        click.echo(f"Error: {e}", err=True)
+        ctx.exit(2)
+    ctx.exit(code)
+
+
+def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) -> int:
+    from crosscheck.configs import preset_targets, sweep_targets
+    from sweeps.spec import load_spec
+
+    if (preset is None) == (sweep is None):
+        raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
+    spec = None
+    if sweep is not None:
+        spec = load_spec(sweep)
+        targets = sweep_targets(spec, overrides, qk_norms)
+        path = Path(runs_dir) / spec.name / "crosscheck.json"
+    else:
+        targets = preset_targets(preset, overrides, qk_norms)
+        path = None
+    float32_numerics(threads)
+    from crosscheck.batches import make_batches
+    from crosscheck.checks import run_checks
+    from crosscheck.report import document, heading, row, write
+
+    began = time.perf_counter()
+    results = []
+    for target in targets:
+        started = time.perf_counter()
+        batches = make_batches(target.cfg)
+        click.echo(heading(target.label, batches.source, steps))
+        checks = run_checks(target.cfg, batches, steps, log=lambda c: click.echo(row(c)))
+        failed = [c.name for c in checks if not c.passed]
+        seconds = time.perf_counter() - started
+        click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} "
+                   f"({seconds:.1f} s)\n")
+        results.append({"label": target.label, "config": target.cfg.to_dict(),
+                        "data": batches.source, "verdict": "fail" if failed else "pass",
+                        "seconds": round(seconds, 2), "checks": [c.to_dict() for c in checks]})
+    doc = document(results, steps, ["crosscheck", *sys.argv[1:]],
+                   spec.to_dict() if spec else None)
+    for target_path in filter(None, (path, Path(out) if out else None)):
+        write(target_path, doc)
+        click.echo(f"wrote {target_path}")
+    total = sum(len(r["checks"]) for r in results)
+    bad = sum(not c["passed"] for r in results for c in r["checks"])
+    elapsed = time.perf_counter() - began
+    shown = "pass" if doc["verdict"] == "pass" else "FAIL"
+    click.echo(f"crosscheck: {shown}: {total - bad} of {total} checks passed, "
+               f"{len(results)} configs, {elapsed:.1f} s")
+    return 0 if doc["verdict"] == "pass" else 1
+
+
+def main() -> None:
+    os.environ["MLX_ENABLE_TF32"] = "0"
+    from qkmlx.blas import ensure_fast_blas
+
+    ensure_fast_blas()  # may re-execute this command once with OpenBLAS preloaded
+    cli(prog_name="crosscheck")

@@ -1,0 +1,49 @@
+"""The model configs to check: one preset, or every distinct model config of a sweep spec.
+
+Every config is forced to float32: the comparison is about exact arithmetic, not mixed
+precision. Learning rate and seed do not change the model, so a sweep's configs are its
+distinct (model, data) pairs, trained here at the spec's base LR (preset + [set], a stable
+one: at divergent LRs rounding differences grow chaotically and agreement is not defined)
+and its first seed. Specs are read by sweeps.spec, as the sweep runner reads them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sweeps.config import RunConfig
+from sweeps.presets import get_preset
+
+DEFAULT_QK_NORMS = ("none", "rms")  # QK-norm off and on
+FORCED = ("train.dtype=float32",)
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str  # e.g. "tiny L4 qk_norm=rms"
+    cfg: RunConfig
+
+
+def preset_targets(preset: str, overrides=(), qk_norms=()) -> list[Target]:
+    base = get_preset(preset).with_overrides([*overrides, *FORCED])
+    return distinct(preset, [base.with_overrides([f"model.qk_norm={qk}"])
+                             for qk in qk_norms or DEFAULT_QK_NORMS])
+
+
+def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
+    """spec: a sweeps.spec.SweepSpec. --qk-norm replaces the spec's own qk_norm values."""
+    base = spec.base_config("torch", overrides)
+    cfgs = spec.configs("torch", overrides)
+    if qk_norms:
+        cfgs = [c.with_overrides([f"model.qk_norm={qk}"]) for c in cfgs for qk in qk_norms]
+    fixed = [f"train.lr={base.train.lr!r}", f"seed={spec.seed[0]}", *FORCED]
+    return distinct(spec.preset, [c.with_overrides(fixed) for c in cfgs])
+
+
+def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
+    targets, seen = [], set()
+    for cfg in cfgs:
+        if (cfg.model, cfg.data) not in seen:
+            seen.add((cfg.model, cfg.data))
+            targets.append(Target(f"{name} L{cfg.model.n_layer} qk_norm={cfg.model.qk_norm}",
+                                  cfg))
+    return targets

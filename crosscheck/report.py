@@ -1,0 +1,52 @@
+"""The table on stdout and crosscheck.json (configs, versions, errors, tolerances, verdict)."""
+from __future__ import annotations
+
+import datetime
+import math
+from pathlib import Path
+
+from crosscheck.checks import Check
+from crosscheck.tolerances import ERROR_MEASURES, TOLERANCES
+from sweeps.runs import provenance, write_json_atomic
+
+HEADER = f"  {'check':<30} {'max abs err':>12} {'max rel err':>12} {'tolerance':>10}  result"
+
+
+def heading(label: str, source: str, steps: int) -> str:
+    return f"{label}  [data: {source}; {steps} training steps]\n{HEADER}"
+
+
+def row(check: Check) -> str:
+    return (f"  {check.name:<30} {_num(check.abs_err):>12} {_num(check.rel_err):>12} "
+            f"{check.tolerance:>10.0e}  {'pass' if check.passed else 'FAIL'}    {check.detail}")
+
+
+def _num(x: float) -> str:
+    return f"{x:.3e}" if math.isfinite(x) else str(x)
+
+
+def verdict(results: list[dict]) -> str:
+    ok = all(c["passed"] for r in results for c in r["checks"]) and all(r["checks"]
+                                                                          for r in results)
+    return "pass" if ok else "fail"
+
+
+def document(results: list[dict], steps: int, command: list[str], sweep: dict | None) -> dict:
+    """crosscheck.json: every config with its checks; the verdict is pass only if all pass."""
+    return {
+        "verdict": verdict(results),
+        "steps": steps,
+        "command": command,
+        "sweep": sweep,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "provenance": provenance("cpu"),
+        "numerics": "float32 on the CPU, TF32 off (MLX_ENABLE_TF32=0, torch allow_tf32 off)",
+        "error_measures": ERROR_MEASURES,
+        "tolerances": {k: {"max_rel_err": t.rel, "reason": t.reason}
+                       for k, t in TOLERANCES.items()},
+        "configs": results,
+    }
+
+
+def write(path: Path, doc: dict) -> None:
+    write_json_atomic(path, doc)

@@ -1,0 +1,245 @@
+"""crosscheck passes on the real trainers and fails, at the right check, on realistic mismatches.
+
+Each mismatch is put on one side only (a monkeypatched function or a Trainer subclass) and
+must be reported at the check that can see it first: model bugs at `forward`, optimizer and
+schedule bugs at `train` (with forward and gradients still passing).
+"""
+import json
+
+import mlx.core as mx
+import mlx.nn
+import pytest
+import torch
+import torch.nn as tnn
+import torch.nn.functional as F
+from click.testing import CliRunner
+
+import qkmlx.model
+import qkmlx.optim
+import qkmlx.train
+import qktorch.model
+import qktorch.train
+from crosscheck.batches import make_batches
+from crosscheck.checks import run_checks
+from crosscheck.cli import cli
+from sweeps.schedule import lr_at
+from tests.conftest import SMALL_DATA, smoke_config
+
+# At LR 1e-2 the weakest training mismatch (decayed norm gains) is 30x its tolerance by step
+# 16 (4x at the preset's 3e-3); correct trainers stay near 1e-6 either way.
+TRAIN = dict(steps=16, overrides=["train.lr=1e-2"])
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Smoke-sized matmuls gain nothing from threads, and on 2 busy cores torch's OpenMP
+    pool waiting for a descheduled thread made steps up to 60x slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def factory(mlx_trainer=qkmlx.train.Trainer):
+    """make_trainer for run_checks with mlx_trainer on the MLX side."""
+    classes = {"mlx": mlx_trainer, "torch": qktorch.train.Trainer}
+
+    def make(backend, cfg):
+        return classes[backend](cfg.with_overrides([f"backend={backend}"]), device="cpu")
+    return make
+
+
+def checks_for(*overrides, steps=0, make=None):
+    cfg = smoke_config("torch", "model.qk_norm=rms", *overrides)
+    return run_checks(cfg, make_batches(cfg), steps, make or factory())
+
+
+# -- the mismatches -------------------------------------------------------------------------
+
+class AdamWWithoutBiasCorrection(qkmlx.optim.AdamW):
+    """MLX's own AdamW default (bias_correction=False): the trap DESIGN.md names first."""
+
+    def update(self, params, grads, lr):
+        self.state["step"] = self.state["step"] + 1
+        new = {}
+        for name, p in params.items():
+            g = grads[name]
+            m = self.beta1 * self.state["m"][name] + (1 - self.beta1) * g
+            v = self.beta2 * self.state["v"][name] + (1 - self.beta2) * g * g
+            self.state["m"][name], self.state["v"][name] = m, v
+            if p.ndim == 2:
+                p = p * (1 - lr * self.weight_decay)
+            new[name] = p - lr * m / (mx.sqrt(v) + self.eps)
+        return new
+
+
+class ScheduleOneStepAhead(qkmlx.train.Trainer):
+    """A backend that takes its LR from its own 1-based step counter."""
+
+    steps_done = 0
+
+    def train_step(self, x, y, lr):
+        self.steps_done += 1
+        return super().train_step(x, y, lr_at(self.steps_done, self.cfg.train))
+
+
+def torch_norm_with_default_eps(kind, dims, eps):
+    """nn.RMSNorm(dims) without eps: torch then uses finfo(float32).eps, not 1e-5."""
+    return tnn.RMSNorm(dims) if kind == "rms" else tnn.LayerNorm(dims, eps=eps, bias=False)
+
+
+def torch_tanh_gelu(self, x):
+    return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+
+
+def mlx_qk_norm_without_gain(self, x):
+    B, T, C = x.shape
+    q, k, v = (p(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
+               for p in (self.q_proj, self.k_proj, self.v_proj))
+    return (mx.fast.rms_norm(q, None, self.q_norm.eps), mx.fast.rms_norm(k, None,
+                                                                         self.k_norm.eps), v)
+
+
+def torch_qk_norm_after_score_scale(self, x):
+    """q pre-multiplied by 1/sqrt(d) (attention then unscaled), then normalised: the norm
+    undoes the scale and the scores come out sqrt(d) too large."""
+    B, T, C = x.shape
+    q, k, v = (p(x).reshape(B, T, self.n_head, self.head_dim).transpose(1, 2)
+               for p in (self.q_proj, self.k_proj, self.v_proj))
+    self.scale = 1.0
+    return self.q_norm(q / self.head_dim ** 0.5), self.k_norm(k), v
+
+
+FORWARD_MISMATCHES = {
+    "norm eps": ([qktorch.model, "make_norm", torch_norm_with_default_eps], ["model.norm=rms"]),
+    "tanh gelu": ([qktorch.model.MLP, "forward", torch_tanh_gelu], []),
+    "qk-norm without gain": ([qkmlx.model.CausalSelfAttention, "heads",
+                              mlx_qk_norm_without_gain], []),
+    "qk-norm after score scale": ([qktorch.model.CausalSelfAttention, "heads",
+                                   torch_qk_norm_after_score_scale], []),
+}
+
+
+def first_failure(checks):
+    failed = [c for c in checks if not c.passed]
+    assert failed, "the mismatch was not detected"
+    return failed[0]
+
+
+@pytest.mark.parametrize("name", FORWARD_MISMATCHES)
+def test_a_model_mismatch_fails_at_forward(name, monkeypatch):
+    patch, overrides = FORWARD_MISMATCHES[name]
+    monkeypatch.setattr(*patch)
+    checks = checks_for(*overrides)
+    assert first_failure(checks).name.startswith("forward/"), [c.to_dict() for c in checks]
+
+
+@pytest.mark.parametrize("name", ["no bias correction", "schedule one step off",
+                                  "decay on norm gains"])
+def test_an_optimizer_mismatch_fails_at_training_after_forward_and_grads_pass(name, monkeypatch):
+    make = None
+    if name == "no bias correction":
+        monkeypatch.setattr(qkmlx.train, "AdamW", AdamWWithoutBiasCorrection)
+    elif name == "schedule one step off":
+        make = factory(ScheduleOneStepAhead)
+    else:
+        monkeypatch.setattr(qkmlx.optim, "decays", lambda name, shape: True)
+    checks = checks_for(*TRAIN["overrides"], steps=TRAIN["steps"], make=make)
+    assert first_failure(checks).name == "train/loss", [c.to_dict() for c in checks]
+    assert all(c.passed for c in checks if c.name.split("/")[0] in ("forward", "loss", "grad"))
+
+
+def test_a_summed_cross_entropy_fails_at_the_loss(monkeypatch):
+    """MLX's cross_entropy sums unless told reduction="mean": logits agree, the loss does not."""
+    def summed(model, x, y):
+        logits = model(x)
+        return mlx.nn.losses.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                           y.reshape(-1), reduction="sum")
+
+    monkeypatch.setattr(qkmlx.train, "loss_fn", summed)
+    assert first_failure(checks_for()).name == "loss/init"
+
+
+def test_unscaled_scores_in_the_explicit_attention_path_fail_at_the_diagnostics(monkeypatch):
+    """The fused kernel (forward, training) is right; only the probe's explicit path is off."""
+    explicit = qkmlx.model.CausalSelfAttention.explicit
+
+    def unscaled(self, x):
+        y, scores, probs = explicit(self, x)
+        return y, scores / self.scale, probs
+
+    monkeypatch.setattr(qkmlx.model.CausalSelfAttention, "explicit", unscaled)
+    checks = checks_for(steps=2)
+    assert first_failure(checks).name == "diag/max_attn_logit"
+    assert all(c.passed for c in checks if not c.name.startswith("diag/"))
+
+
+def test_a_checkpoint_loaded_without_its_step_count_fails_at_resume(monkeypatch):
+    load_numpy = qkmlx.optim.AdamW.load_numpy
+
+    def forgets_step(self, state):
+        load_numpy(self, {**state, "step": state["step"] * 0})
+
+    monkeypatch.setattr(qkmlx.optim.AdamW, "load_numpy", forgets_step)
+    checks = checks_for(steps=2)
+    assert first_failure(checks).name == "resume/torch->mlx"
+    assert all(c.passed for c in checks if not c.name.startswith("resume/"))
+
+
+def test_a_trainer_that_raises_is_a_failure_not_a_crash(monkeypatch):
+    def broken(self, params):
+        raise KeyError("wte.weight")
+
+    monkeypatch.setattr(qkmlx.train.Trainer, "set_params", broken)
+    checks = checks_for()
+    assert [c.name for c in checks] == ["build"] and not checks[0].passed
+    assert "KeyError" in checks[0].detail
+
+
+# -- the command ----------------------------------------------------------------------------
+
+def invoke(*args):
+    sets = [a for s in SMALL_DATA for a in ("--set", s)]
+    return CliRunner().invoke(cli, [*args, *sets])
+
+
+def test_the_smoke_preset_passes_end_to_end(tmp_path):
+    out = tmp_path / "cc.json"
+    result = invoke("--preset", "smoke", "--steps", "20", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "FAIL" not in result.output and "qk_norm=none" in result.output
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "pass"
+    assert [c["config"]["model"]["qk_norm"] for c in doc["configs"]] == ["none", "rms"]
+    names = {c["check"] for c in doc["configs"][1]["checks"]}
+    assert {"forward/init", "forward/stress", "grad/stress", "train/loss", "diag/max_attn_logit",
+            "checkpoint/mlx->torch", "resume/torch->mlx"} <= names
+    assert doc["provenance"]["versions"]["torch"] and doc["tolerances"]["forward"]["reason"]
+
+
+def test_an_injected_failure_exits_1(monkeypatch):
+    monkeypatch.setattr(qktorch.model.MLP, "forward", torch_tanh_gelu)
+    result = invoke("--preset", "smoke", "--steps", "0", "--qk-norm", "none")
+    assert result.exit_code == 1, result.output
+    assert "FAIL" in result.output and "crosscheck: FAIL" in result.output
+
+
+def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path):
+    spec = tmp_path / "mini.toml"
+    spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
+                    'n_layer = [1, 2]\nseed = [0, 1]\n[set]\ntrain.warmup_steps = 5\n')
+    result = invoke("--sweep", str(spec), "--runs-dir", str(tmp_path / "runs"), "--steps", "0")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "runs" / "mini" / "crosscheck.json").read_text())
+    assert doc["verdict"] == "pass" and doc["sweep"]["name"] == "mini"
+    models = [(c["config"]["model"]["n_layer"], c["config"]["model"]["qk_norm"])
+              for c in doc["configs"]]
+    assert sorted(models) == [(1, "none"), (1, "rms"), (2, "none"), (2, "rms")]
+    assert all(c["config"]["train"]["warmup_steps"] == 5 for c in doc["configs"])
+
+
+@pytest.mark.parametrize("args", [["--preset", "nope"], [], ["--sweep", "no-such-spec"]])
+def test_bad_input_is_one_line_and_exit_2(args):
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("Error:") and len(result.output.splitlines()) == 1
