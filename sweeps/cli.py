@@ -151,12 +151,63 @@ def make_cli(backend: str) -> click.Group:
                "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps}
         click.echo(json.dumps(out, indent=2, sort_keys=True))
 
+    runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False), default="runs",
+                                   show_default=True, help="Sweeps live in RUNS_DIR/NAME/.")
+
+    @cli.command()
+    @click.argument("name")
+    @click.option("--workers", type=int, default=None,
+                  help="Runs at once (local default: one per GPU, else 1).")
+    @click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+                  show_default=True, help="A local process pool, or Ray tasks.")
+    @click.option("--address", default=None, help="Ray cluster address (default: a local one).")
+    @click.option("--gpus-per-run", type=float, default=None,
+                  help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
+    @click.option("--dry-run", is_flag=True, help="Print the plan and run states; write nothing.")
+    @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
+    @runs_dir_option
+    @set_option
+    @device_options(backend)
+    def sweep(name, workers, executor, address, gpus_per_run, dry_run, retry_failed, runs_dir,
+              overrides, device, compile, tf32):
+        """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
+        resumes interrupted ones."""
+        from sweeps.executors import make_executor
+        from sweeps.runner import Sweep, dry_run as show_plan, run_sweep
+        from sweeps.spec import load_spec
+
+        plan = Sweep(load_spec(name), backend, overrides, runs_dir)
+        if dry_run:
+            return show_plan(plan, click.echo)
+        start = make_executor(executor, workers, address, backend, device, compile, tf32,
+                              retry_failed, gpus_per_run)
+        counts = run_sweep(plan, start, click.echo, retry_failed=retry_failed,
+                           prepare_data=executor == "local")
+        if counts.get("failed"):
+            sys.exit(1)
+
+    @cli.command()
+    @click.argument("name")
+    @runs_dir_option
+    def status(name, runs_dir):
+        """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
+        from sweeps.status import status_lines
+
+        click.echo("\n".join(status_lines(name, runs_dir, backend)))
+
+    @cli.command()
+    @click.argument("name")
+    @runs_dir_option
+    @click.option("--out", type=click.Path(file_okay=False), default=None,
+                  help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
+    def figures(name, runs_dir, out):
+        """Figures and report.md of sweep NAME, regenerated from its run directories alone."""
+        from pathlib import Path
+
+        from figures.report import make_report
+
+        report = make_report(Path(runs_dir) / name, Path(out) if out else None)
+        click.echo(f"report: {report}")
+
     return cli
 
-
-def run(backend: str) -> None:
-    make_cli(backend)(prog_name={"mlx": "qkmlx", "torch": "qktorch"}[backend])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run(sys.argv[1])

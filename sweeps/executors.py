@@ -1,0 +1,385 @@
+"""Where a sweep's runs execute: a local pool of worker processes, or Ray tasks.
+
+Both call `execute_run` on the worker side, which takes the run's lock, trains it with the
+shared loop (resuming from its checkpoint) and records a run that raises as `failed` with
+its traceback in error.txt. The lock is an flock on `<run_dir>/.lock`: the kernel drops it
+when the holding process dies, however it dies, so a killed worker never leaves a run stuck.
+
+The runner talks to an executor through four calls: `capacity`, `submit(run_id, run_dir,
+config)`, `wait(timeout) -> [(run_id, result)]` and `close(kill)`. A result is the run's
+summary, `{"status": "locked"}` when another process holds the run, or `{"status": "died",
+"exitcode": n}` when the worker process itself died mid-run.
+"""
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import traceback
+from multiprocessing.connection import wait as wait_connections
+from pathlib import Path
+
+from sweeps.errors import HarnessError
+
+LOCK = ".lock"
+ERROR = "error.txt"
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+# -- locks ----------------------------------------------------------------------------------
+class RunLock:
+    """An exclusive, non-blocking flock on a run directory, held while the run trains."""
+
+    def __init__(self, run_dir: str | Path):
+        self.path = Path(run_dir) / LOCK
+        self._file = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.path, "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            return False
+        self._file = f
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+
+def is_locked(run_dir: str | Path) -> bool:
+    """True while some process holds the run's lock (checked without creating anything)."""
+    try:
+        f = open(Path(run_dir) / LOCK, "rb")
+    except FileNotFoundError:
+        return False
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+# -- the worker side -----------------------------------------------------------------------
+_factories: dict = {}
+
+
+def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: bool,
+                tf32: bool, retry_failed: bool = False) -> dict:
+    """Train one run under its lock; a run that raises is recorded as failed, not raised."""
+    from sweeps.config import RunConfig
+    from sweeps.loop import train_run
+    from sweeps.runs import RunDir, write_atomic
+
+    run = RunDir(run_dir)
+    lock = RunLock(run.path)
+    if not lock.acquire():
+        return {"status": "locked"}
+    try:
+        summary = run.read_summary()
+        if summary is not None and not (retry_failed and summary.get("status") == "failed"):
+            return {**summary, "skipped": True}
+        run.summary_path.unlink(missing_ok=True)
+        (run.path / ERROR).unlink(missing_ok=True)
+        cfg = RunConfig.from_dict(config)
+        began = time.time()
+        try:
+            key = (backend, device, compile, tf32)
+            if key not in _factories:
+                from sweeps.cli import trainer_factory
+                _factories[key] = trainer_factory(backend, device, compile, tf32)
+            return train_run(cfg, run.path, _factories[key])
+        except Exception as e:  # recorded in the run directory; the sweep goes on
+            write_atomic(run.path / ERROR, traceback.format_exc())
+            return record_failure(run.path, cfg, f"{type(e).__name__}: {e}",
+                                  time.time() - began)
+    finally:
+        lock.release()
+
+
+def record_failure(run_dir: Path, cfg, error: str, wall: float = 0.0) -> dict:
+    """summary.json with status failed (and config.json if the run never wrote one)."""
+    from sweeps.runs import RunDir
+
+    run = RunDir(run_dir)
+    if not run.config_path.exists():
+        run.write_config(cfg)
+    run.write_summary({"run_id": cfg.run_id, "status": "failed", "error": error.splitlines()[0],
+                       "final_val_loss": None, "best_val_loss": None, "wall_time_s": wall})
+    return run.read_summary()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """End this worker when the sweep process is gone (kill -9 included): no orphans."""
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker_main(conn, parent_pid: int, env: dict, args: tuple) -> None:
+    os.environ.update(env)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the sweep process's to handle
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())  # not tqdm's default semaphore, which a kill would leak
+    _watch_parent(parent_pid)
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        run_id, run_dir, config = task
+        conn.send((run_id, execute_run(run_dir, config, *args)))
+
+
+# -- local pool -----------------------------------------------------------------------------
+def visible_gpus() -> list[str]:
+    """CUDA devices this process may use: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [d.strip() for d in env.split(",") if d.strip() and d.strip() != "-1"]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
+
+
+def uses_gpus(backend: str, device: str) -> list[str]:
+    """The CUDA devices a local pool spreads its workers over ([] on CPU, MPS and Metal)."""
+    if device == "cpu" or (backend == "mlx" and device not in ("auto", "gpu")):
+        return []
+    return visible_gpus()
+
+
+def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]:
+    """Environment of each local worker: one GPU each, round robin; on CPU, the cores
+    shared out (unless the user set the thread counts) instead of oversubscribed."""
+    common = {}
+    if not gpus and workers > 1:
+        threads = str(max(1, cpus // workers))
+        common = {k: threads for k in THREAD_VARS if k not in environ}
+    return [{**common, **({"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {})}
+            for i in range(workers)]
+
+
+class _Slot:
+    def __init__(self, index: int):
+        self.index = index
+        self.proc = None
+        self.conn = None
+        self.run_id = None
+
+
+class LocalExecutor:
+    """N spawned worker processes on this machine; on CUDA, one GPU per worker, round robin."""
+
+    name = "local"
+
+    def __init__(self, workers: int, backend: str, device: str, compile: bool, tf32: bool,
+                 retry_failed: bool = False):
+        self.capacity = workers
+        self.args = (backend, device, compile, tf32, retry_failed)
+        self.ctx = multiprocessing.get_context("spawn")
+        self.gpus = uses_gpus(backend, device)
+        extra = _mlx_blas_env() if backend == "mlx" else {}
+        self.envs = [{**env, **extra} for env in
+                     worker_envs(workers, self.gpus, os.cpu_count() or 1, os.environ)]
+        self.slots = [_Slot(i) for i in range(workers)]
+        for slot in self.slots:
+            self._start(slot)
+
+    def describe(self) -> str:
+        where = (f"GPUs {','.join(self.gpus)} round robin" if self.gpus else
+                 f"{self.envs[0].get('OMP_NUM_THREADS', 'default')} CPU threads each")
+        return f"local pool of {self.capacity} worker process(es), {where}"
+
+    def _start(self, slot: _Slot) -> None:
+        env = self.envs[slot.index]
+        parent_conn, child_conn = self.ctx.Pipe()
+        slot.proc = self.ctx.Process(target=_worker_main, daemon=True,
+                                     args=(child_conn, os.getpid(), env, self.args))
+        slot.proc.start()
+        child_conn.close()
+        slot.conn, slot.run_id = parent_conn, None
+
+    def free_slots(self) -> int:
+        return sum(slot.run_id is None for slot in self.slots)
+
+    def submit(self, run_id: str, run_dir: str, config: dict) -> None:
+        slot = next(s for s in self.slots if s.run_id is None)
+        if not slot.proc.is_alive():  # died while idle
+            self._start(slot)
+        slot.run_id = run_id
+        slot.conn.send((run_id, run_dir, config))
+
+    def wait(self, timeout: float) -> list[tuple[str, dict]]:
+        busy = [s for s in self.slots if s.run_id is not None]
+        if not busy:
+            time.sleep(timeout)
+            return []
+        ready = set(wait_connections([s.conn for s in busy] + [s.proc.sentinel for s in busy],
+                                     timeout))
+        events = []
+        for slot in busy:
+            if slot.conn in ready:
+                try:
+                    events.append(slot.conn.recv())
+                    slot.run_id = None
+                    continue
+                except (EOFError, OSError):
+                    pass
+            if slot.conn in ready or slot.proc.sentinel in ready:
+                slot.proc.join(5)
+                if slot.proc.exitcode is not None:
+                    events.append((slot.run_id, {"status": "died",
+                                                 "exitcode": slot.proc.exitcode}))
+                    self._start(slot)
+        return events
+
+    def close(self, kill: bool = False) -> None:
+        for slot in self.slots:
+            if kill:
+                slot.proc.kill()
+            else:
+                try:
+                    slot.conn.send(None)
+                except (OSError, BrokenPipeError):
+                    pass
+        for slot in self.slots:
+            slot.proc.join(None if kill else 10)
+            if slot.proc.is_alive():
+                slot.proc.kill()
+                slot.proc.join()
+
+
+def _mlx_blas_env() -> dict:
+    """Workers of qkmlx get OpenBLAS preloaded too (qkmlx.blas explains why)."""
+    from qkmlx.blas import GUARD, find_openblas, mlx_uses_reference_blas
+
+    preload = os.environ.get("LD_PRELOAD", "")
+    if "blas" in preload or not mlx_uses_reference_blas():
+        return {}
+    library = find_openblas()
+    if library is None:
+        return {}
+    return {"LD_PRELOAD": f"{library}:{preload}" if preload else library, GUARD: "1"}
+
+
+def make_executor(kind: str, workers: int | None, address: str | None, backend: str,
+                  device: str, compile: bool, tf32: bool, retry_failed: bool = False,
+                  gpus_per_run: float | None = None):
+    """A zero-argument constructor of the chosen executor (checked now, started later)."""
+    if workers is not None and workers < 1:
+        raise HarnessError(f"--workers must be at least 1 (got {workers})")
+    if kind == "local":
+        if address is not None or gpus_per_run is not None:
+            raise HarnessError("--address and --gpus-per-run are for --executor ray")
+        count = workers or max(1, len(uses_gpus(backend, device)))
+        return lambda: LocalExecutor(count, backend, device, compile, tf32, retry_failed)
+    if kind == "ray":
+        if gpus_per_run is not None and gpus_per_run < 0:
+            raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
+        return lambda: RayExecutor(address, workers, backend, device, compile, tf32,
+                                   retry_failed, gpus_per_run)
+    raise HarnessError(f"unknown executor '{kind}'; choose local or ray")
+
+
+# -- Ray ------------------------------------------------------------------------------------
+class RayExecutor:
+    """Each run one Ray task (with a GPU request, fractional allowed) on a Ray cluster.
+
+    Every node must have this project installed and see the runs directory at the same path
+    (a shared file system), so all runs write the same run directories.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None, workers: int | None, backend: str, device: str,
+                 compile: bool, tf32: bool, retry_failed: bool = False,
+                 gpus_per_run: float | None = None, cpus_per_run: float = 1.0):
+        try:
+            import ray
+        except ImportError:
+            raise HarnessError("the Ray executor needs ray: pip install 'qknorm-study[cluster]' "
+                               "(or pip install 'ray[default]')") from None
+        self.ray = ray
+        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR")
+               if k in os.environ}
+        if backend == "mlx":
+            env.update(_mlx_blas_env())
+        try:
+            ray.init(address=address, log_to_driver=False, configure_logging=False,
+                     runtime_env={"env_vars": env} if env else None)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise HarnessError(f"cannot reach the Ray cluster at {address or 'local'}: "
+                               f"{str(e).splitlines()[0]}") from None
+        resources = ray.cluster_resources()
+        if gpus_per_run is None:
+            gpus_per_run = 1.0 if resources.get("GPU", 0) > 0 and device != "cpu" else 0.0
+        self.gpus_per_run = gpus_per_run
+        self.cpus_per_run = cpus_per_run
+        if workers is None:
+            by_cpu = resources.get("CPU", 1) / cpus_per_run
+            by_gpu = resources.get("GPU", 0) / gpus_per_run if gpus_per_run else by_cpu
+            workers = max(1, int(min(by_cpu, by_gpu)))
+        self.capacity = workers
+        self.task = ray.remote(execute_run).options(num_cpus=cpus_per_run,
+                                                    num_gpus=gpus_per_run, max_retries=2)
+        self.args = (backend, device, compile, tf32, retry_failed)
+        self.pending: dict = {}  # ObjectRef -> run_id
+
+    def describe(self) -> str:
+        r = self.ray.cluster_resources()
+        return (f"Ray cluster ({r.get('CPU', 0):g} CPUs, {r.get('GPU', 0):g} GPUs), up to "
+                f"{self.capacity} runs at once, {self.gpus_per_run:g} GPU and "
+                f"{self.cpus_per_run:g} CPU per run")
+
+    def free_slots(self) -> int:
+        return self.capacity - len(self.pending)
+
+    def submit(self, run_id: str, run_dir: str, config: dict) -> None:
+        ref = self.task.remote(str(Path(run_dir).resolve()), config, *self.args)
+        self.pending[ref] = run_id
+
+    def wait(self, timeout: float) -> list[tuple[str, dict]]:
+        if not self.pending:
+            time.sleep(timeout)
+            return []
+        ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if ready:  # and whatever else has finished by now
+            ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending),
+                                     timeout=0)
+        events = []
+        for ref in ready:
+            run_id = self.pending.pop(ref)
+            try:
+                events.append((run_id, self.ray.get(ref)))
+            except Exception as e:  # the task's process died past its retries
+                events.append((run_id, {"status": "died", "exitcode": None,
+                                        "error": str(e).splitlines()[0]}))
+        return events
+
+    def close(self, kill: bool = False) -> None:
+        for ref in list(self.pending):
+            self.ray.cancel(ref, force=True)
+        self.pending.clear()
+        self.ray.shutdown()

@@ -1,0 +1,116 @@
+"""`qkmlx status NAME`: a sweep's runs and their state, read from the run directories alone."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from sweeps.config import RunConfig
+from sweeps.errors import HarnessError
+from sweeps.executors import is_locked
+from sweeps.runner import PLAN, Sweep, last_step, settle
+from sweeps.runs import RunDir
+
+
+def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
+    """(sweep directory, run_id -> RunConfig): plan.json when the sweep has run, else the spec."""
+    from sweeps.spec import load_spec
+
+    try:
+        spec = load_spec(name)
+    except HarnessError:
+        if not (Path(runs_dir) / name / PLAN).exists():
+            raise
+        spec = None
+    directory = Path(runs_dir) / (spec.name if spec else name)
+    if (directory / PLAN).exists():
+        plan = json.loads((directory / PLAN).read_text())
+        return directory, {r["run_id"]: RunConfig.from_dict(r["config"]) for r in plan["runs"]}
+    sweep = Sweep(spec, backend, runs_dir=runs_dir)
+    settle(sweep)
+    return directory, sweep.configs
+
+
+def run_state(run_dir: Path) -> tuple[str, dict | None]:
+    """ok | diverged | failed (finished), running (locked), interrupted, or pending."""
+    run = RunDir(run_dir)
+    summary = run.read_summary() if run.is_finished else None
+    if summary:
+        return summary.get("status", "?"), summary
+    if is_locked(run.path):
+        return "running", None
+    if run.metrics_path.exists() or run.checkpoint_dir.exists():
+        return "interrupted", None
+    return "pending", None
+
+
+def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
+    directory, configs = planned_runs(name, runs_dir, backend)
+    rows = []
+    for rid, cfg in configs.items():
+        state, summary = run_state(directory / rid)
+        steps = (summary or {}).get("steps_run")
+        if steps is None and state in ("running", "interrupted"):
+            steps = last_step(directory / rid)
+        rows.append({"run_id": rid, "state": state, "qk_norm": cfg.model.qk_norm,
+                     "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
+                     "steps": steps, "max_steps": cfg.train.max_steps,
+                     "loss": (summary or {}).get("final_val_loss"),
+                     "diverged_at": (summary or {}).get("diverged_at")})
+    rows.sort(key=lambda r: (r["n_layer"], r["qk_norm"], r["lr"], r["seed"]))
+    counts = Counter(r["state"] for r in rows)
+    lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
+             + ", ".join(f"{counts[s]} {s}" for s in ("ok", "diverged", "failed", "running",
+                                                      "interrupted", "pending") if counts[s])]
+    lines.append(f"{'state':<11} {'qk_norm':<9} {'L':>3} {'lr':>9} {'seed':>4} "
+                 f"{'steps':>11} {'final_val':>9}  run_id")
+    for r in rows:
+        steps = f"{r['steps'] if r['steps'] is not None else '-'}/{r['max_steps']}"
+        loss = r["loss"]
+        loss_text = (f"{loss:.4f}" if isinstance(loss, (int, float)) else
+                     f"div@{r['diverged_at']}" if r["state"] == "diverged" else "-")
+        lines.append(f"{r['state']:<11} {r['qk_norm']:<9} {r['n_layer']:>3} {r['lr']:>9.3g} "
+                     f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}")
+    lines += [""] + loss_table(rows)
+    return lines
+
+
+def loss_table(rows: list[dict]) -> list[str]:
+    """Final val loss by lr (rows) and qk_norm (columns), one block per depth, over seeds."""
+    arms = list(dict.fromkeys(r["qk_norm"] for r in rows))
+    cells = defaultdict(list)
+    for r in rows:
+        cells[(r["n_layer"], r["lr"], r["qk_norm"])].append(r)
+    lines = ["final val loss by lr and qk_norm (mean ± sd over seeds; div = diverged)"]
+    for depth in sorted({r["n_layer"] for r in rows}):
+        lrs = sorted({r["lr"] for r in rows if r["n_layer"] == depth})
+        lines.append(f"n_layer {depth}")
+        lines.append(f"  {'lr':>9} " + " ".join(f"{arm:>18}" for arm in arms))
+        for lr in lrs:
+            texts = [_cell(cells.get((depth, lr, arm), [])) for arm in arms]
+            lines.append(f"  {lr:>9.3g} " + " ".join(f"{t:>18}" for t in texts))
+    return lines
+
+
+def _cell(runs: list[dict]) -> str:
+    if not runs:
+        return ""
+    losses = [r["loss"] for r in runs if r["state"] == "ok" and isinstance(r["loss"], (int, float))]
+    states = Counter(r["state"] for r in runs)
+    parts = []
+    if losses:
+        mean = sum(losses) / len(losses)
+        text = f"{mean:.3f}"
+        if len(losses) > 1:
+            sd = math.sqrt(sum((x - mean) ** 2 for x in losses) / (len(losses) - 1))
+            text += f"±{sd:.3f}"
+        parts.append(text)
+    labels = Counter()
+    for state, label in (("diverged", "div"), ("failed", "fail"), ("running", "run"),
+                         ("interrupted", "todo"), ("pending", "todo")):
+        labels[label] += states[state]
+    for label, n in labels.items():
+        if n:
+            parts.append(label if n == len(runs) else f"{n}{label}")
+    return " ".join(parts)

@@ -1,0 +1,413 @@
+"""Sweeps: specs, the sweep and status commands, resume after a real kill, locks, Ray.
+
+Every sweep here is real (worker processes training real runs) at toy scale: the smoke
+preset on a 300-story corpus for 20-60 steps.
+"""
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from sweeps.cli import make_cli
+from sweeps.errors import ConfigError
+from sweeps.executors import RunLock, is_locked, uses_gpus, worker_envs
+from sweeps.runner import grow
+from sweeps.runs import RunDir
+from sweeps.spec import SPECS_DIR, load_spec, parse_spec
+
+FAST = {"data.builtin_stories": 300, "train.max_steps": 12, "train.warmup_steps": 2,
+        "train.eval_interval": 6, "train.checkpoint_interval": 4}
+QKTORCH = [sys.executable, "-c", "from qktorch.cli import main; main()"]
+
+
+def write_spec(tmp_path, name, lr, qk_norm=("none", "rms"), n_layer=(2,), seed=(0,),
+               settings=None, extend=None):
+    settings = {**FAST, **(settings or {})}
+    extend = {"max_extra_lrs": 0, **(extend or {})}
+    lines = [f'name = "{name}"', 'preset = "smoke"', "[grid]",
+             f"qk_norm = {json.dumps(list(qk_norm))}", f"lr = {json.dumps(list(lr))}",
+             f"n_layer = {list(n_layer)}", f"seed = {list(seed)}", "[set]"]
+    lines += [f'"{k}" = {json.dumps(v)}' for k, v in settings.items()]
+    lines += ["[extend]"] + [f"{k} = {json.dumps(v)}" for k, v in extend.items()]
+    path = tmp_path / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def sweep(backend, spec, runs_dir, *args):
+    return CliRunner().invoke(make_cli(backend), ["sweep", spec, "--runs-dir", str(runs_dir),
+                                                  "--device", "cpu", *args])
+
+
+def final_losses(sweep_dir):
+    df = pd.read_parquet(Path(sweep_dir) / "results.parquet")
+    return {r.run_id: (r.status, None if pd.isna(r.final_val_loss) else r.final_val_loss)
+            for r in df.itertuples()}
+
+
+def metrics(sweep_dir):
+    return {p.parent.name: RunDir(p.parent).read_metrics()
+            for p in sorted(Path(sweep_dir).glob("*/config.json"))}
+
+
+# -- specs ------------------------------------------------------------------------------------
+def test_shipped_specs_expand_to_the_study_grid():
+    assert {"core", "depth", "tiny", "smoke"} <= {p.stem for p in SPECS_DIR.glob("*.toml")}
+    core, depth = load_spec("core"), load_spec("depth")
+    for spec in (core, depth, load_spec("tiny"), load_spec("smoke")):
+        assert set(spec.qk_norm) == {"none", "rms"}
+        steps = [b / a for a, b in zip(spec.lr, spec.lr[1:])]
+        assert all(s <= math.sqrt(10) * 1.001 for s in steps), spec.name  # half-decade or finer
+        configs = spec.configs("torch")
+        depths = spec.n_layer or (1,)
+        assert len(configs) == len(spec.qk_norm) * len(spec.lr) * len(depths) * len(spec.seed)
+        assert len({c.run_id for c in configs}) == len(configs)
+        assert [c.run_id for c in configs] == [c.run_id for c in spec.configs("torch")]
+    for spec in (core, depth):
+        assert len(core.lr) >= 8 and len(spec.seed) >= 2
+    assert core.n_layer == (6,) and depth.lr == core.lr
+    assert len(depth.n_layer) >= 3
+    assert all(b == 2 * a for a, b in zip(depth.n_layer, depth.n_layer[1:]))
+    assert {c.model.n_embd for c in depth.configs("torch")} == {384}
+    assert len(load_spec("tiny").lr) >= 8
+
+
+def test_spec_set_values_and_run_ids(tmp_path):
+    spec = load_spec(write_spec(tmp_path, "ids", [1e-2, 0.1], seed=(0, 1)))
+    configs = spec.configs("mlx")
+    assert all(c.train.max_steps == 12 and c.data.builtin_stories == 300 for c in configs)
+    assert all(c.backend == "mlx" for c in configs)
+    assert configs[0].run_id.startswith("mlx-qknone-L2-lr0.01-s0-")
+    assert {c.run_id for c in configs}.isdisjoint(c.run_id for c in spec.configs("torch"))
+
+
+@pytest.mark.parametrize("raw,message", [
+    ({"preset": "smoke", "grid": {"lr": [0.1, 0.01]}}, "strictly increasing"),
+    ({"preset": "smoke", "grid": {"lr": [0.1], "depth": [2]}}, "unknown key 'depth'"),
+    ({"preset": "smoke", "grid": {"lr": [0.1]}, "set": {"train.lr": 1}}, "swept"),
+    ({"preset": "smoke", "grid": {"lr": [0.1]}, "set": {"model.n_head": 5}},
+     "model.n_embd must be divisible"),
+    ({"preset": "nope", "grid": {"lr": [0.1]}}, "unknown preset 'nope'"),
+    ({"preset": "smoke", "grid": {"lr": [0.1]}, "extend": {"until": "some"}}, "until"),
+])
+def test_bad_specs_are_refused_with_a_clear_message(raw, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_spec(raw)
+
+
+def test_unknown_spec_and_swept_overrides_exit_2_with_one_line(tmp_path):
+    result = CliRunner().invoke(make_cli("torch"), ["sweep", "nope", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2 and result.output.strip().count("\n") == 0
+    assert "unknown sweep spec 'nope'" in result.output and "core, depth" in result.output
+    result = sweep("torch", "smoke", tmp_path, "--set", "train.lr=1")
+    assert result.exit_code == 2 and "train.lr is fixed by the spec's grid" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_grow_extends_to_divergence_then_refines():
+    spec = parse_spec({"preset": "smoke", "grid": {"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1]},
+                       "extend": {"max_extra_lrs": 2, "until": "all", "refine": True}})
+    configs = spec.configs("torch")
+    status = {c.run_id: "ok" for c in configs}
+    assert grow(spec, configs, {}) == {}  # nothing finished: nothing to decide
+    added = grow(spec, configs, status)
+    assert added[2][0] == [1.0]  # factor: the grid's top ratio
+    # one seed of one arm diverging at the top is not enough under until = "all"
+    top = [c for c in configs if c.train.lr == 0.1]
+    status[top[0].run_id] = "diverged"
+    assert grow(spec, configs, status)[2][0] == [1.0]
+    for c in top:
+        status[c.run_id] = "diverged" if c.model.qk_norm == "none" else "ok"
+    configs = spec.configs("torch", lrs={2: [1.0]})
+    status.update({c.run_id: "diverged" for c in configs if c.train.lr == 1.0})
+    # reached: refine between 1e-2 (ok) and 1e-1 (diverged) for none, 1e-1 and 1 for rms
+    assert grow(spec, configs, status)[2][0] == [0.0316, 0.316]
+    configs = spec.configs("torch", lrs={2: [1.0, 0.0316, 0.316]})
+    status.update({c.run_id: "diverged" for c in configs if c.train.lr in (0.0316, 0.316)})
+    assert grow(spec, configs, status) == {}  # refinement happens once
+    # the cap: at most max_extra_lrs above the grid
+    capped = spec.configs("torch", lrs={2: [1.0, 10.0]})
+    assert grow(spec, capped, {c.run_id: "ok" for c in capped}) == {}
+    # failed runs decide nothing
+    assert grow(spec, configs[:2], {c.run_id: "failed" for c in configs}) == {}
+
+
+def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
+    envs = worker_envs(3, ["3", "5"], 16, {})
+    assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["3", "5", "3"]
+    assert not any("OMP_NUM_THREADS" in e for e in envs)
+    assert worker_envs(2, [], 2, {}) == [{"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                                          "OPENBLAS_NUM_THREADS": "1"}] * 2
+    assert worker_envs(2, [], 8, {"OMP_NUM_THREADS": "8"})[0]["MKL_NUM_THREADS"] == "4"
+    assert worker_envs(1, [], 2, {}) == [{}]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert uses_gpus("torch", "auto") == ["0", "1"] and uses_gpus("torch", "cpu") == []
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert uses_gpus("torch", "cuda") == []
+
+
+# -- the sweep command ----------------------------------------------------------------------
+def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
+    result = sweep("torch", "smoke", tmp_path / "runs", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "= 12 runs" in result.output and "tokens" in result.output
+    assert result.output.count("to run    torch-qk") == 12
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.fixture(scope="module")
+def finished_sweep(tmp_path_factory):
+    """A 2-LR x 2-arm torch sweep (the top LR diverges), run once with two workers."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    spec = write_spec(tmp, "basic", [1e-2, 1.0])
+    result = sweep("torch", spec, tmp / "runs", "--workers", "2")
+    return spec, tmp / "runs", result
+
+
+def test_a_sweep_runs_to_completion_and_a_rerun_skips_everything(finished_sweep):
+    spec, runs, result = finished_sweep
+    assert result.exit_code == 0, result.output
+    assert "4 runs" in result.output and "ETA" in result.output
+    assert "2 worker process(es)" in result.output
+    plan = json.loads((runs / "basic" / "plan.json").read_text())
+    assert plan["name"] == "basic" and plan["spec"]["grid"]["lr"] == [0.01, 1.0]
+    assert "target_loss" not in plan["spec"]  # unset optional keys are left out
+    df = pd.read_parquet(runs / "basic" / "results.parquet")
+    assert sorted(df.run_id) == sorted(r["run_id"] for r in plan["runs"])
+    assert dict(zip(df.lr, df.status)) == {0.01: "ok", 1.0: "diverged"}
+    assert set(df.qk_norm) == {"none", "rms"} and df.final_val_loss.notna().sum() == 2
+    stamps = {p: p.stat().st_mtime_ns for p in (runs / "basic").glob("*/summary.json")}
+    again = sweep("torch", spec, runs, "--workers", "2")
+    assert again.exit_code == 0 and "nothing to run" in again.output
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
+    spec, runs, _ = finished_sweep
+    result = CliRunner().invoke(make_cli("mlx"), ["status", spec, "--runs-dir", str(runs)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "4 runs: 2 ok, 2 diverged" in out
+    assert out.count("torch-qk") == 4 and "div@" in out
+    assert "final val loss by lr and qk_norm" in out and "n_layer 2" in out
+    table = out.split("final val loss by lr and qk_norm")[1].splitlines()
+    assert table[2].split() == ["lr", "none", "rms"]
+    assert table[-1].split() == ["1", "div", "div"]
+    # by sweep name too (plan.json), and before any run: everything pending
+    by_name = CliRunner().invoke(make_cli("torch"), ["status", "basic", "--runs-dir", str(runs)])
+    assert by_name.exit_code == 0 and "4 runs: 2 ok, 2 diverged" in by_name.output
+    fresh = CliRunner().invoke(make_cli("torch"), ["status", "smoke", "--runs-dir", str(tmp_path)])
+    assert fresh.exit_code == 0 and "12 runs: 12 pending" in fresh.output
+    unknown = CliRunner().invoke(make_cli("torch"), ["status", "nope", "--runs-dir", str(runs)])
+    assert unknown.exit_code == 2 and "unknown sweep spec" in unknown.output
+
+
+def test_the_grid_extends_until_a_run_diverges(tmp_path):
+    spec = write_spec(tmp_path, "grows", [1e-3, 1e-2], qk_norm=("none",),
+                      extend={"factor": 10.0, "max_extra_lrs": 3})
+    result = sweep("torch", spec, tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    assert "no run at lr 0.01 diverged; extension 1 of 3: adding lr 0.1" in result.output
+    df = pd.read_parquet(tmp_path / "runs" / "grows" / "results.parquet")
+    by_lr = dict(zip(df.lr, df.status))
+    assert by_lr == {1e-3: "ok", 1e-2: "ok", 0.1: "ok", 1.0: "diverged"}  # 10 never needed
+    plan = json.loads((tmp_path / "runs" / "grows" / "plan.json").read_text())
+    assert sorted(r["config"]["train"]["lr"] for r in plan["runs"]) == [1e-3, 1e-2, 0.1, 1.0]
+    again = sweep("torch", spec, tmp_path / "runs")
+    assert "nothing to run" in again.output and "extend n_layer 2" in again.output
+
+
+def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
+    spec = write_spec(tmp_path, "faulty", [1e-2, 1.0])
+    runs = tmp_path / "runs"
+    victim = next(c for c in load_spec(spec).configs("torch") if c.train.lr == 1e-2)
+    broken = runs / "faulty" / victim.run_id / "checkpoint" / "step_00000004"
+    broken.mkdir(parents=True)
+    for name in ("model.safetensors", "optimizer.safetensors", "state.json"):
+        (broken / name).write_text("not a checkpoint")  # a damaged checkpoint: resume raises
+    result = sweep("torch", spec, runs)
+    assert result.exit_code == 1, result.output
+    assert "1 run(s) failed" in result.output
+    statuses = {rid: s for rid, (s, _) in final_losses(runs / "faulty").items()}
+    assert statuses[victim.run_id] == "failed"
+    assert sorted(statuses.values()) == ["diverged", "diverged", "failed", "ok"]
+    error = (runs / "faulty" / victim.run_id / "error.txt").read_text()
+    assert "Traceback" in error and "load_checkpoint" in error
+    summary = RunDir(runs / "faulty" / victim.run_id).read_summary()
+    assert summary["status"] == "failed" and summary["error"]
+    status = CliRunner().invoke(make_cli("torch"), ["status", spec, "--runs-dir", str(runs)])
+    assert "1 failed" in status.output and "fail" in status.output.splitlines()[-2]
+    # a plain rerun keeps the failure; --retry-failed reruns it once the cause is gone
+    assert "nothing to run" in sweep("torch", spec, runs).output
+    for p in broken.iterdir():
+        p.unlink()
+    broken.rmdir()
+    retried = sweep("torch", spec, runs, "--retry-failed")
+    assert retried.exit_code == 0, retried.output
+    assert final_losses(runs / "faulty")[victim.run_id][0] == "ok"
+    assert not (runs / "faulty" / victim.run_id / "error.txt").exists()
+
+
+HOLD = """
+import fcntl, sys, time
+f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX)
+print("held", flush=True); time.sleep(float(sys.argv[2]))
+print(time.time(), flush=True)
+"""
+
+
+def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
+    spec = write_spec(tmp_path, "locked", [1e-2, 1.0], qk_norm=("none",))
+    runs = tmp_path / "runs"
+    victim = next(c for c in load_spec(spec).configs("torch") if c.train.lr == 1.0)
+    run_dir = runs / "locked" / victim.run_id
+    run_dir.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run_dir / ".lock"), "8"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    assert is_locked(run_dir) and not RunLock(run_dir).acquire()
+    result = sweep("torch", spec, runs)
+    released = float(holder.stdout.readline())
+    holder.wait()
+    assert result.exit_code == 0, result.output
+    assert f"elsewhere {victim.run_id}" in result.output
+    # trained by the sweep only after the holder let go, exactly once
+    assert (run_dir / "config.json").stat().st_mtime >= released
+    steps = [r["step"] for r in RunDir(run_dir).read_metrics()]
+    assert steps == sorted(set(steps)) and final_losses(runs / "locked")[victim.run_id][0]
+
+
+def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
+    spec = write_spec(tmp_path, "shared", [1e-2, 1.0])
+    runs = tmp_path / "runs"
+    cmd = QKTORCH + ["sweep", spec, "--runs-dir", str(runs), "--device", "cpu"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    finished = re.compile(r"^\[.*\] (?:ok|diverged) +(\S+)")
+    trained = [{m[1] for m in map(finished.match, out.splitlines())
+                if m and "finished elsewhere" not in m.string} for out in outputs]
+    everything = {rid for rid, _ in final_losses(runs / "shared").items()}
+    assert len(everything) == 4 and trained[0] | trained[1] == everything
+    assert not trained[0] & trained[1]
+    for rows in metrics(runs / "shared").values():
+        steps = [r["step"] for r in rows]
+        assert steps == sorted(set(steps))
+
+
+def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
+    spec = write_spec(tmp_path, "killed", [1e-2, 0.1], settings={
+        "train.max_steps": 60, "train.checkpoint_interval": 10, "train.eval_interval": 20})
+    args = ["--device", "cpu", "--workers", "2"]
+    clean = subprocess.run(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "a"), *args],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    sweep_dir = tmp_path / "b" / "killed"
+    proc = subprocess.Popen(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:  # kill once some run has a checkpoint but no summary
+        mid = [p for p in sweep_dir.glob("*/checkpoint/step_*/state.json")
+               if not (p.parents[2] / "summary.json").exists()]
+        if mid:
+            break
+        time.sleep(0.02)
+    assert mid, "the sweep never got to a checkpoint"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    unfinished = [d for d in sweep_dir.iterdir()
+                  if d.is_dir() and not (d / "summary.json").exists()]
+    assert unfinished  # really killed mid-sweep
+    deadline = time.time() + 15  # its workers notice and exit: no run stays locked
+    while any(is_locked(d) for d in unfinished) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(is_locked(d) for d in unfinished)
+
+    rerun = subprocess.run(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert final_losses(sweep_dir) == final_losses(tmp_path / "a" / "killed")
+    assert metrics(sweep_dir) == metrics(tmp_path / "a" / "killed")
+
+
+@pytest.mark.parametrize("backend", ["mlx"])
+def test_an_mlx_sweep_writes_the_same_layout(backend, tmp_path):
+    spec = write_spec(tmp_path, "mlx", [1e-2, 1.0], qk_norm=("rms",))
+    result = sweep(backend, spec, tmp_path / "runs", "--workers", "2")
+    assert result.exit_code == 0, result.output
+    runs = final_losses(tmp_path / "runs" / "mlx")
+    assert sorted(s for s, _ in runs.values()) == ["diverged", "ok"]
+    assert all(rid.startswith("mlx-") for rid in runs)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_ray_executor_on_a_real_local_cluster(finished_sweep, tmp_path):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'qknorm-study[cluster]')")
+    spec, local_runs, _ = finished_sweep
+    port = _free_port()
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # unix socket paths must stay short
+    # Ray registers the node under this machine's own address (it resolves 127.0.0.1 away);
+    # the driver reaches the head's port on 127.0.0.1.
+    head = subprocess.Popen([str(Path(sys.executable).with_name("ray")), "start", "--head",
+                             "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
+                             "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard",
+                             "false", "--disable-usage-stats", "--temp-dir", temp],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        cmd = QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "ray"), "--device", "cpu",
+                         "--executor", "ray", "--address", f"127.0.0.1:{port}"]
+        for _ in range(60):  # the head takes a few seconds to accept drivers
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if "cannot reach the Ray cluster" not in result.stderr:
+                break
+            time.sleep(2)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Ray cluster (2 CPUs, 0 GPUs)" in result.stdout
+    finally:
+        _stop_group(head)
+        shutil.rmtree(temp, ignore_errors=True)
+    # one CPU thread per run in both executors: the same numbers, the same run directories
+    assert final_losses(tmp_path / "ray" / "basic") == final_losses(local_runs / "basic")
+    assert metrics(tmp_path / "ray" / "basic") == metrics(local_runs / "basic")
+
+
+def _stop_group(proc) -> None:
+    """SIGTERM `ray start --block`: it drains and stops what it started. SIGKILL what is
+    left of its session only if that fails."""
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def test_sweep_modules_import_neither_mlx_nor_torch():
+    code = ("import sys, sweeps.spec, sweeps.runner, sweeps.executors, sweeps.status, sweeps.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
