@@ -119,7 +119,10 @@ def _setup(sweep: Sweep) -> str:
         crosscheck = ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck` "
                       "before trusting these results")
     else:
-        crosscheck = f"**{cc.get('verdict', 'unknown')}** ({len(cc.get('checks', []))} checks)"
+        # crosscheck.json holds its checks per model config (crosscheck/report.py)
+        n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
+        crosscheck = (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
+                      f"{len(cc.get('configs', []))} model configs)")
     return "\n".join([
         "## Setup", "",
         f"- Data: corpus {values('corpus')}, tokenizer {values('tokenizer')}",

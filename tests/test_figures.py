@@ -59,7 +59,8 @@ def messy(tmp_path_factory):
                      error="RuntimeError: CUDA error: device-side assert\nTraceback ...")
     ff.write_plan(root, "messy", cfgs, {"name": "messy", "preset": "smoke",
                                         "description": "A sweep with gaps.", "target_loss": 2.5})
-    write_json_atomic(root / "crosscheck.json", {"verdict": "pass", "checks": [{}, {}]})
+    write_json_atomic(root / "crosscheck.json", {"verdict": "pass",
+                                                  "configs": [{"checks": [{}, {}]}]})
     return root, cfgs
 
 
@@ -294,7 +295,7 @@ def test_report_names_missing_failed_and_incomplete_runs(messy):
     for i, status in {1: "missing", 2: "failed", 4: "incomplete"}.items():
         assert f"| {status} | `{cfgs[i].run_id}` |" in text
     assert "RuntimeError: CUDA error: device-side assert |" in text  # first line only
-    assert "crosscheck: **pass** (2 checks)" in text
+    assert "crosscheck: **pass** (2 checks over 1 model configs)" in text
     assert "A sweep with gaps." in text and "target loss 2.50 nats (from the spec)" in text
     # Two normalisations: one verdict set per comparison, each inconclusive (one seed).
     assert "### H1 (off vs layernorm)" in text and "### H1 (off vs rms)" in text
