@@ -9,9 +9,7 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-import numpy as np
 
 WORKER = r"""
 import json, sys, time
@@ -52,7 +50,7 @@ def main() -> None:
     parser.add_argument("--preset", default="tiny")
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
-    from qkmlx.blas import find_openblas
+    from sweeps.blas import find_openblas
 
     openblas = find_openblas()
     cases = [("qktorch", "torch", None), ("qkmlx, bundled BLAS", "mlx", None)]

@@ -19,8 +19,8 @@ from crosscheck.batches import Batches
 from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.config import RunConfig
-from sweeps.diagnostics import layer_diagnostics
-from sweeps.runs import DIAGNOSTICS, RunDir
+from sweeps.diagnostics import DIAGNOSTICS, layer_diagnostics
+from sweeps.runs import RunDir
 from sweeps.schedule import lr_at
 
 BACKENDS = ("torch", "mlx")  # the first is the reference for relative errors

@@ -62,6 +62,7 @@ def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads):
 def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) -> int:
     from crosscheck.configs import preset_targets, sweep_targets
     from sweeps.spec import load_spec
+    from sweeps.sweepdir import SweepDir
 
     if (preset is None) == (sweep is None):
         raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
@@ -69,7 +70,7 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) 
     if sweep is not None:
         spec = load_spec(sweep)
         targets = sweep_targets(spec, overrides, qk_norms)
-        path = Path(runs_dir) / spec.name / "crosscheck.json"
+        path = SweepDir(Path(runs_dir) / spec.name).crosscheck_path
     else:
         targets = preset_targets(preset, overrides, qk_norms)
         path = None
@@ -108,7 +109,7 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) 
 
 def main() -> None:
     os.environ["MLX_ENABLE_TF32"] = "0"
-    from qkmlx.blas import ensure_fast_blas
+    from sweeps.blas import ensure_fast_blas
 
     ensure_fast_blas()  # may re-execute this command once with OpenBLAS preloaded
     cli(prog_name="crosscheck")

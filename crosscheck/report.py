@@ -7,7 +7,8 @@ from pathlib import Path
 
 from crosscheck.checks import Check
 from crosscheck.tolerances import ERROR_MEASURES, TOLERANCES
-from sweeps.runs import provenance, write_json_atomic
+from sweeps.files import write_json_atomic
+from sweeps.runs import provenance
 
 HEADER = f"  {'check':<30} {'max abs err':>12} {'max rel err':>12} {'tolerance':>10}  result"
 

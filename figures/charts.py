@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 import vl_convert as vlc
 
-from figures.sweep import qk_key
+from figures.results import qk_key
+from sweeps.norms import qk_norm
 
-# Okabe-Ito (colour-blind safe): vermillion = off, blue = on, sky blue = a second "on".
-QK_COLORS = {"none": "#D55E00", "rms": "#0072B2", "layernorm": "#56B4E9"}
-THRESHOLD_COLORS = {"rms": "#333333", "layernorm": "#999999"}
+# Thresholds are drawn in greys, one per "on" kind in legend order (colours are the arms').
+THRESHOLD_GREYS = ("#333333", "#999999", "#666666", "#BBBBBB")
 LR_AXIS = "peak learning rate (log scale)"
 DEPTH_HEADER = alt.Header(labelExpr="'depth n_layer = ' + datum.value", labelFontSize=12,
                           labelFontWeight="bold")
@@ -43,7 +43,7 @@ def _qk_color(df: pd.DataFrame) -> alt.Color:
     """Colour by qk_norm, legend 'off' / 'on (rms)'; symbols opaque even for translucent marks."""
     domain = _qk_order(df.qk_norm)
     return alt.Color("qk_norm:N", sort=domain, scale=alt.Scale(
-        domain=domain, range=[QK_COLORS[q] for q in domain]),
+        domain=domain, range=[qk_norm(q).color for q in domain]),
         legend=alt.Legend(title="QK-norm", symbolOpacity=1, labelExpr=(
             "datum.label == 'none' ? 'off' : 'on (' + datum.label + ')'")))
 
@@ -93,14 +93,16 @@ def stability_vs_depth(stable: pd.DataFrame, thresholds: pd.DataFrame) -> alt.La
     rows = []
     for r in _by_qk(stable, "qk_norm").itertuples():
         if np.isfinite(r.max_stable_lr):  # NaN: below the grid, shown in the table instead
-            arm = "off" if r.qk_norm == "none" else f"on ({r.qk_norm})"
-            rows.append({"series": f"max stable LR, {arm}", "color": QK_COLORS[r.qk_norm],
+            arm = qk_norm(r.qk_norm).display
+            rows.append({"series": f"max stable LR, {arm}", "color": qk_norm(r.qk_norm).color,
                          "n_layer": r.n_layer, "value": r.max_stable_lr, "lo": r.seed_lo,
                          "hi": r.seed_hi, "top": bool(r.at_top)})
     # An inf threshold (necessary at no swept LR) is drawn at the depth's top LR: a bound.
+    greys = {arm: THRESHOLD_GREYS[i % len(THRESHOLD_GREYS)]
+             for i, arm in enumerate(_qk_order(thresholds.on_arm))}
     for r in _by_qk(thresholds, "on_arm").itertuples():
         rows.append({"series": f"necessity threshold (vs {r.on_arm})",
-                     "color": THRESHOLD_COLORS[r.on_arm], "n_layer": r.n_layer,
+                     "color": greys[r.on_arm], "n_layer": r.n_layer,
                      "value": min(r.threshold, r.lr_top), "lo": min(r.lo, r.lr_top),
                      "hi": min(r.hi, r.lr_top), "top": not np.isfinite(r.threshold)})
     if not rows:

@@ -2,7 +2,7 @@
 
 Conventions every function shares:
 - `runs` has one row per run: qk_norm, n_layer, lr, seed, status, init_loss, final_val_loss,
-  perplexity (figures.sweep.Sweep.runs). An *arm* is one qk_norm value; "none" is QK-norm off.
+  perplexity (figures.results.SweepResults.runs). An *arm* is one qk_norm value; "none" is QK-norm off.
 - Only finished runs count: status ok or diverged. Failed and unfinished runs are left out
   (the report names them).
 - A run's effective loss is L = final_val_loss when ok and L = loss_0 when diverged, with

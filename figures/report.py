@@ -13,17 +13,16 @@ import numpy as np
 import pandas as pd
 
 from figures import charts, fmt, metrics, tables
-from figures.sweep import Sweep, load_curves, load_sweep, qk_key
+from figures.results import SweepResults, load_curves, load_results, qk_key
 from figures.verdicts import Verdict, judge
+from sweeps.diagnostics import DIAGNOSTICS
 
-DIAGNOSTIC_COLUMNS = {"max_attn_logit": "max attn logit", "attn_entropy_min": "min attn entropy",
-                      "resid_kurtosis": "resid kurtosis"}
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 
 
 def make_report(sweep_dir: Path, out_dir: Path | None = None) -> Path:
     """Write the figure set and report.md for runs/<sweep> into out_dir (default sweep/report)."""
-    sweep = load_sweep(sweep_dir)
+    sweep = load_results(sweep_dir)
     out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     sections = [_header(sweep), _setup(sweep), _run_status(sweep)]
@@ -38,7 +37,7 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None) -> Path:
     return path
 
 
-def _analysis(sweep: Sweep, out_dir: Path) -> list[str]:
+def _analysis(sweep: SweepResults, out_dir: Path) -> list[str]:
     """Metrics, verdicts, figures (saved into out_dir) and tables, as report sections."""
     runs, curves = sweep.runs, load_curves(sweep.runs)
     margin = float(sweep.spec.get("max_stable_margin", metrics.DEFAULT_MARGIN))
@@ -91,7 +90,7 @@ def _figures(done, curves, stable, thresholds, sens) -> dict:
     }
 
 
-def _header(sweep: Sweep) -> str:
+def _header(sweep: SweepResults) -> str:
     runs = sweep.runs
     lines = [f"# QK-norm study: sweep `{sweep.name}`", ""]
     if (runs.corpus == "builtin").any():
@@ -103,7 +102,7 @@ def _header(sweep: Sweep) -> str:
     return "\n".join(lines)
 
 
-def _setup(sweep: Sweep) -> str:
+def _setup(sweep: SweepResults) -> str:
     runs = sweep.runs
 
     def values(col, f=str, key=None):
@@ -141,7 +140,7 @@ def _setup(sweep: Sweep) -> str:
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}", ""])
 
 
-def _run_status(sweep: Sweep) -> str:
+def _run_status(sweep: SweepResults) -> str:
     runs = sweep.runs
     counts = Counter(runs.status)
     counts["missing"] = len(sweep.missing)
@@ -218,11 +217,12 @@ def _tables(runs, curves, stable, sens, thresholds, on_arms, target) -> str:
                   "At the LR that gets there fastest, among LRs where every seed reaches it.", "",
                   tables.steps(fastest)]
     if not curves.empty:
+        # The registry's in_report diagnostics, by label (sweeps.diagnostics).
+        columns = {d.name: d.label for d in DIAGNOSTICS.values() if d.in_report}
         lines += ["### Diagnostics at the end of training (median over seeds, last eval)", "",
                   "Max attention logit and residual kurtosis: the largest over layers; "
                   "attention entropy: the lowest head-level minimum over layers.", "",
-                  tables.diagnostics(metrics.final_diagnostics(curves, list(DIAGNOSTIC_COLUMNS)),
-                                     DIAGNOSTIC_COLUMNS)]
+                  tables.diagnostics(metrics.final_diagnostics(curves, list(columns)), columns)]
     return "\n".join(lines)
 
 

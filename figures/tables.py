@@ -6,7 +6,8 @@ import math
 import pandas as pd
 
 from figures import fmt
-from figures.sweep import qk_key
+from figures.results import qk_key
+from sweeps.norms import qk_norm as qk_norm_kind
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -24,7 +25,7 @@ def arm_columns(df: pd.DataFrame) -> list[tuple[int, str]]:
 
 
 def arm_name(qk_norm: str) -> str:
-    return "off" if qk_norm == "none" else f"on ({qk_norm})"
+    return qk_norm_kind(qk_norm).display
 
 
 def by_lr(cells: pd.DataFrame, cell) -> str:

@@ -1,8 +1,10 @@
-"""The `qkmlx` command: the shared CLI with the mlx backend fixed."""
-from qkmlx.blas import ensure_fast_blas
-from sweeps.cli import make_cli
+"""The `qkmlx` command: the shared CLI with the mlx backend fixed, plus `figures`."""
+from sweeps.blas import ensure_fast_blas
 
 
 def main() -> None:
     ensure_fast_blas()  # may re-execute this command once with OpenBLAS preloaded
-    make_cli("mlx")(prog_name="qkmlx")
+    from figures.cli import figures
+    from sweeps.cli import main as run
+
+    run("mlx", [figures])

@@ -9,12 +9,16 @@ import mlx.core as mx
 import mlx.nn as nn
 
 from sweeps.config import ModelConfig
+from sweeps.norms import unbuilt
 
 
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
+    """A norm over the last `dims` features with a learnable gain and no bias."""
     if kind == "rms":
         return nn.RMSNorm(dims, eps=eps)
-    return nn.LayerNorm(dims, eps=eps, bias=False)
+    if kind == "layernorm":
+        return nn.LayerNorm(dims, eps=eps, bias=False)
+    raise unbuilt(kind, "mlx")
 
 
 class CausalSelfAttention(nn.Module):

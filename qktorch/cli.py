@@ -1,6 +1,8 @@
-"""The `qktorch` command: the shared CLI with the torch backend fixed."""
-from sweeps.cli import make_cli
+"""The `qktorch` command: the shared CLI with the torch backend fixed, plus `figures`."""
 
 
 def main() -> None:
-    make_cli("torch")(prog_name="qktorch")
+    from figures.cli import figures
+    from sweeps.cli import main as run
+
+    run("torch", [figures])

@@ -1,4 +1,5 @@
 """Backend-neutral spine of the QK-norm study: configs, data, run directories, sweeps.
 
-Nothing here imports mlx or torch (tests/test_imports.py checks it).
+Nothing here imports mlx or torch, nor figures, crosscheck or a trainer package
+(tests/test_imports.py checks it); docs/DESIGN.md describes the layers.
 """

@@ -1,4 +1,6 @@
-"""One Click group factory: `qkmlx` and `qktorch` are two instances with their backend fixed.
+"""The command line both backends share: `qkmlx` and `qktorch` are one Click group whose
+context object is the backend name (`make_cli`). Commands that live above sweeps/ (the
+`figures` command of figures/cli.py) are added by the console scripts.
 
 Heavy imports (numpy-heavy data code, mlx, torch) happen inside the commands that need
 them, so `--help` is instant. Bad input is one line on stderr and exit code 2.
@@ -7,10 +9,16 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
+from sweeps.backends import DEVICES
 from sweeps.errors import HarnessError
+from sweeps.executors import EXECUTORS
+
+PROGRAMS = {"mlx": "qkmlx", "torch": "qktorch"}
+HELP = "When does a small GPT need QK-norm? Learning-rate sweeps with QK-norm on and off."
 
 
 class HarnessGroup(click.Group):
@@ -24,6 +32,14 @@ class HarnessGroup(click.Group):
             ctx.exit(2)
 
 
+def make_cli(backend: str, extra_commands=()) -> click.Group:
+    """The command group of one backend ('mlx' or 'torch'), plus any extra commands."""
+    return HarnessGroup(
+        name=PROGRAMS[backend], help=HELP,
+        commands=[data, train, config, sweep, status, *extra_commands],
+        context_settings={"help_option_names": ["-h", "--help"], "obj": backend})
+
+
 def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: int | None = None):
     from sweeps.presets import get_preset
 
@@ -35,28 +51,20 @@ def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: 
 
 set_option = click.option("--set", "overrides", multiple=True, metavar="SECTION.FIELD=VALUE",
                           help="Override a config value, e.g. --set train.lr=3e-3 (repeatable).")
+runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False), default="runs",
+                               show_default=True, help="Sweeps live in RUNS_DIR/NAME/.")
 
 
-def device_options(backend: str):
+def device_options(f):
     """--device, --compile/--no-compile and --tf32, the same names on both backends."""
-    devices = {"mlx": "auto|cpu|gpu", "torch": "auto|cpu|cuda|mps"}[backend]
-
-    def decorate(f):
-        f = click.option("--tf32/--no-tf32", default=False, show_default=True,
-                         help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
-        f = click.option("--compile/--no-compile", default=backend == "mlx", show_default=True,
-                         help="mx.compile the step (qkmlx) / torch.compile the loss (qktorch).")(f)
-        return click.option("--device", default="auto", show_default=True,
-                            help=f"Where to train: {devices}.")(f)
-    return decorate
-
-
-def trainer_factory(backend: str, device: str, compile: bool, tf32: bool):
-    """The backend's Trainer constructor; imports mlx or torch only now."""
-    import importlib
-
-    module = importlib.import_module(f"qk{backend}.train")
-    return module.trainer_factory(device=device, compile=compile, tf32=tf32)
+    devices = "; ".join(f"{PROGRAMS[b]}: {'|'.join(d)}" for b, d in DEVICES.items())
+    f = click.option("--tf32/--no-tf32", default=False, show_default=True,
+                     help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
+    f = click.option("--compile/--no-compile", default=None,
+                     help="mx.compile the step (qkmlx, default on) / torch.compile the loss "
+                          "(qktorch, default off).")(f)
+    return click.option("--device", default="auto", show_default=True,
+                        help=f"Where to train ({devices}).")(f)
 
 
 def summary_line(summary: dict, out) -> str:
@@ -67,147 +75,139 @@ def summary_line(summary: dict, out) -> str:
             f"({rate:,.0f} tokens/s) -> {out}")
 
 
-def make_cli(backend: str) -> click.Group:
-    """The command group of one backend ('mlx' or 'torch')."""
-    name = {"mlx": "qkmlx", "torch": "qktorch"}[backend]
+# -- data ------------------------------------------------------------------------------------
+@click.group()
+def data():
+    """Prepare and inspect tokenized corpora."""
 
-    @click.group(name=name, cls=HarnessGroup, context_settings={"help_option_names":
-                                                                ["-h", "--help"]})
-    def cli():
-        """When does a small GPT need QK-norm? Learning-rate sweeps with QK-norm on and off."""
 
-    @cli.group()
-    def data():
-        """Prepare and inspect tokenized corpora."""
+def _data_config(corpus: str, tokenizer: str, path: str, overrides):
+    from sweeps.config import DataConfig, RunConfig
 
-    @data.command("prepare")
-    @click.option("--corpus", default="builtin", show_default=True,
-                  help="builtin | tinystories | file")
-    @click.option("--tokenizer", default="bytes", show_default=True,
-                  help="bytes | gpt2 | gpt2-compact")
-    @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
-    @set_option
-    def data_prepare(corpus, tokenizer, path, overrides):
-        """Tokenize a corpus once and cache its train and validation splits."""
-        from sweeps.config import DataConfig, RunConfig
-        from sweeps.data import load_tokens
+    base = RunConfig(data=DataConfig(corpus=corpus, tokenizer=tokenizer, path=path))
+    return base.with_overrides(overrides).data
 
-        base = RunConfig(data=DataConfig(corpus=corpus, tokenizer=tokenizer, path=path))
-        data_cfg = base.with_overrides(overrides).data
-        splits = load_tokens(data_cfg, progress=True)
-        click.echo(json.dumps(splits.manifest, indent=2, sort_keys=True))
 
-    @data.command("info")
-    @click.option("--corpus", default="builtin", show_default=True)
-    @click.option("--tokenizer", default="bytes", show_default=True)
-    @click.option("--path", default="")
-    @set_option
-    def data_info(corpus, tokenizer, path, overrides):
-        """Show the manifest of a prepared corpus (prepare it first with `data prepare`)."""
-        from sweeps.config import DataConfig, RunConfig
-        from sweeps.data import read_manifest
+@data.command("prepare")
+@click.option("--corpus", default="builtin", show_default=True,
+              help="builtin | tinystories | file")
+@click.option("--tokenizer", default="bytes", show_default=True,
+              help="bytes | gpt2 | gpt2-compact")
+@click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
+@set_option
+def data_prepare(corpus, tokenizer, path, overrides):
+    """Tokenize a corpus once and cache its train and validation splits."""
+    from sweeps.data import load_tokens
 
-        base = RunConfig(data=DataConfig(corpus=corpus, tokenizer=tokenizer, path=path))
-        data_cfg = base.with_overrides(overrides).data
-        click.echo(json.dumps(read_manifest(data_cfg), indent=2, sort_keys=True))
+    splits = load_tokens(_data_config(corpus, tokenizer, path, overrides), progress=True)
+    click.echo(json.dumps(splits.manifest, indent=2, sort_keys=True))
 
-    @cli.command()
-    @click.option("--preset", default="smoke", show_default=True, help="smoke | tiny | core | NAME-L<n>")
-    @set_option
-    @click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
-    @click.option("--out", type=click.Path(file_okay=False), default=None,
-                  help="Run directory (default runs/single/<run_id>).")
-    @device_options(backend)
-    def train(preset, overrides, seed, out, device, compile, tf32):
-        """Train one run; resumes an interrupted run directory, skips a finished one."""
-        from pathlib import Path
 
-        from sweeps.loop import train_run
-        from sweeps.runs import RunDir
+@data.command("info")
+@click.option("--corpus", default="builtin", show_default=True)
+@click.option("--tokenizer", default="bytes", show_default=True)
+@click.option("--path", default="")
+@set_option
+def data_info(corpus, tokenizer, path, overrides):
+    """Show the manifest of a prepared corpus (prepare it first with `data prepare`)."""
+    from sweeps.data import read_manifest
 
-        cfg = resolve_config(preset, overrides, backend, seed)
-        out = Path(out) if out else Path("runs") / "single" / cfg.run_id
-        if RunDir(out).is_finished:
-            click.echo(f"{out} is already finished (summary.json exists); nothing to do")
-            return
-        summary = train_run(cfg, out, trainer_factory(backend, device, compile, tf32),
-                            progress=True)
-        click.echo(summary_line(summary, out))
+    manifest = read_manifest(_data_config(corpus, tokenizer, path, overrides))
+    click.echo(json.dumps(manifest, indent=2, sort_keys=True))
 
-    @cli.group()
-    def config():
-        """Inspect presets and resolved configs."""
 
-    @config.command("show")
-    @click.argument("preset")
-    @set_option
-    def config_show(preset, overrides):
-        """Print the resolved config as JSON with total and non-embedding parameter counts."""
-        from sweeps.params import count_params
+# -- train and config ------------------------------------------------------------------------
+@click.command()
+@click.option("--preset", default="smoke", show_default=True,
+              help="smoke | tiny | core | NAME-L<n>")
+@set_option
+@click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Run directory (default runs/single/<run_id>).")
+@device_options
+@click.pass_obj
+def train(backend, preset, overrides, seed, out, device, compile, tf32):
+    """Train one run; resumes an interrupted run directory, skips a finished one."""
+    from sweeps.backends import trainer_factory
+    from sweeps.loop import train_run
+    from sweeps.runs import RunDir
 
-        cfg = resolve_config(preset, overrides, backend)
-        counts = count_params(cfg.model, cfg.vocab_size)
-        out = {"run_id": cfg.run_id, "config": cfg.to_dict(), "params": counts,
-               "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps}
-        click.echo(json.dumps(out, indent=2, sort_keys=True))
+    cfg = resolve_config(preset, overrides, backend, seed)
+    out = Path(out) if out else Path("runs") / "single" / cfg.run_id
+    if RunDir(out).is_finished:
+        click.echo(f"{out} is already finished (summary.json exists); nothing to do")
+        return
+    summary = train_run(cfg, out, trainer_factory(backend, device, compile, tf32),
+                        progress=True)
+    click.echo(summary_line(summary, out))
 
-    runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False), default="runs",
-                                   show_default=True, help="Sweeps live in RUNS_DIR/NAME/.")
 
-    @cli.command()
-    @click.argument("name")
-    @click.option("--workers", type=int, default=None,
-                  help="Runs at once (local default: one per GPU, else 1).")
-    @click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
-                  show_default=True, help="A local process pool, or Ray tasks.")
-    @click.option("--address", default=None, help="Ray cluster address (default: a local one).")
-    @click.option("--gpus-per-run", type=float, default=None,
-                  help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
-    @click.option("--dry-run", is_flag=True, help="Print the plan and run states; write nothing.")
-    @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
-    @runs_dir_option
-    @set_option
-    @device_options(backend)
-    def sweep(name, workers, executor, address, gpus_per_run, dry_run, retry_failed, runs_dir,
-              overrides, device, compile, tf32):
-        """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
-        resumes interrupted ones."""
-        from sweeps.executors import make_executor
-        from sweeps.runner import Sweep, dry_run as show_plan, run_sweep
-        from sweeps.spec import load_spec
+@click.group()
+def config():
+    """Inspect presets and resolved configs."""
 
-        plan = Sweep(load_spec(name), backend, overrides, runs_dir)
-        if dry_run:
-            return show_plan(plan, click.echo)
-        start = make_executor(executor, workers, address, backend, device, compile, tf32,
-                              retry_failed, gpus_per_run)
-        counts = run_sweep(plan, start, click.echo, retry_failed=retry_failed,
-                           prepare_data=executor == "local")
-        if counts.get("failed"):
-            sys.exit(1)
 
-    @cli.command()
-    @click.argument("name")
-    @runs_dir_option
-    def status(name, runs_dir):
-        """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
-        from sweeps.status import status_lines
+@config.command("show")
+@click.argument("preset")
+@set_option
+@click.pass_obj
+def config_show(backend, preset, overrides):
+    """Print the resolved config as JSON with total and non-embedding parameter counts."""
+    from sweeps.params import count_params
 
-        click.echo("\n".join(status_lines(name, runs_dir, backend)))
+    cfg = resolve_config(preset, overrides, backend)
+    counts = count_params(cfg.model, cfg.vocab_size)
+    out = {"run_id": cfg.run_id, "config": cfg.to_dict(), "params": counts,
+           "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps}
+    click.echo(json.dumps(out, indent=2, sort_keys=True))
 
-    @cli.command()
-    @click.argument("name")
-    @runs_dir_option
-    @click.option("--out", type=click.Path(file_okay=False), default=None,
-                  help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
-    def figures(name, runs_dir, out):
-        """Figures and report.md of sweep NAME, regenerated from its run directories alone."""
-        from pathlib import Path
 
-        from figures.report import make_report
+# -- sweeps ----------------------------------------------------------------------------------
+@click.command()
+@click.argument("name")
+@click.option("--workers", type=int, default=None,
+              help="Runs at once (local default: one per GPU, else 1).")
+@click.option("--executor", type=click.Choice(list(EXECUTORS)), default="local",
+              show_default=True, help="A local process pool, or Ray tasks.")
+@click.option("--address", default=None, help="Ray cluster address (default: a local one).")
+@click.option("--gpus-per-run", type=float, default=None,
+              help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and run states; write nothing.")
+@click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
+@runs_dir_option
+@set_option
+@device_options
+@click.pass_obj
+def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, retry_failed,
+          runs_dir, overrides, device, compile, tf32):
+    """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
+    resumes interrupted ones."""
+    from sweeps.executors import make_executor
+    from sweeps.runner import Sweep, dry_run as show_plan, run_sweep
+    from sweeps.spec import load_spec
 
-        report = make_report(Path(runs_dir) / name, Path(out) if out else None)
-        click.echo(f"report: {report}")
+    plan = Sweep(load_spec(name), backend, overrides, runs_dir)
+    if dry_run:
+        return show_plan(plan, click.echo)
+    start = make_executor(executor, workers, address, backend, device, compile, tf32,
+                          retry_failed, gpus_per_run)
+    counts = run_sweep(plan, start, click.echo, retry_failed=retry_failed,
+                       prepare_data=executor == "local")
+    if counts.get("failed"):
+        sys.exit(1)
 
-    return cli
 
+@click.command()
+@click.argument("name")
+@runs_dir_option
+@click.pass_obj
+def status(backend, name, runs_dir):
+    """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
+    from sweeps.status import status_lines
+
+    click.echo("\n".join(status_lines(name, runs_dir, backend)))
+
+
+def main(backend: str, extra_commands=()) -> None:
+    """A console script's entry: the backend's group with the commands from above sweeps/."""
+    make_cli(backend, extra_commands)(prog_name=PROGRAMS[backend])

@@ -13,8 +13,8 @@ import typing
 from dataclasses import dataclass, field
 
 from sweeps.errors import ConfigError
+from sweeps.norms import QK_NORMS
 
-QK_NORMS = ("none", "rms", "layernorm")
 BLOCK_NORMS = ("layernorm", "rms")
 CORPORA = ("builtin", "tinystories", "file")
 TOKENIZERS = ("bytes", "gpt2", "gpt2-compact")
@@ -29,7 +29,7 @@ class ModelConfig:
     n_head: int = 2  # attention heads per block
     n_embd: int = 16  # residual stream width
     block_size: int = 32  # context length in tokens
-    qk_norm: str = "none"  # none | rms | layernorm: normalise q and k per head before q.k
+    qk_norm: str = "none"  # a kind of sweeps.norms (none | rms | layernorm): q, k per head
     norm: str = "layernorm"  # pre-norm of each block and the final norm: layernorm | rms
     norm_eps: float = 1e-5  # eps of every norm, explicit because torch and MLX defaults differ
     tie_embeddings: bool = False  # share wte and lm_head
@@ -37,7 +37,7 @@ class ModelConfig:
 
     def validate(self) -> None:
         _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std")
-        _choice(self, "qk_norm", QK_NORMS)
+        _choice(self, "qk_norm", tuple(QK_NORMS))
         _choice(self, "norm", BLOCK_NORMS)
         if self.n_embd % self.n_head:
             raise ConfigError(

@@ -1,18 +1,16 @@
 """Where a sweep's runs execute: a local pool of worker processes, or Ray tasks.
 
-Both call `execute_run` on the worker side, which takes the run's lock, trains it with the
-shared loop (resuming from its checkpoint) and records a run that raises as `failed` with
-its traceback in error.txt. The lock is an flock on `<run_dir>/.lock`: the kernel drops it
-when the holding process dies, however it dies, so a killed worker never leaves a run stuck.
+Both call `execute_run` on the worker side, which takes the run's lock (sweeps.runs), trains
+it with the shared loop (resuming from its checkpoint) and records a run that raises as
+`failed` with its traceback in error.txt.
 
-The runner talks to an executor through four calls: `capacity`, `submit(run_id, run_dir,
-config)`, `wait(timeout) -> [(run_id, result)]` and `close(kill)`. A result is the run's
+The runner talks to an executor through the `Executor` protocol. A result is the run's
 summary, `{"status": "locked"}` when another process holds the run, or `{"status": "died",
-"exitcode": n}` when the worker process itself died mid-run.
+"exitcode": n}` when the worker process itself died mid-run. EXECUTORS is the registry the
+CLI offers (--executor); adding one is a class with `from_options` and an entry there.
 """
 from __future__ import annotations
 
-import fcntl
 import multiprocessing
 import os
 import shutil
@@ -23,53 +21,31 @@ import time
 import traceback
 from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
+from typing import Callable, Protocol
 
+from sweeps.blas import preload_env
 from sweeps.errors import HarnessError
 
-LOCK = ".lock"
-ERROR = "error.txt"
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-# -- locks ----------------------------------------------------------------------------------
-class RunLock:
-    """An exclusive, non-blocking flock on a run directory, held while the run trains."""
+class Executor(Protocol):
+    capacity: int  # runs at once
 
-    def __init__(self, run_dir: str | Path):
-        self.path = Path(run_dir) / LOCK
-        self._file = None
+    def describe(self) -> str:
+        """One line for the sweep's log: where runs go."""
 
-    def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(self.path, "a")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
-            return False
-        self._file = f
-        return True
+    def free_slots(self) -> int:
+        """How many more runs submit() takes now."""
 
-    def release(self) -> None:
-        if self._file is not None:
-            fcntl.flock(self._file, fcntl.LOCK_UN)
-            self._file.close()
-            self._file = None
+    def submit(self, run_id: str, run_dir: str, config: dict) -> None:
+        """Start training one run (a RunConfig as a dict) in run_dir."""
 
+    def wait(self, timeout: float) -> list[tuple[str, dict]]:
+        """(run_id, result) of runs that ended within timeout seconds."""
 
-def is_locked(run_dir: str | Path) -> bool:
-    """True while some process holds the run's lock (checked without creating anything)."""
-    try:
-        f = open(Path(run_dir) / LOCK, "rb")
-    except FileNotFoundError:
-        return False
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(f, fcntl.LOCK_UN)
-        return False
+    def close(self, kill: bool = False) -> None:
+        """Stop the workers: let them finish (kill False) or kill them mid-run."""
 
 
 # -- the worker side -----------------------------------------------------------------------
@@ -79,46 +55,32 @@ _factories: dict = {}
 def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: bool,
                 tf32: bool, retry_failed: bool = False) -> dict:
     """Train one run under its lock; a run that raises is recorded as failed, not raised."""
+    from sweeps.backends import trainer_factory
     from sweeps.config import RunConfig
     from sweeps.loop import train_run
-    from sweeps.runs import RunDir, write_atomic
+    from sweeps.runs import RunDir
 
     run = RunDir(run_dir)
-    lock = RunLock(run.path)
+    lock = run.lock()
     if not lock.acquire():
         return {"status": "locked"}
     try:
         summary = run.read_summary()
         if summary is not None and not (retry_failed and summary.get("status") == "failed"):
             return {**summary, "skipped": True}
-        run.summary_path.unlink(missing_ok=True)
-        (run.path / ERROR).unlink(missing_ok=True)
+        run.clear_failure()
         cfg = RunConfig.from_dict(config)
         began = time.time()
         try:
             key = (backend, device, compile, tf32)
             if key not in _factories:
-                from sweeps.cli import trainer_factory
                 _factories[key] = trainer_factory(backend, device, compile, tf32)
             return train_run(cfg, run.path, _factories[key])
         except Exception as e:  # recorded in the run directory; the sweep goes on
-            write_atomic(run.path / ERROR, traceback.format_exc())
-            return record_failure(run.path, cfg, f"{type(e).__name__}: {e}",
-                                  time.time() - began)
+            return run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
+                                      details=traceback.format_exc())
     finally:
         lock.release()
-
-
-def record_failure(run_dir: Path, cfg, error: str, wall: float = 0.0) -> dict:
-    """summary.json with status failed (and config.json if the run never wrote one)."""
-    from sweeps.runs import RunDir
-
-    run = RunDir(run_dir)
-    if not run.config_path.exists():
-        run.write_config(cfg)
-    run.write_summary({"run_id": cfg.run_id, "status": "failed", "error": error.splitlines()[0],
-                       "final_val_loss": None, "best_val_loss": None, "wall_time_s": wall})
-    return run.read_summary()
 
 
 def _watch_parent(parent_pid: int) -> None:
@@ -194,13 +156,22 @@ class LocalExecutor:
 
     name = "local"
 
+    @classmethod
+    def from_options(cls, workers: int | None, address: str | None, backend: str, device: str,
+                     compile: bool, tf32: bool, retry_failed: bool,
+                     gpus_per_run: float | None) -> Callable[[], "LocalExecutor"]:
+        if address is not None or gpus_per_run is not None:
+            raise HarnessError("--address and --gpus-per-run are for --executor ray")
+        count = workers or max(1, len(uses_gpus(backend, device)))
+        return lambda: cls(count, backend, device, compile, tf32, retry_failed)
+
     def __init__(self, workers: int, backend: str, device: str, compile: bool, tf32: bool,
                  retry_failed: bool = False):
         self.capacity = workers
         self.args = (backend, device, compile, tf32, retry_failed)
         self.ctx = multiprocessing.get_context("spawn")
         self.gpus = uses_gpus(backend, device)
-        extra = _mlx_blas_env() if backend == "mlx" else {}
+        extra = (preload_env() or {}) if backend == "mlx" else {}
         self.envs = [{**env, **extra} for env in
                      worker_envs(workers, self.gpus, os.cpu_count() or 1, os.environ)]
         self.slots = [_Slot(i) for i in range(workers)]
@@ -271,38 +242,6 @@ class LocalExecutor:
                 slot.proc.join()
 
 
-def _mlx_blas_env() -> dict:
-    """Workers of qkmlx get OpenBLAS preloaded too (qkmlx.blas explains why)."""
-    from qkmlx.blas import GUARD, find_openblas, mlx_uses_reference_blas
-
-    preload = os.environ.get("LD_PRELOAD", "")
-    if "blas" in preload or not mlx_uses_reference_blas():
-        return {}
-    library = find_openblas()
-    if library is None:
-        return {}
-    return {"LD_PRELOAD": f"{library}:{preload}" if preload else library, GUARD: "1"}
-
-
-def make_executor(kind: str, workers: int | None, address: str | None, backend: str,
-                  device: str, compile: bool, tf32: bool, retry_failed: bool = False,
-                  gpus_per_run: float | None = None):
-    """A zero-argument constructor of the chosen executor (checked now, started later)."""
-    if workers is not None and workers < 1:
-        raise HarnessError(f"--workers must be at least 1 (got {workers})")
-    if kind == "local":
-        if address is not None or gpus_per_run is not None:
-            raise HarnessError("--address and --gpus-per-run are for --executor ray")
-        count = workers or max(1, len(uses_gpus(backend, device)))
-        return lambda: LocalExecutor(count, backend, device, compile, tf32, retry_failed)
-    if kind == "ray":
-        if gpus_per_run is not None and gpus_per_run < 0:
-            raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
-        return lambda: RayExecutor(address, workers, backend, device, compile, tf32,
-                                   retry_failed, gpus_per_run)
-    raise HarnessError(f"unknown executor '{kind}'; choose local or ray")
-
-
 # -- Ray ------------------------------------------------------------------------------------
 class RayExecutor:
     """Each run one Ray task (with a GPU request, fractional allowed) on a Ray cluster.
@@ -312,6 +251,15 @@ class RayExecutor:
     """
 
     name = "ray"
+
+    @classmethod
+    def from_options(cls, workers: int | None, address: str | None, backend: str, device: str,
+                     compile: bool, tf32: bool, retry_failed: bool,
+                     gpus_per_run: float | None) -> Callable[[], "RayExecutor"]:
+        if gpus_per_run is not None and gpus_per_run < 0:
+            raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
+        return lambda: cls(address, workers, backend, device, compile, tf32, retry_failed,
+                           gpus_per_run)
 
     def __init__(self, address: str | None, workers: int | None, backend: str, device: str,
                  compile: bool, tf32: bool, retry_failed: bool = False,
@@ -325,7 +273,7 @@ class RayExecutor:
         env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR")
                if k in os.environ}
         if backend == "mlx":
-            env.update(_mlx_blas_env())
+            env.update(preload_env() or {})
         try:
             ray.init(address=address, log_to_driver=False, configure_logging=False,
                      runtime_env={"env_vars": env} if env else None)
@@ -383,3 +331,18 @@ class RayExecutor:
             self.ray.cancel(ref, force=True)
         self.pending.clear()
         self.ray.shutdown()
+
+
+EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor}
+
+
+def make_executor(kind: str, workers: int | None, address: str | None, backend: str,
+                  device: str, compile: bool, tf32: bool, retry_failed: bool = False,
+                  gpus_per_run: float | None = None) -> Callable[[], Executor]:
+    """A zero-argument constructor of the chosen executor (checked now, started later)."""
+    if workers is not None and workers < 1:
+        raise HarnessError(f"--workers must be at least 1 (got {workers})")
+    if kind not in EXECUTORS:
+        raise HarnessError(f"unknown executor '{kind}'; choose one of: {', '.join(EXECUTORS)}")
+    return EXECUTORS[kind].from_options(workers, address, backend, device, compile, tf32,
+                                        retry_failed, gpus_per_run)

@@ -1,12 +1,6 @@
 """The training loop both backends share: schedule, batches, evaluation cadence, divergence,
-checkpoints, metrics and the summary. A backend supplies only a `Trainer` (its train.py):
-
-    trainer.device: str
-    trainer.train_step(x, y, lr) -> (loss, grad_norm)       one AdamW step, grad norm pre-clip
-    trainer.eval_loss(x, y) -> float                          mean cross entropy, no update
-    trainer.probe(x) -> [(scores, probs, residual), ...]     explicit attention, per layer
-    trainer.get_state() -> (params, optimizer)                numpy dicts, shared names
-    trainer.set_state(params, optimizer)
+checkpoints, metrics and the summary. A backend supplies only a Trainer
+(sweeps.backends.Trainer, the protocol its train.py implements).
 
 Diverged runs are results, not crashes: NaN/Inf, or a train loss above the loss at
 initialization plus a margin after warmup, ends the run with status `diverged`.
@@ -17,6 +11,7 @@ import math
 import time
 from pathlib import Path
 
+from sweeps.backends import Trainer, TrainerFactory
 from sweeps.config import RunConfig, TrainConfig
 from sweeps.data import get_batch, load_tokens, val_batches
 from sweeps.diagnostics import layer_diagnostics
@@ -31,7 +26,7 @@ def is_diverged(loss: float, init_loss: float, steps_done: int, train: TrainConf
     return steps_done > train.warmup_steps and loss > init_loss + train.diverge_margin
 
 
-def evaluate(trainer, batches, train: TrainConfig) -> dict:
+def evaluate(trainer: Trainer, batches, train: TrainConfig) -> dict:
     """Mean val loss over the fixed batches plus per-layer diagnostics on the first one."""
     losses = [trainer.eval_loss(x, y) for x, y in batches]
     row = {"val_loss": sum(losses) / len(losses)}
@@ -40,8 +35,8 @@ def evaluate(trainer, batches, train: TrainConfig) -> dict:
     return row
 
 
-def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer, progress: bool = False,
-              stop_after: int | None = None) -> dict:
+def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,
+              progress: bool = False, stop_after: int | None = None) -> dict:
     """Train one run in run_dir (resuming from its checkpoint) and return its summary.
 
     make_trainer(cfg) builds the backend's Trainer. stop_after ends the process-local loop

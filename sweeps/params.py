@@ -6,6 +6,7 @@ Initial weights come from numpy here, so a seed gives identical weights in both 
 import numpy as np
 
 from sweeps.config import ModelConfig
+from sweeps.norms import qk_norm_params
 
 
 def param_shapes(model: ModelConfig, vocab_size: int) -> dict[str, tuple[int, ...]]:
@@ -16,9 +17,8 @@ def param_shapes(model: ModelConfig, vocab_size: int) -> dict[str, tuple[int, ..
         shapes[p + "ln_1.weight"] = (C,)
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
             shapes[p + f"attn.{proj}.weight"] = (C, C)
-        if model.qk_norm != "none":
-            shapes[p + "attn.q_norm.weight"] = (hd,)
-            shapes[p + "attn.k_norm.weight"] = (hd,)
+        for name, shape in qk_norm_params(model.qk_norm, hd).items():
+            shapes[p + name] = shape
         shapes[p + "ln_2.weight"] = (C,)
         shapes[p + "mlp.fc.weight"] = (4 * C, C)
         shapes[p + "mlp.proj.weight"] = (C, 4 * C)

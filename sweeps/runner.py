@@ -1,90 +1,26 @@
 """Run a sweep: expand the spec, skip finished runs, execute the rest, grow the grid.
 
-Sweep-level files in `<runs-dir>/<name>/`, both rewritten atomically:
-- plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]},
-  every planned run, grid extensions included;
-- results.parquet: one row per planned run with a directory (config columns + summary,
-  `sweeps.runs.load_runs`), rewritten as runs finish.
-
-Everything the runner knows it reads back from the run directories, so the same command
-resumes an interrupted sweep, and two commands on one directory share the work: each run
-is trained under its lock (sweeps.executors), and a run held by another process is waited
-for, never trained twice.
+The sweep's own files (plan.json, results.parquet) are sweeps.sweepdir's; everything the
+runner knows about runs it reads back from the run directories (sweeps.runs), so the same
+command resumes an interrupted sweep, and two commands on one directory share the work:
+each run is trained under its lock, and a run held by another process is waited for,
+never trained twice.
 """
 from __future__ import annotations
 
-import io
-import json
-import math
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from sweeps.config import RunConfig
-from sweeps.executors import ERROR, RunLock, is_locked, record_failure
-from sweeps.runs import write_atomic, write_json_atomic
-from sweeps.spec import SweepSpec, round_lr
+from sweeps.errors import HarnessError
+from sweeps.executors import Executor
+from sweeps.grid import grid_additions
+from sweeps.runs import ERROR, RunDir, load_runs
+from sweeps.spec import SweepSpec
+from sweeps.sweepdir import SweepDir
 
 HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flight
-PLAN = "plan.json"
-RESULTS = "results.parquet"
-
-
-def grow(spec: SweepSpec, configs: list[RunConfig], status: dict[str, str | None]
-         ) -> dict[int, tuple[list[float], str]]:
-    """LRs to add per depth, with the reason, given the statuses of finished runs.
-
-    Extension: while the runs at a depth's highest LR are all finished and none diverged
-    (until="any"; with until="all": not all diverged), add the next LR up, at most
-    max_extra_lrs per depth. Refinement (refine=true), once a depth is complete: the
-    geometric midpoint between each arm's last stable and first divergent grid LR.
-    Failed runs count as unknown.
-    """
-    ext = spec.extend
-    points = [round_lr(spec.lr[-1] * spec.extend_factor ** k)
-              for k in range(1, ext.max_extra_lrs + 1)]
-    by_depth = defaultdict(list)
-    for cfg in configs:
-        by_depth[cfg.model.n_layer].append((cfg.model.qk_norm, cfg.train.lr,
-                                            status.get(cfg.run_id)))
-    out = {}
-    for depth, runs in by_depth.items():
-        planned = sorted({lr for _, lr, _ in runs})
-        top = planned[-1]
-        at_top = [s for _, lr, s in runs if lr == top]
-        known = [s for s in at_top if s != "failed"]
-        if None in at_top or not known:
-            continue
-        reached = (any if ext.until == "any" else all)(s == "diverged" for s in known)
-        if not reached:
-            extra = sum(lr in points for lr in planned)
-            if extra < len(points):
-                which = "no run" if ext.until == "any" else "not every run"
-                out[depth] = ([points[extra]], f"{which} at lr {top:g} diverged; extension "
-                                               f"{extra + 1} of {len(points)}")
-            continue
-        if not ext.refine or any(s is None for _, _, s in runs):
-            continue
-        coarse = [lr for lr in planned if lr in spec.lr or lr in points]
-        mids = {}
-        for arm in spec.qk_norm:
-            arm_runs = [(lr, s) for q, lr, s in runs if q == arm and s not in (None, "failed")]
-            diverged = sorted({lr for lr, s in arm_runs if s == "diverged" and lr in coarse})
-            if not diverged:
-                continue
-            first = diverged[0]
-            stable = [lr for lr in coarse if lr < first
-                      and {s for x, s in arm_runs if x == lr} == {"ok"}]
-            if not stable or any(stable[-1] < lr < first for lr in planned):
-                continue
-            mid = round_lr(math.sqrt(stable[-1] * first))
-            if stable[-1] < mid < first:
-                mids.setdefault(mid, []).append(f"qk_norm {arm}: {stable[-1]:g} ok, "
-                                                f"{first:g} diverged")
-        if mids:
-            out[depth] = (sorted(mids), "refining between the last stable and first "
-                                        "divergent lr (" + "; ".join(sum(mids.values(), [])) + ")")
-    return out
 
 
 class Sweep:
@@ -92,7 +28,8 @@ class Sweep:
 
     def __init__(self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs"):
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
-        self.dir = Path(runs_dir) / spec.name
+        self.files = SweepDir(Path(runs_dir) / spec.name)
+        self.dir = self.files.path
         self.extra: dict[int, list[float]] = {}
         self.configs = self._expand()
         self._finished: dict[str, dict] = {}
@@ -106,13 +43,13 @@ class Sweep:
     def summary(self, run_id: str) -> dict | None:
         """The run's summary once finished (cached: a finished run never changes)."""
         if run_id not in self._finished:
-            path = self.run_dir(run_id) / "summary.json"
-            if not path.exists():
-                return None
             try:
-                self._finished[run_id] = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+                summary = RunDir(self.run_dir(run_id)).read_summary()
+            except (OSError, HarnessError):
                 return None
+            if summary is None:
+                return None
+            self._finished[run_id] = summary
         return self._finished[run_id]
 
     def forget(self, run_id: str) -> None:
@@ -122,10 +59,10 @@ class Sweep:
         summary = self.summary(run_id)
         return summary.get("status") if summary else None
 
-    def grow(self) -> list[str]:
-        """Add the LRs the extension rules ask for; one message per depth that grew."""
-        added = grow(self.spec, list(self.configs.values()),
-                     {rid: self.status(rid) for rid in self.configs})
+    def extend(self) -> list[str]:
+        """Add the LRs the grid rules ask for (sweeps.grid); one message per depth that grew."""
+        added = grid_additions(self.spec, list(self.configs.values()),
+                               {rid: self.status(rid) for rid in self.configs})
         messages = []
         for depth, (lrs, reason) in sorted(added.items()):
             self.extra.setdefault(depth, []).extend(lrs)
@@ -144,15 +81,9 @@ class Sweep:
 
     # -- sweep-level files -------------------------------------------------------------------
     def write_plan(self) -> None:
-        write_json_atomic(self.dir / PLAN, {
-            "name": self.spec.name, "spec": self.spec.to_dict(), "backend": self.backend,
-            "overrides": self.overrides,
-            "runs": [{"run_id": rid, "config": cfg.to_dict()}
-                     for rid, cfg in self.configs.items()]})
+        self.files.write_plan(self.spec.to_dict(), self.backend, self.overrides, self.configs)
 
     def results(self):
-        from sweeps.runs import load_runs
-
         df = load_runs(self.dir) if self.dir.exists() else None
         if df is None or df.empty:
             import pandas as pd
@@ -163,9 +94,7 @@ class Sweep:
         return df.sort_values("run_id", key=lambda s: s.map(rank)).reset_index(drop=True)
 
     def write_results(self) -> None:
-        buffer = io.BytesIO()
-        self.results().to_parquet(buffer, index=False)
-        write_atomic(self.dir / RESULTS, buffer.getvalue())
+        self.files.write_results(self.results())
 
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
@@ -216,7 +145,7 @@ class Sweep:
 def settle(sweep: Sweep) -> list[str]:
     """Re-derive the extensions finished runs already call for (a rerun resumes them too)."""
     messages = []
-    while added := sweep.grow():
+    while added := sweep.extend():
         messages += added
     return messages
 
@@ -227,9 +156,7 @@ def dry_run(sweep: Sweep, echo=print) -> None:
     for line in sweep.describe() + [f"extend {m}" for m in messages]:
         echo(line)
     for rid in sweep.order():
-        state = sweep.status(rid) or ("running" if is_locked(sweep.run_dir(rid)) else
-                                      "started" if sweep.run_dir(rid).exists() else "to run")
-        echo(f"  {state:<9} {rid}")
+        echo(f"  {sweep.status(rid) or RunDir(sweep.run_dir(rid)).state():<11} {rid}")
     echo("dry run: nothing was written")
 
 
@@ -237,18 +164,10 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
               prepare_data: bool = True) -> Counter:
     """Execute every unfinished run of the sweep; returns the count of final statuses."""
     began = time.time()
-    messages = settle(sweep)
-    for line in sweep.describe() + [f"extend {m}" for m in messages]:
-        echo(line)
-    retry = {rid for rid in sweep.configs if retry_failed and sweep.status(rid) == "failed"}
-    if retry:
-        echo(f"  retrying {len(retry)} failed run(s)")
-    sweep.dir.mkdir(parents=True, exist_ok=True)
-    sweep.write_plan()
-    sweep.write_results()
-    if all(sweep.status(rid) is not None for rid in sweep.configs) and not retry:
+    retry = _prepare(sweep, echo, retry_failed)
+    if retry is None:
         echo(f"nothing to run: every run of {sweep.spec.name} is finished -> "
-             f"{sweep.dir / RESULTS}")
+             f"{sweep.files.results_path}")
         return Counter(sweep.status(rid) for rid in sweep.configs)
     if prepare_data:
         from sweeps.data import load_tokens
@@ -256,55 +175,11 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
         load_tokens(next(iter(sweep.configs.values())).data, progress=True)
     executor = make_executor()
     echo(f"executor: {executor.describe()}")
-    progress = _Progress(sweep, executor.capacity, echo)
-    in_flight: dict[str, float] = {}
-    elsewhere: set[str] = set()
-    deaths: Counter = Counter()
+    scheduler = _Scheduler(sweep, executor, retry, echo)
     interrupted = False
     try:
-        while True:
-            for message in sweep.grow():
-                progress.line(f"extend {message}", in_flight, elsewhere)
-                sweep.write_plan()
-            pending = [rid for rid in sweep.order()
-                       if (sweep.status(rid) is None or rid in retry)
-                       and rid not in in_flight and rid not in elsewhere]
-            for rid in pending[:max(0, executor.free_slots())]:
-                executor.submit(rid, str(sweep.run_dir(rid)), sweep.configs[rid].to_dict())
-                in_flight[rid] = time.time()
-                retry.discard(rid)
-            if not in_flight and not elsewhere and not pending:
-                break
-            for rid, result in executor.wait(1.0):
-                started = in_flight.pop(rid)
-                status = result.get("status")
-                if status == "locked":
-                    elsewhere.add(rid)
-                    progress.line(f"{'elsewhere':<9} {rid} (another process holds its lock; "
-                                  f"waiting for it)", in_flight, elsewhere)
-                elif status == "died" and deaths[rid] == 0:
-                    deaths[rid] += 1
-                    progress.line(f"{'died':<9} {rid} (its worker exited with code "
-                                  f"{result.get('exitcode')}); resuming it from its checkpoint",
-                                  in_flight, elsewhere)
-                else:
-                    if status == "died":
-                        _record_death(sweep, rid, result)
-                    sweep.forget(rid)
-                    skipped = result.get("skipped", False)
-                    progress.finished(rid, sweep.summary(rid) or result,
-                                      None if skipped else time.time() - started, in_flight,
-                                      elsewhere, note="(finished elsewhere)" if skipped else "")
-                    sweep.write_results()
-            for rid in sorted(elsewhere):
-                if sweep.summary(rid) is not None:
-                    elsewhere.discard(rid)
-                    progress.finished(rid, sweep.summary(rid), None, in_flight, elsewhere,
-                                      note="(finished elsewhere)")
-                    sweep.write_results()
-                elif not is_locked(sweep.run_dir(rid)):
-                    elsewhere.discard(rid)  # its holder stopped without finishing: queue it
-            progress.heartbeat(in_flight, elsewhere)
+        while scheduler.step():
+            pass
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -318,24 +193,110 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     counts = Counter(sweep.status(rid) for rid in sweep.configs)
     echo(f"done in {_duration(time.time() - began)}: "
          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
-         + f" -> {sweep.dir / RESULTS}")
+         + f" -> {sweep.files.results_path}")
     if counts.get("failed"):
         echo(f"{counts['failed']} run(s) failed: see error.txt in their directories; "
              f"rerun with --retry-failed after fixing the cause")
     return counts
 
 
+def _prepare(sweep: Sweep, echo, retry_failed: bool) -> set[str] | None:
+    """Print the plan, write plan.json and results.parquet; the failed runs to retry, or
+    None when every run is finished and none is to be retried."""
+    messages = settle(sweep)
+    for line in sweep.describe() + [f"extend {m}" for m in messages]:
+        echo(line)
+    retry = {rid for rid in sweep.configs if retry_failed and sweep.status(rid) == "failed"}
+    if retry:
+        echo(f"  retrying {len(retry)} failed run(s)")
+    sweep.dir.mkdir(parents=True, exist_ok=True)
+    sweep.write_plan()
+    sweep.write_results()
+    if all(sweep.status(rid) is not None for rid in sweep.configs) and not retry:
+        return None
+    return retry
+
+
+class _Scheduler:
+    """The one owner of a running sweep's scheduling state: which runs are in flight here,
+    which another process holds (`elsewhere`), which worker deaths were forgiven once."""
+
+    def __init__(self, sweep: Sweep, executor: Executor, retry: set[str], echo):
+        self.sweep, self.executor, self.retry = sweep, executor, retry
+        self.in_flight: dict[str, float] = {}  # run_id -> when it was submitted
+        self.elsewhere: set[str] = set()
+        self.deaths: Counter = Counter()
+        self.progress = _Progress(sweep, self, executor.capacity, echo)
+
+    def step(self) -> bool:
+        """Grow the grid, submit what fits, handle what ended; False once all is done."""
+        for message in self.sweep.extend():
+            self.progress.line(f"extend {message}")
+            self.sweep.write_plan()
+        pending = [rid for rid in self.sweep.order()
+                   if (self.sweep.status(rid) is None or rid in self.retry)
+                   and rid not in self.in_flight and rid not in self.elsewhere]
+        for rid in pending[:max(0, self.executor.free_slots())]:
+            self.executor.submit(rid, str(self.sweep.run_dir(rid)),
+                                 self.sweep.configs[rid].to_dict())
+            self.in_flight[rid] = time.time()
+            self.retry.discard(rid)
+        if not self.in_flight and not self.elsewhere and not pending:
+            return False
+        for rid, result in self.executor.wait(1.0):
+            self.ended(rid, result)
+        self.check_elsewhere()
+        self.progress.heartbeat()
+        return True
+
+    def ended(self, rid: str, result: dict) -> None:
+        started = self.in_flight.pop(rid)
+        status = result.get("status")
+        if status == "locked":
+            self.elsewhere.add(rid)
+            self.progress.line(f"{'elsewhere':<9} {rid} (another process holds its lock; "
+                               f"waiting for it)")
+        elif status == "died" and self.deaths[rid] == 0:
+            self.deaths[rid] += 1
+            self.progress.line(f"{'died':<9} {rid} (its worker exited with code "
+                               f"{result.get('exitcode')}); resuming it from its checkpoint")
+        else:
+            if status == "died":
+                _record_death(self.sweep, rid, result)
+            self.sweep.forget(rid)
+            skipped = result.get("skipped", False)
+            self.progress.finished(rid, self.sweep.summary(rid) or result,
+                                   None if skipped else time.time() - started,
+                                   note="(finished elsewhere)" if skipped else "")
+            self.sweep.write_results()
+
+    def check_elsewhere(self) -> None:
+        """Runs another process holds: done when their summary appears; queued again when
+        their holder stopped without finishing them."""
+        for rid in sorted(self.elsewhere):
+            if self.sweep.summary(rid) is not None:
+                self.elsewhere.discard(rid)
+                self.progress.finished(rid, self.sweep.summary(rid), None,
+                                       note="(finished elsewhere)")
+                self.sweep.write_results()
+            elif not RunDir(self.sweep.run_dir(rid)).is_locked():
+                self.elsewhere.discard(rid)
+
+    def running(self) -> list[str]:
+        return list(self.in_flight) + sorted(self.elsewhere)
+
+
 def _record_death(sweep: Sweep, rid: str, result: dict) -> None:
     """A run whose worker died twice is recorded as failed (unless someone else took it)."""
-    lock = RunLock(sweep.run_dir(rid))
+    run = RunDir(sweep.run_dir(rid))
+    lock = run.lock()
     if not lock.acquire():
         return
     try:
         if sweep.summary(rid) is None:
-            error = (f"the worker process died twice while training this run (exit code "
-                     f"{result.get('exitcode')}; out of memory?) {result.get('error', '')}")
-            write_atomic(sweep.run_dir(rid) / ERROR, error + "\n")
-            record_failure(sweep.run_dir(rid), sweep.configs[rid], error)
+            run.record_failure(sweep.configs[rid], (
+                f"the worker process died twice while training this run (exit code "
+                f"{result.get('exitcode')}; out of memory?) {result.get('error', '')}"))
     finally:
         lock.release()
 
@@ -343,18 +304,19 @@ def _record_death(sweep: Sweep, rid: str, result: dict) -> None:
 class _Progress:
     """Plain-text progress lines (they read the same in a terminal and in a log file)."""
 
-    def __init__(self, sweep: Sweep, capacity: int, echo):
-        self.sweep, self.capacity, self.echo = sweep, max(1, capacity), echo
+    def __init__(self, sweep: Sweep, scheduler: _Scheduler, capacity: int, echo):
+        self.sweep, self.scheduler, self.echo = sweep, scheduler, echo
+        self.capacity = max(1, capacity)
         self.began = self.last = time.time()
 
-    def counts(self, in_flight, elsewhere) -> tuple[int, int, int]:
+    def counts(self) -> tuple[int, int, int]:
         total = len(self.sweep.configs)
         done = sum(self.sweep.status(rid) is not None for rid in self.sweep.configs)
-        running = len(in_flight) + len(elsewhere)
+        running = len(self.scheduler.running())
         return done, running, max(0, total - done - running)
 
-    def prefix(self, in_flight, elsewhere) -> str:
-        done, running, left = self.counts(in_flight, elsewhere)
+    def prefix(self) -> str:
+        done, running, left = self.counts()
         total = len(self.sweep.configs)
         eta = self.eta()
         eta = "--" if eta is None else _duration(eta)
@@ -378,16 +340,16 @@ class _Progress:
             near = min(timed, key=lambda d: abs(d - depth))
             return timed[near][0] / timed[near][1] * depth / near
 
-        work = sum((cfg.train.max_steps - (last_step(sweep.run_dir(rid)) or 0))
+        work = sum((cfg.train.max_steps - (RunDir(sweep.run_dir(rid)).last_step() or 0))
                    * per_step(cfg.model.n_layer)
                    for rid, cfg in sweep.configs.items() if sweep.status(rid) is None)
         return work / self.capacity
 
-    def line(self, text: str, in_flight, elsewhere) -> None:
-        self.echo(f"{self.prefix(in_flight, elsewhere)} {text}")
+    def line(self, text: str) -> None:
+        self.echo(f"{self.prefix()} {text}")
         self.last = time.time()
 
-    def finished(self, rid, summary, duration, in_flight, elsewhere, note="") -> None:
+    def finished(self, rid, summary, duration, note="") -> None:
         summary = summary or {}
         status = summary.get("status", "?")
         loss = summary.get("final_val_loss")
@@ -397,37 +359,19 @@ class _Progress:
         elif status == "failed":
             detail = f"{summary.get('error', '')} (see {self.sweep.run_dir(rid) / ERROR})"
         took = f"  {_duration(duration)}" if duration is not None else ""
-        self.line(f"{status:<9} {rid}  {detail}{took} {note}".rstrip(), in_flight, elsewhere)
+        self.line(f"{status:<9} {rid}  {detail}{took} {note}".rstrip())
 
-    def heartbeat(self, in_flight, elsewhere) -> None:
-        if time.time() - self.last < HEARTBEAT_S or not (in_flight or elsewhere):
+    def heartbeat(self) -> None:
+        running = self.scheduler.running()
+        if time.time() - self.last < HEARTBEAT_S or not running:
             return
         parts = []
-        for rid in list(in_flight) + sorted(elsewhere):
-            step = last_step(self.sweep.run_dir(rid))
+        for rid in running:
+            step = RunDir(self.sweep.run_dir(rid)).last_step()
             total = self.sweep.configs[rid].train.max_steps
-            where = " elsewhere" if rid in elsewhere else ""
+            where = " elsewhere" if rid in self.scheduler.elsewhere else ""
             parts.append(f"{rid} step {step if step is not None else '-'}/{total}{where}")
-        self.line("running: " + "; ".join(parts), in_flight, elsewhere)
-
-
-def last_step(run_dir: Path) -> int | None:
-    """The step of the last metrics row, read from the end of metrics.jsonl."""
-    path = Path(run_dir) / "metrics.jsonl"
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - 8192))
-            lines = f.read().decode(errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        try:
-            return int(json.loads(line)["step"])
-        except (ValueError, KeyError, TypeError):
-            continue
-    return None
+        self.line("running: " + "; ".join(parts))
 
 
 def _duration(seconds: float) -> str:

@@ -1,14 +1,17 @@
-"""Run directories: runs/<sweep>/<run_id>/{config.json, metrics.jsonl, summary.json, checkpoint/}.
+"""Run directories, their whole life: runs/<sweep>/<run_id>/{config.json, metrics.jsonl,
+summary.json, checkpoint/, error.txt, .lock}.
 
 A run is finished exactly when summary.json exists. Every file is written atomically
 (temp file + rename), so a killed process never leaves a half-written file behind.
 Checkpoints hold numpy arrays under the shared parameter names, so either backend loads them.
+While a run trains, its process holds an flock on `.lock`: the kernel drops it when the
+process dies, however it dies, so a killed worker never leaves a run stuck.
 """
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
-import math
 import os
 import platform
 import shutil
@@ -22,43 +25,13 @@ import numpy as np
 
 from sweeps.config import RunConfig
 from sweeps.errors import HarnessError
+from sweeps.files import clean_json, read_json, write_atomic, write_json_atomic
 
-STATUSES = ("ok", "diverged", "failed")
-# Per-layer diagnostics in metrics.jsonl at eval steps (lists, one value per layer).
-DIAGNOSTICS = ("attn_entropy", "attn_entropy_min", "max_attn_logit", "resid_kurtosis",
-               "resid_max_over_median")
-
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    write_atomic(path, json.dumps(clean_json(obj), indent=2, sort_keys=True) + "\n")
-
-
-def clean_json(obj):
-    """NaN and Inf become null: strict JSON that every reader accepts."""
-    if isinstance(obj, dict):
-        return {k: clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean_json(v) for v in obj]
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
+STATUSES = ("ok", "diverged", "failed")  # what summary.json may say: the run is finished
+# The state of any planned run: a finished status, or one of these three.
+UNFINISHED = ("running", "interrupted", "pending")
+LOCK = ".lock"
+ERROR = "error.txt"
 
 
 def provenance(device: str = "") -> dict:
@@ -107,7 +80,7 @@ class RunDir:
         return RunConfig.from_dict(self.read_config_file()["config"])
 
     def read_config_file(self) -> dict:
-        return _read_json(self.config_path)
+        return read_json(self.config_path)
 
     # -- metrics --------------------------------------------------------------------------
     def append_metrics(self, rows: list[dict]) -> None:
@@ -144,11 +117,74 @@ class RunDir:
         write_json_atomic(self.summary_path, summary)
 
     def read_summary(self) -> dict | None:
-        return _read_json(self.summary_path) if self.summary_path.exists() else None
+        return read_json(self.summary_path) if self.summary_path.exists() else None
 
     @property
     def is_finished(self) -> bool:
         return self.summary_path.exists()
+
+    def state(self) -> str:
+        """ok | diverged | failed (finished: summary.json says so), running (some process
+        holds its lock), interrupted (started, not finished, not held) or pending."""
+        if self.is_finished:
+            return self.read_summary().get("status", "?")
+        if self.is_locked():
+            return "running"
+        if self.metrics_path.exists() or self.checkpoint_dir.exists():
+            return "interrupted"
+        return "pending"
+
+    def last_step(self) -> int | None:
+        """The step of the last metrics row, read from the end of metrics.jsonl (cheap while
+        another process is appending to it)."""
+        try:
+            with open(self.metrics_path, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 8192))
+                lines = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return None
+        for line in reversed(lines):
+            try:
+                return int(json.loads(line)["step"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return None
+
+    def record_failure(self, cfg: RunConfig, error: str, wall: float = 0.0,
+                       details: str | None = None) -> dict:
+        """Finish the run as failed: error.txt (details, else the error), config.json if it
+        never wrote one, and a summary with the error's first line."""
+        write_atomic(self.path / ERROR, (details or error).rstrip("\n") + "\n")
+        if not self.config_path.exists():
+            self.write_config(cfg)
+        self.write_summary({"run_id": cfg.run_id, "status": "failed",
+                            "error": error.splitlines()[0], "final_val_loss": None,
+                            "best_val_loss": None, "wall_time_s": wall})
+        return self.read_summary()
+
+    def clear_failure(self) -> None:
+        """Forget a failed attempt before retrying it (its checkpoint, if any, stays)."""
+        self.summary_path.unlink(missing_ok=True)
+        (self.path / ERROR).unlink(missing_ok=True)
+
+    # -- the lock -------------------------------------------------------------------------
+    def lock(self) -> "RunLock":
+        return RunLock(self.path)
+
+    def is_locked(self) -> bool:
+        """True while some process holds the run's lock (checked without creating anything)."""
+        try:
+            f = open(self.path / LOCK, "rb")
+        except FileNotFoundError:
+            return False
+        with f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
 
     # -- checkpoints ----------------------------------------------------------------------
     def save_checkpoint(self, step: int, params: dict[str, np.ndarray],
@@ -200,14 +236,29 @@ class RunDir:
         return self.checkpoint_dir
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise HarnessError(f"{path} does not exist: is this a run directory?") from None
-    except json.JSONDecodeError as e:
-        raise HarnessError(f"{path} is not valid JSON ({e}); delete the run directory to "
-                           f"rerun it") from None
+class RunLock:
+    """An exclusive, non-blocking flock on a run directory, held while the run trains."""
+
+    def __init__(self, run_dir: str | Path):
+        self.path = Path(run_dir) / LOCK
+        self._file = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.path, "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            return False
+        self._file = f
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
 
 
 def find_run_dirs(root: str | Path) -> list[RunDir]:

@@ -1,16 +1,14 @@
 """`qkmlx status NAME`: a sweep's runs and their state, read from the run directories alone."""
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from sweeps.config import RunConfig
 from sweeps.errors import HarnessError
-from sweeps.executors import is_locked
-from sweeps.runner import PLAN, Sweep, last_step, settle
-from sweeps.runs import RunDir
+from sweeps.runner import Sweep, settle
+from sweeps.runs import STATUSES, UNFINISHED, RunDir
+from sweeps.sweepdir import SweepDir
 
 
 def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
@@ -20,39 +18,27 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
     try:
         spec = load_spec(name)
     except HarnessError:
-        if not (Path(runs_dir) / name / PLAN).exists():
+        if not SweepDir(Path(runs_dir) / name).has_plan():
             raise
         spec = None
-    directory = Path(runs_dir) / (spec.name if spec else name)
-    if (directory / PLAN).exists():
-        plan = json.loads((directory / PLAN).read_text())
-        return directory, {r["run_id"]: RunConfig.from_dict(r["config"]) for r in plan["runs"]}
+    files = SweepDir(Path(runs_dir) / (spec.name if spec else name))
+    if files.has_plan():
+        return files.path, files.planned_configs()
     sweep = Sweep(spec, backend, runs_dir=runs_dir)
     settle(sweep)
-    return directory, sweep.configs
-
-
-def run_state(run_dir: Path) -> tuple[str, dict | None]:
-    """ok | diverged | failed (finished), running (locked), interrupted, or pending."""
-    run = RunDir(run_dir)
-    summary = run.read_summary() if run.is_finished else None
-    if summary:
-        return summary.get("status", "?"), summary
-    if is_locked(run.path):
-        return "running", None
-    if run.metrics_path.exists() or run.checkpoint_dir.exists():
-        return "interrupted", None
-    return "pending", None
+    return files.path, sweep.configs
 
 
 def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     directory, configs = planned_runs(name, runs_dir, backend)
     rows = []
     for rid, cfg in configs.items():
-        state, summary = run_state(directory / rid)
+        run = RunDir(directory / rid)
+        state = run.state()
+        summary = run.read_summary() if state not in UNFINISHED else None
         steps = (summary or {}).get("steps_run")
         if steps is None and state in ("running", "interrupted"):
-            steps = last_step(directory / rid)
+            steps = run.last_step()
         rows.append({"run_id": rid, "state": state, "qk_norm": cfg.model.qk_norm,
                      "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
                      "steps": steps, "max_steps": cfg.train.max_steps,
@@ -61,8 +47,7 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     rows.sort(key=lambda r: (r["n_layer"], r["qk_norm"], r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
     lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
-             + ", ".join(f"{counts[s]} {s}" for s in ("ok", "diverged", "failed", "running",
-                                                      "interrupted", "pending") if counts[s])]
+             + ", ".join(f"{counts[s]} {s}" for s in STATUSES + UNFINISHED if counts[s])]
     lines.append(f"{'state':<11} {'qk_norm':<9} {'L':>3} {'lr':>9} {'seed':>4} "
                  f"{'steps':>11} {'final_val':>9}  run_id")
     for r in rows:

@@ -10,7 +10,8 @@ import math
 from pathlib import Path
 
 from sweeps.presets import get_preset
-from sweeps.runs import RunDir, write_json_atomic
+from sweeps.files import write_json_atomic
+from sweeps.runs import RunDir
 
 INIT_LOSS = 5.5
 PROVENANCE = {"git_commit": "0123456789abcdef", "git_dirty": False, "device": "cpu",

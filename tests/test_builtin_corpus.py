@@ -4,9 +4,9 @@ import re
 
 import numpy as np
 
-from sweeps.builtin_corpus import CAST, MISHAPS, generate_stories
+from sweeps.data.builtin import CAST, MISHAPS, generate_stories
 from sweeps.data import entropies
-from sweeps.tokenizers import encode_documents
+from sweeps.data.tokenizers import encode_documents
 
 # sha256 of the first 50 stories of seed 0. When a change to the generator moves it, bump
 # GENERATOR_VERSION (it is part of the cache key) and update this value.

@@ -1,7 +1,5 @@
 """Configs: JSON round trip, validation messages, dotted overrides, run ids, schedule, presets."""
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -130,11 +128,3 @@ def test_help_lists_the_commands():
         assert result.exit_code == 0
         for command in ("config", "data", "train"):
             assert command in result.output
-
-
-def test_importing_sweeps_loads_neither_mlx_nor_torch():
-    code = ("import sys, sweeps.cli, sweeps.config, sweeps.data, sweeps.runs, sweeps.loop, "
-            "sweeps.presets, sweeps.params, sweeps.diagnostics; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'torch')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

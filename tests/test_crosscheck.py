@@ -57,7 +57,7 @@ def checks_for(*overrides, steps=0, make=None):
 # -- the mismatches -------------------------------------------------------------------------
 
 class AdamWWithoutBiasCorrection(qkmlx.optim.AdamW):
-    """MLX's own AdamW default (bias_correction=False): the trap DESIGN.md names first."""
+    """MLX's own AdamW default (bias_correction=False): a trap docs/DESIGN.md names."""
 
     def update(self, params, grads, lr):
         self.state["step"] = self.state["step"] + 1

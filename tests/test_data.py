@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from sweeps import corpora, data as data_mod, tokenizers
+from sweeps.data import cache as data_mod, corpora, tokenizers
 from sweeps.cli import make_cli
 from sweeps.config import DataConfig
-from sweeps.corpora import describe, load_documents
+from sweeps.data.corpora import describe, load_documents
 from sweeps.data import cache_path, get_batch, load_tokens, read_manifest, val_batches
 from sweeps.errors import DataError
-from sweeps.tokenizers import apply_compact, compact_vocab, encode_documents, gpt2_encoding
+from sweeps.data.tokenizers import apply_compact, compact_vocab, encode_documents, gpt2_encoding
 
 SMALL = DataConfig(builtin_stories=200)
 STORIES = [f"Story {i}: Once upon a time, a cat named Tom{i} found a ball." for i in range(20)]

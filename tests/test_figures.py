@@ -18,10 +18,10 @@ import pytest
 import figures_fakes as ff
 from figures import metrics
 from figures.report import make_report
-from figures.sweep import load_curves, load_sweep
+from figures.results import load_curves, load_results
 from figures.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, judge
 from sweeps.errors import HarnessError
-from sweeps.runs import write_json_atomic
+from sweeps.files import write_json_atomic
 
 CHARTS = ["final_loss_vs_lr", "stability_vs_depth", "lr_sensitivity", "training_curves",
           "attention", "residual_kurtosis"]
@@ -41,7 +41,7 @@ def report(study):
 
 @pytest.fixture(scope="module")
 def runs(study):
-    return load_sweep(study).runs
+    return load_results(study).runs
 
 
 @pytest.fixture(scope="module")
@@ -318,10 +318,10 @@ def test_runs_outside_the_plan_are_ignored_and_named(messy, tmp_path):
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("report"))
     stray = ff.config("none", 2, 3e-1, 0)
     ff.write_run(copy, stray, "ok", 2.0)
-    sweep = load_sweep(copy)
+    sweep = load_results(copy)
     assert sweep.ignored == [stray.run_id] and stray.run_id not in set(sweep.runs.run_id)
     (copy / "plan.json").unlink()
-    sweep = load_sweep(copy)
+    sweep = load_results(copy)
     assert not sweep.has_plan and stray.run_id in set(sweep.runs.run_id)
 
 

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from sweeps.cli import make_cli
 from sweeps.errors import ConfigError
-from sweeps.executors import RunLock, is_locked, uses_gpus, worker_envs
-from sweeps.runner import grow
+from sweeps.executors import uses_gpus, worker_envs
+from sweeps.grid import grid_additions
 from sweeps.runs import RunDir
 from sweeps.spec import SPECS_DIR, load_spec, parse_spec
 
@@ -121,27 +121,27 @@ def test_grow_extends_to_divergence_then_refines():
                        "extend": {"max_extra_lrs": 2, "until": "all", "refine": True}})
     configs = spec.configs("torch")
     status = {c.run_id: "ok" for c in configs}
-    assert grow(spec, configs, {}) == {}  # nothing finished: nothing to decide
-    added = grow(spec, configs, status)
+    assert grid_additions(spec, configs, {}) == {}  # nothing finished: nothing to decide
+    added = grid_additions(spec, configs, status)
     assert added[2][0] == [1.0]  # factor: the grid's top ratio
     # one seed of one arm diverging at the top is not enough under until = "all"
     top = [c for c in configs if c.train.lr == 0.1]
     status[top[0].run_id] = "diverged"
-    assert grow(spec, configs, status)[2][0] == [1.0]
+    assert grid_additions(spec, configs, status)[2][0] == [1.0]
     for c in top:
         status[c.run_id] = "diverged" if c.model.qk_norm == "none" else "ok"
     configs = spec.configs("torch", lrs={2: [1.0]})
     status.update({c.run_id: "diverged" for c in configs if c.train.lr == 1.0})
     # reached: refine between 1e-2 (ok) and 1e-1 (diverged) for none, 1e-1 and 1 for rms
-    assert grow(spec, configs, status)[2][0] == [0.0316, 0.316]
+    assert grid_additions(spec, configs, status)[2][0] == [0.0316, 0.316]
     configs = spec.configs("torch", lrs={2: [1.0, 0.0316, 0.316]})
     status.update({c.run_id: "diverged" for c in configs if c.train.lr in (0.0316, 0.316)})
-    assert grow(spec, configs, status) == {}  # refinement happens once
+    assert grid_additions(spec, configs, status) == {}  # refinement happens once
     # the cap: at most max_extra_lrs above the grid
     capped = spec.configs("torch", lrs={2: [1.0, 10.0]})
-    assert grow(spec, capped, {c.run_id: "ok" for c in capped}) == {}
+    assert grid_additions(spec, capped, {c.run_id: "ok" for c in capped}) == {}
     # failed runs decide nothing
-    assert grow(spec, configs[:2], {c.run_id: "failed" for c in configs}) == {}
+    assert grid_additions(spec, configs[:2], {c.run_id: "failed" for c in configs}) == {}
 
 
 def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
@@ -163,7 +163,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
     result = sweep("torch", "smoke", tmp_path / "runs", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "= 12 runs" in result.output and "tokens" in result.output
-    assert result.output.count("to run    torch-qk") == 12
+    assert result.output.count("pending     torch-qk") == 12
     assert not (tmp_path / "runs").exists()
 
 
@@ -277,7 +277,7 @@ def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run_dir / ".lock"), "8"],
                               stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
-    assert is_locked(run_dir) and not RunLock(run_dir).acquire()
+    assert RunDir(run_dir).is_locked() and not RunDir(run_dir).lock().acquire()
     result = sweep("torch", spec, runs)
     released = float(holder.stdout.readline())
     holder.wait()
@@ -333,9 +333,9 @@ def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
                   if d.is_dir() and not (d / "summary.json").exists()]
     assert unfinished  # really killed mid-sweep
     deadline = time.time() + 15  # its workers notice and exit: no run stays locked
-    while any(is_locked(d) for d in unfinished) and time.time() < deadline:
+    while any(RunDir(d).is_locked() for d in unfinished) and time.time() < deadline:
         time.sleep(0.1)
-    assert not any(is_locked(d) for d in unfinished)
+    assert not any(RunDir(d).is_locked() for d in unfinished)
 
     rerun = subprocess.run(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
                            capture_output=True, text=True, timeout=300)

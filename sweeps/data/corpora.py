@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from sweeps.builtin_corpus import GENERATOR_VERSION, generate_stories
+from sweeps.data.builtin import GENERATOR_VERSION, generate_stories
 from sweeps.config import DataConfig
 from sweeps.errors import DataError
 

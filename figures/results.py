@@ -5,32 +5,25 @@ a run directory itself, so the report depends on the run directories alone.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from sweeps.diagnostics import DIAGNOSTICS, reduce_layers
 from sweeps.errors import HarnessError
-from sweeps.runs import DIAGNOSTICS, RunDir, find_run_dirs, load_runs
+from sweeps.norms import qk_order
+from sweeps.runs import RunDir, find_run_dirs, load_runs
+from sweeps.sweepdir import SweepDir
 
-# Per-layer diagnostics reduced to one number per eval step: the layer where trouble shows
-# first (largest logit, lowest entropy, spikiest residual), except mean entropy, which
-# summarises the whole stack.
-LAYER_REDUCTIONS = {"attn_entropy": np.nanmean, "attn_entropy_min": np.nanmin,
-                    "max_attn_logit": np.nanmax, "resid_kurtosis": np.nanmax,
-                    "resid_max_over_median": np.nanmax}
 RUN_KEYS = ["qk_norm", "n_layer", "lr", "seed"]
-CURVE_COLUMNS = ["step", "train_loss", "val_loss", *DIAGNOSTICS]
-QK_ORDER = ("none", "rms", "layernorm")  # off first: the order of legends, tables, sections
 SUMMARY_COLUMNS = ["status", "init_loss", "final_val_loss", "best_val_loss", "perplexity",
                    "steps_run", "diverged_at", "wall_time_s", "tokens_per_s", "tokens_seen",
                    "error"]
 
 
 @dataclass(frozen=True)
-class Sweep:
+class SweepResults:
     name: str
     runs: pd.DataFrame  # one row per run directory in the plan (all of them without a plan)
     missing: pd.DataFrame  # planned runs with no directory: run_id, qk_norm, n_layer, lr, seed
@@ -41,16 +34,18 @@ class Sweep:
 
 
 def qk_key(qk_norm: str) -> tuple:
-    return (QK_ORDER.index(qk_norm) if qk_norm in QK_ORDER else len(QK_ORDER), qk_norm)
+    """Off first, then the registry's order (sweeps.norms): legends, tables, sections."""
+    return qk_order(qk_norm)
 
 
-def load_sweep(path: str | Path) -> Sweep:
+def load_results(path: str | Path) -> SweepResults:
     path = Path(path)
+    sweep_dir = SweepDir(path)
     runs = load_runs(path) if path.is_dir() else pd.DataFrame()
     if runs.empty:
         raise HarnessError(f"no run directories under {path}: run the sweep first "
                            f"(`qkmlx sweep {path.name}`) or point --runs-dir at its parent")
-    plan = _read_optional_json(path / "plan.json")
+    plan = sweep_dir.read_plan()
     ignored: list[str] = []
     missing = pd.DataFrame(columns=["run_id", *RUN_KEYS])
     if plan is not None:
@@ -63,35 +58,25 @@ def load_sweep(path: str | Path) -> Sweep:
     files = _run_files(path)
     runs = runs.assign(run_dir=runs.run_id.map(lambda r: files[r][0]),
                        provenance=runs.run_id.map(lambda r: files[r][1]))
-    return Sweep(name=path.name, runs=_sorted(runs), missing=_sorted(missing),
-                 ignored=ignored, spec=(plan or {}).get("spec", {}), has_plan=plan is not None,
-                 crosscheck=_read_optional_json(path / "crosscheck.json"))
+    return SweepResults(name=path.name, runs=_sorted(runs), missing=_sorted(missing),
+                        ignored=ignored, spec=(plan or {}).get("spec", {}),
+                        has_plan=plan is not None, crosscheck=sweep_dir.read_crosscheck())
 
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
     """metrics.jsonl of every finished run, long format, diagnostics reduced over layers."""
-    frames = []
+    frames, columns = [], ["step", "train_loss", "val_loss", *DIAGNOSTICS]
     for row in runs[runs.status.isin(["ok", "diverged"])].itertuples():
         metrics = RunDir(row.run_dir).read_metrics()
-        frame = pd.DataFrame(metrics).reindex(columns=CURVE_COLUMNS)
+        frame = pd.DataFrame(metrics).reindex(columns=columns)
         for name in DIAGNOSTICS:
-            frame[name] = frame[name].map(_reducer(LAYER_REDUCTIONS[name]))
+            frame[name] = frame[name].map(lambda values, name=name: reduce_layers(name, values))
         frames.append(frame.assign(run_id=row.run_id,
                                    **{k: getattr(row, k) for k in RUN_KEYS}))
     if not frames:
-        return pd.DataFrame(columns=["run_id", *RUN_KEYS, *CURVE_COLUMNS])
+        return pd.DataFrame(columns=["run_id", *RUN_KEYS, *columns])
     return pd.concat(frames, ignore_index=True).sort_values(["run_id", "step"],
                                                             ignore_index=True)
-
-
-def _reducer(reduce):
-    """A list of per-layer values (nulls allowed) -> one float; NaN when absent or all null."""
-    def apply(values):
-        if not isinstance(values, list):
-            return np.nan
-        arr = np.array([np.nan if v is None else v for v in values], dtype=float)
-        return float(reduce(arr)) if np.isfinite(arr).any() else np.nan
-    return apply
 
 
 def _run_keys(cfg: dict) -> dict:
@@ -114,13 +99,3 @@ def _run_files(root: Path) -> dict[str, tuple[str, dict]]:
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values([*RUN_KEYS, "run_id"], ignore_index=True)
-
-
-def _read_optional_json(path: Path) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise HarnessError(f"{path} is not valid JSON ({e}); delete it and rerun the step "
-                           f"that writes it") from None

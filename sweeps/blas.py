@@ -1,0 +1,75 @@
+"""Linux CPU speed for MLX: its Linux CPU wheel links a reference BLAS that ran a 1024x1024
+matmul about 40x slower than OpenBLAS on a 2-core machine (a small GPT step about 13x slower).
+
+`preload_env` says how to fix that for a new process (LD_PRELOAD of Debian's OpenBLAS, when
+installed); `ensure_fast_blas` applies it to the current command by re-executing it once,
+before mlx is imported, or warns once with the install command. The executors give their
+qkmlx workers the same environment. Results are identical; only speed changes.
+
+Nothing here imports mlx: it only looks at the installed files.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+GUARD = "QKMLX_BLAS_CHECKED"  # set in the re-executed process so it never loops
+OPENBLAS_GLOBS = (
+    "/usr/lib/*-linux-gnu/openblas-pthread/libblas.so.3",
+    "/usr/lib/*-linux-gnu/libopenblas.so.0",
+    "/usr/lib64/libopenblas.so.0",
+)
+INSTALL_HINT = ("MLX is using its slow reference BLAS (CPU training about 13x slower); "
+                "install OpenBLAS: sudo apt-get install libopenblas0-pthread")
+
+
+def mlx_uses_reference_blas() -> bool:
+    """True when the installed mlx ships its own reference libblas (the Linux CPU wheel)."""
+    spec = importlib.util.find_spec("mlx")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    site = Path(list(spec.submodule_search_locations)[0]).parent
+    return any(site.glob("mlx*.libs/libblas*.so*"))
+
+
+def find_openblas() -> str | None:
+    for pattern in OPENBLAS_GLOBS:
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[0]
+    return None
+
+
+def preload_env(environ=os.environ) -> dict | None:
+    """The variables that give a new process OpenBLAS instead of MLX's reference BLAS:
+    {} when nothing needs doing (not Linux, already preloaded, mlx brings no reference BLAS),
+    None when it would help but OpenBLAS is not installed."""
+    preload = environ.get("LD_PRELOAD", "")
+    if not sys.platform.startswith("linux") or "blas" in preload or not mlx_uses_reference_blas():
+        return {}
+    library = find_openblas()
+    if library is None:
+        return None
+    return {"LD_PRELOAD": f"{library}:{preload}" if preload else library, GUARD: "1"}
+
+
+def ensure_fast_blas() -> None:
+    """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first)."""
+    if os.environ.get(GUARD):
+        return
+    os.environ[GUARD] = "1"
+    env = preload_env()
+    if env is None:
+        print(f"qkmlx: {INSTALL_HINT}", file=sys.stderr)
+        return
+    if not env:
+        return
+    print(f"qkmlx: using OpenBLAS ({find_openblas()}) instead of MLX's reference BLAS",
+          file=sys.stderr)
+    # sys.orig_argv is the interpreter's own command line (python -c CODE ... included);
+    # sys.argv would lose a `python -c` program.
+    argv = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
+    os.execve(sys.executable, [sys.executable, *argv[1:]], {**os.environ, **env})

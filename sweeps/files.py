@@ -1,0 +1,60 @@
+"""Files written atomically (temp file + fsync + rename) and strict JSON read and written.
+
+A killed process never leaves a half-written file behind: readers see the old file or the
+new one. NaN and Inf become null, so every JSON file here is strict JSON.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from sweeps.errors import HarnessError
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    write_atomic(path, json.dumps(clean_json(obj), indent=2, sort_keys=True) + "\n")
+
+
+def clean_json(obj):
+    """NaN and Inf become null: strict JSON that every reader accepts."""
+    if isinstance(obj, dict):
+        return {k: clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean_json(v) for v in obj]
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+def read_json(path: Path, fix: str = "delete the run directory to rerun it") -> dict:
+    """A JSON file that must exist and parse; a one-line HarnessError ending in `fix`."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise HarnessError(f"{path} does not exist: is this a run directory?") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise HarnessError(f"{path} is not valid JSON ({e}); {fix}") from None

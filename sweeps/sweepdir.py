@@ -1,0 +1,72 @@
+"""A sweep directory's own files, `<runs-dir>/<name>/` beside its run directories:
+
+- plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]}, every
+  planned run, grid extensions included (written by the runner, read by status and figures);
+- results.parquet: one row per planned run that has a directory (sweeps.runs.load_runs);
+- crosscheck.json: what `crosscheck --sweep NAME` found (read by the report).
+
+All written atomically; this module is the one place that reads and writes them.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from sweeps.config import RunConfig
+from sweeps.errors import HarnessError
+from sweeps.files import read_json, write_atomic, write_json_atomic
+
+PLAN = "plan.json"
+RESULTS = "results.parquet"
+CROSSCHECK = "crosscheck.json"
+REWRITE = "delete it and rerun the step that writes it"
+
+
+class SweepDir:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.name = self.path.name
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.path / run_id
+
+    # -- plan.json ------------------------------------------------------------------------
+    def has_plan(self) -> bool:
+        return (self.path / PLAN).exists()
+
+    def write_plan(self, spec: dict, backend: str, overrides: list[str],
+                   configs: dict[str, RunConfig]) -> None:
+        write_json_atomic(self.path / PLAN, {
+            "name": self.name, "spec": spec, "backend": backend, "overrides": overrides,
+            "runs": [{"run_id": rid, "config": cfg.to_dict()} for rid, cfg in configs.items()]})
+
+    def read_plan(self) -> dict | None:
+        """plan.json as written, None when the sweep has never run."""
+        return read_json(self.path / PLAN, REWRITE) if self.has_plan() else None
+
+    def planned_configs(self) -> dict[str, RunConfig]:
+        """run_id -> RunConfig of every planned run ({} without plan.json)."""
+        plan = self.read_plan() or {"runs": []}
+        try:
+            return {r["run_id"]: RunConfig.from_dict(r["config"]) for r in plan["runs"]}
+        except (KeyError, TypeError) as e:
+            raise HarnessError(f"{self.path / PLAN} is not a plan ({type(e).__name__}: {e}); "
+                               f"delete it and rerun the sweep to rewrite it") from None
+
+    # -- results.parquet ------------------------------------------------------------------
+    def write_results(self, df) -> None:
+        buffer = io.BytesIO()
+        df.to_parquet(buffer, index=False)
+        write_atomic(self.path / RESULTS, buffer.getvalue())
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+    # -- crosscheck.json ------------------------------------------------------------------
+    @property
+    def crosscheck_path(self) -> Path:
+        return self.path / CROSSCHECK
+
+    def read_crosscheck(self) -> dict | None:
+        return read_json(self.crosscheck_path, REWRITE) if self.crosscheck_path.exists() else None

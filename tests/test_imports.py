@@ -1,0 +1,120 @@
+"""The import graph: layers that only point down, no circles, no heavy imports in sweeps/.
+
+The graph is read statically (ast) from every module's imports, function-level ones
+included, so a lazy import that runs back up is caught too. Layers, top to bottom:
+console entry points (qkmlx.cli, qktorch.cli, crosscheck.cli) -> crosscheck, figures,
+qkmlx, qktorch -> sweeps. sweeps reaches a backend only through its registry (by name,
+sweeps.backends), never by an import statement.
+"""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("sweeps", "figures", "crosscheck", "qkmlx", "qktorch")
+ENTRY_POINTS = {"qkmlx.cli", "qktorch.cli", "crosscheck.cli"}
+# What each package may import from the project (besides itself).
+ALLOWED = {"sweeps": set(), "figures": {"sweeps"}, "qkmlx": {"sweeps"}, "qktorch": {"sweeps"},
+           "crosscheck": {"sweeps", "qkmlx", "qktorch"}}
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """module -> the project modules it imports (a name that is a module, else its package)."""
+    files = {module_name(p, root): p for pkg in PACKAGES for p in (root / pkg).rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                candidates = [f"{node.module}.{alias.name}" for alias in node.names]
+                candidates = [c if c in files else node.module for c in candidates]
+            else:
+                continue
+            targets |= {c for c in candidates if c in files and c != name}
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component with more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    assert cycles(import_graph()) == []
+
+
+def test_imports_only_point_down():
+    wrong = []
+    for module, targets in import_graph().items():
+        package = module.split(".")[0]
+        for target in targets:
+            other = target.split(".")[0]
+            if other != package and other not in ALLOWED[package] and module not in ENTRY_POINTS:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
+
+
+def test_entry_points_only_add_the_figures_command():
+    for entry in ("qkmlx.cli", "qktorch.cli"):
+        outside = {t for t in import_graph()[entry] if not t.startswith(("sweeps.", "qk"))}
+        assert outside == {"figures.cli"}
+
+
+def test_importing_sweeps_and_figures_loads_no_trainer():
+    code = ("import sys, sweeps.cli, sweeps.config, sweeps.data, sweeps.runs, sweeps.loop, "
+            "sweeps.presets, sweeps.params, sweeps.diagnostics, sweeps.runner, sweeps.status, "
+            "sweeps.executors, sweeps.backends, figures.results, figures.metrics; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_graph_reader_sees_lazy_imports_and_circles(tmp_path):
+    """The checker itself must be able to fail: a planted circle through a lazy import."""
+    pkg = tmp_path / "sweeps"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from sweeps.b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from sweeps import a\n")
+    for other in PACKAGES[1:]:
+        (tmp_path / other).mkdir()
+    graph = import_graph(tmp_path)
+    assert graph["sweeps.b"] == {"sweeps.a"}
+    assert cycles(graph) == [["sweeps.a", "sweeps.b"]]

@@ -1,0 +1,71 @@
+"""Each concept is declared once: adding a diagnostic is one registry entry, adding a QK-norm
+kind is one registry entry plus a make_norm branch per backend. Walked through here."""
+import numpy as np
+import pytest
+
+from sweeps.config import RunConfig
+from sweeps.diagnostics import DIAGNOSTICS, Diagnostic
+from sweeps.errors import ConfigError
+from sweeps.norms import QK_NORMS, QKNorm
+from tests.conftest import make_trainer, smoke_config
+
+
+def mean_abs_logit(scores, probs, residual) -> float:
+    return float(np.abs(scores).mean())
+
+
+def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
+    """Registered at runtime only (sweeps/diagnostics.py untouched otherwise): the loop
+    records it per layer, the figures reduce it by its rule, the report's table shows it."""
+    from figures.report import make_report
+    from figures.results import load_curves, load_results
+    from sweeps.backends import trainer_factory
+    from sweeps.loop import train_run
+
+    monkeypatch.setitem(DIAGNOSTICS, "mean_abs_logit", Diagnostic(
+        "mean_abs_logit", "mean abs logit", "", "max", mean_abs_logit, in_report=True))
+    cfg = smoke_config("torch", "train.max_steps=20", "train.eval_interval=10",
+                       "train.warmup_steps=2")
+    train_run(cfg, tmp_path / "smoke" / cfg.run_id, trainer_factory("torch", "cpu"))
+    results = load_results(tmp_path / "smoke")
+    curves = load_curves(results.runs)
+    evals = curves.dropna(subset=["val_loss"])
+    assert len(evals) == 3 and evals.mean_abs_logit.notna().all()
+    assert (evals.mean_abs_logit > 0).all()
+    report = make_report(tmp_path / "smoke").read_text()
+    assert "mean abs logit on (" not in report  # the smoke run is QK-norm off
+    assert "mean abs logit off" in report
+
+
+def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch):
+    """With the registry entry alone the config, the parameter shapes and the chart colours
+    know the kind; each backend's make_norm refuses it by name until it gets its branch."""
+    from figures.tables import arm_name
+    from sweeps.params import param_shapes
+
+    monkeypatch.setitem(QK_NORMS, "scalenorm", QKNorm("scalenorm", "on (scalenorm)",
+                                                      "#009E73", has_params=True))
+    cfg = smoke_config("torch", "model.qk_norm=scalenorm")
+    assert cfg.model.qk_norm == "scalenorm"
+    assert param_shapes(cfg.model, cfg.vocab_size)["blocks.0.attn.q_norm.weight"] == (
+        cfg.model.head_dim,)
+    assert arm_name("scalenorm") == "on (scalenorm)"
+    for backend in ("torch", "mlx"):
+        with pytest.raises(ConfigError, match=f"qk{backend}/model.py's make_norm has no branch"):
+            make_trainer(backend, cfg.with_overrides([f"backend={backend}"]))
+
+
+def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
+    from figures.charts import _qk_color
+    from qktorch.model import make_norm as torch_norm
+    from qkmlx.model import make_norm as mlx_norm
+
+    known = ", ".join(QK_NORMS)
+    with pytest.raises(ConfigError, match=f"choose one of: {known}"):
+        RunConfig().with_overrides(["model.qk_norm=cosine"])
+    for make_norm in (torch_norm, mlx_norm):
+        with pytest.raises(ConfigError, match=f"unknown norm kind 'cosine'; choose one of: {known}"):
+            make_norm("cosine", 8, 1e-5)
+    import pandas as pd
+    with pytest.raises(ConfigError, match=f"choose one of: {known}"):
+        _qk_color(pd.DataFrame({"qk_norm": ["none", "cosine"]}))
