@@ -1,7 +1,8 @@
 """The batches both trainers see: the config's own corpus where it is available offline,
 otherwise seeded random token ids (the check is about arithmetic, not data).
 
-Either way batches come from sweeps.data.get_batch / val_batches, exactly as in a run.
+Either way batches come from sweeps.data (batch_starts, get_batch, val_batches), exactly as
+in a run: training steps gather their windows on the device from the same starts.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweeps.config import RunConfig
-from sweeps.data import get_batch, load_tokens, read_manifest, val_batches
+from sweeps.data import batch_starts, get_batch, load_tokens, read_manifest, val_batches
 from sweeps.errors import DataError
 
 VAL_BATCHES = 2  # for the checkpoint's val loss: enough to compare, cheap at core size
@@ -28,6 +29,11 @@ class Batches:
 
     def train(self, step: int) -> tuple[np.ndarray, np.ndarray]:
         return get_batch(self.train_tokens, self.seed, step, self.batch_size, self.block_size)
+
+    def starts(self, step: int) -> np.ndarray:
+        """Where the windows of train(step) start: what a trainer gathers on its device."""
+        return batch_starts(len(self.train_tokens), self.seed, step, self.batch_size,
+                            self.block_size)
 
     def diag(self, sequences: int) -> np.ndarray:
         return self.val[0][0][:sequences]

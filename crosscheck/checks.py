@@ -19,7 +19,7 @@ from crosscheck.batches import Batches
 from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.config import RunConfig
-from sweeps.diagnostics import DIAGNOSTICS, layer_diagnostics
+from sweeps.diagnostics import DIAGNOSTICS, diagnostics_row
 from sweeps.runs import RunDir
 from sweeps.schedule import lr_at
 
@@ -189,11 +189,13 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
         init = make_weights(cfg, "init")
         for t in trainers.values():
             t.set_params(init)
-        for step in range(steps):
-            lr = lr_at(step, cfg.train)
-            x, y = batches.train(step)
+            t.set_train_tokens(batches.train_tokens)
+        handles: dict = {b: [] for b in BACKENDS}
+        for step in range(steps):  # queued on the device, read in one block as in a run
             for b, t in trainers.items():
-                history[b].append(t.train_step(x, y, lr))
+                handles[b].append(t.train_step(batches.starts(step), lr_at(step, cfg.train)))
+        for b, t in trainers.items():
+            history[b] = [tuple(row) for row in t.read(handles[b])]
         return scalar_check("train/loss", "train_loss", [h[0] for h in history["mlx"]],
                             [h[0] for h in history["torch"]], f"{steps} steps, worst step {{}}",
                             first=1)
@@ -207,13 +209,20 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
     def probe() -> dict:
         if not diag:
             x = batches.diag(cfg.train.diag_sequences)
-            diag.update({b: layer_diagnostics(t.probe(x)) for b, t in trainers.items()})
+            diag.update({b: diagnostics_row(t.probe(x)) for b, t in trainers.items()})
         return diag
 
+    def compare(name: str) -> Check | None:
+        values = {b: probe()[b][name] for b in BACKENDS}
+        if values["torch"] is None or values["torch"] == [None] * cfg.model.n_layer:
+            return None  # not defined for this config (QK-norm gains without QK-norm)
+        where = "worst layer {}" if DIAGNOSTICS[name].per_layer else "the model"
+        as_list = {b: v if isinstance(v, list) else [v] for b, v in values.items()}
+        return scalar_check(f"diag/{name}", "diagnostics", as_list["mlx"], as_list["torch"],
+                            f"after {steps} steps, {where}")
+
     for name in DIAGNOSTICS:
-        attempt(f"diag/{name}", "diagnostics", lambda: scalar_check(
-            f"diag/{name}", "diagnostics", probe()["mlx"][name], probe()["torch"][name],
-            f"after {steps} steps, worst layer {{}}"))
+        attempt(f"diag/{name}", "diagnostics", lambda: compare(name))
     with tempfile.TemporaryDirectory(prefix="crosscheck-") as tmp:
         for src, dst in (("torch", "mlx"), ("mlx", "torch")):
             loaded: dict = {}
@@ -242,8 +251,8 @@ def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_train
 def resume_check(src, dst, loaded, batches, steps, cfg) -> Check:
     """One more step from the checkpoint on both backends: the same params, Adam moments and
     step count (the optimizer state means the same thing on both sides)."""
-    x, y = batches.train(steps)
     for t in loaded.values():
-        t.train_step(x, y, lr_at(steps, cfg.train))
+        t.set_train_tokens(batches.train_tokens)
+        t.read([t.train_step(batches.starts(steps), lr_at(steps, cfg.train))])
     after = {b: {**t.get_state()[0], **t.get_state()[1]} for b, t in loaded.items()}
     return named_check(f"resume/{src}->{dst}", "resume", after[dst], after[src])

@@ -14,6 +14,7 @@ from sweeps.config import RunConfig
 from sweeps.presets import get_preset
 
 DEFAULT_QK_NORMS = ("none", "rms")  # QK-norm off and on
+OTHER_DECAY = {"coupled": "independent", "independent": "coupled"}
 FORCED = ("train.dtype=float32",)
 
 
@@ -40,10 +41,16 @@ def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
 
 
 def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
+    """One target per distinct (model, data), plus the last one again in the other weight
+    decay mode, so every crosscheck covers both (coupled and independent)."""
     targets, seen = [], set()
     for cfg in cfgs:
         if (cfg.model, cfg.data) not in seen:
             seen.add((cfg.model, cfg.data))
             targets.append(Target(f"{name} L{cfg.model.n_layer} qk_norm={cfg.model.qk_norm}",
                                   cfg))
+    last = targets[-1].cfg
+    other = OTHER_DECAY[last.train.weight_decay_mode]
+    targets.append(Target(f"{targets[-1].label} weight_decay_mode={other}",
+                          last.with_overrides([f"train.weight_decay_mode={other}"])))
     return targets

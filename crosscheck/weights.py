@@ -12,7 +12,7 @@ Together they leave no cheap place for a mismatch to hide.
 import numpy as np
 
 from sweeps.config import RunConfig
-from sweeps.params import init_params, is_residual_projection
+from sweeps.params import init_params, matrix_std
 
 WEIGHT_SETS = ("init", "stress")
 
@@ -27,8 +27,6 @@ def make_weights(cfg: RunConfig, kind: str) -> dict[str, np.ndarray]:
         if p.ndim == 1:
             out[name] = rng.uniform(0.5, 1.5, p.shape).astype(np.float32)
             continue
-        std = cfg.model.init_std
-        if is_residual_projection(name):
-            std = std / np.sqrt(2 * cfg.model.n_layer)
-        out[name] = (p * (1.0 / np.sqrt(p.shape[-1]) / std)).astype(np.float32)
+        scale = 1.0 / np.sqrt(p.shape[-1]) / matrix_std(name, cfg.model)
+        out[name] = (p * scale).astype(np.float32)
     return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from sweeps.config import TrainConfig
 from sweeps.params import decays
+from sweeps.schedule import decay_per_lr
 
 
 def clip_gradients(grads: dict, max_norm: float):
@@ -25,7 +26,7 @@ class AdamW:
         self.beta1 = train.beta1
         self.beta2 = train.beta2
         self.eps = train.adam_eps
-        self.weight_decay = train.weight_decay
+        self.decay_per_lr = decay_per_lr(train)  # coupled or independent decay
         self.state = {
             "step": mx.zeros((), dtype=mx.float32),
             "m": {name: mx.zeros_like(p) for name, p in params.items()},
@@ -46,7 +47,7 @@ class AdamW:
             self.state["m"][name] = m
             self.state["v"][name] = v
             if decays(name, p.shape):
-                p = p * (1 - lr * self.weight_decay)
+                p = p * (1 - lr * self.decay_per_lr)
             new[name] = p - lr * (m / bias1) / (mx.sqrt(v / bias2) + self.eps)
         return new
 

@@ -7,11 +7,13 @@ from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn
 from qkmlx.optim import AdamW, clip_gradients
+from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
+from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
 from sweeps.params import init_params
 
-DEVICES = ("auto", "cpu", "gpu")
+DEVICES = BACKEND_DEVICES["mlx"]
 
 
 def pick_device(name: str) -> str:
@@ -39,6 +41,8 @@ class Trainer:
         self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
         state = [self.model.state, self.optimizer.state]
         self.step = mx.compile(self._step, inputs=state, outputs=state) if compile else self._step
+        self.tokens = None  # the train split on the device (set_train_tokens)
+        self.window = mx.arange(cfg.model.block_size + 1)
 
     def cast(self, params: dict) -> dict:
         """float32 master weights, computed in compute_dtype (mixed precision for bfloat16)."""
@@ -56,10 +60,20 @@ class Trainer:
         self.model.update(tree_unflatten(list(new.items())))
         return loss, grad_norm
 
-    def train_step(self, x: np.ndarray, y: np.ndarray, lr: float):
-        loss, grad_norm = self.step(mx.array(x), mx.array(y), mx.array(lr, dtype=mx.float32))
-        mx.eval(loss, grad_norm, self.model.state, self.optimizer.state)
-        return loss.item(), grad_norm.item()
+    def set_train_tokens(self, tokens: np.ndarray) -> None:
+        self.tokens = mx.array(np.asarray(tokens, dtype=np.int32))
+
+    def train_step(self, starts: np.ndarray, lr: float):
+        """One step on the windows at starts, gathered on the device; nothing is waited for."""
+        batch = self.tokens[mx.array(starts)[:, None] + self.window]
+        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], mx.array(lr, dtype=mx.float32))
+        mx.async_eval(loss, grad_norm, self.model.state, self.optimizer.state)
+        return loss, grad_norm
+
+    def read(self, handles: list) -> np.ndarray:
+        """[n, 2] (loss, grad norm) of the steps behind the handles, in one sync."""
+        return np.array(mx.stack([mx.stack(h) for h in handles]).astype(mx.float32),
+                        dtype=np.float64)
 
     def grads(self, x: np.ndarray, y: np.ndarray):
         """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
@@ -76,10 +90,17 @@ class Trainer:
         self.model.update(tree_unflatten(list(params.items())))
         return loss.item()
 
-    def probe(self, x: np.ndarray):
-        """(scores, probs, residual) per layer as float32 numpy, from the explicit path."""
-        _, layers = self.model.probe(mx.array(x))
-        return [tuple(np.array(t.astype(mx.float32)) for t in layer) for layer in layers]
+    def probe(self, x: np.ndarray) -> Probe:
+        """Per-layer attention logits, weights, residual and QK-norm gains, and the output
+        logits, as float32 numpy from the explicit path."""
+        logits, layers = self.model.probe(mx.array(x))
+        out = []
+        for block, layer in zip(self.model.blocks, layers):
+            gains = [None, None]
+            if block.attn.use_qk_norm:
+                gains = [np.array(n.weight) for n in (block.attn.q_norm, block.attn.k_norm)]
+            out.append(LayerProbe(*(np.array(t.astype(mx.float32)) for t in layer), *gains))
+        return Probe(out, np.array(logits.astype(mx.float32)))
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         return np.array(self.model(mx.array(x)).astype(mx.float32))

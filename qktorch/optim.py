@@ -9,6 +9,7 @@ import torch
 
 from sweeps.config import TrainConfig
 from sweeps.params import decays
+from sweeps.schedule import decay_per_lr
 
 
 def clip_gradients(grads: dict, max_norm: float):
@@ -25,7 +26,7 @@ class AdamW:
         self.beta1 = train.beta1
         self.beta2 = train.beta2
         self.eps = train.adam_eps
-        self.weight_decay = train.weight_decay
+        self.decay_per_lr = decay_per_lr(train)  # coupled or independent decay
         self.state = {
             "step": torch.zeros((), dtype=torch.float32),
             "m": {name: torch.zeros_like(p) for name, p in params.items()},
@@ -46,7 +47,7 @@ class AdamW:
             self.state["m"][name] = m
             self.state["v"][name] = v
             if decays(name, p.shape):
-                p.mul_(1 - lr * self.weight_decay)
+                p.mul_(1 - lr * self.decay_per_lr)
             p.sub_(lr * (m / bias1) / (torch.sqrt(v / bias2) + self.eps))
 
     def state_numpy(self) -> dict:

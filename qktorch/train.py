@@ -6,11 +6,13 @@ import torch
 
 from qktorch.model import GPT, loss_fn
 from qktorch.optim import AdamW, clip_gradients
+from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
+from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
 from sweeps.params import init_params
 
-DEVICES = ("auto", "cpu", "cuda", "mps")
+DEVICES = BACKEND_DEVICES["torch"]
 
 
 def pick_device(name: str) -> str:
@@ -39,6 +41,8 @@ class Trainer:
         self.params = dict(self.model.named_parameters())
         self.optimizer = AdamW(self.params, cfg.train)
         self.loss = torch.compile(loss_fn) if compile else loss_fn
+        self.tokens = None  # the train split on the device (set_train_tokens)
+        self.window = torch.arange(cfg.model.block_size + 1, device=self.device)
 
     def autocast(self):
         if self.compute_dtype == torch.float32:
@@ -48,13 +52,22 @@ class Trainer:
     def tensor(self, a: np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(a)).long().to(self.device)
 
-    def train_step(self, x: np.ndarray, y: np.ndarray, lr: float):
+    def set_train_tokens(self, tokens: np.ndarray) -> None:
+        self.tokens = torch.from_numpy(np.asarray(tokens, dtype=np.int32)).to(self.device)
+
+    def train_step(self, starts: np.ndarray, lr: float):
+        """One step on the windows at starts, gathered on the device; nothing is waited for."""
+        batch = self.tokens[self.tensor(starts)[:, None] + self.window].long()
         with self.autocast():
-            loss = self.loss(self.model, self.tensor(x), self.tensor(y))
+            loss = self.loss(self.model, batch[:, :-1], batch[:, 1:])
         grads = dict(zip(self.params, torch.autograd.grad(loss, list(self.params.values()))))
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
         self.optimizer.update(self.params, grads, lr)
-        return loss.item(), grad_norm.item()
+        return loss.detach(), grad_norm.detach()
+
+    def read(self, handles: list) -> np.ndarray:
+        """[n, 2] (loss, grad norm) of the steps behind the handles, in one sync."""
+        return torch.stack([torch.stack(h) for h in handles]).double().cpu().numpy()
 
     def grads(self, x: np.ndarray, y: np.ndarray):
         """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
@@ -69,11 +82,18 @@ class Trainer:
             return loss_fn(self.model, self.tensor(x), self.tensor(y)).item()
 
     @torch.no_grad()
-    def probe(self, x: np.ndarray):
-        """(scores, probs, residual) per layer as float32 numpy, from the explicit path."""
+    def probe(self, x: np.ndarray) -> Probe:
+        """Per-layer attention logits, weights, residual and QK-norm gains, and the output
+        logits, as float32 numpy from the explicit path."""
         with self.autocast():
-            _, layers = self.model.probe(self.tensor(x))
-        return [tuple(t.float().cpu().numpy() for t in layer) for layer in layers]
+            logits, layers = self.model.probe(self.tensor(x))
+        out = []
+        for block, layer in zip(self.model.blocks, layers):
+            gains = [None, None]
+            if block.attn.use_qk_norm:
+                gains = [n.weight.cpu().numpy() for n in (block.attn.q_norm, block.attn.k_norm)]
+            out.append(LayerProbe(*(t.float().cpu().numpy() for t in layer), *gains))
+        return Probe(out, logits.float().cpu().numpy())
 
     @torch.no_grad()
     def logits(self, x: np.ndarray) -> np.ndarray:

@@ -9,37 +9,44 @@ sweeps.config.BACKENDS and its devices in DEVICES below.
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from sweeps.config import BACKENDS, RunConfig
+from sweeps.diagnostics import Probe
 from sweeps.errors import ConfigError
 
 # What --device accepts, per backend (each Trainer checks its own availability).
 DEVICES = {"mlx": ("auto", "cpu", "gpu"), "torch": ("auto", "cpu", "cuda", "mps")}
 
-LayerProbe = tuple[np.ndarray, np.ndarray, np.ndarray]  # scores, probs [B,H,T,T]; residual [B,T,C]
-
-
 class Trainer(Protocol):
-    """One run's model and optimizer on one device; numpy in, Python floats out.
+    """One run's model and optimizer on one device.
 
     Arrays cross the boundary as numpy under the shared parameter names of sweeps.params, so
-    a checkpoint written by one backend loads in the other.
+    a checkpoint written by one backend loads in the other. Training steps do not wait for
+    the device: train_step returns a handle and `read` fetches many steps' numbers at once.
     """
 
     device: str  # where it trains, e.g. "cpu", "cuda", "gpu"
 
-    def train_step(self, x: np.ndarray, y: np.ndarray, lr: float) -> tuple[float, float]:
-        """One AdamW step on batch (x, y) [B, T] at learning rate lr: (loss, pre-clip grad
-        norm)."""
+    def set_train_tokens(self, tokens: np.ndarray) -> None:
+        """Put the train split (flat token ids) on the device once."""
+
+    def train_step(self, starts: np.ndarray, lr: float) -> Any:
+        """One AdamW step at learning rate lr on the windows tokens[s : s + T + 1] for s in
+        starts [B] (sweeps.data.batch_starts), gathered on the device. Returns a handle to
+        the step's (loss, pre-clip grad norm) without waiting for them."""
+
+    def read(self, handles: list) -> np.ndarray:
+        """[len(handles), 2] float64 (loss, grad norm) of those steps, with one device sync."""
 
     def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
-        """Mean cross entropy of a batch, no update."""
+        """Mean cross entropy of a batch [B, T], no update."""
 
-    def probe(self, x: np.ndarray) -> list[LayerProbe]:
-        """The explicit attention path: (scores / sqrt(d_head), probs, residual) per layer."""
+    def probe(self, x: np.ndarray) -> Probe:
+        """The explicit attention path on x: per-layer logits, weights, residuals and QK-norm
+        gains, and the output logits (sweeps.diagnostics.Probe)."""
 
     def get_state(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """(params, optimizer state) as numpy, for a checkpoint."""

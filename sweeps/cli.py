@@ -134,6 +134,7 @@ def train(backend, preset, overrides, seed, out, device, compile, tf32):
 
     cfg = resolve_config(preset, overrides, backend, seed)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
+    RunDir(out).check_holds(cfg)
     if RunDir(out).is_finished:
         click.echo(f"{out} is already finished (summary.json exists); nothing to do")
         return

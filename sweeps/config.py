@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import typing
 from dataclasses import dataclass, field
 
@@ -20,7 +21,11 @@ CORPORA = ("builtin", "tinystories", "file")
 TOKENIZERS = ("bytes", "gpt2", "gpt2-compact")
 BACKENDS = ("mlx", "torch")
 DTYPES = ("float32", "bfloat16")
+QK_INITS = ("default", "matched")
+WEIGHT_DECAY_MODES = ("coupled", "independent")
+BASELINES = ("bigram", "unigram", "none")
 GPT2_VOCAB = 50257  # tiktoken's gpt2 encoding, <|endoftext|> included
+ARM_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
 @dataclass(frozen=True)
@@ -34,16 +39,29 @@ class ModelConfig:
     norm_eps: float = 1e-5  # eps of every norm, explicit because torch and MLX defaults differ
     tie_embeddings: bool = False  # share wte and lm_head
     init_std: float = 0.02  # N(0, init_std); residual projections get / sqrt(2 n_layer)
+    qk_gain_init: float = 1.0  # initial gain of q_norm and k_norm (QK-norm on)
+    qk_proj_std: float = 0.0  # init std of W_q and W_k; 0: init_std, like every matrix
+    # default | matched: start with the attention-logit scale of the other QK-norm setting
+    # (sweeps.params.qk_init_scales): QK-norm off gets W_q, W_k ~ N(0, 1/n_embd), QK-norm
+    # on gets gains init_std * sqrt(n_embd). The start-temperature control of docs/STUDY.md.
+    qk_init: str = "default"
 
     def validate(self) -> None:
-        _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std")
+        _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std",
+                  "qk_gain_init")
+        _non_negative(self, "qk_proj_std")
         _choice(self, "qk_norm", tuple(QK_NORMS))
         _choice(self, "norm", BLOCK_NORMS)
+        _choice(self, "qk_init", QK_INITS)
         if self.n_embd % self.n_head:
             raise ConfigError(
                 f"model.n_embd must be divisible by model.n_head (got {self.n_embd} and "
                 f"{self.n_head}); pick a head count that divides the width"
             )
+        if self.qk_init == "matched" and (self.qk_gain_init != 1.0 or self.qk_proj_std != 0.0):
+            raise ConfigError("model.qk_init=matched sets the W_q/W_k std or the QK-norm gains "
+                              "itself; leave model.qk_gain_init and model.qk_proj_std at their "
+                              "defaults (1 and 0)")
 
     @property
     def head_dim(self) -> int:
@@ -58,6 +76,9 @@ class TrainConfig:
     warmup_steps: int = 10  # linear warmup from lr / warmup_steps to lr
     min_lr_ratio: float = 0.1  # cosine decays to lr * min_lr_ratio at max_steps
     weight_decay: float = 0.1  # decoupled (AdamW), on 2-D weights only
+    # coupled: each step decays by lr_t * weight_decay (AdamW); independent: by
+    # (lr_t / lr) * weight_decay, the schedule without the peak LR (Wortsman et al. 2023)
+    weight_decay_mode: str = "coupled"
     beta1: float = 0.9  # AdamW first-moment decay
     beta2: float = 0.95  # AdamW second-moment decay
     adam_eps: float = 1e-8  # AdamW eps, added to sqrt(v_hat)
@@ -65,15 +86,25 @@ class TrainConfig:
     eval_interval: int = 20  # evaluate val loss and diagnostics every N steps (and at the end)
     eval_batches: int = 4  # fixed validation batches per evaluation
     diag_sequences: int = 4  # sequences of the first val batch used for the diagnostics
-    log_interval: int = 1  # write a metrics row every N steps
+    # Losses stay on the device and are read (and metrics rows, one per step, written)
+    # every N steps: a diverged run stops at most N - 1 steps late.
+    log_interval: int = 1
+    loss_eval_fraction: float = 0.02  # quick val loss every this fraction of max_steps
+    loss_eval_batches: int = 2  # the first N fixed validation batches make the quick val loss
     checkpoint_interval: int = 50  # save a resumable checkpoint every N steps (and at the end)
-    diverge_margin: float = 1.0  # diverged if train loss > loss at init + margin (nats), after warmup
+    diverge_margin: float = 1.0  # diverged: train loss > loss at init + margin (nats) after warmup
+    # unstable if the smoothed train loss ends more than this (nats) above its running
+    # minimum after warmup: a spike that did not recover (docs/STUDY.md)
+    spike_margin: float = 0.2
+    # unstable if the final val loss is worse than this baseline of the data (what counting
+    # achieves, sweeps.data.baselines): bigram | unigram | none (toy models that cannot)
+    baseline: str = "bigram"
     dtype: str = "float32"  # float32 | bfloat16 (mixed precision where the device supports it)
 
     def validate(self) -> None:
         _positive(self, "lr", "max_steps", "batch_size", "eval_interval", "eval_batches",
                   "diag_sequences", "log_interval", "checkpoint_interval", "adam_eps",
-                  "diverge_margin")
+                  "diverge_margin", "spike_margin", "loss_eval_fraction", "loss_eval_batches")
         _non_negative(self, "warmup_steps", "weight_decay", "grad_clip")
         for name in ("beta1", "beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
@@ -91,6 +122,19 @@ class TrainConfig:
                 f"{self.diag_sequences} > {self.batch_size})"
             )
         _choice(self, "dtype", DTYPES)
+        _choice(self, "weight_decay_mode", WEIGHT_DECAY_MODES)
+        _choice(self, "baseline", BASELINES)
+        if self.loss_eval_fraction > 1:
+            raise ConfigError(f"train.loss_eval_fraction must be at most 1 (got "
+                              f"{self.loss_eval_fraction})")
+        if self.loss_eval_batches > self.eval_batches:
+            raise ConfigError(f"train.loss_eval_batches must be at most train.eval_batches (got "
+                              f"{self.loss_eval_batches} > {self.eval_batches})")
+
+    @property
+    def loss_eval_interval(self) -> int:
+        """Steps between quick val-loss evaluations (steps-to-target resolution)."""
+        return max(1, int(self.max_steps * self.loss_eval_fraction))
 
 
 @dataclass(frozen=True)
@@ -136,6 +180,7 @@ class RunConfig:
     data: DataConfig = field(default_factory=DataConfig)
     seed: int = 0  # initial weights and batch order
     backend: str = "torch"  # torch | mlx: which trainer ran (part of the run id)
+    arm: str = ""  # the sweep arm this run belongs to (a spec's [arms] name; part of the run id)
 
     def validate(self) -> "RunConfig":
         self.model.validate()
@@ -144,6 +189,9 @@ class RunConfig:
         _choice(self, "backend", BACKENDS)
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (got {self.seed})")
+        if self.arm and not ARM_NAME.match(self.arm):
+            raise ConfigError(f"arm name '{self.arm}' must be lower-case letters, digits and "
+                              f"dashes, starting with a letter (e.g. off-warm)")
         return self
 
     @property
@@ -181,8 +229,8 @@ class RunConfig:
     def run_id(self) -> str:
         """Readable prefix + hash of the full config: same config, same directory."""
         m, t = self.model, self.train
-        return (f"{self.backend}-qk{m.qk_norm}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-"
-                f"{self.config_hash()}")
+        arm = self.arm or f"qk{m.qk_norm}"
+        return f"{self.backend}-{arm}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-{self.config_hash()}"
 
     def with_overrides(self, overrides: typing.Iterable[str]) -> "RunConfig":
         """Apply dotted `section.field=value` overrides with type checking."""
@@ -197,7 +245,7 @@ class RunConfig:
                 prefix = parts[0] + "."
             elif len(parts) != 1:
                 raise ConfigError(f"unknown setting '{key}': use model.X, train.X, data.X, "
-                                  f"seed or backend")
+                                  f"seed, backend or arm")
             name = parts[-1]
             types = _field_types(cls)
             if name not in types or name in ("model", "train", "data"):

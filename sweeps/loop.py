@@ -1,38 +1,28 @@
-"""The training loop both backends share: schedule, batches, evaluation cadence, divergence,
+"""The training loop both backends share: schedule, batches, evaluation cadence, outcomes,
 checkpoints, metrics and the summary. A backend supplies only a Trainer
 (sweeps.backends.Trainer, the protocol its train.py implements).
 
-Diverged runs are results, not crashes: NaN/Inf, or a train loss above the loss at
-initialization plus a margin after warmup, ends the run with status `diverged`.
+The device runs ahead of the loop: losses are read in blocks (every train.log_interval steps,
+and at every evaluation and checkpoint), so a diverged run stops at most log_interval - 1
+steps late; every step still gets its metrics row. Evaluations: the full one (val loss over
+train.eval_batches fixed batches plus every diagnostic) every train.eval_interval steps, and
+a quick val loss (the first train.loss_eval_batches batches) every train.loss_eval_interval
+steps, dense enough to time a run's way to a target loss. How a run ends is sweeps.outcomes.
 """
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 
 from sweeps.backends import Trainer, TrainerFactory
-from sweeps.config import RunConfig, TrainConfig
-from sweeps.data import get_batch, load_tokens, val_batches
-from sweeps.diagnostics import layer_diagnostics
-from sweeps.errors import HarnessError
+from sweeps.config import RunConfig
+from sweeps.data import batch_starts, load_tokens, val_batches
+from sweeps.diagnostics import diagnostics_row
+from sweeps.outcomes import SmoothedLoss, is_diverged, unstable_reasons
 from sweeps.runs import RunDir
 from sweeps.schedule import lr_at
-
-
-def is_diverged(loss: float, init_loss: float, steps_done: int, train: TrainConfig) -> bool:
-    if not math.isfinite(loss):
-        return True
-    return steps_done > train.warmup_steps and loss > init_loss + train.diverge_margin
-
-
-def evaluate(trainer: Trainer, batches, train: TrainConfig) -> dict:
-    """Mean val loss over the fixed batches plus per-layer diagnostics on the first one."""
-    losses = [trainer.eval_loss(x, y) for x, y in batches]
-    row = {"val_loss": sum(losses) / len(losses)}
-    if math.isfinite(row["val_loss"]):
-        row.update(layer_diagnostics(trainer.probe(batches[0][0][: train.diag_sequences])))
-    return row
 
 
 def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,
@@ -43,91 +33,184 @@ def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,
     after that many steps without a summary (used to test resume as a real interruption).
     """
     run = RunDir(run_dir)
+    run.check_holds(cfg)
     if run.is_finished:
         return run.read_summary()
-    if run.config_path.exists() and run.read_config().run_id != cfg.run_id:
-        raise HarnessError(f"{run.path} holds another run ({run.read_config().run_id}); "
-                           f"choose another --out directory")
-    tokens = load_tokens(cfg.data)
-    train = cfg.train
-    batches = val_batches(tokens.val, train.eval_batches, train.batch_size, cfg.model.block_size)
-    trainer = make_trainer(cfg)
-    if not run.config_path.exists():
-        run.write_config(cfg, trainer.device)
+    session = _Session(cfg, run, make_trainer)
+    start = session.restore()
+    if not session.train(start, stop_after, progress):
+        return {"status": "interrupted", "steps_run": session.done}
+    return session.finish()
 
-    checkpoint = run.load_checkpoint()
-    if checkpoint is None:
-        run.truncate_metrics(-1)  # anything from a run killed before its first checkpoint
-        row = {"step": 0, "tokens": 0, **evaluate(trainer, batches, train)}
-        run.append_metrics([row])
-        state = {"init_loss": row["val_loss"], "best_val_loss": row["val_loss"],
-                 "wall_time_s": 0.0, "last_val_loss": row["val_loss"]}
-        start = 0
-    else:
-        params, optimizer, state = checkpoint
-        trainer.set_state(params, optimizer)
-        start = state.pop("step")
-        run.truncate_metrics(start)
 
-    status, diverged_at, pending = "ok", None, []
-    loss = float("nan")
-    began = time.perf_counter()
-    wall_before = state["wall_time_s"]
-    bar = _progress_bar(cfg, start, progress)
+class _Session:
+    """One process's stretch of a run: from its checkpoint (or step 0) to the end."""
 
-    def save(done: int) -> None:
-        state["wall_time_s"] = wall_before + time.perf_counter() - began
-        run.append_metrics(pending)
-        pending.clear()
-        run.save_checkpoint(done, *trainer.get_state(), state)
+    def __init__(self, cfg: RunConfig, run: RunDir, make_trainer: TrainerFactory):
+        self.cfg, self.run, self.train_cfg = cfg, run, cfg.train
+        self.tokens = load_tokens(cfg.data)
+        t = cfg.train
+        self.batches = val_batches(self.tokens.val, t.eval_batches, t.batch_size,
+                                   cfg.model.block_size)
+        self.trainer: Trainer = make_trainer(cfg)
+        self.trainer.set_train_tokens(self.tokens.train)
+        if not run.config_path.exists():
+            run.write_config(cfg, self.trainer.device)
+        self.handles: list = []  # steps queued on the device, not read yet
+        self.queued: list[tuple[int, float]] = []  # their (step, lr)
+        self.rows: list[dict] = []  # metrics rows not written yet
+        self.diverged_at: int | None = None
+        self.done = 0
 
-    done = start
-    for step in range(start, train.max_steps):
-        if stop_after is not None and step - start >= stop_after:
-            bar.close()
-            return {"status": "interrupted", "steps_run": done}
-        lr = lr_at(step, train)
-        x, y = get_batch(tokens.train, cfg.seed, step, train.batch_size, cfg.model.block_size)
-        loss, grad_norm = trainer.train_step(x, y, lr)
-        done = step + 1
-        row = {"step": done, "tokens": done * cfg.tokens_per_step, "lr": lr,
-               "train_loss": loss, "grad_norm": grad_norm}
-        if is_diverged(loss, state["init_loss"], done, train):
-            status, diverged_at = "diverged", done
-            pending.append(row)
-            break
-        if done % train.eval_interval == 0 or done == train.max_steps:
-            row.update(evaluate(trainer, batches, train))
-            state["last_val_loss"] = row["val_loss"]
-            state["best_val_loss"] = min(state["best_val_loss"], row["val_loss"])
-        if done % train.log_interval == 0 or "val_loss" in row:
-            pending.append(row)
-        if done % train.checkpoint_interval == 0 and done < train.max_steps:
-            save(done)
-        bar.update(1)
-        steps_per_s = bar.format_dict["rate"] or 0.0
-        bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{steps_per_s * cfg.tokens_per_step:.0f}",
-                        refresh=False)
-    bar.close()
+    # -- start ----------------------------------------------------------------------------
+    def restore(self) -> int:
+        """Load the newest sound checkpoint (saying what was passed over) or evaluate step 0;
+        returns the step to continue from."""
+        skipped: list[str] = []
+        checkpoint = self.run.load_checkpoint(skipped=skipped)
+        if skipped:
+            fallback = (f"resuming from step {checkpoint[2]['step']}" if checkpoint
+                        else "restarting the run from step 0")
+            print(f"warning: {self.run.path}: damaged checkpoint ({'; '.join(skipped)}); "
+                  f"{fallback}", file=sys.stderr)
+        if checkpoint is None:
+            self.run.truncate_metrics(-1)  # anything from a run killed before its checkpoint
+            row = {"step": 0, "tokens": 0, **self.evaluate()}
+            self.run.append_metrics([row])
+            self.state = {"init_loss": row["val_loss"], "best_val_loss": row["val_loss"],
+                          "last_val_loss": row["val_loss"], "wall_time_s": 0.0}
+            self.smoothed = SmoothedLoss(self.train_cfg)
+            return 0
+        params, optimizer, self.state = checkpoint
+        self.trainer.set_state(params, optimizer)
+        start = self.state.pop("step")
+        self.smoothed = SmoothedLoss(self.train_cfg, self.state.pop("smoothed"))
+        self.run.truncate_metrics(start)
+        self.done = start
+        return start
 
-    if status == "diverged":
-        state["wall_time_s"] = wall_before + time.perf_counter() - began
-        run.append_metrics(pending)  # no checkpoint: a finished run is never resumed
-    else:
-        save(done)
-    wall = state["wall_time_s"]
-    final_val = state["last_val_loss"] if status == "ok" else float("nan")
-    summary = {
-        "run_id": cfg.run_id, "status": status, "init_loss": state["init_loss"],
-        "final_val_loss": final_val, "best_val_loss": state["best_val_loss"],
-        "final_train_loss": loss, "perplexity": math.exp(min(final_val, 50.0)),
-        "steps_run": done, "max_steps": train.max_steps, "diverged_at": diverged_at,
-        "tokens_seen": done * cfg.tokens_per_step, "wall_time_s": wall,
-        "tokens_per_s": done * cfg.tokens_per_step / wall if wall > 0 else None,
-        "device": trainer.device,
-    }
-    run.write_summary(summary)
-    return run.read_summary()
+    # -- the steps ------------------------------------------------------------------------
+    def train(self, start: int, stop_after: int | None, progress: bool) -> bool:
+        """Run the steps from start; False when stopped early by stop_after."""
+        t = self.train_cfg
+        self.began, self.wall_before = time.perf_counter(), self.state["wall_time_s"]
+        bar = _progress_bar(self.cfg, start, progress)
+        for step in range(start, t.max_steps):
+            if stop_after is not None and step - start >= stop_after:
+                bar.close()
+                return False
+            lr = lr_at(step, t)
+            starts = batch_starts(len(self.tokens.train), self.cfg.seed, step, t.batch_size,
+                                  self.cfg.model.block_size)
+            self.handles.append(self.trainer.train_step(starts, lr))
+            self.queued.append((step + 1, lr))
+            self.done = step + 1
+            if self._due(self.done) and not self._read_block(self.done):
+                break
+            bar.update(1)
+        bar.close()
+        return True
+
+    def _due(self, done: int) -> bool:
+        """Whether the queued steps must be read now: a full block, an evaluation, a
+        checkpoint or the end."""
+        t = self.train_cfg
+        return (len(self.handles) >= t.log_interval or done % t.eval_interval == 0
+                or done % t.loss_eval_interval == 0 or done % t.checkpoint_interval == 0
+                or done == t.max_steps)
+
+    def _read_block(self, done: int) -> bool:
+        """Read the queued steps, evaluate and checkpoint if due; False once diverged."""
+        t = self.train_cfg
+        rows = self._read()
+        if self.diverged_at is not None:
+            self.rows += rows
+            return False
+        if done % t.eval_interval == 0 or done == t.max_steps:
+            rows[-1].update(self.evaluate())
+            self.state["last_val_loss"] = rows[-1]["val_loss"]
+            self.state["best_val_loss"] = min(self.state["best_val_loss"], rows[-1]["val_loss"])
+        elif done % t.loss_eval_interval == 0:
+            rows[-1]["quick_val_loss"] = self.quick_loss()
+        self.rows += rows
+        if done % t.checkpoint_interval == 0 and done < t.max_steps:
+            self.save(done)
+        return True
+
+    def _read(self) -> list[dict]:
+        """Metrics rows of the queued steps, up to the first diverged one."""
+        values = self.trainer.read(self.handles)
+        rows = []
+        for (step, lr), (loss, grad_norm) in zip(self.queued, values):
+            row = {"step": step, "tokens": step * self.cfg.tokens_per_step, "lr": lr,
+                   "train_loss": loss, "grad_norm": grad_norm,
+                   "train_loss_ema": self.smoothed.update(step, loss)}
+            rows.append(row)
+            if is_diverged(loss, self.state["init_loss"], step, self.train_cfg):
+                self.diverged_at = self.done = step
+                break
+        self.handles, self.queued = [], []
+        return rows
+
+    # -- evaluation -----------------------------------------------------------------------
+    def evaluate(self) -> dict:
+        """Val loss over the fixed batches, the quick val loss, and every diagnostic."""
+        losses = [self.trainer.eval_loss(x, y) for x, y in self.batches]
+        k = self.train_cfg.loss_eval_batches
+        row = {"val_loss": sum(losses) / len(losses), "quick_val_loss": sum(losses[:k]) / k}
+        if math.isfinite(row["val_loss"]):
+            x = self.batches[0][0][: self.train_cfg.diag_sequences]
+            row.update(diagnostics_row(self.trainer.probe(x)))
+        return row
+
+    def quick_loss(self) -> float:
+        k = self.train_cfg.loss_eval_batches
+        return sum(self.trainer.eval_loss(x, y) for x, y in self.batches[:k]) / k
+
+    # -- end ------------------------------------------------------------------------------
+    def save(self, done: int) -> None:
+        self.state["wall_time_s"] = self.wall_before + time.perf_counter() - self.began
+        self.run.append_metrics(self.rows)
+        self.rows = []
+        self.run.save_checkpoint(done, *self.trainer.get_state(),
+                                 {**self.state, "smoothed": self.smoothed.state()})
+
+    def finish(self) -> dict:
+        """Write the last rows, the final checkpoint and the summary (last)."""
+        if self.diverged_at is not None:  # no checkpoint: a finished run is never resumed
+            self.state["wall_time_s"] = self.wall_before + time.perf_counter() - self.began
+            self.run.append_metrics(self.rows)
+            status, reasons, final_val = "diverged", [], math.nan
+        else:
+            self.save(self.done)
+            final_val = self.state["last_val_loss"]
+            reasons = unstable_reasons(final_val, self.smoothed, self.baseline_loss,
+                                       self.train_cfg)
+            status = "unstable" if reasons else "ok"
+        self.run.write_summary(self.summary(status, reasons, final_val))
+        return self.run.read_summary()
+
+    @property
+    def baseline_loss(self) -> float | None:
+        """The loss of train.baseline on this data (None: no baseline rule)."""
+        return self.tokens.manifest.get("baselines", {}).get(f"{self.train_cfg.baseline}_nats")
+
+    def summary(self, status: str, reasons: list[str], final_val: float) -> dict:
+        wall, tokens = self.state["wall_time_s"], self.done * self.cfg.tokens_per_step
+        baselines = self.tokens.manifest.get("baselines", {})
+        return {
+            "run_id": self.cfg.run_id, "status": status, "unstable_reasons": reasons,
+            "init_loss": self.state["init_loss"], "final_val_loss": final_val,
+            "best_val_loss": self.state["best_val_loss"],
+            "final_train_loss_ema": self.smoothed.value, "min_train_loss_ema": self.smoothed.min,
+            "bigram_loss": baselines.get("bigram_nats"),
+            "unigram_loss": baselines.get("unigram_nats"),
+            "perplexity": math.exp(min(final_val, 50.0)), "steps_run": self.done,
+            "max_steps": self.train_cfg.max_steps, "diverged_at": self.diverged_at,
+            "tokens_seen": tokens, "wall_time_s": wall,
+            "tokens_per_s": tokens / wall if wall > 0 else None, "device": self.trainer.device,
+            "metrics": self.run.metrics_fingerprint(),
+        }
 
 
 def _progress_bar(cfg: RunConfig, start: int, enabled: bool):

@@ -37,6 +37,27 @@ def count_params(model: ModelConfig, vocab_size: int) -> dict[str, int]:
     return {"total": total, "non_embedding": non_embedding}
 
 
+def qk_init_scales(model: ModelConfig) -> tuple[float, float]:
+    """(init std of W_q and W_k, initial gain of q_norm and k_norm) for this config.
+
+    At init every attention layer's input is normalised by ln_1 (|x|^2 = n_embd), so with
+    QK-norm off and W_q, W_k ~ N(0, s^2) each q and k component is ~N(0, s^2 n_embd) and the
+    attention logit q.k / sqrt(d_head) has std s^2 n_embd; with QK-norm on q and k have RMS g
+    per component and the logit has std g^2. qk_init=matched equates the two starts: QK-norm
+    off takes s = 1/sqrt(n_embd) (logit std 1: QK-norm on's start at unit gains), QK-norm on
+    takes g = init_std * sqrt(n_embd) (logit std init_std^2 n_embd: QK-norm off's default
+    start). `config show` measures the result.
+    """
+    std = model.qk_proj_std or model.init_std
+    gain = model.qk_gain_init
+    if model.qk_init == "matched":
+        if model.qk_norm == "none":
+            std = 1.0 / float(np.sqrt(model.n_embd))
+        else:
+            gain = model.init_std * float(np.sqrt(model.n_embd))
+    return std, gain
+
+
 def is_residual_projection(name: str) -> bool:
     """Projections that write into the residual stream get the 1/sqrt(2 n_layer) init."""
     return name.endswith("attn.o_proj.weight") or name.endswith("mlp.proj.weight")
@@ -48,15 +69,27 @@ def decays(name: str, shape: tuple[int, ...]) -> bool:
 
 
 def init_params(model: ModelConfig, vocab_size: int, seed: int) -> dict[str, np.ndarray]:
-    """float32 initial weights: N(0, std) matrices, unit norm gains."""
+    """float32 initial weights: N(0, std) matrices, unit norm gains, and the QK scales of
+    qk_init_scales. The draws depend on the seed and shapes only, so arms that differ in a
+    scale start from the same directions."""
     rng = np.random.default_rng(seed)
+    gain = qk_init_scales(model)[1]
     params = {}
     for name, shape in param_shapes(model, vocab_size).items():
         if len(shape) == 1:
-            params[name] = np.ones(shape, dtype=np.float32)
-            continue
-        std = model.init_std
-        if is_residual_projection(name):
-            std = std / np.sqrt(2 * model.n_layer)
-        params[name] = (rng.standard_normal(shape) * std).astype(np.float32)
+            value = gain if name.endswith(("q_norm.weight", "k_norm.weight")) else 1.0
+            params[name] = np.full(shape, value, dtype=np.float32)
+        else:
+            draw = rng.standard_normal(shape) * matrix_std(name, model)
+            params[name] = draw.astype(np.float32)
     return params
+
+
+def matrix_std(name: str, model: ModelConfig) -> float:
+    """The std a matrix is drawn with: init_std, / sqrt(2 n_layer) for residual projections,
+    the QK scale of qk_init_scales for W_q and W_k."""
+    if is_residual_projection(name):
+        return model.init_std / float(np.sqrt(2 * model.n_layer))
+    if name.endswith(("q_proj.weight", "k_proj.weight")):
+        return qk_init_scales(model)[0]
+    return model.init_std

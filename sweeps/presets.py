@@ -5,18 +5,21 @@ from sweeps.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from sweeps.errors import ConfigError
 
 PRESETS = {
-    # A few thousand parameters, seconds per run on 2 CPU cores: tests and the quickstart.
+    # A few thousand parameters, seconds per run on 2 CPU cores: tests and the quickstart. Too
+    # small to beat a bigram model of the corpus, so only spikes make its runs unstable.
     "smoke": RunConfig(
         model=ModelConfig(n_layer=2, n_head=2, n_embd=16, block_size=32),
         train=TrainConfig(max_steps=60, batch_size=8, warmup_steps=10, eval_interval=20,
-                          eval_batches=2, checkpoint_interval=30),
+                          eval_batches=2, checkpoint_interval=30, log_interval=10,
+                          baseline="none"),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # About 0.9M parameters, about a minute per run on 2 CPU cores: a real CPU-scale study.
     "tiny": RunConfig(
         model=ModelConfig(n_layer=4, n_head=4, n_embd=128, block_size=128),
         train=TrainConfig(max_steps=400, batch_size=16, warmup_steps=40, eval_interval=100,
-                          eval_batches=8, diag_sequences=8, checkpoint_interval=100),
+                          eval_batches=8, diag_sequences=8, checkpoint_interval=100,
+                          log_interval=20),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # The study's model: 13.8M parameters (10.6M non-embedding) on TinyStories with a compacted
@@ -25,7 +28,8 @@ PRESETS = {
     "core": RunConfig(
         model=ModelConfig(n_layer=6, n_head=6, n_embd=384, block_size=256),
         train=TrainConfig(max_steps=5000, batch_size=32, warmup_steps=250, eval_interval=250,
-                          eval_batches=20, diag_sequences=8, checkpoint_interval=500),
+                          eval_batches=20, diag_sequences=8, checkpoint_interval=500,
+                          log_interval=50),
         data=DataConfig(corpus="tinystories", tokenizer="gpt2-compact", compact_vocab=4096),
     ),
 }

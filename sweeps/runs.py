@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -27,7 +28,8 @@ from sweeps.config import RunConfig
 from sweeps.errors import HarnessError
 from sweeps.files import clean_json, read_json, write_atomic, write_json_atomic
 
-STATUSES = ("ok", "diverged", "failed")  # what summary.json may say: the run is finished
+# What summary.json may say: the run is finished (its outcome, sweeps.outcomes, or failed).
+STATUSES = ("ok", "unstable", "diverged", "failed")
 # The state of any planned run: a finished status, or one of these three.
 UNFINISHED = ("running", "interrupted", "pending")
 LOCK = ".lock"
@@ -78,6 +80,14 @@ class RunDir:
 
     def read_config(self) -> RunConfig:
         return RunConfig.from_dict(self.read_config_file()["config"])
+
+    def check_holds(self, cfg: RunConfig) -> None:
+        """Refuse a directory that holds another run (finished or not)."""
+        if self.config_path.exists():
+            held = self.read_config_file().get("run_id")
+            if held != cfg.run_id:
+                raise HarnessError(f"{self.path} holds another run ({held}), not {cfg.run_id}; "
+                                   f"choose another --out directory")
 
     def read_config_file(self) -> dict:
         return read_json(self.config_path)
@@ -189,51 +199,115 @@ class RunDir:
     # -- checkpoints ----------------------------------------------------------------------
     def save_checkpoint(self, step: int, params: dict[str, np.ndarray],
                         optimizer: dict[str, np.ndarray], state: dict) -> None:
-        """Write checkpoint/step_N as a temp directory renamed into place, then drop older ones."""
+        """Write checkpoint/step_N (a temp directory renamed into place) with the size and
+        sha256 of each file in its state.json, written last; keep the one before it (a
+        fallback should this one be damaged later) and drop older ones."""
         from safetensors.numpy import save_file
 
         final = self.checkpoint_dir / f"step_{step:08d}"
         tmp = Path(tempfile.mkdtemp(dir=self._ensure_checkpoint_dir(), prefix=".tmp_"))
         try:
-            save_file({k: np.ascontiguousarray(v) for k, v in params.items()},
-                      str(tmp / "model.safetensors"))
-            save_file({k: np.ascontiguousarray(v) for k, v in optimizer.items()},
-                      str(tmp / "optimizer.safetensors"))
-            (tmp / "state.json").write_text(json.dumps(clean_json({**state, "step": step}),
-                                                       sort_keys=True))
+            for name, arrays in (("model.safetensors", params), ("optimizer.safetensors",
+                                                                 optimizer)):
+                save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()},
+                          str(tmp / name))
+            files = {name: _fingerprint(tmp / name) for name in CHECKPOINT_FILES}
+            write_atomic(tmp / "state.json", json.dumps(
+                clean_json({**state, "step": step, "files": files}), sort_keys=True))
             if final.exists():
                 shutil.rmtree(final)
             os.replace(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        for old in self.checkpoint_dir.glob("step_*"):
-            if old != final:
-                shutil.rmtree(old, ignore_errors=True)
+        for old in self.checkpoints()[:-2]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def checkpoints(self) -> list[Path]:
+        """Complete checkpoints (state.json written), oldest first."""
+        if not self.checkpoint_dir.exists():
+            return []
+        return sorted(p for p in self.checkpoint_dir.glob("step_*") if (p / "state.json").exists())
 
     def latest_checkpoint(self) -> Path | None:
-        if not self.checkpoint_dir.exists():
-            return None
-        complete = sorted(p for p in self.checkpoint_dir.glob("step_*")
-                          if (p / "state.json").exists())
+        complete = self.checkpoints()
         return complete[-1] if complete else None
 
-    def load_checkpoint(self, path: Path | None = None):
-        """(params, optimizer, state) as numpy arrays and a dict; None when there is none."""
+    def load_checkpoint(self, path: Path | None = None, skipped: list | None = None):
+        """(params, optimizer, state) of the newest checkpoint that passes its checksums
+        (or of `path`); None when there is none. Each damaged one passed over is described
+        in `skipped`, so the caller can say what it fell back to."""
         from safetensors.numpy import load_file
 
-        path = path or self.latest_checkpoint()
-        if path is None:
-            return None
-        return (load_file(str(path / "model.safetensors")),
-                load_file(str(path / "optimizer.safetensors")),
-                json.loads((path / "state.json").read_text()))
+        for candidate in ([path] if path else reversed(self.checkpoints())):
+            problem = _checkpoint_problem(candidate)
+            if problem:
+                if skipped is not None:
+                    skipped.append(f"{candidate.name}: {problem}")
+                continue
+            state = json.loads((candidate / "state.json").read_text())
+            state.pop("files", None)
+            return (load_file(str(candidate / "model.safetensors")),
+                    load_file(str(candidate / "optimizer.safetensors")), state)
+        return None
 
     def _ensure_checkpoint_dir(self) -> Path:
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         for stale in self.checkpoint_dir.glob(".tmp_*"):  # left by a killed writer
             shutil.rmtree(stale, ignore_errors=True)
         return self.checkpoint_dir
+
+    # -- integrity ------------------------------------------------------------------------
+    def metrics_fingerprint(self) -> dict:
+        """{"rows", "bytes", "sha256"} of metrics.jsonl, recorded in the summary."""
+        data = self.metrics_path.read_bytes() if self.metrics_path.exists() else b""
+        return {"rows": data.count(b"\n"), "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest()}
+
+    def problem(self) -> str | None:
+        """Why a finished run's files do not agree (None when they do): an unreadable
+        config or summary, a summary of another run, metrics that changed since the summary."""
+        try:
+            config = self.read_config_file()
+            cfg = RunConfig.from_dict(config["config"])
+            summary = self.read_summary()
+        except HarnessError as e:
+            return str(e).split(";")[0]
+        except (KeyError, TypeError, AttributeError):
+            return "config.json is not a run config"
+        if summary is None:
+            return None
+        if not isinstance(summary, dict) or summary.get("status") not in STATUSES:
+            return "summary.json has no valid status"
+        ids = {cfg.run_id, config.get("run_id"), summary.get("run_id")}
+        if len(ids) != 1:
+            return (f"config.json and summary.json name different runs "
+                    f"({', '.join(sorted(map(str, ids)))})")
+        recorded = summary.get("metrics")
+        if recorded and recorded != self.metrics_fingerprint():
+            return (f"metrics.jsonl changed after the run finished ({recorded['rows']} rows "
+                    f"recorded, {self.metrics_fingerprint()['rows']} now)")
+        return None
+
+
+CHECKPOINT_FILES = ("model.safetensors", "optimizer.safetensors")
+
+
+def _fingerprint(path: Path) -> dict:
+    data = Path(path).read_bytes()
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _checkpoint_problem(path: Path) -> str | None:
+    """Why a checkpoint cannot be trusted; None when its files match their checksums."""
+    try:
+        files = json.loads((path / "state.json").read_text())["files"]
+        for name in CHECKPOINT_FILES:
+            if _fingerprint(path / name) != files[name]:
+                return f"{name} does not match its checksum"
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"unreadable ({type(e).__name__})"
+    return None
 
 
 class RunLock:

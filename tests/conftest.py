@@ -27,3 +27,14 @@ def make_trainer(backend: str, cfg):
     else:
         from qkmlx.train import Trainer
     return Trainer(cfg, device="cpu")
+
+
+def train_steps(trainer, tokens, lr: float, steps: int = 1, batch_size: int = 4) -> list:
+    """Train on windows of `tokens` through the device path; [(loss, grad norm)] per step."""
+    import numpy as np
+
+    trainer.set_train_tokens(tokens)
+    T = trainer.cfg.model.block_size
+    starts = np.linspace(0, len(tokens) - T - 1, batch_size).astype(np.int64)
+    return [tuple(v) for v in trainer.read([trainer.train_step(starts, lr)
+                                            for _ in range(steps)])]

@@ -68,7 +68,7 @@ class AdamWWithoutBiasCorrection(qkmlx.optim.AdamW):
             v = self.beta2 * self.state["v"][name] + (1 - self.beta2) * g * g
             self.state["m"][name], self.state["v"][name] = m, v
             if p.ndim == 2:
-                p = p * (1 - lr * self.weight_decay)
+                p = p * (1 - lr * self.decay_per_lr)
             new[name] = p - lr * m / (mx.sqrt(v) + self.eps)
         return new
 
@@ -78,9 +78,9 @@ class ScheduleOneStepAhead(qkmlx.train.Trainer):
 
     steps_done = 0
 
-    def train_step(self, x, y, lr):
+    def train_step(self, starts, lr):
         self.steps_done += 1
-        return super().train_step(x, y, lr_at(self.steps_done, self.cfg.train))
+        return super().train_step(starts, lr_at(self.steps_done, self.cfg.train))
 
 
 def torch_norm_with_default_eps(kind, dims, eps):
@@ -135,16 +135,19 @@ def test_a_model_mismatch_fails_at_forward(name, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["no bias correction", "schedule one step off",
-                                  "decay on norm gains"])
+                                  "decay on norm gains", "coupled decay in independent mode"])
 def test_an_optimizer_mismatch_fails_at_training_after_forward_and_grads_pass(name, monkeypatch):
-    make = None
+    make, overrides = None, list(TRAIN["overrides"])
     if name == "no bias correction":
         monkeypatch.setattr(qkmlx.train, "AdamW", AdamWWithoutBiasCorrection)
     elif name == "schedule one step off":
         make = factory(ScheduleOneStepAhead)
-    else:
+    elif name == "decay on norm gains":
         monkeypatch.setattr(qkmlx.optim, "decays", lambda name, shape: True)
-    checks = checks_for(*TRAIN["overrides"], steps=TRAIN["steps"], make=make)
+    else:  # MLX ignores weight_decay_mode: a literature value (1e-4) becomes AdamW's lr * 1e-4
+        monkeypatch.setattr(qkmlx.optim, "decay_per_lr", lambda train: train.weight_decay)
+        overrides += ["train.weight_decay_mode=independent", "train.weight_decay=1e-4"]
+    checks = checks_for(*overrides, steps=TRAIN["steps"], make=make)
     assert first_failure(checks).name == "train/loss", [c.to_dict() for c in checks]
     assert all(c.passed for c in checks if c.name.split("/")[0] in ("forward", "loss", "grad"))
 
@@ -210,7 +213,9 @@ def test_the_smoke_preset_passes_end_to_end(tmp_path):
     assert "FAIL" not in result.output and "qk_norm=none" in result.output
     doc = json.loads(out.read_text())
     assert doc["verdict"] == "pass"
-    assert [c["config"]["model"]["qk_norm"] for c in doc["configs"]] == ["none", "rms"]
+    assert [(c["config"]["model"]["qk_norm"], c["config"]["train"]["weight_decay_mode"])
+            for c in doc["configs"]] == [("none", "coupled"), ("rms", "coupled"),
+                                         ("rms", "independent")]  # both decay modes
     names = {c["check"] for c in doc["configs"][1]["checks"]}
     assert {"forward/init", "forward/stress", "grad/stress", "train/loss", "diag/max_attn_logit",
             "checkpoint/mlx->torch", "resume/torch->mlx"} <= names
@@ -232,9 +237,11 @@ def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path)
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "runs" / "mini" / "crosscheck.json").read_text())
     assert doc["verdict"] == "pass" and doc["sweep"]["name"] == "mini"
-    models = [(c["config"]["model"]["n_layer"], c["config"]["model"]["qk_norm"])
-              for c in doc["configs"]]
-    assert sorted(models) == [(1, "none"), (1, "rms"), (2, "none"), (2, "rms")]
+    models = [(c["config"]["model"]["n_layer"], c["config"]["model"]["qk_norm"],
+               c["config"]["train"]["weight_decay_mode"]) for c in doc["configs"]]
+    assert sorted(models) == [(1, "none", "coupled"), (1, "rms", "coupled"),
+                              (2, "none", "coupled"), (2, "rms", "coupled"),
+                              (2, "rms", "independent")]
     assert all(c["config"]["train"]["warmup_steps"] == 5 for c in doc["configs"])
 
 

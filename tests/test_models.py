@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sweeps.params import init_params, param_shapes
-from tests.conftest import BACKENDS, make_trainer, smoke_config
+from tests.conftest import BACKENDS, make_trainer, smoke_config, train_steps
 
 
 def random_tokens(cfg, seed=0):
@@ -50,7 +50,10 @@ def test_fused_and_explicit_attention_agree(backend, qk_norm):
         explicit = np.array(trainer.model.probe(mx.array(x))[0])
     np.testing.assert_allclose(fused, explicit, atol=2e-5, rtol=1e-5)
     # causal: attention weights above the diagonal are exactly zero, rows sum to one
-    scores, probs, residual = trainer.probe(x)[0]
+    probe = trainer.probe(x)
+    np.testing.assert_allclose(probe.logits, fused, atol=2e-5, rtol=1e-5)
+    scores, probs, residual, q_gain, k_gain = probe.layers[0]
+    assert (q_gain is None) == (qk_norm == "none")
     assert np.all(np.triu(probs, k=1) == 0)
     np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-5)
 
@@ -71,10 +74,11 @@ def blown_up_query_keys(backend, qk_norm):
 def test_qk_norm_with_unit_gains_bounds_the_attention_logits(backend):
     cfg, trainer = blown_up_query_keys(backend, "rms")
     bound = np.sqrt(cfg.model.head_dim)  # |q.k| <= |q||k| = head_dim, divided by sqrt(head_dim)
-    for scores, _, _ in trainer.probe(random_tokens(cfg)):
-        assert np.abs(scores).max() <= bound * (1 + 1e-5)
+    for layer in trainer.probe(random_tokens(cfg)).layers:
+        assert np.abs(layer.scores).max() <= bound * (1 + 1e-5)
     _, unnormed = blown_up_query_keys(backend, "none")
-    assert max(np.abs(s).max() for s, _, _ in unnormed.probe(random_tokens(cfg))) > 10 * bound
+    layers = unnormed.probe(random_tokens(cfg)).layers
+    assert max(np.abs(layer.scores).max() for layer in layers) > 10 * bound
 
 
 @pytest.mark.parametrize("source,target", [("torch", "mlx"), ("mlx", "torch")])
@@ -82,7 +86,7 @@ def test_state_written_by_one_backend_loads_in_the_other(source, target):
     cfg = smoke_config(source, "model.qk_norm=rms")
     a = make_trainer(source, cfg)
     x = random_tokens(cfg)
-    a.train_step(x, np.roll(x, -1, axis=1), 1e-2)
+    train_steps(a, x.reshape(-1), 1e-2)
     b = make_trainer(target, cfg.with_overrides([f"backend={target}"]))
     b.set_state(*a.get_state())
     np.testing.assert_allclose(a.logits(x), b.logits(x), atol=1e-4, rtol=1e-4)
@@ -95,7 +99,7 @@ def test_bfloat16_computes_in_bfloat16_with_float32_master_weights(backend):
     for dtype in ("float32", "bfloat16"):
         trainer = make_trainer(backend, smoke_config(backend, f"train.dtype={dtype}"))
         x = random_tokens(trainer.cfg)
-        losses[dtype] = [trainer.train_step(x, np.roll(x, -1, axis=1), 1e-2)[0] for _ in range(5)]
+        losses[dtype] = [loss for loss, _ in train_steps(trainer, x.reshape(-1), 1e-2, steps=5)]
         assert all(p.dtype == np.float32 for p in trainer.get_params().values())
     assert losses["bfloat16"] != losses["float32"]  # really ran in lower precision
     np.testing.assert_allclose(losses["bfloat16"], losses["float32"], atol=0.05)

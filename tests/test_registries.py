@@ -10,8 +10,8 @@ from sweeps.norms import QK_NORMS, QKNorm
 from tests.conftest import make_trainer, smoke_config
 
 
-def mean_abs_logit(scores, probs, residual) -> float:
-    return float(np.abs(scores).mean())
+def mean_abs_logit(layer) -> float:
+    return float(np.abs(layer.scores).mean())
 
 
 def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):

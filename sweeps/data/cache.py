@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sweeps.config import DataConfig
+from sweeps.data.baselines import split_baselines
 from sweeps.data.corpora import describe, load_documents
 from sweeps.data.tokenizers import SEPARATORS, apply_compact, compact_vocab, encode_documents
 from sweeps.errors import DataError
@@ -70,6 +71,9 @@ def load_tokens(data: DataConfig, cache_dir: str | Path | None = None,
                       file=sys.stderr)
             if manifest is None:
                 manifest = _build(directory, data, cache_dir, progress)
+    if "baselines" not in manifest:  # a cache prepared before baselines were recorded
+        with _locked(directory):
+            manifest = _add_baselines(directory)
     return _open(directory, manifest)
 
 
@@ -122,7 +126,22 @@ def _build(directory: Path, data: DataConfig, cache_dir, progress: bool) -> dict
     }
     if data.tokenizer == "gpt2-compact":
         manifest["unknown_id"] = data.compact_vocab
+    manifest["baselines"] = _baselines(arrays["train"], data.vocab_size)
     write_json_atomic(directory / MANIFEST, manifest)
+    return manifest
+
+
+def _baselines(train: np.ndarray, vocab_size: int) -> dict:
+    """The unigram and bigram losses of the train split (sweeps.data.baselines)."""
+    return {**split_baselines(train, vocab_size), "split": "train", "units": "nats/token"}
+
+
+def _add_baselines(directory: Path) -> dict:
+    manifest = json.loads((directory / MANIFEST).read_text())  # reread under the lock
+    if "baselines" not in manifest:
+        train = np.memmap(directory / "train.bin", dtype=DTYPE, mode="r")
+        manifest["baselines"] = _baselines(train, manifest["vocab_size"])
+        write_json_atomic(directory / MANIFEST, manifest)
     return manifest
 
 
