@@ -4,9 +4,13 @@ from __future__ import annotations
 import math
 
 
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def lr(x: float) -> str:
     """A learning rate; inf means 'at no swept LR', NaN 'below the grid or not measured'."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "n/a"
     if math.isinf(x):
         return "none in grid"
@@ -14,17 +18,66 @@ def lr(x: float) -> str:
 
 
 def num(x: float, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "n/a"
     return f"{x:.{digits}f}"
 
 
 def pm(mean: float, sd: float, digits: int = 3) -> str:
     """mean ± sd, or the mean alone when sd is undefined (one seed)."""
-    if sd is None or (isinstance(sd, float) and math.isnan(sd)):
+    if _missing(sd):
         return num(mean, digits)
     return f"{num(mean, digits)} ± {num(sd, digits)}"
 
 
 def interval(lo: float, hi: float) -> str:
     return f"[{lr(lo)}, {lr(hi)}]"
+
+
+def pm_interval(entry: dict, digits: int = 3) -> str:
+    """A paired mean with its two-sided 95% interval: '0.123 [0.050, 0.196], n=3'."""
+    if _missing(entry.get("lo")):
+        return f"{num(entry.get('mean'), digits)} (n={entry.get('n', 0)})"
+    return (f"{num(entry['mean'], digits)} [{num(entry['lo'], digits)}, "
+            f"{num(entry['hi'], digits)}], n={entry['n']}")
+
+
+def grid(value: dict | None) -> str:
+    """An LR found on the grid (sweeps.stats.GridValue as a dict), censoring spelled out."""
+    if not value:
+        return "n/a"
+    kind = value.get("kind", "")
+    if kind == "none":
+        return "none in the grid"
+    if kind == "above":
+        return f"> {lr(value['value'])}"
+    if kind == "below":
+        return f"<= {lr(value['value'])}"
+    return lr(value["value"])
+
+
+def median_range(stat: dict) -> str:
+    """'0.0178 (seeds 0.0100-0.0316)': the median of per-seed values and their range."""
+    if not stat.get("median"):
+        return "n/a"
+    return f"{grid(stat['median'])} (seeds {grid(stat['min'])} to {grid(stat['max'])})"
+
+
+def seed_grid(seeds: dict) -> str:
+    return ", ".join(grid(v) for _, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))
+
+
+def seed_range(seeds: dict) -> str:
+    inside = sorted(v["value"] for v in seeds.values() if v["kind"] == "")
+    outside = [grid(v) for v in seeds.values() if v["kind"] != ""]
+    text = f"{lr(inside[0])} to {lr(inside[-1])}" if inside else ""
+    return ", ".join(filter(None, [text, *outside])) or "n/a"
+
+
+def ratio(p) -> str:
+    """A paired mean of log10 ratios as a geometric-mean ratio with its 95% interval."""
+    if p.n == 0:
+        return "n/a"
+    if _missing(p.lo):
+        return f"x{10 ** p.mean:.2f}"
+    return f"x{10 ** p.mean:.2f} [x{10 ** p.lo:.2f}, x{10 ** p.hi:.2f}]"

@@ -1,180 +1,185 @@
-"""make_report: run directories -> metrics -> charts -> report.md, all regenerated from disk.
+"""make_report: run directories -> analysis.json -> charts -> report.md, all from disk.
 
-Deterministic: the same run directories give a byte-identical report.md and chart specs
-(everything sorted, numbers at fixed precision, no clock reads, fixed bootstrap seed).
+Every number the report prints comes from the analysis dict (figures/analysis.py), written
+beside it as analysis.json. Deterministic: the same run directories give a byte-identical
+report.md, analysis.json and chart specs (everything sorted, numbers at fixed precision, no
+clock reads).
 """
 from __future__ import annotations
 
-import math
+import json
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from figures import charts, fmt, metrics, tables
-from figures.results import SweepResults, load_curves, load_results, qk_key
-from figures.verdicts import Verdict, judge
+from figures import analysis as study
+from figures import charts, fmt, tables
+from figures.results import SweepResults, load_curves, load_results
 from sweeps.diagnostics import DIAGNOSTICS
+from sweeps.files import write_atomic
+from sweeps.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
+HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
 
 
 def make_report(sweep_dir: Path, out_dir: Path | None = None) -> Path:
-    """Write the figure set and report.md for runs/<sweep> into out_dir (default sweep/report)."""
-    sweep = load_results(sweep_dir)
+    """Write analysis.json, the figure set and report.md for runs/<sweep> into out_dir
+    (default: the sweep's report/)."""
+    results = load_results(sweep_dir)
     out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    sections = [_header(sweep), _setup(sweep), _run_status(sweep)]
-    if metrics.finished(sweep.runs).empty:
-        sections.append("## Results\n\nNo run has finished yet (ok or diverged): nothing to "
-                        "analyse. Rerun this command when runs have finished.\n")
+    curves = load_curves(results.runs)
+    result = study.analyze(results, curves)
+    write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
+    sections = [_header(results, result), _setup(results, result), _runs(result)]
+    if not result["depths"]:
+        sections.append("## Results\n\nNo run has finished yet (ok, unstable or diverged): "
+                        "nothing to analyse. Rerun this command when runs have finished.\n")
     else:
-        sections += _analysis(sweep, out_dir)
-    sections.append(_provenance(sweep.runs))
+        figures = _figures(result, curves)
+        for name, (_, chart) in figures.items():
+            if chart is not None:
+                charts.save(chart, out_dir, name)
+        sections += [_verdicts(result), _figure_section(figures), _tables(result, curves)]
+    sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
-    path.write_text("\n".join(sections))
+    write_atomic(path, "\n".join(sections))
     return path
 
 
-def _analysis(sweep: SweepResults, out_dir: Path) -> list[str]:
-    """Metrics, verdicts, figures (saved into out_dir) and tables, as report sections."""
-    runs, curves = sweep.runs, load_curves(sweep.runs)
-    margin = float(sweep.spec.get("max_stable_margin", metrics.DEFAULT_MARGIN))
-    target = sweep.spec.get("target_loss")
-    source = ("from the spec" if target is not None else
-              "default: every arm and depth reaches it in all seeds at some LR")
-    target = float(target) if target is not None else metrics.default_target(runs)
-    done = metrics.finished(runs)
-    on_arms = sorted(set(done.qk_norm) - {"none"}, key=qk_key)
-    thresholds = pd.DataFrame(columns=[*metrics.THRESHOLD_COLUMNS, "on_arm"])
-    if on_arms:
-        thresholds = pd.concat([metrics.necessity_threshold(runs, a, margin).assign(on_arm=a)
-                                for a in on_arms], ignore_index=True)
-    stable = metrics.max_stable_lr(runs, margin)
-    sens = metrics.lr_sensitivity(runs)
-    figures = _figures(done, curves, stable, thresholds, sens)
-    for name, (_, chart) in figures.items():
-        if chart is not None:
-            charts.save(chart, out_dir, name)
-    settings = (
-        f"Settings: stable = not diverged and final loss within {margin} nats of the arm's "
-        f"best; QK-norm is necessary where off - on > max(seed range, {metrics.MIN_EFFECT} "
-        f"nats), diverged runs counting as their loss at initialization and the seed range "
-        f"taken over non-diverged runs; bootstrap {metrics.N_BOOT} "
-        f"resamples of seeds, RNG seed {metrics.BOOT_SEED}; target loss "
-        f"{fmt.num(target, 2)} nats ({source}).\n")
-    return [_verdicts({a: judge(runs, a, margin) for a in on_arms}, settings),
-            _figure_section(figures),
-            _tables(runs, curves, stable, sens, thresholds, on_arms, target)]
-
-
-def _figures(done, curves, stable, thresholds, sens) -> dict:
+def _figures(result: dict, curves: pd.DataFrame) -> dict:
     """name -> (caption, chart or None), in report order."""
-    lrs = sorted(done.lr.unique())
+    arms = result["settings"]["arms"]
+    runs = pd.DataFrame([r for r in result["runs"] if r["outcome"]])
+    lrs = sorted(runs.lr.unique())
     picks = sorted({lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs)))
                     .round().astype(int)})
-    high = metrics.high_stable_lr(done)
-    y_max = float(done.loss0.max()) * 1.15
+    high = _high_stable_lr(result)
+    y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
     return {
-        "final_loss_vs_lr": ("Final validation loss vs learning rate", charts.final_loss(done)),
-        "stability_vs_depth": ("Max stable learning rate and necessity threshold vs depth",
-                               charts.stability_vs_depth(stable, thresholds)),
-        "lr_sensitivity": ("LR sensitivity, QK-norm on vs off", charts.sensitivity(sens)),
+        "final_loss_vs_lr": ("Final validation loss vs learning rate", charts.final_loss(result)),
+        "stability_vs_depth": ("Critical learning rate and necessity threshold vs depth",
+                               charts.stability(result)),
+        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
+        "eta_max_ratio": ("How the max-LR ratio depends on the margin delta",
+                          charts.eta_max_ratio(result)),
+        "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
         "training_curves": ("Training curves at a few learning rates",
-                            charts.training_curves(curves, picks, y_max)),
+                            charts.training_curves(curves, arms, picks, y_max)),
         "attention": (f"Attention logits and entropy over training at LR {high:.3g}",
-                      charts.attention(curves, high)),
+                      charts.attention(curves, arms, high)),
         "residual_kurtosis": ("Residual-stream kurtosis over training",
-                              charts.kurtosis(curves, sorted({lrs[0], high}))),
+                              charts.kurtosis(curves, arms, sorted({lrs[0], high}))),
     }
 
 
-def _header(sweep: SweepResults) -> str:
-    runs = sweep.runs
-    lines = [f"# QK-norm study: sweep `{sweep.name}`", ""]
-    if (runs.corpus == "builtin").any():
+def _high_stable_lr(result: dict) -> float:
+    """The largest LR at which every run of the primary treatment arm is ok, at every depth:
+    where it still trains and the reference arm's trouble, if any, shows."""
+    primary = result["settings"]["primary"]
+    runs = pd.DataFrame([r for r in result["runs"] if r["outcome"]])
+    on = runs[runs.arm == primary]
+    calm = on.groupby("lr").outcome.apply(lambda s: (s == "ok").all())
+    lrs = sorted(runs.lr.unique())
+    return float(calm[calm].index.max()) if calm.any() else float(lrs[len(lrs) // 2])
+
+
+# -- sections ----------------------------------------------------------------------------------
+def _header(results: SweepResults, result: dict) -> str:
+    runs = results.runs
+    lines = [f"# QK-norm study: sweep `{results.name}`", ""]
+    if (runs.get("corpus") == "builtin").any():
         lines += ["> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
                   "stories, not on TinyStories: they show the harness and the mechanism, not "
                   "results about natural text.", ""]
-    if sweep.spec.get("description"):
-        lines += [str(sweep.spec["description"]).strip(), ""]
+    if results.spec.get("description"):
+        lines += [str(results.spec["description"]).strip(), ""]
+    lines += [f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
+              + ("" if result["settings"]["preregistered"] else
+                 " (the plan has no pre-registered [study]: verdicts are inconclusive)") + ".",
+              ""]
     return "\n".join(lines)
 
 
-def _setup(sweep: SweepResults) -> str:
-    runs = sweep.runs
+def _setup(results: SweepResults, result: dict) -> str:
+    runs, s = results.runs, result["settings"]
 
-    def values(col, f=str, key=None):
-        return ", ".join(f(v) for v in sorted(runs[col].dropna().unique(), key=key))
+    def values(col, f=str):
+        return ", ".join(f(v) for v in sorted(runs[col].dropna().unique())) if col in runs else ""
 
-    budget = sorted({(int(r.max_steps), int(r.batch_size), int(r.block_size))
-                     for r in runs.itertuples()})
-    budget_text = "; ".join(f"{s} steps x {b} sequences x {t} tokens = {s * b * t:,} tokens"
-                            for s, b, t in budget)
-    seen = runs.tokens_seen.dropna().sum()
-    cc = sweep.crosscheck
+    cc = results.crosscheck
     if cc is None:
-        crosscheck = ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck` "
-                      "before trusting these results")
+        crosscheck = ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
+                      f"--sweep {results.name}` before trusting these results")
     else:
-        # crosscheck.json holds its checks per model config (crosscheck/report.py)
         n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
         crosscheck = (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
                       f"{len(cc.get('configs', []))} model configs)")
+    c = result["compute"]
+    hours = "; ".join(f"{h:.2f} h on {d}" for d, h in sorted(c["device_hours"].items()))
     return "\n".join([
         "## Setup", "",
         f"- Data: corpus {values('corpus')}, tokenizer {values('tokenizer')}",
         f"- Model: nanoGPT-style pre-norm decoder, width {values('n_embd')}, heads "
-        f"{values('n_head')}, context {values('block_size')}, block norm {values('norm')}",
+        f"{values('n_head')}, context {values('block_size')}, block norm {values('norm')}; "
+        f"depths (n_layer) {values('n_layer')}",
         "- Parametrization: standard (no muP: it transfers learning rates by design and would "
         "confound the result)",
-        f"- Grid: QK-norm {values('qk_norm', key=qk_key)}; depths (n_layer) "
-        f"{values('n_layer')}; {runs.lr.nunique()} peak LRs {values('lr', fmt.lr)}; seeds "
-        f"{values('seed')}",
-        f"- Token budget per run: {budget_text}; {int(seen):,} tokens trained over all "
-        "finished runs",
-        f"- Optimizer: AdamW (betas {values('beta1')}/{values('beta2')}, weight decay "
-        f"{values('weight_decay')} on 2-D weights), warmup {values('warmup_steps')} steps then "
-        f"cosine to {values('min_lr_ratio')} x peak, gradient clip {values('grad_clip')}",
-        f"- Backend: {values('backend')}; crosscheck: {crosscheck}", ""])
+        f"- Optimizer: AdamW (betas {values('beta1')}/{values('beta2')}), weight decay "
+        f"{values('weight_decay')} ({values('weight_decay_mode')}) on 2-D weights, warmup "
+        f"{values('warmup_steps')} steps then cosine to {values('min_lr_ratio')} x peak, "
+        f"gradient clip {values('grad_clip')}",
+        f"- Grid: {runs.lr.nunique()} peak LRs {values('lr', fmt.lr)}; seeds {values('seed')}",
+        f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
+        f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
+        f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
+        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; target loss "
+        f"{fmt.num(s['target_loss'], 2)} nats",
+        f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
+        f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
+        f"{c['flops']:.3g} training FLOPs (6 x parameters x tokens) over {c['runs']} runs",
+        "", "### Arms", "", tables.arms(results.spec, result), ""])
 
 
-def _run_status(sweep: SweepResults) -> str:
-    runs = sweep.runs
-    counts = Counter(runs.status)
-    counts["missing"] = len(sweep.missing)
-    order = ["ok", "diverged", "failed", "incomplete", "missing"]
-    lines = ["## Runs", "", tables.markdown(order + ["total"], [
-        [str(counts[s]) for s in order] + [str(sum(counts[s] for s in order))]])]
-    if not sweep.has_plan:
-        lines.append("No plan.json in the sweep directory: runs that never started cannot be "
-                     "named.\n")
-    problems = pd.concat([runs[runs.status.isin(["failed", "incomplete"])],
-                          sweep.missing.assign(status="missing")], ignore_index=True)
-    if not problems.empty:
-        problems = problems.sort_values(["status", "qk_norm", "n_layer", "lr", "seed", "run_id"])
-        lines += ["Runs that are not in the results (diverged runs are):", "", tables.markdown(
-            ["status", "run", "QK-norm", "n_layer", "LR", "seed", "error"],
-            [[r.status, f"`{r.run_id}`", r.qk_norm, str(r.n_layer), fmt.lr(r.lr), str(r.seed),
-              _first_line(getattr(r, "error", None))] for r in problems.itertuples()])]
-    if sweep.ignored:
-        lines += [f"Ignored {len(sweep.ignored)} run director(ies) not in plan.json (an older "
-                  f"spec?): " + ", ".join(f"`{r}`" for r in sweep.ignored), ""]
+def _runs(result: dict) -> str:
+    runs = result["runs"]
+    counts = Counter(r["status"] for r in runs)
+    counts["missing"] = sum(p["status"] == "missing" for p in result["problems"])
+    order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]
+    lines = ["## Runs", "",
+             "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
+             "smoothed train loss ended above its minimum by more than the spike margin, or its "
+             "final loss is worse than the data's bigram baseline); **diverged** (stopped: "
+             "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
+             "missing runs are left out of every statistic.", "",
+             tables.markdown(order + ["total"], [[str(counts[s]) for s in order]
+                                                 + [str(sum(counts[s] for s in order))]]),
+             "### The outcome of every run", "",
+             "One letter per seed: o ok, u unstable, d diverged, - not in the statistics.", "",
+             tables.outcome_grid(result)]
+    if result["problems"]:
+        lines += ["### Runs not in the statistics", "", tables.problems(result["problems"])]
+    unstable = [r for r in runs if r["status"] == "unstable"]
+    if unstable:
+        lines += ["### Why runs are unstable", "", tables.unstable(unstable)]
     return "\n".join(lines)
 
 
-def _verdicts(by_arm: dict[str, list[Verdict]], settings: str) -> str:
-    lines = ["## Verdicts", "", settings]
-    if not by_arm:
-        lines.append("No QK-norm-on runs finished: nothing to compare.\n")
-    for on_arm, verdicts in by_arm.items():
-        vs = "" if len(by_arm) == 1 else f" (off vs {on_arm})"
-        for v in verdicts:
-            lines += [f"### {v.hypothesis}{vs}: {v.claim}", "",
-                      f"**Verdict: {v.verdict}.** {v.reason}", "", f"*Test:* {v.test}", ""]
-            lines += [f"- {e}" for e in v.evidence] + [""]
-    return "\n".join(lines)
+def _verdicts(result: dict) -> str:
+    lines = ["## Verdicts", "", "Decided by the rules docs/STUDY.md fixed before the runs "
+             "(section 5); each with its reason and the numbers behind it.", ""]
+    for name in HYPOTHESES:
+        v = result["verdicts"][name]
+        lines += [f"### {name}: {v['claim']}", "", f"**Verdict: {v['verdict']}.** {v['reason']}",
+                  "", f"*Test:* {v['test']}", ""]
+        lines += [f"- {e}" for e in v["evidence"]] + [""]
+    lines += ["### The practitioner's rule", ""]
+    lines += [f"- {rule}" for _, rule in sorted(result["rules"].items(),
+                                                key=lambda kv: int(kv[0]))] or ["- n/a"]
+    return "\n".join(lines + [""])
 
 
 def _figure_section(figures: dict) -> str:
@@ -190,44 +195,62 @@ def _figure_section(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def _tables(runs, curves, stable, sens, thresholds, on_arms, target) -> str:
-    losses = metrics.loss_table(runs)
-    lines = ["## Tables", "",
+def _tables(result: dict, curves: pd.DataFrame) -> str:
+    s = result["settings"]
+    lines = ["## Tables", "", "Every number here is in analysis.json beside this report.", "",
              "### Final validation loss (nats/token, mean ± sd over ok seeds)", "",
-             tables.by_lr(losses, tables.loss_cell),
-             "### Perplexity (exp of the final validation loss, mean over ok seeds)", "",
-             tables.by_lr(losses, tables.ppl_cell),
-             "### Max stable learning rate", "",
-             "'>=': stable at the largest swept LR, so the true value may be higher.", "",
-             tables.stable_lr(stable),
+             tables.final_loss(result),
+             "### Critical learning rate (the max stable LR)", "",
+             "The first LR at which a run diverges or ends unstable, interpolated "
+             "(geometric midpoint of the last ok and the first failing LR); median and range "
+             "over seeds. '>': no failure in the grid (a lower bound); '<=': fails at the "
+             "lowest LR.", "", tables.critical_lr(result),
+             f"### eta_max(delta = {s['delta']:g} nats)", "",
+             "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
+             "best seed-mean loss of all arms at that depth and budget.", "",
+             tables.eta_max(result),
              "### LR sensitivity (Wortsman et al. 2023)", "",
-             tables.sensitivity(metrics.across_seeds(sens, "sensitivity"), sens),
-             "### Necessity threshold", "",
-             "Below the off arm's max stable LR you can drop QK-norm at that depth; the "
-             "threshold is where dropping it starts to cost loss or stability.", "",
-             tables.thresholds(thresholds)]
-    for on_arm in on_arms:
-        lines += [f"### Off - on final loss per LR (vs {on_arm}); bold: QK-norm necessary", "",
-                  "Diverged runs count as their loss at initialization; in brackets the larger "
-                  "seed range of the two arms' non-diverged runs.", "",
-                  tables.effect(metrics.necessity(runs, on_arm))]
-    if not math.isnan(target) and not curves.empty:
-        fastest = metrics.fastest_to_target(metrics.steps_to_target(curves, target))
-        lines += [f"### Steps to target loss {fmt.num(target, 2)} nats", "",
-                  "At the LR that gets there fastest, among LRs where every seed reaches it.", "",
-                  tables.steps(fastest)]
+             f"mean - min of the effective loss over the base-grid LRs in "
+             f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}], per seed; "
+             "'incomplete' when one of those runs is missing.", "", tables.sensitivity(result)]
+    for key in _comparison_keys(result):
+        lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
+                  f"Mean over seeds of the baseline minus treatment effective loss with its "
+                  f"two-sided 95% t interval; necessary where the one-sided 95% bound exceeds "
+                  f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
+                  f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
+                  "", tables.effects(result, key)]
+    lines += ["### Necessity thresholds", "", tables.thresholds(result)]
+    finished = {r["run_id"] for r in result["runs"] if r["outcome"] in ("ok", "unstable")}
+    curves = curves[curves.run_id.isin(finished)]  # a diverged run's last eval is mid-run
     if not curves.empty:
-        # The registry's in_report diagnostics, by label (sweeps.diagnostics).
         columns = {d.name: d.label for d in DIAGNOSTICS.values() if d.in_report}
         lines += ["### Diagnostics at the end of training (median over seeds, last eval)", "",
-                  "Max attention logit and residual kurtosis: the largest over layers; "
-                  "attention entropy: the lowest head-level minimum over layers.", "",
-                  tables.diagnostics(metrics.final_diagnostics(curves, list(columns)), columns)]
+                  "Runs that trained to the end (ok or unstable); per layer the largest value "
+                  "(the lowest for entropy).", "",
+                  tables.diagnostics(_final_diagnostics(curves, list(columns)), columns,
+                                     s["arms"])]
     return "\n".join(lines)
 
 
+def _comparison_keys(result: dict) -> list[str]:
+    keys = []
+    for d in result["depths"].values():
+        keys += [k for k in d["comparisons"] if k not in keys]
+    return keys
+
+
+def _final_diagnostics(curves: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Per (arm, n_layer, lr): the median over seeds of each diagnostic at the run's last
+    eval step (the last row that has val_loss)."""
+    last = curves.dropna(subset=["val_loss"]).sort_values("step").drop_duplicates(
+        "run_id", keep="last")
+    out = last.groupby(["arm", "n_layer", "lr"])[columns].median()
+    return out.reset_index().sort_values(["n_layer", "lr", "arm"], ignore_index=True)
+
+
 def _provenance(runs: pd.DataFrame) -> str:
-    prov = runs.provenance
+    prov = [p for p in runs.provenance if isinstance(p, dict)]
     commits = Counter((p.get("git_commit") or "unknown",
                        {True: "dirty", False: "clean"}.get(p.get("git_dirty"), "unknown"))
                       for p in prov)
@@ -235,8 +258,8 @@ def _provenance(runs: pd.DataFrame) -> str:
     for p in prov:
         for package, version in (p.get("versions") or {}).items():
             versions.setdefault(package, set()).add(version)
-    devices = Counter((r.backend, r.provenance.get("device") or "unknown")
-                      for r in runs.itertuples())
+    devices = Counter((str(r.backend), (r.provenance or {}).get("device") or "unknown")
+                      for r in runs.itertuples() if isinstance(r.provenance, dict))
     started = sorted(p["started_at"] for p in prov if p.get("started_at"))
 
     def listing(counter):
@@ -253,8 +276,3 @@ def _provenance(runs: pd.DataFrame) -> str:
         lines.append(f"- Runs started between {started[0]} and {started[-1]}")
     return "\n".join(lines + [""])
 
-
-def _first_line(error) -> str:
-    if not isinstance(error, str) or not error.strip():
-        return ""
-    return error.strip().splitlines()[0].replace("|", "\\|")[:160]

@@ -16,10 +16,11 @@ from sweeps.norms import qk_order
 from sweeps.runs import RunDir, find_run_dirs, load_runs
 from sweeps.sweepdir import SweepDir
 
-RUN_KEYS = ["qk_norm", "n_layer", "lr", "seed"]
+RUN_KEYS = ["arm", "qk_norm", "n_layer", "lr", "seed"]
 SUMMARY_COLUMNS = ["status", "init_loss", "final_val_loss", "best_val_loss", "perplexity",
                    "steps_run", "diverged_at", "wall_time_s", "tokens_per_s", "tokens_seen",
-                   "error"]
+                   "error", "unstable_reasons", "init_logit_std", "device"]
+FINISHED = ["ok", "unstable", "diverged"]
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,8 @@ def load_results(path: str | Path) -> SweepResults:
                                 if rid not in set(runs.run_id)], columns=missing.columns)
     runs = runs.reindex(columns=list(dict.fromkeys([*runs.columns, *SUMMARY_COLUMNS])))
     files = _run_files(path)
-    runs = runs.assign(run_dir=runs.run_id.map(lambda r: files[r][0]),
-                       provenance=runs.run_id.map(lambda r: files[r][1]))
+    runs = runs.assign(run_dir=runs.run_id.map(lambda r: files.get(r, (str(path / r), {}))[0]),
+                       provenance=runs.run_id.map(lambda r: files.get(r, ("", {}))[1]))
     return SweepResults(name=path.name, runs=_sorted(runs), missing=_sorted(missing),
                         ignored=ignored, spec=(plan or {}).get("spec", {}),
                         has_plan=plan is not None, crosscheck=sweep_dir.read_crosscheck())
@@ -65,8 +66,8 @@ def load_results(path: str | Path) -> SweepResults:
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
     """metrics.jsonl of every finished run, long format, diagnostics reduced over layers."""
-    frames, columns = [], ["step", "train_loss", "val_loss", *DIAGNOSTICS]
-    for row in runs[runs.status.isin(["ok", "diverged"])].itertuples():
+    frames, columns = [], ["step", "train_loss", "val_loss", "quick_val_loss", *DIAGNOSTICS]
+    for row in runs[runs.status.isin(FINISHED)].itertuples():
         metrics = RunDir(row.run_dir).read_metrics()
         frame = pd.DataFrame(metrics).reindex(columns=columns)
         for name in DIAGNOSTICS:
@@ -80,7 +81,8 @@ def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _run_keys(cfg: dict) -> dict:
-    return {"qk_norm": cfg.get("model", {}).get("qk_norm"),
+    qk_norm = cfg.get("model", {}).get("qk_norm")
+    return {"arm": cfg.get("arm") or f"qk{qk_norm}", "qk_norm": qk_norm,
             "n_layer": cfg.get("model", {}).get("n_layer"),
             "lr": cfg.get("train", {}).get("lr"), "seed": cfg.get("seed")}
 

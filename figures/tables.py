@@ -1,4 +1,4 @@
-"""Markdown tables of the metrics, rows and columns sorted so the text is deterministic."""
+"""Markdown tables of the analysis dict, rows and columns sorted so the text is deterministic."""
 from __future__ import annotations
 
 import math
@@ -6,129 +6,170 @@ import math
 import pandas as pd
 
 from figures import fmt
-from figures.results import qk_key
-from sweeps.norms import qk_norm as qk_norm_kind
+from sweeps.norms import qk_norm
+
+LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
     if not rows:
         return "_no data_\n"
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
-def arm_columns(df: pd.DataFrame) -> list[tuple[int, str]]:
-    """(n_layer, qk_norm) pairs: depth ascending, QK-norm off first within a depth."""
-    pairs = df[["n_layer", "qk_norm"]].drop_duplicates().itertuples(index=False)
-    return sorted(pairs, key=lambda p: (p[0], qk_key(p[1])))
+def _depths(result: dict) -> list[str]:
+    return sorted(result["depths"], key=int)
 
 
-def arm_name(qk_norm: str) -> str:
-    return qk_norm_kind(qk_norm).display
+def _arm_columns(result: dict) -> list[tuple[str, str]]:
+    """(depth, arm) pairs: depth ascending, arms in spec order."""
+    arms = result["settings"]["arms"]
+    return [(d, a) for d in _depths(result) for a in arms if a in result["depths"][d]["arms"]]
 
 
-def by_lr(cells: pd.DataFrame, cell) -> str:
-    """A table with one row per LR and one column per (depth, arm); cell(row) -> text."""
-    cols = arm_columns(cells)
-    index = cells.set_index(["n_layer", "qk_norm", "lr"])
+def qk_display(kind: str) -> str:
+    """How tables name a QK-norm kind (its registry entry; unknown kinds are refused)."""
+    return qk_norm(kind).display
+
+
+def arms(spec: dict, result: dict) -> str:
+    """Each arm: its QK-norm, settings, LRs, and the attention-logit std it starts with."""
     rows = []
-    for lr in sorted(cells.lr.unique()):
-        rows.append([fmt.lr(lr)] + [cell(index.loc[(d, q, lr)]) if (d, q, lr) in index.index
-                                    else "-" for d, q in cols])
-    return markdown(["LR"] + [f"L{d} {arm_name(q)}" for d, q in cols], rows)
+    stds, kinds = {}, {}
+    for r in result["runs"]:
+        kinds[r["arm"]] = r["qk_norm"]
+        if r.get("init_logit_std") is not None:
+            stds.setdefault(r["arm"], []).append(r["init_logit_std"])
+    for arm in result["settings"]["arms"]:
+        body = (spec.get("arms") or {}).get(arm, {})
+        settings = ", ".join(f"{k}={v}" for k, v in body.get("set", {}).items()) or "-"
+        lrs = ", ".join(fmt.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
+        std = stds.get(arm)
+        rows.append([arm, qk_display(kinds[arm]) if arm in kinds else "-", settings, lrs,
+                     fmt.num(sum(std) / len(std), 3) if std else "n/a"])
+    return markdown(["arm", "QK-norm", "settings", "LRs", "initial attention-logit std"], rows)
 
 
-def loss_cell(r) -> str:
-    """'1.234 ± 0.010', with '(k/n div)' when seeds diverged, 'diverged' when all did."""
-    n, n_div = int(r.n), int(r.n_diverged)  # a row read back through .loc comes as floats
-    if n_div == n:
-        return f"diverged ({n}/{n})"
-    return fmt.pm(r.loss_mean, r.loss_sd) + (f" ({n_div}/{n} div)" if n_div else "")
+def outcome_grid(result: dict) -> str:
+    """One row per LR, one column per (depth, arm): a letter per seed."""
+    cols = _arm_columns(result)
+    cells: dict = {}
+    for r in result["runs"]:
+        key = (str(r["n_layer"] and int(r["n_layer"])), r["arm"], r["lr"])
+        cells.setdefault(key, []).append((r["seed"], LETTERS.get(r["outcome"], "-")))
+    lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
+    rows = [[fmt.lr(lr)] + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " "
+                            for d, a in cols] for lr in lrs]
+    return markdown(["LR"] + [f"L{d} {a}" for d, a in cols], rows)
 
 
-def ppl_cell(r) -> str:
-    n, n_div = int(r.n), int(r.n_diverged)
-    if n_div == n:
-        return f"diverged ({n}/{n})"
-    return fmt.num(r.ppl_mean, 2) + (f" ({n_div}/{n} div)" if n_div else "")
+def problems(items: list[dict]) -> str:
+    rows = [[p["status"], f"`{p['run_id']}`", str(p["arm"]), str(p["n_layer"]), fmt.lr(p["lr"]),
+             str(p["seed"]), p["error"]] for p in items]
+    return markdown(["status", "run", "arm", "n_layer", "LR", "seed", "error"], rows)
 
 
-def stable_lr(stable: pd.DataFrame) -> str:
-    rows = [[str(r.n_layer), arm_name(r.qk_norm),
-             (">= " if r.at_top else "") + _below(r.max_stable_lr),
-             f"{_below(r.seed_lo)} - {_below(r.seed_hi)}", str(r.n_seeds)]
-            for r in stable.itertuples()]
-    return markdown(["n_layer", "QK-norm", "max stable LR", "per-seed range", "seeds"], rows)
+def unstable(runs: list[dict]) -> str:
+    rows = [[f"`{r['run_id']}`", "; ".join(r["unstable_reasons"] or [])] for r in runs]
+    return markdown(["run", "why"], rows)
 
 
-def sensitivity(stats: pd.DataFrame, per_seed: pd.DataFrame) -> str:
-    n_lr = per_seed.groupby(["qk_norm", "n_layer"]).n_lr.agg(["min", "max"])
+def _by_lr(result: dict, cell) -> str:
+    """A table with one row per LR and one column per (depth, arm); cell(arm dict, lr)."""
+    cols = _arm_columns(result)
+    lrs = sorted({c["lr"] for d, a in cols for c in result["depths"][d]["arms"][a]["cells"]})
     rows = []
-    for r in stats.itertuples():
-        lo, hi = n_lr.loc[(r.qk_norm, r.n_layer)]
-        rows.append([str(r.n_layer), arm_name(r.qk_norm), fmt.pm(r.mean, r.sd),
-                     f"{fmt.num(r.min)} - {fmt.num(r.max)}", str(r.n),
-                     str(lo) if lo == hi else f"{lo}-{hi}"])
-    return markdown(["n_layer", "QK-norm", "sensitivity (nats, mean ± sd)", "seed range",
-                     "seeds", "LRs used"], rows)
+    for lr in lrs:
+        row = [fmt.lr(lr)]
+        for d, a in cols:
+            found = [c for c in result["depths"][d]["arms"][a]["cells"] if c["lr"] == lr]
+            row.append(cell(found[0]) if found else "-")
+        rows.append(row)
+    return markdown(["LR"] + [f"L{d} {a}" for d, a in cols], rows)
 
 
-def thresholds(table: pd.DataFrame) -> str:
-    rows = [[str(r.n_layer), arm_name(r.on_arm), _threshold(r.threshold, r.lr_top),
-             f"[{_threshold(r.lo, r.lr_top)}, {_threshold(r.hi, r.lr_top)}]", str(r.n_seeds),
-             (">= " if r.off_at_top else "") + _below(r.off_max_stable_lr)]
-            for r in table.itertuples()]
-    return markdown(["n_layer", "vs", "necessity threshold", "95% bootstrap interval", "seeds",
-                     "off arm's max stable LR"], rows)
+def final_loss(result: dict) -> str:
+    def cell(c):
+        text = fmt.pm(c["final_mean"], c["final_sd"]) if c["final_mean"] is not None else ""
+        failed = [f"{c['outcomes'][o]} {o}" for o in ("unstable", "diverged")
+                  if c["outcomes"][o]]
+        return " ".join(filter(None, [text, f"({', '.join(failed)})" if failed else ""]))
+    return _by_lr(result, cell)
 
 
-def effect(table: pd.DataFrame) -> str:
-    """off - on loss per LR and depth with the seed spread; necessary cells in bold."""
-    depths = sorted(table.n_layer.unique())
-    index = table.set_index(["n_layer", "lr"])
+def critical_lr(result: dict) -> str:
+    rows = [[d, a, fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
+             fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"])]
+            for d, a in _arm_columns(result)]
+    return markdown(["n_layer", "arm", "critical LR: median (seed range)", "per seed"], rows)
+
+
+def eta_max(result: dict) -> str:
     rows = []
-    for lr in sorted(table.lr.unique()):
+    for d, a in _arm_columns(result):
+        e = result["depths"][d]["arms"][a]["eta_max"]
+        rows.append([d, a, fmt.num(e["l_star"]), fmt.grid(e)])
+    return markdown(["n_layer", "arm", "L* (nats)", "eta_max(delta)"], rows)
+
+
+def sensitivity(result: dict) -> str:
+    rows = []
+    for d, a in _arm_columns(result):
+        s = result["depths"][d]["arms"][a]["sensitivity"]
+        seeds = ", ".join(fmt.num(v) for _, v in sorted(s["seeds"].items(), key=lambda kv:
+                                                          int(kv[0])))
+        value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
+        rows.append([d, a, value, seeds, str(len(s["lrs"]))])
+    return markdown(["n_layer", "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"], rows)
+
+
+def effects(result: dict, key: str) -> str:
+    depths = [d for d in _depths(result) if key in result["depths"][d]["comparisons"]]
+    entries = {d: {e["lr"]: e for e in result["depths"][d]["comparisons"][key]["per_lr"]}
+               for d in depths}
+    lrs = sorted({lr for d in depths for lr in entries[d]})
+    rows = []
+    for lr in lrs:
         row = [fmt.lr(lr)]
         for d in depths:
-            if (d, lr) not in index.index:
-                row.append("-")
+            e = entries[d].get(lr)
+            if e is None:
+                row += ["-", "-"]
                 continue
-            r = index.loc[(d, lr)]
-            text = f"{fmt.num(r.delta)} ({fmt.num(r.spread)})"
-            row.append(f"**{text}**" if r.necessary else text)
+            text = "ceiling" if e["ceiling"] else fmt.pm_interval(e)
+            row += [f"**{text}**" if e["necessary"] else text,
+                    "-" if e["speedup"] is None else f"x{e['speedup']:.2f}"]
         rows.append(row)
-    return markdown(["LR"] + [f"L{d} off - on (spread)" for d in depths], rows)
+    header = ["LR"] + [h for d in depths for h in (f"L{d} effect [95% CI]", f"L{d} speed-up")]
+    return markdown(header, rows)
 
 
-def steps(fastest: pd.DataFrame) -> str:
-    rows = [[str(r.n_layer), arm_name(r.qk_norm), fmt.lr(r.lr),
-             "not reached" if math.isnan(r.steps) else fmt.num(r.steps, 0)]
-            for r in fastest.itertuples()]
-    return markdown(["n_layer", "QK-norm", "fastest LR", "steps to target (seed mean)"], rows)
+def thresholds(result: dict) -> str:
+    rows = []
+    for d in _depths(result):
+        for key, c in result["depths"][d]["comparisons"].items():
+            rows.append([d, key, fmt.grid(c["threshold"]), fmt.seed_grid(c["seed_thresholds"]),
+                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-"])
+    return markdown(["n_layer", "comparison", "necessity threshold", "per seed",
+                     "common ceiling"], rows)
 
 
-def diagnostics(table: pd.DataFrame, columns: dict[str, str]) -> str:
-    """One row per (depth, LR); for each diagnostic an off and an on column."""
-    arms = sorted(table.qk_norm.unique(), key=qk_key)
-    index = table.set_index(["n_layer", "qk_norm", "lr"])
+def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[str]) -> str:
+    """One row per (depth, LR); for each diagnostic one column per arm."""
+    arms = [a for a in arm_order if a in set(table.arm)]
+    index = table.set_index(["n_layer", "arm", "lr"])
     rows = []
     for d, lr in sorted(set(zip(table.n_layer, table.lr))):
         row = [str(d), fmt.lr(lr)]
         for col in columns:
-            row += [fmt.num(index.loc[(d, q, lr), col], 2) if (d, q, lr) in index.index
-                    else "-" for q in arms]
+            row += [_num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-"
+                    for a in arms]
         rows.append(row)
-    header = ["n_layer", "LR"] + [f"{name} {arm_name(q)}" for name in columns.values()
-                                  for q in arms]
+    header = ["n_layer", "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
     return markdown(header, rows)
 
 
-def _below(x: float) -> str:
-    """NaN max stable LR: no swept LR was stable."""
-    return "below grid" if isinstance(x, float) and math.isnan(x) else fmt.lr(x)
-
-
-def _threshold(x: float, lr_top: float) -> str:
-    """inf: necessary at no swept LR, so above the largest one."""
-    return f"> {fmt.lr(lr_top)}" if math.isinf(x) else fmt.lr(x)
+def _num(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.num(x, 2)

@@ -1,203 +1,299 @@
-"""H1-H3 (DESIGN.md) judged from the metrics: the test, the numbers, and a verdict.
+"""H1, H2a, H2b, H3 and the control C1, decided from the analysis dict exactly as
+docs/STUDY.md section 5 pre-registers them; and the practitioner's rule per depth.
 
-A verdict is never more confident than the sweep allows: with one seed the seed spread is
-unknown, with fewer than MIN_LRS learning rates "LR-conditional" cannot be told from noise,
-and a trend over depth needs MIN_DEPTHS depths. Those cases are inconclusive and say why.
+A verdict is supported, not supported or inconclusive, with its reason and the numbers behind
+it. Each hypothesis is judged per depth; depths that agree give that verdict, depths that
+disagree give inconclusive naming each one. Nothing here raises on odd data: what cannot be
+decided is inconclusive, and says why.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-import pandas as pd
+import math
 
 from figures import fmt
-from figures.metrics import (DEFAULT_MARGIN, MIN_EFFECT, across_seeds, finished, lr_sensitivity,
-                             max_stable_lr, max_stable_lr_per_seed, necessity,
-                             necessity_threshold)
+from sweeps.stats import paired, slope
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
-MIN_SEEDS = 2
-MIN_LRS = 3
 MIN_DEPTHS = 3
+CLAIMS = {
+    "H1": "The effect of QK-norm is learning-rate-conditional: negligible (or slightly negative) "
+          "at low LR, decisive at high LR.",
+    "H2a": "QK-norm raises the critical learning rate (the max stable LR).",
+    "H2b": "QK-norm lowers LR sensitivity.",
+    "H3": "The necessity threshold falls as depth grows.",
+    "C1": "The low-LR gap between QK-norm off and on is a start-temperature effect: it goes "
+          "away when QK-norm off starts with on's attention-logit scale.",
+}
+TESTS = {
+    "H1": "Per depth, primary comparison, lowest base-grid LR: negligible (not necessary, mean "
+          "difference below `negligible`) there, and a necessity threshold inside the grid.",
+    "H2a": "Per depth: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) "
+           "over paired seeds above 0.",
+    "H2b": "Per depth: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
+           "above 0.",
+    "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths: the "
+          "upper end of the slope's 95% interval below 0.",
+    "C1": "At every LR where QK-norm is necessary on the primary comparison, the start-matched "
+          "control's gap to QK-norm on is negligible.",
+}
 
 
-@dataclass(frozen=True)
-class Verdict:
-    hypothesis: str  # H1, H2, H3
-    claim: str
-    test: str
-    evidence: list[str]  # one line of numbers per depth (or for the whole trend)
-    verdict: str  # supported | not supported | inconclusive
-    reason: str
+def judge(analysis: dict) -> dict:
+    settings = analysis["settings"]
+    verdicts = {"H1": h1(analysis), "H2a": h2a(analysis), "H2b": h2b(analysis),
+                "H3": h3(analysis), "C1": c1(analysis)}
+    if not settings["preregistered"]:
+        for name, v in verdicts.items():
+            v.update(verdict=INCONCLUSIVE, reason="the plan has no pre-registered [study] "
+                     "(docs/STUDY.md section 6); " + v["reason"])
+    return verdicts
 
 
-def judge(runs: pd.DataFrame, on_arm: str, margin: float = DEFAULT_MARGIN) -> list[Verdict]:
-    """H1, H2, H3 for QK-norm off against the qk_norm value `on_arm`."""
-    limits = _limits(runs, on_arm)
-    thresholds = necessity_threshold(runs, on_arm, margin)
-    return [h1(runs, on_arm, thresholds, limits), h2(runs, on_arm, margin, limits),
-            h3(thresholds, limits)]
-
-
-def h1(runs, on_arm, thresholds, limits) -> Verdict:
-    effect = necessity(runs, on_arm)
-    per_depth, evidence = {}, []
-    for t in thresholds.itertuples():
-        low = effect[effect.n_layer == t.n_layer].sort_values("lr").iloc[0]
-        evidence.append(
-            f"n_layer {t.n_layer}: at the lowest LR {fmt.lr(low.lr)} off - on = "
-            f"{fmt.num(low.delta)} nats (seed spread {fmt.num(low.spread)}); necessity "
-            f"threshold {fmt.lr(t.threshold)}")
-        if low.necessary:
-            per_depth[t.n_layer] = (NOT_SUPPORTED, "QK-norm already matters at the lowest LR")
-        elif np.isfinite(t.threshold):
-            per_depth[t.n_layer] = (SUPPORTED, f"negligible at {fmt.lr(low.lr)}, decisive from "
-                                               f"{fmt.lr(t.threshold)}")
-        elif t.off_at_top:
-            per_depth[t.n_layer] = (INCONCLUSIVE, "the off arm is stable up to the largest "
-                                                  "swept LR: extend the LR grid upward")
-        else:
-            per_depth[t.n_layer] = (NOT_SUPPORTED, "QK-norm is necessary at no swept LR "
-                                                   "although the off arm becomes unstable")
-    return _verdict(
-        "H1", "The QK-norm effect is learning-rate-conditional: negligible or slightly "
-              "negative at low LR, decisive at high LR.",
-        "Per depth: at the lowest swept LR QK-norm must not be necessary, and a necessity "
-        f"threshold must exist in the grid (necessary = mean loss off worse than on by more "
-        f"than max(seed range, {MIN_EFFECT} nats), diverged runs counting as their loss at "
-        "initialization).", evidence, per_depth, limits)
-
-
-def h2(runs, on_arm, margin, limits) -> Verdict:
-    runs = _common_cells(runs, on_arm)
-    msl = _off_on(max_stable_lr_per_seed(runs, margin), on_arm, ["max_stable_lr", "at_top"])
-    sens = _off_on(lr_sensitivity(runs), on_arm, ["sensitivity"])
-    pooled = max_stable_lr(runs, margin).set_index(["qk_norm", "n_layer"])
-    sens_stats = across_seeds(lr_sensitivity(runs), "sensitivity").set_index(
-        ["qk_norm", "n_layer"])
-    per_depth, evidence = {}, []
-    for depth, m in msl.groupby("n_layer"):
-        s = sens[sens.n_layer == depth]
-        # NaN max stable LR = below the grid, i.e. lower than any swept LR.
-        off_lr, on_lr = m.max_stable_lr_off.fillna(0.0), m.max_stable_lr_on.fillna(0.0)
-        censored = m.at_top_off.astype(bool) & m.at_top_on.astype(bool)
-        raised = int((on_lr > off_lr).sum())
-        lowered = int((s.sensitivity_on < s.sensitivity_off).sum())
-        n, n_cens = len(m), int(censored.sum())
-        evidence.append(
-            f"n_layer {depth}: max stable LR on {_pooled(pooled, on_arm, depth)} vs off "
-            f"{_pooled(pooled, 'none', depth)}, raised in {raised}/{n} seeds; LR sensitivity "
-            f"on {_sens(sens_stats, on_arm, depth)} vs off {_sens(sens_stats, 'none', depth)} "
-            f"nats, lower in {lowered}/{len(s)} seeds")
-        if raised == n and lowered == len(s):
-            per_depth[depth] = (SUPPORTED, "both hold in every seed")
-        elif n_cens:  # the grid never probes where off breaks: sensitivity says little too
-            per_depth[depth] = (INCONCLUSIVE, f"both arms stable at the largest swept LR in "
-                                              f"{n_cens}/{n} seeds: extend the LR grid upward")
-        elif raised == 0 or lowered == 0:
-            per_depth[depth] = (NOT_SUPPORTED, "fails in every seed")
-        else:
-            per_depth[depth] = (INCONCLUSIVE, "seeds disagree")
-    return _verdict(
-        "H2", "QK-norm raises the maximum stable LR and lowers LR sensitivity.",
-        "Per depth and seed (paired, on the LRs both arms finished): the on arm's max stable "
-        f"LR must exceed the off arm's (stable = not diverged and final loss within {margin} "
-        "nats of that seed's best) and its LR sensitivity (Wortsman et al. 2023) must be "
-        "lower, in every seed.",
-        evidence, per_depth, limits)
-
-
-def h3(thresholds: pd.DataFrame, limits: list[str]) -> Verdict:
-    claim = "The necessity threshold falls as depth grows."
-    test = ("Necessity thresholds across depths: non-increasing with at least one fall, and the "
-            "bootstrap intervals (seeds resampled) of the shallowest and deepest depth disjoint. "
-            "Spearman rank correlation of threshold with depth reported.")
-    t = thresholds.sort_values("n_layer")
-    evidence = [f"n_layer {r.n_layer}: threshold {fmt.lr(r.threshold)} "
-                f"{fmt.interval(r.lo, r.hi)}" for r in t.itertuples()]
-    if len(t) >= 2:
-        ranks = t[["n_layer", "threshold"]].rank()
-        rho = np.nan if ranks.threshold.nunique() < 2 else np.corrcoef(ranks.T)[0, 1]
-        evidence.append(f"Spearman rank correlation (depth, threshold) = {fmt.num(rho, 2)}")
-    if len(t) < MIN_DEPTHS:
-        limits = limits + [f"{len(t)} depth(s) with both arms: a trend needs at least "
-                           f"{MIN_DEPTHS}; add depths to the grid"]
-    if limits:
-        return Verdict("H3", claim, test, evidence, INCONCLUSIVE, "; ".join(limits))
-    values = t.threshold.to_numpy()
-    shallow, deep = t.iloc[0], t.iloc[-1]
-    if np.isinf(values).all():
-        verdict, reason = INCONCLUSIVE, ("QK-norm is necessary at no swept LR at any depth: "
-                                         "extend the LR grid upward")
-    elif deep.threshold >= shallow.threshold:
-        verdict, reason = NOT_SUPPORTED, (f"the deepest threshold ({fmt.lr(deep.threshold)}) is "
-                                          f"not below the shallowest ({fmt.lr(shallow.threshold)})")
-    elif (np.diff(values) > 0).any():
-        verdict, reason = INCONCLUSIVE, "the threshold falls overall but not monotonically"
-    elif deep.hi >= shallow.lo:
-        verdict, reason = INCONCLUSIVE, ("the threshold falls, but the bootstrap intervals of "
-                                         "the shallowest and deepest depth overlap")
-    else:
-        verdict, reason = SUPPORTED, (f"falls from {fmt.lr(shallow.threshold)} at n_layer "
-                                      f"{shallow.n_layer} to {fmt.lr(deep.threshold)} at "
-                                      f"n_layer {deep.n_layer}, intervals disjoint")
-    return Verdict("H3", claim, test, evidence, verdict, reason)
-
-
-def _limits(runs: pd.DataFrame, on_arm: str) -> list[str]:
-    """Why the sweep cannot support a confident verdict (empty when it can)."""
-    done = finished(runs)
-    off, on = done[done.qk_norm == "none"], done[done.qk_norm == on_arm]
-    if off.empty or on.empty:
-        return [f"no finished QK-norm {'off' if off.empty else 'on'} runs to compare"]
-    out = []
-    seeds = set(off.seed) & set(on.seed)
-    if len(seeds) < MIN_SEEDS:
-        out.append(f"{len(seeds)} seed(s) in both arms: the seed-to-seed spread is unknown; "
-                   f"run at least {MIN_SEEDS} seeds (3 recommended)")
-    lrs = set(off.lr) & set(on.lr)
-    if len(lrs) < MIN_LRS:
-        out.append(f"{len(lrs)} learning rate(s) in both arms: at least {MIN_LRS} are needed "
-                   f"to tell a low-LR from a high-LR effect")
-    return out
-
-
-def _common_cells(runs: pd.DataFrame, on_arm: str) -> pd.DataFrame:
-    """The off and on runs at the (n_layer, lr, seed) cells both arms finished: a run missing
-    from one arm must not tilt a paired comparison."""
-    two = finished(runs).query("qk_norm in ['none', @on_arm]")
-    both = two.groupby(["n_layer", "lr", "seed"]).qk_norm.transform("nunique") == 2
-    return runs.loc[two.index[both]]
-
-
-def _verdict(name, claim, test, evidence, per_depth: dict, limits: list[str]) -> Verdict:
-    """All depths agree -> that verdict; otherwise inconclusive, naming each depth's outcome."""
-    if limits:
-        return Verdict(name, claim, test, evidence, INCONCLUSIVE, "; ".join(limits))
-    if not per_depth:
-        return Verdict(name, claim, test, evidence, INCONCLUSIVE, "no depth has both arms")
+def _verdict(name: str, per_depth: dict, evidence: list[str]) -> dict:
+    """Depth verdicts -> one: all agree, or inconclusive naming each depth's outcome."""
     outcomes = {v for v, _ in per_depth.values()}
     reasons = "; ".join(f"n_layer {d}: {v} ({why})" for d, (v, why) in per_depth.items())
     verdict = outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
-    return Verdict(name, claim, test, evidence, verdict, reasons)
+    if not per_depth:
+        verdict, reasons = INCONCLUSIVE, "no depth has both arms of the comparison"
+    return {"hypothesis": name, "claim": CLAIMS[name], "test": TESTS[name], "verdict": verdict,
+            "reason": reasons, "evidence": evidence,
+            "per_depth": {d: {"verdict": v, "reason": why} for d, (v, why) in per_depth.items()}}
 
 
-def _off_on(per_seed: pd.DataFrame, on_arm: str, columns: list[str]) -> pd.DataFrame:
-    """Pair the off and on rows of a per-seed table on (n_layer, seed): columns X_off, X_on."""
-    keys = ["n_layer", "seed"]
-    off = per_seed[per_seed.qk_norm == "none"][keys + columns]
-    on = per_seed[per_seed.qk_norm == on_arm][keys + columns]
-    return off.merge(on, on=keys, suffixes=("_off", "_on")).sort_values(keys)
+def _primary(analysis: dict, depth: dict) -> dict | None:
+    s = analysis["settings"]
+    return depth["comparisons"].get(f"{s['reference']} vs {s['primary']}")
 
 
-def _pooled(table: pd.DataFrame, qk_norm: str, depth: int) -> str:
-    row = table.loc[(qk_norm, depth)]
-    at_least = ">= " if row.at_top else ""  # stable at the largest swept LR: a lower bound
-    return (f"{at_least}{fmt.lr(row.max_stable_lr)} "
-            f"(seeds {fmt.lr(row.seed_lo)}-{fmt.lr(row.seed_hi)})")
+def _judged(comparison: dict) -> list[dict]:
+    """The LRs the necessity rule judged: >= 2 pairs, not a common ceiling."""
+    return [e for e in comparison["per_lr"] if e["n"] >= 2 and not e["ceiling"]]
 
 
-def _sens(table: pd.DataFrame, qk_norm: str, depth: int) -> str:
-    row = table.loc[(qk_norm, depth)]
-    return fmt.pm(row["mean"], row["sd"])
+def _negligible(entry: dict, settings: dict) -> bool:
+    return entry["lb"] <= settings["min_effect"] and entry["mean"] < settings["negligible"]
+
+
+# -- H1 ------------------------------------------------------------------------------------------
+def h1(analysis: dict) -> dict:
+    s = analysis["settings"]
+    per_depth, evidence = {}, []
+    for name, depth in analysis["depths"].items():
+        c = _primary(analysis, depth)
+        judged = [e for e in _judged(c)] if c else []
+        base = [e for e in judged if any(math.isclose(e["lr"], b) for b in s["base_lrs"])]
+        if not base:
+            per_depth[name] = (INCONCLUSIVE, "no base-grid LR with two paired seeds")
+            continue
+        low, t = base[0], c["threshold"]
+        evidence.append(f"n_layer {name}: at the lowest LR {fmt.lr(low['lr'])} off - on = "
+                        f"{fmt.pm_interval(low)}; necessity threshold {fmt.grid(t)}")
+        off_fails = any(v["kind"] in ("", "below") for v in
+                        depth["arms"][s["reference"]]["eta_crit"]["seeds"].values())
+        caveat = ("" if s["start_control"] else
+                  "; no start-matched control in this sweep: a low-LR gap may be start "
+                  "temperature (see the control sweep)")
+        if low["lb"] > s["min_effect"]:
+            per_depth[name] = (NOT_SUPPORTED, "QK-norm already matters at the lowest LR"
+                                              + caveat)
+        elif t["kind"] == "none" and off_fails:
+            per_depth[name] = (NOT_SUPPORTED, "QK-norm is necessary at no LR although the off "
+                                              "arm fails inside the grid")
+        elif _negligible(low, s) and t["kind"] == "":
+            per_depth[name] = (SUPPORTED, f"negligible at {fmt.lr(low['lr'])}, necessary from "
+                                          f"{fmt.grid(t)}")
+        elif t["kind"] == "none":
+            per_depth[name] = (INCONCLUSIVE, "the off arm never fails and QK-norm is never "
+                                             "necessary: extend the LR grid upward")
+        else:
+            per_depth[name] = (INCONCLUSIVE, f"the low-LR effect ({fmt.num(low['mean'])} nats) "
+                                             f"is neither necessary nor below the negligible "
+                                             f"bound {fmt.num(s['negligible'], 2)}")
+    return _verdict("H1", per_depth, evidence)
+
+
+# -- H2a, H2b --------------------------------------------------------------------------------
+def h2a(analysis: dict) -> dict:
+    s = analysis["settings"]
+    per_depth, evidence = {}, []
+    for name, depth in analysis["depths"].items():
+        arms = depth["arms"]
+        if s["reference"] not in arms or s["primary"] not in arms:
+            continue
+        off, on = (arms[a]["eta_crit"]["seeds"] for a in (s["reference"], s["primary"]))
+        seeds = sorted(set(off) & set(on))
+        r = [math.log10(on[k]["value"] / off[k]["value"]) for k in seeds
+             if off[k]["kind"] in ("", "above") and on[k]["kind"] in ("", "above")]
+        p = paired(r)
+        evidence.append(
+            f"n_layer {name}: critical LR off {fmt.median_range(arms[s['reference']]['eta_crit'])}"
+            f", on {fmt.median_range(arms[s['primary']]['eta_crit'])}; ratio on/off "
+            f"{fmt.ratio(p)} over {p.n} paired seeds")
+        kinds = [off[k]["kind"] for k in seeds] + [on[k]["kind"] for k in seeds]
+        if any(off[k]["kind"] == "above" for k in seeds):
+            per_depth[name] = (INCONCLUSIVE, "the off arm does not fail inside the grid in "
+                                             "every seed: extend the LR grid upward")
+        elif "below" in kinds or "none" in kinds:
+            per_depth[name] = (INCONCLUSIVE, "a critical LR lies below the grid: extend it "
+                                             "downward")
+        else:
+            per_depth[name] = _paired_verdict(p, "critical LR raised", "not raised")
+    return _verdict("H2a", per_depth, evidence)
+
+
+def h2b(analysis: dict) -> dict:
+    s = analysis["settings"]
+    per_depth, evidence = {}, []
+    for name, depth in analysis["depths"].items():
+        arms = depth["arms"]
+        if s["reference"] not in arms or s["primary"] not in arms:
+            continue
+        off, on = (arms[a]["sensitivity"] for a in (s["reference"], s["primary"]))
+        seeds = sorted(set(off["seeds"]) & set(on["seeds"]))
+        diff = [off["seeds"][k] - on["seeds"][k] for k in seeds]
+        p = paired(diff)
+        evidence.append(f"n_layer {name}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
+                        f"on {fmt.pm(on['mean'], on['sd'])} nats; off - on "
+                        f"{fmt.pm_interval(_as_entry(p))}")
+        if not (off["complete"] and on["complete"]):
+            per_depth[name] = (INCONCLUSIVE, "incomplete: a run of the sensitivity range is "
+                                             "missing or failed")
+        else:
+            per_depth[name] = _paired_verdict(p, "sensitivity lowered", "not lowered")
+    return _verdict("H2b", per_depth, evidence)
+
+
+def _paired_verdict(p, yes: str, no: str) -> tuple[str, str]:
+    if p.n < 2:
+        return INCONCLUSIVE, f"{p.n} paired seed(s): at least 2 are needed"
+    if p.lb > 0:
+        return SUPPORTED, f"{yes} (one-sided 95% bound {fmt.num(p.lb)} > 0)"
+    if p.mean <= 0:
+        return NOT_SUPPORTED, f"{no} (mean {fmt.num(p.mean)} <= 0)"
+    return INCONCLUSIVE, (f"in the predicted direction (mean {fmt.num(p.mean)}) but the 95% "
+                          f"bound {fmt.num(p.lb)} does not exclude 0")
+
+
+def _as_entry(p) -> dict:
+    return {"mean": p.mean, "lo": p.lo, "hi": p.hi, "n": p.n}
+
+
+# -- H3 ------------------------------------------------------------------------------------------
+def h3(analysis: dict) -> dict:
+    depths = {int(name): _primary(analysis, d) for name, d in analysis["depths"].items()}
+    depths = {k: v for k, v in sorted(depths.items()) if v is not None}
+    evidence = [f"n_layer {k}: threshold {fmt.grid(c['threshold'])}, per seed "
+                f"{fmt.seed_grid(c['seed_thresholds'])}" for k, c in depths.items()]
+    base = {"hypothesis": "H3", "claim": CLAIMS["H3"], "test": TESTS["H3"],
+            "evidence": evidence, "per_depth": {}}
+    if len(depths) < MIN_DEPTHS:
+        return {**base, "verdict": INCONCLUSIVE,
+                "reason": f"{len(depths)} depth(s) with both arms: a trend needs at least "
+                          f"{MIN_DEPTHS}; the depth spec runs 3"}
+    x, y, problems = [], [], []
+    for depth, c in depths.items():
+        inside = [t["value"] for t in c["seed_thresholds"].values() if t["kind"] == ""]
+        if c["threshold"]["kind"] != "" or len(inside) < 2:
+            problems.append(f"n_layer {depth}: threshold {fmt.grid(c['threshold'])}, "
+                            f"{len(inside)} per-seed threshold(s) inside the grid")
+        x += [math.log2(depth)] * len(inside)
+        y += [math.log10(v) for v in inside]
+    if problems:
+        return {**base, "verdict": INCONCLUSIVE, "reason": "; ".join(problems)}
+    s = slope(x, y)
+    base["evidence"].append(f"slope of log10 threshold per doubling of depth: "
+                            f"{fmt.num(s.slope)} (95% interval {fmt.num(s.lo)} to "
+                            f"{fmt.num(s.hi)}, {s.n} per-seed thresholds); the threshold "
+                            f"changes by x{fmt.num(10 ** s.slope, 2)} per doubling")
+    if s.hi < 0:
+        verdict, reason = SUPPORTED, "the slope's 95% interval lies below 0"
+    elif s.slope >= 0:
+        verdict, reason = NOT_SUPPORTED, "the threshold does not fall with depth (slope >= 0)"
+    else:
+        verdict, reason = INCONCLUSIVE, "the slope is negative but its 95% interval includes 0"
+    return {**base, "verdict": verdict, "reason": reason}
+
+
+# -- C1 ------------------------------------------------------------------------------------------
+def c1(analysis: dict) -> dict:
+    s = analysis["settings"]
+    if not s["start_control"]:
+        return {"hypothesis": "C1", "claim": CLAIMS["C1"], "test": TESTS["C1"],
+                "verdict": INCONCLUSIVE, "evidence": [], "per_depth": {},
+                "reason": "not assessed: the spec names no start-matched control arm"}
+    per_depth, evidence = {}, []
+    for name, depth in analysis["depths"].items():
+        primary = _primary(analysis, depth)
+        control = depth["comparisons"].get(f"{s['start_control']} vs {s['primary']}")
+        if primary is None or control is None:
+            continue
+        by_lr = {e["lr"]: e for e in _judged(primary)}
+        outcomes = []
+        for e in _judged(control):
+            p = by_lr.get(e["lr"])
+            if p is None:
+                continue
+            evidence.append(f"n_layer {name}, LR {fmt.lr(e['lr'])}: off - on "
+                            f"{fmt.pm_interval(p)}; {s['start_control']} - on "
+                            f"{fmt.pm_interval(e)}")
+            if p["lb"] <= s["min_effect"]:
+                continue  # no gap to explain at this LR
+            outcomes.append(NOT_SUPPORTED if e["lb"] > s["min_effect"] else
+                            SUPPORTED if _negligible(e, s) else INCONCLUSIVE)
+        if not outcomes:
+            per_depth[name] = (INCONCLUSIVE, "QK-norm is necessary at no LR the control ran")
+        elif NOT_SUPPORTED in outcomes:
+            per_depth[name] = (NOT_SUPPORTED, "the start-matched control is itself worse than "
+                                              "QK-norm on")
+        elif set(outcomes) == {SUPPORTED}:
+            per_depth[name] = (SUPPORTED, f"the gap vanishes with the start matched at all "
+                                          f"{len(outcomes)} such LR(s)")
+        else:
+            per_depth[name] = (INCONCLUSIVE, "the control's gap is neither negligible nor "
+                                             "necessary at some LR")
+    return _verdict("C1", per_depth, evidence)
+
+
+# -- the rule a practitioner can use ---------------------------------------------------------
+def practitioner_rules(analysis: dict) -> dict:
+    s = analysis["settings"]
+    rules = {}
+    for name, depth in analysis["depths"].items():
+        c = _primary(analysis, depth)
+        if c is None:
+            continue
+        t, off = c["threshold"], depth["arms"][s["reference"]]["eta_crit"]
+        judged = _judged(c)
+        below = [e["lr"] for e in judged if t["kind"] == "" and e["lr"] < t["value"]]
+        tokens = next(iter(depth["tokens_per_param"]["by_budget"].values()), math.nan)
+        head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
+        if t["kind"] == "":
+            rules[name] = (f"{head}: dropping QK-norm cost less than "
+                           f"{fmt.num(s['min_effect'], 2)} nats up to LR {fmt.lr(max(below))}"
+                           f"; QK-norm is necessary from LR ~{fmt.lr(t['value'])} up "
+                           f"(per-seed thresholds {fmt.seed_range(c['seed_thresholds'])}); "
+                           f"without it runs fail from LR ~{fmt.grid(off['median'])}.")
+        elif t["kind"] == "below":
+            rules[name] = (f"{head}: QK-norm helped already at the lowest LR tested "
+                           f"({fmt.lr(t['value'])}): keep it at every LR of this grid"
+                           + ("" if s["start_control"] else
+                              " (or check whether a start-matched init does as well)") + ".")
+        else:
+            top = judged[-1]["lr"] if judged else math.nan
+            rules[name] = (f"{head}: QK-norm was not necessary at any LR up to "
+                           f"{fmt.lr(top)}; without it runs fail from LR "
+                           f"~{fmt.grid(off['median'])}.")
+    return rules
+
+
+def slope_points(analysis: dict) -> list[tuple[int, float]]:
+    """(n_layer, per-seed threshold) pairs inside the grid, for charts."""
+    out = []
+    for name, depth in analysis["depths"].items():
+        c = _primary(analysis, depth)
+        for t in (c or {}).get("seed_thresholds", {}).values():
+            if t["kind"] == "":
+                out.append((int(name), t["value"]))
+    return out
+

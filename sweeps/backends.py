@@ -17,6 +17,7 @@ from sweeps.config import BACKENDS, RunConfig
 from sweeps.diagnostics import Probe
 from sweeps.errors import ConfigError
 
+PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console script
 # What --device accepts, per backend (each Trainer checks its own availability).
 DEVICES = {"mlx": ("auto", "cpu", "gpu"), "torch": ("auto", "cpu", "cuda", "mps")}
 

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import click
 
-from sweeps.backends import DEVICES
+from sweeps.backends import DEVICES, PROGRAMS
 from sweeps.errors import HarnessError
 from sweeps.executors import EXECUTORS
 
-PROGRAMS = {"mlx": "qkmlx", "torch": "qktorch"}
 HELP = "When does a small GPT need QK-norm? Learning-rate sweeps with QK-norm on and off."
 
 
@@ -151,15 +150,25 @@ def config():
 @config.command("show")
 @click.argument("preset")
 @set_option
+@click.option("--temperature/--no-temperature", default=True, show_default=True,
+              help="Measure the initial attention-logit std (builds the model on a batch).")
 @click.pass_obj
-def config_show(backend, preset, overrides):
-    """Print the resolved config as JSON with total and non-embedding parameter counts."""
-    from sweeps.params import count_params
+def config_show(backend, preset, overrides, temperature):
+    """Print the resolved config as JSON with total and non-embedding parameter counts and
+    the attention-logit std it starts at (and would with QK-norm off and on)."""
+    from sweeps.params import count_params, qk_init_scales
 
     cfg = resolve_config(preset, overrides, backend)
     counts = count_params(cfg.model, cfg.vocab_size)
+    std, gain = qk_init_scales(cfg.model)
     out = {"run_id": cfg.run_id, "config": cfg.to_dict(), "params": counts,
-           "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps}
+           "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps,
+           "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain}}
+    if temperature:
+        from sweeps.backends import trainer_factory
+        from sweeps.temperature import temperatures
+
+        out["initial_attention_logit_std"] = temperatures(cfg, trainer_factory(backend, "cpu"))
     click.echo(json.dumps(out, indent=2, sort_keys=True))
 
 

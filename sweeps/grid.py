@@ -1,68 +1,156 @@
-"""How a sweep's LR grid grows once runs finish: extension to divergence, then refinement.
+"""How a sweep's LR grid grows once runs finish (docs/STUDY.md section 6): extension upward
+until runs fail, then adaptive refinement of each failure bracket and of the necessity
+threshold's bracket down to the spec's resolution.
 
-Pure: from the spec, the planned configs and the statuses of finished runs to the LRs to add.
+Pure: from the spec, the planned configs and the finished runs' summaries to the LRs to add.
+Only the arms on the whole grid grow; every new LR runs for every seed.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
 
+import numpy as np
+
 from sweeps.config import RunConfig
+from sweeps.outcomes import FAILED, effective_loss
 from sweeps.spec import SweepSpec, round_lr
+from sweeps.stats import critical_lr, necessity
+
+RESOLUTION_SLACK = 1.01
 
 
-def grid_additions(spec: SweepSpec, configs: list[RunConfig], status: dict[str, str | None]
+def grid_additions(spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]
                    ) -> dict[int, tuple[list[float], str]]:
-    """LRs to add per depth, with the reason, given the statuses of finished runs.
-
-    Extension: while the runs at a depth's highest LR are all finished and none diverged
-    (until="any"; with until="all": not all diverged), add the next LR up, at most
-    max_extra_lrs per depth. Refinement (refine=true), once a depth is complete: the
-    geometric midpoint between each arm's last stable and first divergent grid LR.
-    Failed runs count as unknown.
-    """
-    ext = spec.extend
-    points = [round_lr(spec.lr[-1] * spec.extend_factor ** k)
-              for k in range(1, ext.max_extra_lrs + 1)]
+    """LRs to add per depth, with the reason. summaries: run_id -> summary (None: unfinished).
+    A run that failed as a process counts as unknown."""
     by_depth = defaultdict(list)
+    full = {a.name for a in spec.arms if a.full}
     for cfg in configs:
-        by_depth[cfg.model.n_layer].append((cfg.model.qk_norm, cfg.train.lr,
-                                            status.get(cfg.run_id)))
+        if cfg.arm in full:
+            by_depth[cfg.model.n_layer].append((cfg, summaries.get(cfg.run_id)))
     out = {}
     for depth, runs in by_depth.items():
-        planned = sorted({lr for _, lr, _ in runs})
-        top = planned[-1]
-        at_top = [s for _, lr, s in runs if lr == top]
-        known = [s for s in at_top if s != "failed"]
-        if None in at_top or not known:
-            continue
-        reached = (any if ext.until == "any" else all)(s == "diverged" for s in known)
-        if not reached:
-            extra = sum(lr in points for lr in planned)
-            if extra < len(points):
-                which = "no run" if ext.until == "any" else "not every run"
-                out[depth] = ([points[extra]], f"{which} at lr {top:g} diverged; extension "
-                                               f"{extra + 1} of {len(points)}")
-            continue
-        if not ext.refine or any(s is None for _, _, s in runs):
-            continue
-        coarse = [lr for lr in planned if lr in spec.lr or lr in points]
-        mids = {}
-        for arm in spec.qk_norm:
-            arm_runs = [(lr, s) for q, lr, s in runs if q == arm and s not in (None, "failed")]
-            diverged = sorted({lr for lr, s in arm_runs if s == "diverged" and lr in coarse})
-            if not diverged:
-                continue
-            first = diverged[0]
-            stable = [lr for lr in coarse if lr < first
-                      and {s for x, s in arm_runs if x == lr} == {"ok"}]
-            if not stable or any(stable[-1] < lr < first for lr in planned):
-                continue
-            mid = round_lr(math.sqrt(stable[-1] * first))
-            if stable[-1] < mid < first:
-                mids.setdefault(mid, []).append(f"qk_norm {arm}: {stable[-1]:g} ok, "
-                                                f"{first:g} diverged")
-        if mids:
-            out[depth] = (sorted(mids), "refining between the last stable and first "
-                                        "divergent lr (" + "; ".join(sum(mids.values(), [])) + ")")
+        added = _extension(spec, runs)
+        if added is None and spec.extend.refine and all(s is not None for _, s in runs):
+            added = _refinement(spec, runs)
+        if added:
+            out[depth] = added
     return out
+
+
+def extension_points(spec: SweepSpec) -> list[float]:
+    return [round_lr(spec.lr[-1] * spec.extend_factor ** k)
+            for k in range(1, spec.extend.max_extra_lrs + 1)]
+
+
+def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
+    """The next LR up while the runs at the top LR are finished and (until "any") none of
+    them failed, or (until "all") not all of them; None when the depth is done extending
+    or still waiting."""
+    planned = sorted({cfg.train.lr for cfg, _ in runs})
+    at_top = [s for cfg, s in runs if cfg.train.lr == planned[-1]]
+    known = [s["status"] for s in at_top if s is not None and s["status"] != "failed"]
+    if any(s is None for s in at_top) or not known:
+        return None
+    failing = [status in FAILED for status in known]
+    if (any if spec.extend.until == "any" else all)(failing):
+        return None
+    points = extension_points(spec)
+    extra = sum(lr in points for lr in planned)
+    if extra >= len(points):
+        return None
+    which = "no run" if spec.extend.until == "any" else "not every run"
+    return [points[extra]], (f"{which} at lr {planned[-1]:g} failed; extension {extra + 1} of "
+                             f"{len(points)}")
+
+
+def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
+    """Midpoints of every bracket wider than the resolution: each full-grid arm's and seed's
+    (last ok LR, first failing LR), and the primary comparison's necessity threshold."""
+    mids: dict[float, list[str]] = {}
+    for arm, seed, (ok, fail) in _failure_brackets(runs):
+        _add_midpoint(mids, spec, ok, fail, f"{arm} seed {seed}: {ok:g} ok, {fail:g} fails")
+    bracket = _threshold_bracket(spec, runs)
+    if bracket:
+        _add_midpoint(mids, spec, *bracket, f"necessity threshold between {bracket[0]:g} and "
+                                            f"{bracket[1]:g}")
+    planned = {cfg.train.lr for cfg, _ in runs}
+    new = sorted(lr for lr in mids if lr not in planned)
+    if not new:
+        return None
+    reasons = "; ".join(r for lr in new for r in mids[lr])
+    return new, f"refining to {spec.extend.resolution:g} decades ({reasons})"
+
+
+def _add_midpoint(mids: dict, spec: SweepSpec, lo: float, hi: float, reason: str) -> None:
+    if _resolved(math.log10(hi / lo), spec):
+        return
+    mid = round_lr(math.sqrt(lo * hi))
+    if lo < mid < hi:
+        mids.setdefault(mid, []).append(reason)
+
+
+def _resolved(width: float, spec: SweepSpec) -> bool:
+    """A bracket of `width` decades is fine enough; 1% slack absorbs the three-digit rounding
+    of LRs (sqrt(10) becomes 3.16, a gap of 0.5003 decades)."""
+    return width <= spec.extend.resolution * RESOLUTION_SLACK
+
+
+def _failure_brackets(runs: list):
+    """(arm, seed, (ok LR, failing LR)) for every arm and seed with a failure inside its LRs."""
+    cells = defaultdict(dict)
+    for cfg, summary in runs:
+        if summary["status"] != "failed":
+            cells[(cfg.arm, cfg.seed)][cfg.train.lr] = summary["status"] in FAILED
+    for (arm, seed), by_lr in sorted(cells.items()):
+        lrs = sorted(by_lr)
+        crit = critical_lr(lrs, [by_lr[lr] for lr in lrs])
+        if crit.inside:
+            yield arm, seed, crit.bracket
+
+
+def _threshold_bracket(spec: SweepSpec, runs: list) -> tuple[float, float] | None:
+    """The primary comparison's necessity-threshold bracket, when it lies inside the grid."""
+    d, lrs, seeds, ceiling = paired_differences(runs, spec.study.reference, spec.study.primary)
+    if not lrs:
+        return None
+    threshold = necessity(lrs, d, ceiling, spec.study.min_effect).threshold
+    return threshold.bracket if threshold.inside else None
+
+
+def paired_differences(runs: list, baseline: str, treatment: str):
+    """(d [LR, seed], LRs, seeds, common-ceiling mask) of baseline minus treatment effective
+    losses, from (config, summary) pairs; NaN where a pair is missing."""
+    loss, failed = {}, {}
+    for cfg, summary in runs:
+        value = effective_loss(summary)
+        if cfg.arm in (baseline, treatment) and value is not None:
+            loss[(cfg.arm, cfg.train.lr, cfg.seed)] = value
+            failed[(cfg.arm, cfg.train.lr, cfg.seed)] = summary["status"] in FAILED
+    lrs = sorted({lr for arm, lr, _ in loss if arm == baseline}
+                 & {lr for arm, lr, _ in loss if arm == treatment})
+    seeds = sorted({seed for _, _, seed in loss})
+    d = np.array([[loss.get((baseline, lr, s), math.nan) - loss.get((treatment, lr, s), math.nan)
+                   for s in seeds] for lr in lrs]).reshape(len(lrs), len(seeds))
+    ceiling = [all(f for (arm, x, _), f in failed.items() if x == lr) for lr in lrs]
+    return d, lrs, seeds, ceiling
+
+
+def max_extra_runs(spec: SweepSpec) -> int:
+    """The most runs extension and refinement can add to the planned grid: every extension
+    LR, then per refinement round (each halves the widest gap until the resolution) one new LR
+    per failure bracket (full-grid arm x seed) and one for the threshold, at most one per gap;
+    each new LR runs for every full-grid arm and seed."""
+    full = sum(a.full for a in spec.arms)
+    per_lr = full * len(spec.seed)
+    depths = len(spec.n_layer) or 1
+    lrs = list(spec.lr) + extension_points(spec)
+    gaps = [math.log10(b / a) for a, b in zip(lrs, lrs[1:])]
+    refine = 0
+    if spec.extend.refine and gaps:
+        widest = max(gaps) / (spec.extend.resolution * RESOLUTION_SLACK)
+        rounds = max(0, math.ceil(math.log2(widest))) if widest > 1 else 0
+        brackets = per_lr + 1
+        refine = sum(min(brackets, len(gaps) * 2 ** r) for r in range(rounds))
+    return depths * per_lr * (spec.extend.max_extra_lrs + refine)

@@ -78,7 +78,8 @@ class _Session:
             row = {"step": 0, "tokens": 0, **self.evaluate()}
             self.run.append_metrics([row])
             self.state = {"init_loss": row["val_loss"], "best_val_loss": row["val_loss"],
-                          "last_val_loss": row["val_loss"], "wall_time_s": 0.0}
+                          "last_val_loss": row["val_loss"], "wall_time_s": 0.0,
+                          "init_logit_std": _mean(row.get("attn_logit_std"))}
             self.smoothed = SmoothedLoss(self.train_cfg)
             return 0
         params, optimizer, self.state = checkpoint
@@ -201,6 +202,7 @@ class _Session:
         return {
             "run_id": self.cfg.run_id, "status": status, "unstable_reasons": reasons,
             "init_loss": self.state["init_loss"], "final_val_loss": final_val,
+            "init_logit_std": self.state.get("init_logit_std"),
             "best_val_loss": self.state["best_val_loss"],
             "final_train_loss_ema": self.smoothed.value, "min_train_loss_ema": self.smoothed.min,
             "bigram_loss": baselines.get("bigram_nats"),
@@ -211,6 +213,11 @@ class _Session:
             "tokens_per_s": tokens / wall if wall > 0 else None, "device": self.trainer.device,
             "metrics": self.run.metrics_fingerprint(),
         }
+
+
+def _mean(values) -> float | None:
+    """The mean of a per-layer list (the attention temperature at init, over layers)."""
+    return sum(values) / len(values) if values else None
 
 
 def _progress_bar(cfg: RunConfig, start: int, enabled: bool):

@@ -41,16 +41,28 @@ class Sweep:
         return self.dir / run_id
 
     def summary(self, run_id: str) -> dict | None:
-        """The run's summary once finished (cached: a finished run never changes)."""
+        """The run's summary once finished and sound (cached: a finished run never changes);
+        None for unfinished and corrupt runs."""
         if run_id not in self._finished:
+            run = RunDir(self.run_dir(run_id))
             try:
-                summary = RunDir(self.run_dir(run_id)).read_summary()
+                summary = run.read_summary()
             except (OSError, HarnessError):
                 return None
-            if summary is None:
+            if summary is None or run.problem():
                 return None
             self._finished[run_id] = summary
         return self._finished[run_id]
+
+    def corrupt(self) -> list[tuple[str, str]]:
+        """(run_id, problem) of planned run directories whose files disagree."""
+        out = []
+        for rid in self.configs:
+            run = RunDir(self.run_dir(rid))
+            problem = run.problem() if run.path.is_dir() and not run.is_locked() else None
+            if problem:
+                out.append((rid, problem))
+        return out
 
     def forget(self, run_id: str) -> None:
         self._finished.pop(run_id, None)
@@ -62,7 +74,7 @@ class Sweep:
     def extend(self) -> list[str]:
         """Add the LRs the grid rules ask for (sweeps.grid); one message per depth that grew."""
         added = grid_additions(self.spec, list(self.configs.values()),
-                               {rid: self.status(rid) for rid in self.configs})
+                               {rid: self.summary(rid) for rid in self.configs})
         messages = []
         for depth, (lrs, reason) in sorted(added.items()):
             self.extra.setdefault(depth, []).extend(lrs)
@@ -74,10 +86,10 @@ class Sweep:
 
     def order(self) -> list[str]:
         """Execution order: highest LR first (divergence, and so any extension, shows early)."""
-        arms = {q: i for i, q in enumerate(self.spec.qk_norm)}
+        arms = {a.name: i for i, a in enumerate(self.spec.arms)}
         return sorted(self.configs, key=lambda rid: (
             -self.configs[rid].train.lr, self.configs[rid].model.n_layer,
-            arms[self.configs[rid].model.qk_norm], self.configs[rid].seed))
+            arms[self.configs[rid].arm], self.configs[rid].seed))
 
     # -- sweep-level files -------------------------------------------------------------------
     def write_plan(self) -> None:
@@ -98,17 +110,22 @@ class Sweep:
 
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
+        from sweeps.grid import max_extra_runs
         from sweeps.params import count_params
 
         spec, cfgs = self.spec, list(self.configs.values())
         base = cfgs[0]
         by_depth = {c.model.n_layer: c for c in cfgs}
         depths = sorted(by_depth)
-        n_grid = len(spec.qk_norm) * len(spec.lr) * len(depths) * len(spec.seed)
-        tokens = base.train.max_steps * base.tokens_per_step
+        n_grid = len(spec.configs(self.backend, self.overrides))
+        budgets = sorted({(c.train.max_steps, c.tokens_per_step) for c in cfgs})
+        tokens = budgets[0][0] * budgets[0][1]
+        total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
         params = ", ".join(
-            f"L{d} {_si(count_params(by_depth[d].model, base.vocab_size)['total'])}"
-            for d in depths)
+            f"L{d} {_si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
+            f"({tokens / n:.3g} tokens/param)" for d in depths)
+        each = "; ".join(f"{steps} steps x {per:,} tokens = {steps * per:,} tokens"
+                         for steps, per in budgets)
         finished = Counter(self.status(rid) for rid in self.configs)
         done = sum(n for s, n in finished.items() if s is not None)
         lrs = ", ".join(f"{lr:g}" for lr in spec.lr)
@@ -116,30 +133,48 @@ class Sweep:
         if spec.description:
             lines.append(f"  {spec.description}")
         lines += [
-            f"  grid: qk_norm {', '.join(spec.qk_norm)} x lr {lrs} x n_layer "
-            f"{', '.join(map(str, depths))} x seed {', '.join(map(str, spec.seed))} = "
-            f"{n_grid} runs" + (f" (+{len(cfgs) - n_grid} added by extension)"
-                                if len(cfgs) > n_grid else ""),
-            f"  each run: {base.train.max_steps} steps x {base.tokens_per_step:,} tokens = "
-            f"{tokens:,} tokens; params {params}",
-            f"  total: {len(cfgs)} runs, {_si(tokens * len(cfgs))} tokens at most (diverged "
-            f"runs stop early)",
-            f"  extension: {self._extension_text()}",
+            "  arms: " + "; ".join(_arm_text(arm) for arm in spec.arms),
+            f"  grid: lr {lrs} x n_layer {', '.join(map(str, depths))} x seed "
+            f"{', '.join(map(str, spec.seed))} = {n_grid} runs"
+            + (f" (+{len(cfgs) - n_grid} added by extension and refinement)"
+               if len(cfgs) > n_grid else ""),
+            f"  each run: {each}; params {params}",
+            f"  total: {len(cfgs)} runs, {_si(total_tokens)} tokens at most (failing runs stop "
+            f"early)",
+            f"  growth: {self._growth_text()}; at most {max_extra_runs(spec)} more runs",
+            f"  study: {_study_text(spec)}",
             f"  state: {done} finished" + "".join(f", {n} {s}" for s, n in sorted(
                 finished.items(), key=lambda kv: str(kv[0])) if s is not None)
             + f"; {len(cfgs) - done} to run"]
         return lines
 
-    def _extension_text(self) -> str:
+    def _growth_text(self) -> str:
         ext = self.spec.extend
         if ext.max_extra_lrs == 0:
-            text = "none"
+            text = "no extension"
         else:
             which = "no run" if ext.until == "any" else "not every run"
-            text = (f"while {which} at a depth's top lr diverged, add lr "
+            text = (f"while {which} at a depth's top lr failed, add lr "
                     f"x{self.spec.extend_factor:.3g} (at most {ext.max_extra_lrs} more)")
-        return text + ("; then refine each arm's stable/divergent boundary once" if ext.refine
-                       else "")
+        if ext.refine:
+            text += (f"; then bisect failure and threshold brackets to {ext.resolution:g} "
+                     f"decades")
+        return text
+
+
+def _arm_text(arm) -> str:
+    settings = ", ".join(f"{k}={v}" for k, v in arm.set.items()) or "the base config"
+    return f"{arm.name} ({settings}" + (f"; lr {', '.join(f'{x:g}' for x in arm.lr)})"
+                                        if arm.lr else ")")
+
+
+def _study_text(spec) -> str:
+    s = spec.study
+    low, high = s.sensitivity_range
+    return (f"{s.reference} vs {s.primary}" + (f", start control {s.start_control}"
+                                                if s.start_control else "")
+            + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
+              f"{s.min_effect:g}, target loss {s.target_loss:g} (docs/STUDY.md)")
 
 
 def settle(sweep: Sweep) -> list[str]:
@@ -155,8 +190,11 @@ def dry_run(sweep: Sweep, echo=print) -> None:
     messages = settle(sweep)
     for line in sweep.describe() + [f"extend {m}" for m in messages]:
         echo(line)
+    corrupt = dict(sweep.corrupt())
     for rid in sweep.order():
-        echo(f"  {sweep.status(rid) or RunDir(sweep.run_dir(rid)).state():<11} {rid}")
+        state = sweep.status(rid) or RunDir(sweep.run_dir(rid)).state()
+        echo(f"  {state:<11} {rid}" + (f"  ({corrupt[rid]}; a sweep moves it aside and reruns "
+                                       f"it)" if rid in corrupt else ""))
     echo("dry run: nothing was written")
 
 
@@ -201,8 +239,11 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
 
 
 def _prepare(sweep: Sweep, echo, retry_failed: bool) -> set[str] | None:
-    """Print the plan, write plan.json and results.parquet; the failed runs to retry, or
-    None when every run is finished and none is to be retried."""
+    """Move corrupt runs aside, print the plan, write plan.json and results.parquet; the
+    failed runs to retry, or None when every run is finished and none is to be retried."""
+    for rid, problem in sweep.corrupt():
+        where = RunDir(sweep.run_dir(rid)).move_aside()
+        echo(f"corrupt   {rid}: {problem}; moved to {where} and queued to run again")
     messages = settle(sweep)
     for line in sweep.describe() + [f"extend {m}" for m in messages]:
         echo(line)

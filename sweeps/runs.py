@@ -32,6 +32,8 @@ from sweeps.files import clean_json, read_json, write_atomic, write_json_atomic
 STATUSES = ("ok", "unstable", "diverged", "failed")
 # The state of any planned run: a finished status, or one of these three.
 UNFINISHED = ("running", "interrupted", "pending")
+CORRUPT = "corrupt"  # finished, but its files disagree: moved aside and rerun by a sweep
+DAMAGED = ".damaged"  # where a sweep moves corrupt run directories (never deleted)
 LOCK = ".lock"
 ERROR = "error.txt"
 
@@ -134,10 +136,11 @@ class RunDir:
         return self.summary_path.exists()
 
     def state(self) -> str:
-        """ok | diverged | failed (finished: summary.json says so), running (some process
-        holds its lock), interrupted (started, not finished, not held) or pending."""
+        """ok | unstable | diverged | failed (finished: summary.json says so), corrupt (its
+        files disagree: RunDir.problem), running (some process holds its lock), interrupted
+        (started, not finished, not held) or pending."""
         if self.is_finished:
-            return self.read_summary().get("status", "?")
+            return "corrupt" if self.problem() else self.read_summary()["status"]
         if self.is_locked():
             return "running"
         if self.metrics_path.exists() or self.checkpoint_dir.exists():
@@ -172,6 +175,14 @@ class RunDir:
                             "error": error.splitlines()[0], "final_val_loss": None,
                             "best_val_loss": None, "wall_time_s": wall})
         return self.read_summary()
+
+    def move_aside(self) -> Path:
+        """Move this directory into its sweep's .damaged/ (evidence is never deleted);
+        returns where it went."""
+        target = self.path.parent / DAMAGED / f"{self.path.name}.{_stamp()}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.path, target)
+        return target
 
     def clear_failure(self) -> None:
         """Forget a failed attempt before retrying it (its checkpoint, if any, stays)."""
@@ -266,7 +277,10 @@ class RunDir:
 
     def problem(self) -> str | None:
         """Why a finished run's files do not agree (None when they do): an unreadable
-        config or summary, a summary of another run, metrics that changed since the summary."""
+        config or summary, a summary of another run, metrics that changed since the summary.
+        A directory without config.json and summary.json has nothing to disagree yet."""
+        if not self.config_path.exists() and not self.summary_path.exists():
+            return None
         try:
             config = self.read_config_file()
             cfg = RunConfig.from_dict(config["config"])
@@ -291,6 +305,10 @@ class RunDir:
 
 
 CHECKPOINT_FILES = ("model.safetensors", "optimizer.safetensors")
+
+
+def _stamp() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def _fingerprint(path: Path) -> dict:
@@ -344,24 +362,32 @@ def find_run_dirs(root: str | Path) -> list[RunDir]:
 def load_runs(root: str | Path):
     """All runs below root as one DataFrame: flattened config columns plus the summary.
 
-    Unfinished runs appear with status 'incomplete'. Config field names are unique across
+    Unfinished runs appear with status 'incomplete'; a run whose files do not agree
+    (RunDir.problem) with status 'corrupt' and the problem as its error, named by its
+    directory when its config cannot be read. Config field names are unique across
     sections, so columns carry no section prefix (lr, n_layer, qk_norm, seed, ...), except
-    data.path, which becomes data_path beside the run directory's own path.
+    data.path, which becomes data_path beside the run directory's own path. `arm` falls back
+    to "qk<kind>" for runs made before arms existed.
     """
     import pandas as pd
 
     rows = []
     for run in find_run_dirs(root):
+        problem = run.problem()
         try:
             cfg = run.read_config()
         except HarnessError:
+            rows.append({"run_id": run.path.name, "path": str(run.path), "status": "corrupt",
+                         "error": problem})
             continue
-        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend}
+        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend,
+               "arm": cfg.arm or f"qk{cfg.model.qk_norm}"}
         for section in ("model", "train", "data"):
             row.update(cfg.to_dict()[section])
         row["data_path"] = row.pop("path")  # data.path; "path" is the run directory
         row["path"] = str(run.path)
-        summary = run.read_summary() or {"status": "incomplete"}
+        summary = {"status": "corrupt", "error": problem} if problem else (
+            run.read_summary() or {"status": "incomplete"})
         row.update({k: v for k, v in summary.items() if k not in row})
         rows.append(row)
     return pd.DataFrame(rows)

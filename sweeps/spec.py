@@ -1,26 +1,44 @@
 """Sweep specs: `sweeps/specs/NAME.toml` -> a validated SweepSpec -> the runs it plans.
 
-A spec names a base preset, fixed overrides (`[set]`), the grid (`qk_norm` x `lr` x
-`n_layer` x `seed`) and the rule that makes the grid reach divergence (`[extend]`):
+A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` x `seed`),
+its arms (named override sets, each on the whole grid or an LR subset), the pre-registered
+analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`):
 
     name = "tiny"
     preset = "tiny"
     description = "..."
-    target_loss = 2.0            # optional: steps-to-target in the report
-    max_stable_margin = 0.1      # optional: margin (nats) of the max-stable-LR rule
     [set]
-    "train.max_steps" = 400      # any dotted config field except the swept ones
+    "train.max_steps" = 400           # any dotted config field except the swept ones
     [grid]
-    qk_norm = ["none", "rms"]
-    lr = [1e-3, 3.16e-3, 1e-2]   # strictly increasing
-    n_layer = [4]                # default: the preset's depth
-    seed = [0, 1]                # default: [0]
+    lr = [1e-3, 3.16e-3, 1e-2]        # strictly increasing
+    n_layer = [4]                     # default: the preset's depth
+    seed = [0, 1, 2]                  # default: [0, 1, 2]; at least 2
+    [arms.off]
+    set = { "model.qk_norm" = "none" }
+    [arms.on]
+    set = { "model.qk_norm" = "rms" }
+    [arms.off-warm]                   # a control on a few low LRs
+    set = { "model.qk_norm" = "none", "model.qk_init" = "matched" }
+    lr = [1e-3, 3.16e-3]
+    [study]
+    reference = "off"                 # the baseline arm (default off)
+    primary = "on"                    # the primary comparison is reference vs this (default on)
+    start_control = "off-warm"        # optional: the start-matched control of C1
+    comparisons = [["off-warm", "on"]]  # optional: more (baseline, treatment) pairs to report
+    delta = 0.1                       # eta_max(delta) margin, nats
+    sensitivity_range = [1e-3, 1e-2]  # LR range of the LR sensitivity (base grid only)
+    min_effect = 0.02                 # nats (default 0.02)
+    negligible = 0.05                 # nats (default 0.05)
+    target_loss = 1.2                 # steps-to-target loss, nats
     [extend]
-    factor = 3.16                # next LR = top LR x factor (default: the grid's top ratio)
-    max_extra_lrs = 2            # at most this many LRs added above the grid, per depth
-    until = "any"                # stop once any run at the top LR diverged, or "all" of them
-    refine = true                # then add the geometric midpoint between each arm's last
-                                 # stable and first divergent LR (once)
+    factor = 3.16                     # next LR = top LR x factor (default: the grid's top ratio)
+    max_extra_lrs = 2                 # at most this many LRs added above the grid, per depth
+    until = "any"                     # stop once any run at the top LR failed, or "all" of them
+    refine = true                     # bisect the failure and threshold brackets ...
+    resolution = 0.125                # ... down to this many decades (default 1/8)
+
+Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none) and `on`
+(the other kind; `on-KIND` when there are several).
 """
 from __future__ import annotations
 
@@ -29,7 +47,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweeps.config import RunConfig
+from sweeps.config import ARM_NAME, RunConfig
 from sweeps.errors import ConfigError, HarnessError
 
 if sys.version_info >= (3, 11):
@@ -38,12 +56,49 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SPECS_DIR = Path(__file__).resolve().parent / "specs"
-SWEPT = {"model.qk_norm": "qk_norm", "train.lr": "lr", "model.n_layer": "n_layer",
-         "seed": "seed"}
+# Fields a run's place in the sweep fixes: the grid, the command (backend), the arm label.
+SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
+FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
 UNTIL = ("any", "all")
-_TOP_KEYS = {"name", "preset", "description", "target_loss", "max_stable_margin", "grid", "set",
-             "extend"}
-_EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine"}
+MIN_SEEDS = 2  # the paired t bounds of docs/STUDY.md need two seeds
+_TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "extend"}
+_GRID_KEYS = {"qk_norm", "lr", "n_layer", "seed"}
+_ARM_KEYS = {"set", "lr"}
+_STUDY_KEYS = {"reference", "primary", "start_control", "comparisons", "delta",
+               "sensitivity_range", "min_effect", "negligible", "target_loss"}
+_EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    set: dict  # dotted overrides, e.g. {"model.qk_norm": "rms"}
+    lr: tuple[float, ...] | None = None  # an LR subset of the grid; None: the whole grid
+
+    @property
+    def full(self) -> bool:
+        """On the whole grid: grows with it (extension, refinement)."""
+        return self.lr is None
+
+
+@dataclass(frozen=True)
+class Study:
+    delta: float
+    sensitivity_range: tuple[float, float]
+    target_loss: float
+    reference: str = "off"
+    primary: str = "on"
+    start_control: str | None = None
+    comparisons: tuple[tuple[str, str], ...] = ()
+    min_effect: float = 0.02
+    negligible: float = 0.05
+
+    def all_comparisons(self) -> list[tuple[str, str]]:
+        """The primary comparison first, then the start control's, then the listed ones."""
+        out = [(self.reference, self.primary)]
+        if self.start_control:
+            out.append((self.start_control, self.primary))
+        return list(dict.fromkeys(out + list(self.comparisons)))
 
 
 @dataclass(frozen=True)
@@ -52,21 +107,21 @@ class Extend:
     max_extra_lrs: int = 2
     until: str = "any"
     refine: bool = False
+    resolution: float = 0.125  # decades
 
 
 @dataclass(frozen=True)
 class SweepSpec:
     name: str
     preset: str
+    arms: tuple[Arm, ...]
+    study: Study
     description: str = ""
-    qk_norm: tuple[str, ...] = ("none", "rms")
     lr: tuple[float, ...] = ()
     n_layer: tuple[int, ...] = ()
-    seed: tuple[int, ...] = (0,)
+    seed: tuple[int, ...] = (0, 1, 2)
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
-    target_loss: float | None = None
-    max_stable_margin: float | None = None
 
     @property
     def extend_factor(self) -> float:
@@ -74,30 +129,38 @@ class SweepSpec:
             return self.extend.factor
         return self.lr[-1] / self.lr[-2] if len(self.lr) > 1 else 10.0
 
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
     def to_dict(self) -> dict:
-        """The spec as plan.json records it; optional keys that are unset are left out."""
-        out = {"name": self.name, "preset": self.preset, "description": self.description,
-               "grid": {"qk_norm": list(self.qk_norm), "lr": list(self.lr),
-                        "n_layer": list(self.n_layer), "seed": list(self.seed)},
-               "set": dict(self.set),
-               "extend": {"factor": self.extend_factor, "max_extra_lrs": self.extend.max_extra_lrs,
-                          "until": self.extend.until, "refine": self.extend.refine}}
-        if self.target_loss is not None:
-            out["target_loss"] = self.target_loss
-        if self.max_stable_margin is not None:
-            out["max_stable_margin"] = self.max_stable_margin
-        return out
+        """The spec as plan.json records it (and the report reads it back)."""
+        s = self.study
+        return {
+            "name": self.name, "preset": self.preset, "description": self.description,
+            "grid": {"lr": list(self.lr), "n_layer": list(self.n_layer), "seed": list(self.seed)},
+            "arms": {a.name: {"set": dict(a.set), **({"lr": list(a.lr)} if a.lr else {})}
+                     for a in self.arms},
+            "set": dict(self.set),
+            "study": {"reference": s.reference, "primary": s.primary,
+                      "start_control": s.start_control,
+                      "comparisons": [list(c) for c in s.comparisons], "delta": s.delta,
+                      "sensitivity_range": list(s.sensitivity_range),
+                      "min_effect": s.min_effect, "negligible": s.negligible,
+                      "target_loss": s.target_loss},
+            "extend": {"factor": self.extend_factor, "max_extra_lrs": self.extend.max_extra_lrs,
+                       "until": self.extend.until, "refine": self.extend.refine,
+                       "resolution": self.extend.resolution}}
 
     def base_config(self, backend: str, overrides=()) -> RunConfig:
-        """Preset + [set] + command-line overrides, before the grid values."""
+        """Preset + [set] + command-line overrides, before the arms and the grid values."""
         from sweeps.presets import get_preset
 
         for item in overrides:
             key = item.split("=", 1)[0].strip()
-            if key in SWEPT or key == "backend":
-                what = "the command's backend" if key == "backend" else "the spec's grid"
+            if key in FIXED_BY_SWEEP:
+                what = "the command's backend" if key == "backend" else "the spec's grid or arms"
                 raise ConfigError(f"--set {key} is fixed by {what} in sweep '{self.name}'; "
-                                  f"edit the spec's [grid] instead")
+                                  f"edit the spec instead")
         fixed = [f"{k}={_text(v)}" for k, v in self.set.items()]
         try:
             cfg = get_preset(self.preset).with_overrides(fixed)
@@ -107,21 +170,28 @@ class SweepSpec:
 
     def configs(self, backend: str, overrides=(), lrs: dict[int, list[float]] | None = None
                 ) -> list[RunConfig]:
-        """Every planned run: the grid, plus extra LRs per depth (extension, refinement).
-
-        Order: depth, qk_norm, lr, seed; the extra LRs of a depth come after its grid.
-        """
+        """Every planned run: the grid, plus extra LRs per depth (extension, refinement) for
+        the arms on the whole grid. Order: depth, then the grid before its extra LRs, arm,
+        lr, seed."""
         base = self.base_config(backend, overrides)
         out = []
         for n_layer in self.n_layer or (base.model.n_layer,):
-            for group in (list(self.lr), sorted((lrs or {}).get(n_layer, []))):
-                for qk_norm in self.qk_norm:
+            for group, extra in ((list(self.lr), False),
+                                 (sorted((lrs or {}).get(n_layer, [])), True)):
+                for arm in self.arms:
+                    arm_cfg = _arm_config(base, arm, n_layer)
                     for lr in group:
+                        if (extra and not arm.full) or (arm.lr and lr not in arm.lr):
+                            continue
                         for seed in self.seed:
-                            out.append(base.with_overrides([
-                                f"model.n_layer={n_layer}", f"model.qk_norm={qk_norm}",
-                                f"train.lr={lr!r}", f"seed={seed}"]))
+                            out.append(arm_cfg.with_overrides([f"train.lr={lr!r}",
+                                                               f"seed={seed}"]))
         return out
+
+
+def _arm_config(base: RunConfig, arm: Arm, n_layer: int) -> RunConfig:
+    settings = [f"model.n_layer={n_layer}", f"arm={arm.name}"]
+    return base.with_overrides(settings + [f"{k}={_text(v)}" for k, v in arm.set.items()])
 
 
 def known_specs() -> list[str]:
@@ -149,59 +219,159 @@ def load_spec(name_or_path: str) -> SweepSpec:
 def parse_spec(raw: dict, default_name: str = "sweep") -> SweepSpec:
     name = raw.get("name", default_name)
     where = f"spec '{name}'"
+    for old in ("target_loss", "max_stable_margin"):
+        if old in raw:
+            raise ConfigError(f"{where}: {old} is no longer a top-level key: pre-register the "
+                              f"analysis in [study] (target_loss; delta, measured from the best "
+                              f"loss of all arms, replaces max_stable_margin; docs/STUDY.md)")
     _no_unknown(raw, _TOP_KEYS, where)
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ConfigError(f"{where}: name must be a plain directory name (got {name!r})")
     if "preset" not in raw:
         raise ConfigError(f"{where} has no preset; add e.g. preset = \"tiny\"")
     grid = raw.get("grid", {})
-    _no_unknown(grid, {"qk_norm", "lr", "n_layer", "seed"}, f"{where} [grid]")
-    if "lr" not in grid:
-        raise ConfigError(f"{where} [grid] has no lr list")
-    lr = _list(grid, "lr", (int, float), where)
-    if any(not (v > 0 and math.isfinite(v)) for v in lr):
-        raise ConfigError(f"{where}: every grid lr must be a positive number (got {lr})")
-    if any(b <= a for a, b in zip(lr, lr[1:])):
-        raise ConfigError(f"{where}: grid lr must be strictly increasing (got {lr})")
-    settings = raw.get("set", {})
-    if not isinstance(settings, dict):
-        raise ConfigError(f"{where}: [set] must be a table of \"section.field\" = value")
-    settings = _flatten(settings)
-    for key in settings:
-        if key in SWEPT or key == "backend":
-            raise ConfigError(f"{where}: [set] {key} is swept or chosen by the command; use "
-                              f"[grid] {SWEPT.get(key, key)}")
+    _no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
+    lr = _lr_list(grid, "lr", f"{where} [grid]", required=True)
+    seed = tuple(_list(grid, "seed", int, where)) if "seed" in grid else (0, 1, 2)
+    if len(seed) < MIN_SEEDS:
+        raise ConfigError(f"{where} [grid]: seed needs at least {MIN_SEEDS} seeds for the paired "
+                          f"statistics of docs/STUDY.md (got {list(seed)}); 3 are recommended")
+    arms = _arms(raw, grid, lr, where)
+    spec = SweepSpec(
+        name=name, preset=raw["preset"], description=raw.get("description", ""), arms=arms,
+        study=_study(raw.get("study"), arms, lr, where), lr=lr,
+        n_layer=tuple(_list(grid, "n_layer", int, where)) if "n_layer" in grid else (),
+        seed=seed, set=_settings(raw.get("set", {}), f"{where} [set]"),
+        extend=_extend(raw, where))
+    configs = spec.configs("torch")  # every grid point is a valid config: fail now
+    _distinct_arms(spec, configs, where)
+    return spec
+
+
+def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm, ...]:
+    if "qk_norm" in grid:
+        if "arms" in raw:
+            raise ConfigError(f"{where}: give the arms either as [grid] qk_norm or as [arms], "
+                              f"not both")
+        kinds = _list(grid, "qk_norm", str, where)
+        on = [k for k in kinds if k != "none"]
+        names = {k: "off" if k == "none" else ("on" if len(on) == 1 else f"on-{k}")
+                 for k in kinds}
+        return tuple(Arm(names[k], {"model.qk_norm": k}) for k in kinds)
+    table = raw.get("arms")
+    if not isinstance(table, dict) or not table:
+        raise ConfigError(f"{where} has no arms: add [arms.off] and [arms.on] tables (or [grid] "
+                          f"qk_norm = [\"none\", \"rms\"])")
+    arms = []
+    for name, body in table.items():
+        at = f"{where} [arms.{name}]"
+        if not ARM_NAME.match(name):
+            raise ConfigError(f"{at}: an arm name is lower-case letters, digits and dashes, "
+                              f"starting with a letter (e.g. off-warm)")
+        _no_unknown(body, _ARM_KEYS, at)
+        settings = _settings(body.get("set", {}), at)
+        subset = _lr_list(body, "lr", at) if "lr" in body else None
+        if subset and not set(subset) <= set(lr):
+            outside = sorted(set(subset) - set(lr))
+            raise ConfigError(f"{at}: lr {outside} is not in the grid's lr list; an arm's LR "
+                              f"subset must be grid LRs")
+        arms.append(Arm(name, settings, subset))
+    return tuple(arms)
+
+
+def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> Study:
+    at = f"{where} [study]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} has no [study]: pre-register delta, sensitivity_range and "
+                          f"target_loss there (docs/STUDY.md section 6)")
+    _no_unknown(table, _STUDY_KEYS, at)
+    for key in ("delta", "sensitivity_range", "target_loss"):
+        if key not in table:
+            raise ConfigError(f"{at} has no {key}: it is pre-registered (docs/STUDY.md "
+                              f"section 6)")
+    names = [a.name for a in arms]
+    study = Study(
+        delta=_number(table, "delta", at, positive=True),
+        sensitivity_range=_range(table["sensitivity_range"], lr, at),
+        target_loss=_number(table, "target_loss", at, positive=True),
+        reference=table.get("reference", "off"), primary=table.get("primary", "on"),
+        start_control=table.get("start_control"),
+        comparisons=tuple(tuple(c) if isinstance(c, list) else c
+                          for c in table.get("comparisons", [])),
+        min_effect=_number(table, "min_effect", at, default=0.02),
+        negligible=_number(table, "negligible", at, positive=True, default=0.05))
+    for key in ("reference", "primary", "start_control"):
+        value = getattr(study, key)
+        if value is not None and value not in names:
+            raise ConfigError(f"{at}: {key} '{value}' is not an arm; arms: {', '.join(names)}")
+    if study.primary == study.reference:
+        raise ConfigError(f"{at}: primary and reference are both '{study.primary}'; the "
+                          f"primary comparison needs two arms")
+    for pair in study.comparisons:
+        if (not isinstance(pair, tuple) or len(pair) != 2 or pair[0] == pair[1]
+                or any(p not in names for p in pair)):
+            raise ConfigError(f"{at}: comparisons must be pairs of two different arms "
+                              f"[baseline, treatment] (got {pair!r})")
+    for name in (study.reference, study.primary):
+        if not next(a for a in arms if a.name == name).full:
+            raise ConfigError(f"{at}: the primary comparison's arm '{name}' has an LR subset; "
+                              f"it must cover the whole grid")
+    return study
+
+
+def _range(value, lr: tuple[float, ...], at: str) -> tuple[float, float]:
+    if (not isinstance(value, list) or len(value) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        raise ConfigError(f"{at}: sensitivity_range must be [low, high] (got {value!r})")
+    low, high = float(value[0]), float(value[1])
+    if not 0 < low < high:
+        raise ConfigError(f"{at}: sensitivity_range must be [low, high] with 0 < low < high "
+                          f"(got {value!r})")
+    inside = [x for x in lr if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
+    if len(inside) < 2:
+        raise ConfigError(f"{at}: sensitivity_range {value!r} holds {len(inside)} grid LR(s); "
+                          f"it needs at least 2")
+    ratios = [b / a for a, b in zip(inside, inside[1:])]
+    if max(ratios) / min(ratios) > 1.02:
+        raise ConfigError(f"{at}: the grid LRs inside sensitivity_range {value!r} are not "
+                          f"log-uniform ({inside}); the mean over them must weight every "
+                          f"decade the same")
+    return low, high
+
+
+def _extend(raw: dict, where: str) -> Extend:
     ext = raw.get("extend", {})
-    _no_unknown(ext, _EXTEND_KEYS, f"{where} [extend]")
+    at = f"{where} [extend]"
+    _no_unknown(ext, _EXTEND_KEYS, at)
     extend = Extend(factor=ext.get("factor"), max_extra_lrs=ext.get("max_extra_lrs", 2),
-                    until=ext.get("until", "any"), refine=ext.get("refine", False))
+                    until=ext.get("until", "any"), refine=ext.get("refine", False),
+                    resolution=ext.get("resolution", 0.125))
     if extend.factor is not None and not (isinstance(extend.factor, (int, float))
                                           and extend.factor > 1):
-        raise ConfigError(f"{where} [extend]: factor must be a number above 1 "
-                          f"(got {extend.factor!r})")
+        raise ConfigError(f"{at}: factor must be a number above 1 (got {extend.factor!r})")
     if not isinstance(extend.max_extra_lrs, int) or extend.max_extra_lrs < 0:
-        raise ConfigError(f"{where} [extend]: max_extra_lrs must be an integer >= 0 "
+        raise ConfigError(f"{at}: max_extra_lrs must be an integer >= 0 "
                           f"(got {extend.max_extra_lrs!r})")
     if extend.until not in UNTIL:
-        raise ConfigError(f"{where} [extend]: until must be one of {', '.join(UNTIL)} "
-                          f"(got {extend.until!r})")
+        raise ConfigError(f"{at}: until must be one of {', '.join(UNTIL)} (got {extend.until!r})")
     if not isinstance(extend.refine, bool):
-        raise ConfigError(f"{where} [extend]: refine must be true or false")
-    for key in ("target_loss", "max_stable_margin"):
-        if key in raw and not (isinstance(raw[key], (int, float)) and raw[key] > 0):
-            raise ConfigError(f"{where}: {key} must be a positive number (got {raw[key]!r})")
-    spec = SweepSpec(
-        name=name, preset=raw["preset"], description=raw.get("description", ""),
-        qk_norm=tuple(_list(grid, "qk_norm", str, where) if "qk_norm" in grid else
-                      ("none", "rms")),
-        lr=tuple(float(v) for v in lr),
-        n_layer=tuple(_list(grid, "n_layer", int, where)) if "n_layer" in grid else (),
-        seed=tuple(_list(grid, "seed", int, where)) if "seed" in grid else (0,),
-        set=dict(settings), extend=extend,
-        target_loss=_float_or_none(raw.get("target_loss")),
-        max_stable_margin=_float_or_none(raw.get("max_stable_margin")))
-    spec.configs("torch")  # every grid point is a valid config: fail now, not mid-sweep
-    return spec
+        raise ConfigError(f"{at}: refine must be true or false")
+    if not (isinstance(extend.resolution, (int, float)) and extend.resolution > 0):
+        raise ConfigError(f"{at}: resolution must be a positive number of decades, e.g. 0.125 "
+                          f"(got {extend.resolution!r})")
+    return extend
+
+
+def _distinct_arms(spec: SweepSpec, configs: list[RunConfig], where: str) -> None:
+    """Two arms that train the same thing would be one arm under two names."""
+    seen: dict = {}
+    for cfg in configs:
+        key = (cfg.model.n_layer, cfg.train.lr, cfg.seed,
+               RunConfig.from_dict({**cfg.to_dict(), "arm": ""}).to_json())
+        if key in seen and seen[key] != cfg.arm:
+            raise ConfigError(f"{where}: arms '{seen[key]}' and '{cfg.arm}' resolve to the same "
+                              f"config; give each arm a different setting")
+        seen[key] = cfg.arm
 
 
 def round_lr(lr: float) -> float:
@@ -215,6 +385,18 @@ def _text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _settings(table, where: str) -> dict:
+    """Dotted overrides; none of them may be a field the sweep itself fixes."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: set must be a table of \"section.field\" = value")
+    settings = _flatten(table)
+    for key in settings:
+        if key in FIXED_BY_SWEEP:
+            fixed = f"[grid] {SWEPT[key]}" if key in SWEPT else "the command or the arm names"
+            raise ConfigError(f"{where}: set may not fix {key}: {fixed} decides it")
+    return settings
+
+
 def _flatten(table: dict, prefix: str = "") -> dict:
     """[set] train.lr = 1 (a nested table in TOML) and "train.lr" = 1 mean the same."""
     out = {}
@@ -226,17 +408,35 @@ def _flatten(table: dict, prefix: str = "") -> dict:
     return out
 
 
-def _float_or_none(value):
-    return None if value is None else float(value)
+def _number(table: dict, key: str, at: str, positive: bool = False, default=None) -> float:
+    value = table.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (positive and value <= 0) or (not positive and value < 0):
+        rule = "> 0" if positive else ">= 0"
+        raise ConfigError(f"{at}: {key} must be a number {rule} (got {value!r})")
+    return float(value)
+
+
+def _lr_list(table: dict, key: str, at: str, required: bool = False) -> tuple[float, ...]:
+    if key not in table:
+        if required:
+            raise ConfigError(f"{at} has no {key} list")
+        return ()
+    values = _list(table, key, (int, float), at)
+    if any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise ConfigError(f"{at}: every {key} must be a positive number (got {values})")
+    if any(b <= a for a, b in zip(values, values[1:])):
+        raise ConfigError(f"{at}: {key} must be strictly increasing (got {values})")
+    return tuple(float(v) for v in values)
 
 
 def _list(table: dict, key: str, kind, where: str) -> list:
     values = table[key]
     if (not isinstance(values, list) or not values
             or any(not isinstance(v, kind) or isinstance(v, bool) for v in values)):
-        raise ConfigError(f"{where} [grid]: {key} must be a non-empty list (got {values!r})")
+        raise ConfigError(f"{where}: {key} must be a non-empty list (got {values!r})")
     if len(set(values)) != len(values):
-        raise ConfigError(f"{where} [grid]: {key} has duplicates (got {values!r})")
+        raise ConfigError(f"{where}: {key} has duplicates (got {values!r})")
     return values
 
 

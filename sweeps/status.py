@@ -5,9 +5,10 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from sweeps.backends import PROGRAMS
 from sweeps.errors import HarnessError
 from sweeps.runner import Sweep, settle
-from sweeps.runs import STATUSES, UNFINISHED, RunDir
+from sweeps.runs import CORRUPT, STATUSES, UNFINISHED, RunDir
 from sweeps.sweepdir import SweepDir
 
 
@@ -35,39 +36,55 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     for rid, cfg in configs.items():
         run = RunDir(directory / rid)
         state = run.state()
-        summary = run.read_summary() if state not in UNFINISHED else None
+        summary = run.read_summary() if state not in UNFINISHED + (CORRUPT,) else None
         steps = (summary or {}).get("steps_run")
         if steps is None and state in ("running", "interrupted"):
             steps = run.last_step()
-        rows.append({"run_id": rid, "state": state, "qk_norm": cfg.model.qk_norm,
+        rows.append({"run_id": rid, "state": state, "arm": arm_of(cfg),
                      "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
                      "steps": steps, "max_steps": cfg.train.max_steps,
                      "loss": (summary or {}).get("final_val_loss"),
                      "diverged_at": (summary or {}).get("diverged_at")})
-    rows.sort(key=lambda r: (r["n_layer"], r["qk_norm"], r["lr"], r["seed"]))
+    arms = list(dict.fromkeys(arm_of(cfg) for cfg in configs.values()))  # plan order
+    rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
     lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
-             + ", ".join(f"{counts[s]} {s}" for s in STATUSES + UNFINISHED if counts[s])]
-    lines.append(f"{'state':<11} {'qk_norm':<9} {'L':>3} {'lr':>9} {'seed':>4} "
+             + ", ".join(f"{counts[s]} {s}" for s in STATUSES + (CORRUPT,) + UNFINISHED
+                         if counts[s])]
+    lines.append(f"{'state':<11} {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} "
                  f"{'steps':>11} {'final_val':>9}  run_id")
     for r in rows:
         steps = f"{r['steps'] if r['steps'] is not None else '-'}/{r['max_steps']}"
         loss = r["loss"]
         loss_text = (f"{loss:.4f}" if isinstance(loss, (int, float)) else
                      f"div@{r['diverged_at']}" if r["state"] == "diverged" else "-")
-        lines.append(f"{r['state']:<11} {r['qk_norm']:<9} {r['n_layer']:>3} {r['lr']:>9.3g} "
+        if r["state"] == CORRUPT:
+            loss_text = "corrupt"
+        lines.append(f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
                      f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}")
+    damaged = [(r["run_id"], RunDir(directory / r["run_id"]).problem()) for r in rows
+                if r["state"] == CORRUPT]
+    if damaged:
+        lines += [""] + [f"corrupt: {rid}: {problem}" for rid, problem in damaged] + [
+            f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
+            f"runs to {directory.name}/.damaged/ and trains them again"]
     lines += [""] + loss_table(rows)
     return lines
 
 
+def arm_of(cfg) -> str:
+    """The run's arm; runs planned before arms existed are named by their QK-norm kind."""
+    return cfg.arm or f"qk{cfg.model.qk_norm}"
+
+
 def loss_table(rows: list[dict]) -> list[str]:
-    """Final val loss by lr (rows) and qk_norm (columns), one block per depth, over seeds."""
-    arms = list(dict.fromkeys(r["qk_norm"] for r in rows))
+    """Final val loss by lr (rows) and arm (columns), one block per depth, over seeds."""
+    arms = list(dict.fromkeys(r["arm"] for r in rows))
     cells = defaultdict(list)
     for r in rows:
-        cells[(r["n_layer"], r["lr"], r["qk_norm"])].append(r)
-    lines = ["final val loss by lr and qk_norm (mean ± sd over seeds; div = diverged)"]
+        cells[(r["n_layer"], r["lr"], r["arm"])].append(r)
+    lines = ["final val loss by lr and arm (mean ± sd over ok seeds; unst = unstable, div = "
+             "diverged)"]
     for depth in sorted({r["n_layer"] for r in rows}):
         lrs = sorted({r["lr"] for r in rows if r["n_layer"] == depth})
         lines.append(f"n_layer {depth}")
@@ -81,7 +98,8 @@ def loss_table(rows: list[dict]) -> list[str]:
 def _cell(runs: list[dict]) -> str:
     if not runs:
         return ""
-    losses = [r["loss"] for r in runs if r["state"] == "ok" and isinstance(r["loss"], (int, float))]
+    losses = [r["loss"] for r in runs
+              if r["state"] == "ok" and isinstance(r["loss"], (int, float))]
     states = Counter(r["state"] for r in runs)
     parts = []
     if losses:
@@ -92,7 +110,8 @@ def _cell(runs: list[dict]) -> str:
             text += f"±{sd:.3f}"
         parts.append(text)
     labels = Counter()
-    for state, label in (("diverged", "div"), ("failed", "fail"), ("running", "run"),
+    for state, label in (("unstable", "unst"), ("diverged", "div"), ("failed", "fail"),
+                         ("running", "run"),
                          ("interrupted", "todo"), ("pending", "todo")):
         labels[label] += states[state]
     for label, n in labels.items():

@@ -1,31 +1,34 @@
 """Hand-made run directories with known answers, for the figures tests (no trainer needed).
 
 A run's outcome is given directly: status and final val loss. Its metrics.jsonl is a smooth
-curve from INIT_LOSS to that loss (rising back after warmup when it diverged) with
-diagnostics that grow with the LR when QK-norm is off, so every chart has data.
+curve from INIT_LOSS to that loss (rising back after warmup when it diverged), with quick
+val losses every 2% of the run and diagnostics that grow with the LR when QK-norm is off.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from sweeps.presets import get_preset
 from sweeps.files import write_json_atomic
+from sweeps.presets import get_preset
 from sweeps.runs import RunDir
 
 INIT_LOSS = 5.5
 PROVENANCE = {"git_commit": "0123456789abcdef", "git_dirty": False, "device": "cpu",
               "versions": {"numpy": "2.0.0", "torch": "2.4.0"}, "python": "3.11.0",
               "platform": "Linux-test", "started_at": "2025-01-01T00:00:00+00:00"}
+ARM_SETTINGS = {"off": {"model.qk_norm": "none"}, "on": {"model.qk_norm": "rms"},
+                "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"}}
+STUDY = {"reference": "off", "primary": "on", "start_control": None, "comparisons": [],
+         "delta": 0.1, "sensitivity_range": [1e-3, 1e-1], "min_effect": 0.02,
+         "negligible": 0.05, "target_loss": 3.0}
 
 
-def config(qk_norm: str, n_layer: int, lr: float, seed: int, preset: str = "smoke",
-           steps: int | None = None):
-    overrides = [f"model.qk_norm={qk_norm}", f"model.n_layer={n_layer}", f"train.lr={lr}",
-                 f"seed={seed}"]
-    if steps is not None:
-        overrides.append(f"train.max_steps={steps}")
-    return get_preset(preset).with_overrides(overrides)
+def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30):
+    overrides = [f"{k}={v}" for k, v in ARM_SETTINGS[arm].items()]
+    overrides += [f"arm={arm}", f"model.n_layer={n_layer}", f"train.lr={lr}", f"seed={seed}",
+                  f"train.max_steps={steps}", "train.warmup_steps=5", "train.eval_interval=10"]
+    return get_preset("smoke").with_overrides(overrides)
 
 
 def write_run(root: Path, cfg, status: str | None, final: float | None = None,
@@ -35,7 +38,7 @@ def write_run(root: Path, cfg, status: str | None, final: float | None = None,
     write_json_atomic(run.config_path, {"run_id": cfg.run_id, "config": cfg.to_dict(),
                                         "provenance": PROVENANCE})
     t = cfg.train
-    last = t.max_steps if status == "ok" else t.max_steps // 2
+    last = t.max_steps if status in ("ok", "unstable") else t.max_steps // 2
     diverged_at = last if status == "diverged" else None
     target = final if final is not None else 3.0
     rows = []
@@ -47,24 +50,26 @@ def write_run(root: Path, cfg, status: str | None, final: float | None = None,
             loss = INIT_LOSS + 3.0 * (step - t.warmup_steps) / (last - t.warmup_steps)
         row = {"step": step, "tokens": step * cfg.tokens_per_step}
         if step:
-            row.update(lr=t.lr, train_loss=loss, grad_norm=1.0)
+            row.update(lr=t.lr, train_loss=loss, grad_norm=1.0, train_loss_ema=loss)
+        if step % t.loss_eval_interval == 0:
+            row["quick_val_loss"] = loss
         if step % t.eval_interval == 0 or step == last:
-            row.update(val_loss=loss, **_diagnostics(cfg, step / t.max_steps))
+            row.update(val_loss=loss, quick_val_loss=loss, **_diagnostics(cfg, step / last))
         rows.append(row)
     run.append_metrics(rows)
     if status is None:
         return run
-    summary = {"status": status, "init_loss": INIT_LOSS, "steps_run": last,
-               "max_steps": t.max_steps, "diverged_at": diverged_at, "wall_time_s": 1.0,
-               "tokens_per_s": 1000.0, "tokens_seen": last * cfg.tokens_per_step}
-    if status == "ok":
-        summary.update(final_val_loss=final, best_val_loss=final, final_train_loss=final,
-                       perplexity=math.exp(final))
-    else:
-        summary.update(final_val_loss=None, best_val_loss=None, final_train_loss=None,
-                       perplexity=None)
+    summary = {"run_id": cfg.run_id, "status": status, "init_loss": INIT_LOSS,
+               "steps_run": last, "max_steps": t.max_steps, "diverged_at": diverged_at,
+               "wall_time_s": 1.0, "tokens_per_s": 1000.0, "device": "cpu",
+               "tokens_seen": last * cfg.tokens_per_step, "unstable_reasons": [],
+               "init_logit_std": 0.01 if cfg.model.qk_norm == "none" else 1.0,
+               "final_val_loss": final if status in ("ok", "unstable") else None}
+    if status == "unstable":
+        summary["unstable_reasons"] = ["final val loss is worse than the bigram baseline"]
     if status == "failed":
         summary["error"] = error or "RuntimeError: out of memory"
+    summary["metrics"] = run.metrics_fingerprint()
     run.write_summary(summary)
     return run
 
@@ -75,21 +80,32 @@ def _diagnostics(cfg, progress: float) -> dict:
     growth = 1 + (300 * cfg.train.lr * progress if off else 0.2 * progress)
     layers = range(cfg.model.n_layer)
     logit = [4.0 * growth * (1 + 0.1 * i) for i in layers]
-    return {"max_attn_logit": logit,
+    return {"max_attn_logit": logit, "attn_logit_std": [0.01 * x for x in logit],
             "attn_entropy": [max(0.2, 3.0 - 0.02 * x) for x in logit],
             "attn_entropy_min": [max(0.05, 2.0 - 0.03 * x) for x in logit],
             "resid_kurtosis": [3.0 + 0.5 * x for x in logit],
-            "resid_max_over_median": [5.0 + x for x in logit]}
+            "resid_max_over_median": [5.0 + x for x in logit],
+            "qk_gain_max": [None if off else 1.0 + progress for _ in layers],
+            "logit_max": 5.0 + progress, "logit_rms": 1.0 + progress}
 
 
-def write_plan(root: Path, name: str, cfgs: list, spec: dict | None = None) -> None:
+def write_plan(root: Path, name: str, cfgs: list, arms=("off", "on"), study: dict | None = None,
+               lrs=None, control_lrs=None) -> None:
+    lrs = sorted({c.train.lr for c in cfgs}) if lrs is None else lrs
+    spec = {"name": name, "preset": "smoke", "description": f"The {name} fixture.",
+            "grid": {"lr": lrs},
+            "arms": {a: {"set": ARM_SETTINGS[a], **({"lr": control_lrs}
+                                                     if a == "off-warm" and control_lrs else {})}
+                     for a in arms}}
+    if study is not False:
+        spec["study"] = {**STUDY, **(study or {})}
     write_json_atomic(Path(root) / "plan.json", {
-        "name": name, "spec": spec or {"name": name, "preset": "smoke"},
-        "runs": [{"run_id": c.run_id, "config": c.to_dict()} for c in cfgs]})
+        "name": name, "spec": spec, "runs": [{"run_id": c.run_id, "config": c.to_dict()}
+                                             for c in cfgs]})
 
 
-# The main fixture sweep. QK-norm on (rms) is flat: ON_LOSS per LR, +0.01 per seed.
-# Off matches on below its threshold, is 0.4 nats worse at it, and diverges above it.
+# The main fixture sweep. QK-norm on is flat: ON_LOSS per LR, +0.01 per seed. Off matches on
+# below its threshold, is 0.4 + 0.02 * seed nats worse at it, and diverges above it.
 LRS = [1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
 DEPTHS = [2, 4, 8]
 SEEDS = [0, 1, 2]
@@ -97,43 +113,26 @@ ON_LOSS = {1e-3: 2.30, 3e-3: 2.10, 1e-2: 2.00, 3e-2: 2.02, 1e-1: 2.05}
 THRESHOLD = {2: 3e-2, 4: 1e-2, 8: 3e-3}
 
 
-def study_outcome(qk_norm: str, n_layer: int, lr: float, seed: int) -> tuple[str, float | None]:
+def study_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, float | None]:
     base = ON_LOSS[lr] + 0.01 * seed
-    if qk_norm != "none" or lr < THRESHOLD[n_layer]:
+    if arm != "off" or lr < THRESHOLD[n_layer]:
         return "ok", base
     if lr == THRESHOLD[n_layer]:
-        return "ok", base + 0.4
+        return "ok", base + 0.4 + 0.02 * seed
     return "diverged", None
 
 
 def write_study(root: Path, name: str = "study", depths=DEPTHS, lrs=LRS, seeds=SEEDS,
-                outcome=study_outcome, plan: bool = True, **cfg_kw) -> list:
+                outcome=study_outcome, arms=("off", "on"), study=None, control_lrs=None,
+                plan: bool = True) -> list:
     cfgs = []
-    for qk in ("none", "rms"):
+    for arm in arms:
         for d in depths:
-            for lr in lrs:
+            for lr in (control_lrs if arm == "off-warm" and control_lrs else lrs):
                 for s in seeds:
-                    cfg = config(qk, d, lr, s, **cfg_kw)
-                    write_run(root, cfg, *outcome(qk, d, lr, s))
+                    cfg = config(arm, d, lr, s)
+                    write_run(root, cfg, *outcome(arm, d, lr, s))
                     cfgs.append(cfg)
     if plan:
-        write_plan(root, name, cfgs)
+        write_plan(root, name, cfgs, arms, study, lrs, control_lrs)
     return cfgs
-
-
-def runs_table(outcome=study_outcome, depths=DEPTHS, lrs=LRS, seeds=SEEDS,
-               qk_norms=("none", "rms")):
-    """The runs table load_sweep would give for write_study, without touching the disk."""
-    import pandas as pd
-
-    rows = []
-    for qk in qk_norms:
-        for d in depths:
-            for lr in lrs:
-                for s in seeds:
-                    status, final = outcome(qk, d, lr, s)
-                    rows.append({"run_id": f"{qk}-L{d}-lr{lr:g}-s{s}", "qk_norm": qk,
-                                 "n_layer": d, "lr": lr, "seed": s, "status": status,
-                                 "init_loss": INIT_LOSS, "final_val_loss": final,
-                                 "perplexity": math.exp(final) if final else None})
-    return pd.DataFrame(rows)

@@ -98,7 +98,8 @@ def test_entry_points_only_add_the_figures_command():
 def test_importing_sweeps_and_figures_loads_no_trainer():
     code = ("import sys, sweeps.cli, sweeps.config, sweeps.data, sweeps.runs, sweeps.loop, "
             "sweeps.presets, sweeps.params, sweeps.diagnostics, sweeps.runner, sweeps.status, "
-            "sweeps.executors, sweeps.backends, figures.results, figures.metrics; "
+            "sweeps.executors, sweeps.backends, sweeps.stats, sweeps.grid, figures.results, "
+            "figures.analysis, figures.verdicts; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -33,14 +33,15 @@ def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
     assert len(evals) == 3 and evals.mean_abs_logit.notna().all()
     assert (evals.mean_abs_logit > 0).all()
     report = make_report(tmp_path / "smoke").read_text()
-    assert "mean abs logit on (" not in report  # the smoke run is QK-norm off
-    assert "mean abs logit off" in report
+    # one run without a sweep plan: its arm is named by its QK-norm kind
+    assert "mean abs logit qknone" in report
 
 
 def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch):
     """With the registry entry alone the config, the parameter shapes and the chart colours
     know the kind; each backend's make_norm refuses it by name until it gets its branch."""
-    from figures.tables import arm_name
+    from figures.charts import arm_colors
+    from figures.tables import qk_display
     from sweeps.params import param_shapes
 
     monkeypatch.setitem(QK_NORMS, "scalenorm", QKNorm("scalenorm", "on (scalenorm)",
@@ -49,14 +50,15 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
     assert cfg.model.qk_norm == "scalenorm"
     assert param_shapes(cfg.model, cfg.vocab_size)["blocks.0.attn.q_norm.weight"] == (
         cfg.model.head_dim,)
-    assert arm_name("scalenorm") == "on (scalenorm)"
+    assert qk_display("scalenorm") == "on (scalenorm)"
+    assert arm_colors(["off", "qkscalenorm"])["qkscalenorm"] == "#009E73"
     for backend in ("torch", "mlx"):
         with pytest.raises(ConfigError, match=f"qk{backend}/model.py's make_norm has no branch"):
             make_trainer(backend, cfg.with_overrides([f"backend={backend}"]))
 
 
 def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
-    from figures.charts import _qk_color
+    from figures.tables import qk_display
     from qktorch.model import make_norm as torch_norm
     from qkmlx.model import make_norm as mlx_norm
 
@@ -64,8 +66,8 @@ def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
     with pytest.raises(ConfigError, match=f"choose one of: {known}"):
         RunConfig().with_overrides(["model.qk_norm=cosine"])
     for make_norm in (torch_norm, mlx_norm):
-        with pytest.raises(ConfigError, match=f"unknown norm kind 'cosine'; choose one of: {known}"):
+        with pytest.raises(ConfigError, match=f"unknown norm kind 'cosine'; choose one of: "
+                                              f"{known}"):
             make_norm("cosine", 8, 1e-5)
-    import pandas as pd
     with pytest.raises(ConfigError, match=f"choose one of: {known}"):
-        _qk_color(pd.DataFrame({"qk_norm": ["none", "cosine"]}))
+        qk_display("cosine")

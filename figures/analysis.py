@@ -1,0 +1,348 @@
+"""Every number the report prints, computed once from a sweep's runs under the rules of
+docs/STUDY.md and written as report/analysis.json, so other tools read the results without
+parsing markdown. The report (figures/report.py) and the charts render from this dict.
+
+Layout (JSON): {"study_sha256", "sweep", "settings", "runs": [...], "depths": {"<L>": {
+"arms": {arm: {...}}, "comparisons": {"B vs T": {...}}, ...}}, "verdicts": {"H1", "H2a",
+"H2b", "H3", "C1"}, "rules": {"<L>": sentence}, "compute": {...}, "problems": [...]}.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from figures.results import SweepResults
+from sweeps.config import DataConfig, ModelConfig
+from sweeps.outcomes import FAILED, OUTCOMES
+from sweeps.params import count_params
+from sweeps.stats import (STUDY_SHA256, GridValue, critical_lr, eta_max, necessity, paired,
+                          sensitivity)
+
+DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
+DEFAULT_STUDY = {"reference": "off", "primary": "on", "start_control": None, "comparisons": [],
+                 "min_effect": 0.02, "negligible": 0.05}
+
+
+def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
+    """The analysis dict of a sweep (runs table and training curves of figures.results)."""
+    settings = study_settings(results)
+    runs = run_table(results.runs)
+    steps = steps_to_target(curves, settings["target_loss"])
+    depths = {}
+    for depth in sorted(runs.n_layer.dropna().unique()):
+        at_depth = runs[(runs.n_layer == depth) & runs.outcome.notna()]
+        if not at_depth.empty:
+            depths[str(int(depth))] = depth_analysis(at_depth, settings, steps)
+    from figures.verdicts import judge, practitioner_rules  # verdicts read this dict
+
+    out = {"study_sha256": STUDY_SHA256, "sweep": results.name, "settings": settings,
+           "runs": _records(runs), "depths": depths, "problems": problems(results, runs),
+           "compute": compute(runs)}
+    out["verdicts"] = judge(out)
+    out["rules"] = practitioner_rules(out)
+    return _clean(out)
+
+
+# -- the pre-registration as the analysis uses it --------------------------------------------
+def study_settings(results: SweepResults) -> dict:
+    """[study] of the plan's spec (docs/STUDY.md section 6); defaults where the plan has none,
+    marked `preregistered: False` (the verdicts then say so)."""
+    spec = results.spec or {}
+    study = spec.get("study") or {}
+    grid_lrs = spec.get("grid", {}).get("lr") or sorted(results.runs.lr.dropna().unique())
+    settings = {**DEFAULT_STUDY, **{k: v for k, v in study.items() if v is not None}}
+    settings.setdefault("delta", 0.1)
+    settings.setdefault("sensitivity_range", [min(grid_lrs), max(grid_lrs)])
+    settings.setdefault("target_loss", None)
+    settings["preregistered"] = bool(study)
+    settings["base_lrs"] = [float(x) for x in grid_lrs]
+    arms = spec.get("arms") or {}
+    settings["arms"] = list(arms) or sorted(results.runs.arm.dropna().unique(),
+                                            key=lambda a: (a != "off", a))
+    settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
+    comparisons = [[settings["reference"], settings["primary"]]]
+    if settings["start_control"]:
+        comparisons.append([settings["start_control"], settings["primary"]])
+    for pair in settings["comparisons"]:
+        if list(pair) not in comparisons:
+            comparisons.append(list(pair))
+    settings["all_comparisons"] = comparisons
+    return settings
+
+
+# -- runs ------------------------------------------------------------------------------------
+def run_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run with its outcome (ok | unstable | diverged; None when failed,
+    unfinished or corrupt), effective loss L, failing flag and token budget."""
+    df = runs.copy()
+    for column in ("unstable_reasons", "tokens_seen", "wall_time_s", "device", "init_loss",
+                   "final_val_loss", "diverged_at", "steps_run", "max_steps", "batch_size",
+                   "block_size", "error"):
+        if column not in df:
+            df[column] = None
+    df["outcome"] = df.status.where(df.status.isin(OUTCOMES))
+    df["failing"] = df.outcome.isin(FAILED)
+    init = pd.to_numeric(df.init_loss, errors="coerce")
+    final = pd.to_numeric(df.final_val_loss, errors="coerce")
+    loss = np.where(df.outcome == "diverged", init, np.fmin(final, init))
+    df["loss"] = np.where(df.outcome.notna(), loss, np.nan)
+    df["budget"] = (pd.to_numeric(df.max_steps, errors="coerce")
+                    * pd.to_numeric(df.batch_size, errors="coerce")
+                    * pd.to_numeric(df.block_size, errors="coerce"))
+    return df.sort_values(["n_layer", "arm", "lr", "seed"], na_position="last",
+                          ignore_index=True)
+
+
+def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
+    """Runs that are not in the statistics: failed, unfinished, corrupt, planned but missing."""
+    bad = runs[~runs.status.isin(OUTCOMES)]
+    out = [{"run_id": r.run_id, "status": r.status, "arm": r.arm, "n_layer": r.n_layer,
+            "lr": r.lr, "seed": r.seed, "error": _first_line(r.error)}
+           for r in bad.itertuples()]
+    out += [{"run_id": r.run_id, "status": "missing", "arm": r.arm, "n_layer": r.n_layer,
+             "lr": r.lr, "seed": r.seed, "error": ""} for r in results.missing.itertuples()]
+    return sorted(out, key=lambda p: (p["status"], str(p["run_id"])))
+
+
+def compute(runs: pd.DataFrame) -> dict:
+    """What the sweep spent: device-hours per device, tokens, and training FLOPs (6 x
+    parameters x tokens, the usual dense-transformer estimate) over runs that trained."""
+    trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna()
+                   & runs.n_embd.notna()]
+    hours = trained.groupby(trained.device.fillna("unknown")).wall_time_s.sum() / 3600
+    tokens = pd.to_numeric(trained.tokens_seen, errors="coerce").fillna(0)
+    flops = sum(6 * _params(r)["total"] * t for r, t in zip(trained.itertuples(), tokens))
+    return {"device_hours": {k: float(v) for k, v in hours.items()},
+            "tokens": float(tokens.sum()), "flops": float(flops), "runs": int(len(trained))}
+
+
+def _params(r) -> dict:
+    """Total and non-embedding parameter counts of a runs-table row's model."""
+    model = ModelConfig(n_layer=int(r.n_layer), n_head=int(r.n_head), n_embd=int(r.n_embd),
+                        block_size=int(r.block_size), qk_norm=r.qk_norm,
+                        tie_embeddings=bool(r.tie_embeddings))
+    vocab = DataConfig(tokenizer=r.tokenizer, compact_vocab=int(r.compact_vocab)).vocab_size
+    return count_params(model, vocab)
+
+
+# -- one depth ---------------------------------------------------------------------------------
+def depth_analysis(runs: pd.DataFrame, settings: dict, steps: pd.DataFrame) -> dict:
+    arms = [a for a in settings["arms"] if a in set(runs.arm)]
+    best = best_losses(runs)
+    out = {"arms": {}, "comparisons": {}, "l_star": best}
+    for arm in arms:
+        part = runs[runs.arm == arm]
+        out["arms"][arm] = arm_analysis(part, settings, best, steps)
+    for baseline, treatment in settings["all_comparisons"]:
+        if baseline in arms and treatment in arms:
+            key = f"{baseline} vs {treatment}"
+            out["comparisons"][key] = comparison(runs, baseline, treatment, settings, steps,
+                                                 out["arms"])
+    out["tokens_per_param"] = _tokens_per_param(runs)
+    return out
+
+
+def best_losses(runs: pd.DataFrame) -> dict:
+    """L* per token budget: the best seed-mean effective loss over all arms and LRs with
+    every seed finished (docs/STUDY.md section 4, eta_max)."""
+    out = {}
+    for budget, part in runs.groupby("budget"):
+        cells = part.groupby(["arm", "lr"]).loss.agg(["mean", "count"])
+        seeds = part.seed.nunique()
+        full = cells[cells["count"] == seeds]
+        if not full.empty:
+            out[str(int(budget))] = float(full["mean"].min())
+    return out
+
+
+def arm_analysis(part: pd.DataFrame, settings: dict, best: dict, steps: pd.DataFrame) -> dict:
+    lrs = sorted(part.lr.unique())
+    seeds = sorted(part.seed.unique())
+    cell = {(r.lr, r.seed): r for r in part.itertuples()}
+    crit = {int(s): critical_lr(lrs, [bool(cell[(lr, s)].failing) if (lr, s) in cell else None
+                                      for lr in lrs]) for s in seeds}
+    worst = [max(cell[(lr, s)].loss for s in seeds) if all((lr, s) in cell for s in seeds)
+             else math.nan for lr in lrs]
+    budget = str(int(part.budget.iloc[0]))
+    l_star = best.get(budget, math.nan)
+    low, high = settings["sensitivity_range"]
+    in_range = [lr for lr in settings["base_lrs"]
+                if low * (1 - 1e-9) <= lr <= high * (1 + 1e-9)]
+    sens = {int(s): sensitivity([cell[(lr, s)].loss if (lr, s) in cell else math.nan
+                                 for lr in in_range]) for s in seeds}
+    return {
+        "lrs": lrs, "seeds": [int(s) for s in seeds], "budget": float(budget),
+        "eta_crit": {"seeds": {s: _grid(v) for s, v in crit.items()},
+                     **_median(list(crit.values()))},
+        "eta_max": {"delta": settings["delta"], "l_star": l_star,
+                    **_grid(eta_max(lrs, worst, l_star + settings["delta"]))},
+        "eta_max_curve": [{"delta": d, **_grid(eta_max(lrs, worst, l_star + d))}
+                          for d in DELTAS],
+        "sensitivity": {"seeds": sens, "lrs": in_range,
+                        "complete": all(not math.isnan(v) for v in sens.values()),
+                        "mean": _nanmean(sens.values()), "sd": _nansd(sens.values())},
+        "cells": [cell_summary(part[part.lr == lr], steps) for lr in lrs],
+        "init_logit_std": _init_logit_std(part),
+    }
+
+
+def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
+    """One arm at one LR over its seeds: outcomes, final loss of ok runs, effective loss."""
+    ok = cell[cell.outcome == "ok"]
+    final = pd.to_numeric(ok.final_val_loss, errors="coerce")
+    reached = steps[steps.run_id.isin(cell.run_id)]
+    return {"lr": float(cell.lr.iloc[0]), "n": int(len(cell)),
+            "outcomes": {o: int((cell.outcome == o).sum()) for o in OUTCOMES},
+            "final_mean": _float(final.mean()), "final_sd": _float(final.std(ddof=1)),
+            "loss_mean": _float(cell.loss.mean()),
+            "steps_to_target": _float(reached.steps.mean())
+            if len(reached) == len(cell) and reached.steps.notna().all() else None}
+
+
+def comparison(runs: pd.DataFrame, baseline: str, treatment: str, settings: dict,
+               steps: pd.DataFrame, arms: dict) -> dict:
+    """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4)."""
+    loss = runs.set_index(["arm", "lr", "seed"]).loss
+    failing = runs.set_index(["arm", "lr", "seed"]).failing
+    lrs = sorted(set(runs[runs.arm == baseline].lr) & set(runs[runs.arm == treatment].lr))
+    seeds = sorted(runs.seed.unique())
+    d = np.array([[loss.get((baseline, lr, s), np.nan) - loss.get((treatment, lr, s), np.nan)
+                   for s in seeds] for lr in lrs]).reshape(len(lrs), len(seeds))
+    ceiling = [bool(failing[failing.index.get_level_values("lr") == lr]
+                    .loc[[baseline, treatment]].all()) for lr in lrs]
+    result = necessity(lrs, d, ceiling, settings["min_effect"])
+    stats_at = dict(zip(result.lrs, zip(result.stats, result.necessary)))
+    per_lr = []
+    for i, lr in enumerate(lrs):
+        p = paired(d[i])
+        entry = {"lr": lr, "n": p.n, "mean": p.mean, "sd": p.sd, "lb": p.lb, "ub": p.ub,
+                 "lo": p.lo, "hi": p.hi, "lb75": p.lb75, "ceiling": ceiling[i],
+                 "necessary": bool(stats_at.get(lr, (None, False))[1]),
+                 "seeds": [None if math.isnan(x) else float(x) for x in d[i]],
+                 "speedup": _speedup(arms[baseline], arms[treatment], lr)}
+        per_lr.append(entry)
+    ratio = [{"delta": a["delta"], "ratio": _ratio(a, b)} for a, b in
+             zip(arms[baseline]["eta_max_curve"], arms[treatment]["eta_max_curve"])]
+    return {"baseline": baseline, "treatment": treatment, "per_lr": per_lr,
+            "threshold": _grid(result.threshold),
+            "seed_thresholds": {int(s): _grid(t) for s, t in zip(seeds, result.seed_thresholds)},
+            "ceiling": result.ceiling, "eta_max_ratio": ratio}
+
+
+# -- steps to target ---------------------------------------------------------------------------
+def steps_to_target(curves: pd.DataFrame, target: float | None) -> pd.DataFrame:
+    """Per run: the step where the quick val loss first reaches target, linearly interpolated
+    between the two evaluations around the crossing; NaN when never (docs/STUDY.md 4)."""
+    columns = ["run_id", "steps"]
+    if target is None or curves.empty or "quick_val_loss" not in curves:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for run_id, c in curves.dropna(subset=["quick_val_loss"]).groupby("run_id"):
+        c = c.sort_values("step")
+        step, loss = c.step.to_numpy(float), c.quick_val_loss.to_numpy(float)
+        below = np.flatnonzero(loss <= target)
+        if not len(below):
+            value = math.nan
+        elif below[0] == 0:
+            value = float(step[0])
+        else:
+            i = below[0]
+            frac = (loss[i - 1] - target) / (loss[i - 1] - loss[i])
+            value = float(step[i - 1] + frac * (step[i] - step[i - 1]))
+        rows.append({"run_id": run_id, "steps": value})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _speedup(base: dict, treat: dict, lr: float) -> float | None:
+    a = next((c["steps_to_target"] for c in base["cells"] if c["lr"] == lr), None)
+    b = next((c["steps_to_target"] for c in treat["cells"] if c["lr"] == lr), None)
+    return a / b if a and b else None
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _grid(v: GridValue) -> dict:
+    return {"value": v.value, "kind": v.kind,
+            "bracket": list(v.bracket) if v.bracket else None}
+
+
+def _median(values: list[GridValue]) -> dict:
+    """Median and range over seeds; censored values order as beyond the grid ends."""
+    if not values:
+        return {"median": None, "min": None, "max": None, "censored": []}
+    key = {"below": -1, "": 0, "above": 1, "none": 2}
+    ordered = sorted(values, key=lambda v: (key[v.kind] if v.kind != "" else 0,
+                                            v.value if v.kind == "" else 0))
+    mid = ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else None
+    if mid is None:  # even count: the geometric mean of the middle two, if both inside
+        a, b = ordered[len(ordered) // 2 - 1], ordered[len(ordered) // 2]
+        mid = (GridValue(math.sqrt(a.value * b.value)) if a.inside and b.inside else
+               b if not b.inside else a)
+    return {"median": _grid(mid), "min": _grid(ordered[0]), "max": _grid(ordered[-1]),
+            "censored": sorted({v.kind for v in values if not v.inside})}
+
+
+def _ratio(a: dict, b: dict) -> float | None:
+    if a["kind"] == "none" or b["kind"] == "none":
+        return None
+    return b["value"] / a["value"]
+
+
+def _tokens_per_param(runs: pd.DataFrame) -> dict:
+    counts = _params(runs[runs.qk_norm == "none"].iloc[0] if (runs.qk_norm == "none").any()
+                     else runs.iloc[0])
+    return {"params": counts["total"], "non_embedding": counts["non_embedding"],
+            "by_budget": {str(int(b)): b / counts["total"]
+                          for b in sorted(runs.budget.dropna().unique())}}
+
+
+def _init_logit_std(part: pd.DataFrame) -> float | None:
+    values = pd.to_numeric(part.get("init_logit_std"), errors="coerce") if \
+        "init_logit_std" in part else pd.Series(dtype=float)
+    return _float(values.mean()) if values.notna().any() else None
+
+
+def _records(runs: pd.DataFrame) -> list[dict]:
+    keep = ["run_id", "arm", "qk_norm", "n_layer", "lr", "seed", "status", "outcome",
+            "unstable_reasons", "init_loss", "final_val_loss", "loss", "steps_run",
+            "diverged_at", "tokens_seen", "wall_time_s", "device", "init_logit_std"]
+    return runs.reindex(columns=keep).to_dict("records")
+
+
+def _nanmean(values) -> float | None:
+    v = [x for x in values if not math.isnan(x)]
+    return float(np.mean(v)) if v else None
+
+
+def _nansd(values) -> float | None:
+    v = [x for x in values if not math.isnan(x)]
+    return float(np.std(v, ddof=1)) if len(v) > 1 else None
+
+
+def _float(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _first_line(error) -> str:
+    if not isinstance(error, str) or not error.strip():
+        return ""
+    return error.strip().splitlines()[0][:160]
+
+
+def _clean(obj):
+    """JSON-ready: numpy scalars to Python, NaN and Inf to None, keys to strings."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    return obj
+
