@@ -133,6 +133,7 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{values('warmup_steps')} steps then cosine to {values('min_lr_ratio')} x peak, "
         f"gradient clip {values('grad_clip')}",
         f"- Grid: {runs.lr.nunique()} peak LRs {values('lr', fmt.lr)}; seeds {values('seed')}",
+        f"- Token budget: {_budgets(result)}",
         f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
         f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
         f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
@@ -142,6 +143,17 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
         f"{c['flops']:.3g} training FLOPs (6 x parameters x tokens) over {c['runs']} runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
+
+
+def _budgets(result: dict) -> str:
+    """Tokens per run, and tokens per parameter at every depth (all parameters)."""
+    parts = []
+    for depth in sorted(result["depths"], key=int):
+        t = result["depths"][depth]["tokens_per_param"]
+        per = ", ".join(f"{int(b):,} tokens ({r:.3g} per parameter)"
+                        for b, r in t["by_budget"].items())
+        parts.append(f"n_layer {depth} ({t['params']:,} parameters): {per}")
+    return "; ".join(parts) or "n/a"
 
 
 def _runs(result: dict) -> str:
@@ -220,7 +232,11 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
                   f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
                   f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
                   "", tables.effects(result, key)]
-    lines += ["### Necessity thresholds", "", tables.thresholds(result)]
+    lines += ["### Necessity thresholds", "", tables.thresholds(result),
+              f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats", "",
+              "Seed mean of the step where the quick validation loss (every 2% of the run) first "
+              "reaches the target, interpolated; '-' when not every seed reaches it.", "",
+              tables.steps(result)]
     finished = {r["run_id"] for r in result["runs"] if r["outcome"] in ("ok", "unstable")}
     curves = curves[curves.run_id.isin(finished)]  # a diverged run's last eval is mid-run
     if not curves.empty:

@@ -99,6 +99,11 @@ def final_loss(result: dict) -> str:
     return _by_lr(result, cell)
 
 
+def steps(result: dict) -> str:
+    return _by_lr(result, lambda c: "-" if c["steps_to_target"] is None
+                  else fmt.num(c["steps_to_target"], 0))
+
+
 def critical_lr(result: dict) -> str:
     rows = [[d, a, fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
              fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"])]

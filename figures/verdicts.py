@@ -114,22 +114,26 @@ def h1(analysis: dict) -> dict:
 
 
 # -- H2a, H2b --------------------------------------------------------------------------------
-def h2a(analysis: dict) -> dict:
+def _arm_pairs(analysis: dict, field: str):
+    """(depth, the reference arm's field, the primary arm's field) at every depth with both."""
     s = analysis["settings"]
-    per_depth, evidence = {}, []
     for name, depth in analysis["depths"].items():
         arms = depth["arms"]
-        if s["reference"] not in arms or s["primary"] not in arms:
-            continue
-        off, on = (arms[a]["eta_crit"]["seeds"] for a in (s["reference"], s["primary"]))
+        if s["reference"] in arms and s["primary"] in arms:
+            yield name, arms[s["reference"]][field], arms[s["primary"]][field]
+
+
+def h2a(analysis: dict) -> dict:
+    per_depth, evidence = {}, []
+    for name, off_crit, on_crit in _arm_pairs(analysis, "eta_crit"):
+        off, on = off_crit["seeds"], on_crit["seeds"]
         seeds = sorted(set(off) & set(on))
         r = [math.log10(on[k]["value"] / off[k]["value"]) for k in seeds
              if off[k]["kind"] in ("", "above") and on[k]["kind"] in ("", "above")]
         p = paired(r)
-        evidence.append(
-            f"n_layer {name}: critical LR off {fmt.median_range(arms[s['reference']]['eta_crit'])}"
-            f", on {fmt.median_range(arms[s['primary']]['eta_crit'])}; ratio on/off "
-            f"{fmt.ratio(p)} over {p.n} paired seeds")
+        evidence.append(f"n_layer {name}: critical LR off {fmt.median_range(off_crit)}, on "
+                        f"{fmt.median_range(on_crit)}; ratio on/off {fmt.ratio(p)} over {p.n} "
+                        f"paired seeds")
         kinds = [off[k]["kind"] for k in seeds] + [on[k]["kind"] for k in seeds]
         if any(off[k]["kind"] == "above" for k in seeds):
             per_depth[name] = (INCONCLUSIVE, "the off arm does not fail inside the grid in "
@@ -143,13 +147,8 @@ def h2a(analysis: dict) -> dict:
 
 
 def h2b(analysis: dict) -> dict:
-    s = analysis["settings"]
     per_depth, evidence = {}, []
-    for name, depth in analysis["depths"].items():
-        arms = depth["arms"]
-        if s["reference"] not in arms or s["primary"] not in arms:
-            continue
-        off, on = (arms[a]["sensitivity"] for a in (s["reference"], s["primary"]))
+    for name, off, on in _arm_pairs(analysis, "sensitivity"):
         seeds = sorted(set(off["seeds"]) & set(on["seeds"]))
         diff = [off["seeds"][k] - on["seeds"][k] for k in seeds]
         p = paired(diff)

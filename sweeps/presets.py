@@ -11,7 +11,7 @@ PRESETS = {
         model=ModelConfig(n_layer=2, n_head=2, n_embd=16, block_size=32),
         train=TrainConfig(max_steps=60, batch_size=8, warmup_steps=10, eval_interval=20,
                           eval_batches=2, checkpoint_interval=30, log_interval=10,
-                          baseline="none"),
+                          loss_eval_fraction=0.1, baseline="none"),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # About 0.9M parameters, about a minute per run on 2 CPU cores: a real CPU-scale study.
