@@ -161,8 +161,9 @@ def arm_analysis(part: pd.DataFrame, settings: dict, best: dict, steps: pd.DataF
     lrs = sorted(part.lr.unique())
     seeds = sorted(part.seed.unique())
     cell = {(r.lr, r.seed): r for r in part.itertuples()}
-    crit = {int(s): critical_lr(lrs, [bool(cell[(lr, s)].failing) if (lr, s) in cell else None
-                                      for lr in lrs]) for s in seeds}
+    crit = {int(s): critical_lr(
+        lrs, [bool(cell[(lr, s)].failing) if (lr, s) in cell else None for lr in lrs],
+        [cell[(lr, s)].loss if (lr, s) in cell else math.nan for lr in lrs]) for s in seeds}
     worst = [max(cell[(lr, s)].loss for s in seeds) if all((lr, s) in cell for s in seeds)
              else math.nan for lr in lrs]
     budget = str(int(part.budget.iloc[0]))

@@ -120,8 +120,8 @@ def stability(analysis: dict) -> alt.LayerChart | None:
                  alt.Tooltip("lo:Q", format=".3g"), alt.Tooltip("hi:Q", format=".3g")])
     return alt.layer(bars, points).properties(width=380, height=260, title=_title(
         "Critical learning rate per arm and QK-norm necessity threshold vs depth",
-        "Critical LR: the first LR where a run diverges or ends unstable (docs/STUDY.md), median "
-        "over seeds; bars span the seeds.", "Threshold: the smallest LR from which QK-norm is "
+        "Critical LR: the first LR above a seed's best where its run diverges or ends unstable "
+        "(docs/STUDY.md), median over seeds; bars span the seeds.", "Threshold: the smallest LR from which QK-norm is "
         "necessary; bars span the per-seed thresholds. Triangles: beyond the grid."))
 
 

@@ -213,10 +213,10 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
              "### Final validation loss (nats/token, mean ± sd over ok seeds)", "",
              tables.final_loss(result),
              "### Critical learning rate (the max stable LR)", "",
-             "The first LR at which a run diverges or ends unstable, interpolated "
-             "(geometric midpoint of the last ok and the first failing LR); median and range "
-             "over seeds. '>': no failure in the grid (a lower bound); '<=': fails at the "
-             "lowest LR.", "", tables.critical_lr(result),
+             "The first LR above a seed's best LR at which its run diverges or ends unstable, "
+             "interpolated (geometric midpoint of the last ok and the first failing LR); median "
+             "and range over seeds. '>': no failure above the best LR in the grid (a lower "
+             "bound); '<=': even the best LR fails.", "", tables.critical_lr(result),
              f"### eta_max(delta = {s['delta']:g} nats)", "",
              "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
              "best seed-mean loss of all arms at that depth and budget.", "",

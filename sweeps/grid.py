@@ -102,10 +102,11 @@ def _failure_brackets(runs: list):
     cells = defaultdict(dict)
     for cfg, summary in runs:
         if summary["status"] != "failed":
-            cells[(cfg.arm, cfg.seed)][cfg.train.lr] = summary["status"] in FAILED
+            cells[(cfg.arm, cfg.seed)][cfg.train.lr] = (summary["status"] in FAILED,
+                                                        effective_loss(summary))
     for (arm, seed), by_lr in sorted(cells.items()):
         lrs = sorted(by_lr)
-        crit = critical_lr(lrs, [by_lr[lr] for lr in lrs])
+        crit = critical_lr(lrs, [by_lr[lr][0] for lr in lrs], [by_lr[lr][1] for lr in lrs])
         if crit.inside:
             yield arm, seed, crit.bracket
 

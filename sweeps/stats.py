@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "5af7696a2f0d63ed41b17ea8f49e474b81a28fa8a572622e1f9b058c65215452"
+STUDY_SHA256 = "7750713d90e5f5921bad00511621c5c96756ede8d65be0828f92f96e86f67773"
 STUDY_PATH = Path(__file__).resolve().parent.parent / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; two-sided intervals are 95% too
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
@@ -88,16 +88,22 @@ def _log_crossing(lr_lo: float, g_lo: float, lr_hi: float, g_hi: float) -> float
 
 
 # -- stability ---------------------------------------------------------------------------------
-def critical_lr(lrs, failed) -> GridValue:
-    """eta_crit of one seed: the geometric midpoint of the largest ok LR below the first
-    failing LR and that LR. failed: per LR True (diverged or unstable), False (ok) or None
-    (no run: skipped)."""
-    known = [(lr, f) for lr, f in zip(lrs, failed) if f is not None]
-    first = next((i for i, (_, f) in enumerate(known) if f), None)
+def critical_lr(lrs, failed, losses) -> GridValue:
+    """eta_crit of one seed: the stability edge above the seed's best LR (the LR of its lowest
+    effective loss): the geometric midpoint of the largest ok LR below the first failing LR
+    above the best and that LR. Failures below the best LR are a budget too short for a small
+    LR (worse than the bigram baseline, say), not instability, and do not count.
+    failed: per LR True (diverged or unstable), False (ok) or None (no run: skipped); losses:
+    the effective losses, NaN where there is no run."""
+    known = [(lr, f, x) for lr, f, x in zip(lrs, failed, losses) if f is not None]
+    if not known:
+        return NONE
+    best = min(range(len(known)), key=lambda i: (known[i][2], i))
+    if known[best][1]:
+        return GridValue(known[0][0], "below")  # even its best LR fails: no ok LR anchors it
+    first = next((i for i in range(best + 1, len(known)) if known[i][1]), None)
     if first is None:
-        return GridValue(known[-1][0], "above") if known else NONE
-    if first == 0:
-        return GridValue(known[0][0], "below")
+        return GridValue(known[-1][0], "above")
     ok, fail = known[first - 1][0], known[first][0]
     return GridValue(math.sqrt(ok * fail), "", (ok, fail))
 

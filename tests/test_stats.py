@@ -131,13 +131,17 @@ def test_paired_bounds_are_t_bounds_and_need_two_pairs():
     assert math.isnan(stats.paired([1.0]).lb) and stats.paired([]).n == 0
 
 
-def test_critical_lr_is_the_midpoint_of_the_last_ok_and_first_failed_lr():
+def test_critical_lr_is_the_midpoint_of_the_last_ok_and_first_failed_lr_above_the_best():
     lrs = [1e-3, 1e-2, 1e-1, 1.0]
-    t = stats.critical_lr(lrs, [False, False, True, False])  # a later ok does not count
+    loss = [2.0, 1.5, 3.0, 5.5]
+    t = stats.critical_lr(lrs, [False, False, True, False], loss)  # a later ok does not count
     assert t.value == pytest.approx(math.sqrt(1e-2 * 1e-1)) and t.bracket == (1e-2, 1e-1)
-    assert stats.critical_lr(lrs, [False, None, True, True]).bracket == (1e-3, 1e-1)
-    assert stats.critical_lr(lrs, [False] * 4) == stats.GridValue(1.0, "above")
-    assert stats.critical_lr(lrs, [True] * 4) == stats.GridValue(1e-3, "below")
+    assert stats.critical_lr(lrs, [False, None, True, True], loss).bracket == (1e-3, 1e-1)
+    assert stats.critical_lr(lrs, [False] * 4, loss) == stats.GridValue(1.0, "above")
+    assert stats.critical_lr(lrs, [True] * 4, loss) == stats.GridValue(1e-3, "below")
+    # too small an LR for the budget (worse than bigram: unstable) is not the stability edge
+    slow = stats.critical_lr(lrs, [True, False, True, True], [2.5, 1.5, 3.0, 5.5])
+    assert slow.bracket == (1e-2, 1e-1)
 
 
 def test_eta_max_interpolates_the_worst_seed_towards_the_next_lr():
