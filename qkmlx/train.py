@@ -39,8 +39,7 @@ class Trainer:
         self.model = GPT(cfg.model, cfg.vocab_size)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
-        state = [self.model.state, self.optimizer.state]
-        self.step = mx.compile(self._step, inputs=state, outputs=state) if compile else self._step
+        self.step = compile_step(self._step, self.model, self.optimizer) if compile else self._step
         self.tokens = None  # the train split on the device (set_train_tokens)
         self.window = mx.arange(cfg.model.block_size + 1)
 
@@ -61,12 +60,15 @@ class Trainer:
         return loss, grad_norm
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
-        self.tokens = mx.array(np.asarray(tokens, dtype=np.int32))
+        tokens = np.asarray(tokens)
+        if tokens.dtype != np.uint16:  # uint16 (the token cache's dtype) is kept as is
+            tokens = tokens.astype(np.int32)
+        self.tokens = mx.array(tokens)
 
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
-        batch = self.tokens[mx.array(starts)[:, None] + self.window]
-        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], mx.array(lr, dtype=mx.float32))
+        batch = self.tokens[mx.array(starts)[:, None] + self.window].astype(mx.int32)
+        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
         mx.async_eval(loss, grad_norm, self.model.state, self.optimizer.state)
         return loss, grad_norm
 
@@ -121,6 +123,14 @@ class Trainer:
     def set_state(self, params: dict, optimizer: dict) -> None:
         self.set_params(params)
         self.optimizer.load_numpy(optimizer)
+
+
+def compile_step(step, model, optimizer: AdamW):
+    """mx.compile of the whole step (forward, backward, clipping, AdamW), with the model's
+    and the optimizer's arrays as implicit inputs and outputs. The LR arrives as an array, so
+    a new LR is new data, not a retrace."""
+    state = [model.state, optimizer.state]
+    return mx.compile(step, inputs=state, outputs=state)
 
 
 def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False):
