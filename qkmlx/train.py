@@ -11,6 +11,7 @@ from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
 from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
+from sweeps.estimate import host_cpu_name
 from sweeps.params import init_params
 
 DEVICES = BACKEND_DEVICES["mlx"]
@@ -28,11 +29,17 @@ def pick_device(name: str) -> str:
     return name
 
 
+def device_name(device: str) -> str:
+    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
                  tf32: bool = False):
         self.cfg = cfg
         self.device = pick_device(device)
+        self.device_name = device_name(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
@@ -65,9 +72,13 @@ class Trainer:
             tokens = tokens.astype(np.int32)
         self.tokens = mx.array(tokens)
 
+    def batch(self, starts: np.ndarray):
+        """[B, T + 1] int32: the windows tokens[s : s + T + 1], gathered on the device."""
+        return self.tokens[mx.array(starts)[:, None] + self.window].astype(mx.int32)
+
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
-        batch = self.tokens[mx.array(starts)[:, None] + self.window].astype(mx.int32)
+        batch = self.batch(starts)
         loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
         mx.async_eval(loss, grad_norm, self.model.state, self.optimizer.state)
         return loss, grad_norm

@@ -11,6 +11,7 @@ from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
 from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
+from sweeps.estimate import host_cpu_name
 from sweeps.params import init_params
 
 DEVICES = BACKEND_DEVICES["torch"]
@@ -28,11 +29,17 @@ def pick_device(name: str) -> str:
     return name
 
 
+def device_name(device: str) -> str:
+    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
                  tf32: bool = False):
         self.cfg = cfg
         self.device = pick_device(device)
+        self.device_name = device_name(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
@@ -81,11 +88,14 @@ class Trainer:
             host = torch.from_numpy(tokens)
         self.tokens = host.to(self.device)  # on the CPU the memmap itself, shared by workers
 
+    def batch(self, starts: np.ndarray):
+        """[B, T + 1] int64: the windows tokens[s : s + T + 1], gathered on the device."""
+        batch = self.tokens[self.tensor(starts)[:, None] + self.window].long()
+        return batch & self.token_mask if self.token_mask is not None else batch
+
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
-        batch = self.tokens[self.tensor(starts)[:, None] + self.window].long()
-        if self.token_mask is not None:
-            batch = batch & self.token_mask
+        batch = self.batch(starts)
         if self.graphs:
             torch.compiler.cudagraph_mark_step_begin()
         loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
