@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -148,7 +149,9 @@ class Worker:
     def result(self) -> dict:
         return json.loads(self.proc.stdout.readline())
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write("quit\n")
@@ -283,9 +286,11 @@ def main(argv=None) -> None:
     def threads(n: int) -> int:
         return args.threads or (max(1, cores // n) if on_cpu else 1)
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: clean up workers
     singles = cases(args, find_openblas())
     workers = {case.label: Worker(case, threads(1)) for case in singles}
     groups = {}
+    finished = False
     try:
         failed = {label: w.error for label, w in workers.items() if not w.ready()}
         # Groups start once the single runs are warm: compiled code is in the caches by then.
@@ -308,9 +313,10 @@ def main(argv=None) -> None:
             for key, group in groups.items():
                 res = measure_round(group, args.steps)
                 scaled[key].append(len(group) * args.steps * cfg.tokens_per_step / res["wall"])
+        finished = True
     finally:
         for w in [*workers.values(), *(w for g in groups.values() for w in g)]:
-            w.close()
+            w.close(kill=not finished)
 
     first = next(iter(alive.values()), None)
     device, name = (first.info["device"], first.info["device_name"]) if first else ("?", "?")
