@@ -162,6 +162,8 @@ def compile_step(step, optimizer: AdamW, graphs: bool):
               optimizer.b):
         torch._dynamo.mark_static_address(t)
     compiled = torch.compile(step, mode="reduce-overhead" if graphs else None, dynamic=False)
+    if not hasattr(torch._dynamo.config, "trace_autograd_ops"):
+        return compiled  # older torch: autograd.grad splits the step into two graphs
     return torch._dynamo.config.patch(trace_autograd_ops=True)(compiled)
 
 

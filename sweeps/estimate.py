@@ -141,34 +141,32 @@ def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
 
 def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int = 2,
             tf32: bool = False, lr: float = 1e-4) -> Measurement:
-    """Build cfg's trainer and time its steps for about `seconds` (at least min_steps after
-    a warm-up step), and a few evaluation batches."""
+    """Build cfg's trainer, take one untimed step (compilation, allocation), then time steps
+    for about `seconds` (at least min_steps), and two evaluation batches (the faster counts)."""
     began = time.perf_counter()
     trainer = make_trainer(cfg)
     tokens = random_tokens(cfg)
     trainer.set_train_tokens(tokens)
-    time_steps(trainer, cfg, len(tokens), 0, 1, 1, lr)  # compiles, allocates
+    time_steps(trainer, cfg, len(tokens), 0, 1, 1, lr)
     built = time.perf_counter() - began
-    warm = time_steps(trainer, cfg, len(tokens), 1, 1, 1, lr)
-    block = max(1, min(cfg.train.log_interval, int(0.5 / max(warm, 1e-6))))
-    steps, elapsed = 0, 0.0
+    steps, elapsed = 1, time_steps(trainer, cfg, len(tokens), 1, 1, 1, lr)
+    block = max(1, min(cfg.train.log_interval, int(0.5 / elapsed)))
     while steps < min_steps or elapsed < seconds:
-        n = max(1, min(block, int((seconds - elapsed) / max(warm, 1e-6)) + 1))
-        elapsed += time_steps(trainer, cfg, len(tokens), 2 + steps, n, block, lr)
+        n = max(1, min(block, int((seconds - elapsed) * steps / elapsed) + 1))
+        elapsed += time_steps(trainer, cfg, len(tokens), 1 + steps, n, block, lr)
         steps += n
     step_s = elapsed / steps
     x = np.stack([tokens[i: i + cfg.model.block_size] for i in range(cfg.train.batch_size)])
-    x = x.astype(np.int32)
-    trainer.eval_loss(x, x)
-    t = time.perf_counter()
-    evals = 2
-    for _ in range(evals):
-        trainer.eval_loss(x, x)
-    eval_s = (time.perf_counter() - t) / evals
+    evals = []
+    for _ in range(2):
+        t = time.perf_counter()
+        trainer.eval_loss(x.astype(np.int32), x.astype(np.int32))
+        evals.append(time.perf_counter() - t)
     device, name = trainer.device, getattr(trainer, "device_name", trainer.device)
     del trainer
     gc.collect()
-    return Measurement(cfg, device, name, step_s, eval_s, max(0.0, built - step_s), steps, tf32)
+    return Measurement(cfg, device, name, step_s, min(evals), max(0.0, built - step_s), steps,
+                       tf32)
 
 
 # -- a run and a sweep ---------------------------------------------------------------------
