@@ -251,8 +251,8 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
         note = (f" (+{result['extra_runs']} from extension and refinement)"
                 if key == "worst" else "")
         lines.append(f"  {label}: {runs} runs{note}, {si(total['tokens'])} tokens, "
-                     f"{si(total['flops'], 'FLOPs')}, {duration(total['seconds'])} = "
-                     f"{total['seconds'] / 3600:,.2f} device-hours one run at a time")
+                     f"{si(total['flops'], 'FLOPs')}, {total['seconds'] / 3600:,.2f} "
+                     f"device-hours ({duration(total['seconds'])} one run at a time)")
     lines.append("  (diverged runs stop early; several runs sharing one device: "
                  "benchmarks/throughput.py --workers)")
     return lines
@@ -273,4 +273,6 @@ def duration(seconds: float) -> str:
         return f"{seconds:.1f} s"
     if seconds < 5400:
         return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
