@@ -26,7 +26,9 @@ def flatten(tensors, out=None) -> torch.Tensor:
 
 def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
     """Scale gradients by min(1, max_norm / (norm + 1e-6)); return them and the pre-clip norm.
-    grads: flat float32, scaled in place; out: a buffer like it for the squares."""
+    grads: flat float32, scaled in place; out: a buffer like it for the squares. The squares
+    are summed in one reduction over the buffer, not tensor by tensor: the norm may differ
+    from a per-tensor sum in its last bits."""
     norm = torch.sqrt(torch.pow(grads, 2, out=out).sum())
     if max_norm <= 0:
         return grads, norm
