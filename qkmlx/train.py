@@ -11,6 +11,7 @@ from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
 from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
+from sweeps.estimate import host_cpu_name
 from sweeps.params import init_params
 
 DEVICES = BACKEND_DEVICES["mlx"]
@@ -28,19 +29,24 @@ def pick_device(name: str) -> str:
     return name
 
 
+def device_name(device: str) -> str:
+    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
                  tf32: bool = False):
         self.cfg = cfg
         self.device = pick_device(device)
+        self.device_name = device_name(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
         self.model = GPT(cfg.model, cfg.vocab_size)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
-        state = [self.model.state, self.optimizer.state]
-        self.step = mx.compile(self._step, inputs=state, outputs=state) if compile else self._step
+        self.step = compile_step(self._step, self.model, self.optimizer) if compile else self._step
         self.tokens = None  # the train split on the device (set_train_tokens)
         self.window = mx.arange(cfg.model.block_size + 1)
 
@@ -61,12 +67,19 @@ class Trainer:
         return loss, grad_norm
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
-        self.tokens = mx.array(np.asarray(tokens, dtype=np.int32))
+        tokens = np.asarray(tokens)
+        if tokens.dtype != np.uint16:  # uint16 (the token cache's dtype) is kept as is
+            tokens = tokens.astype(np.int32)
+        self.tokens = mx.array(tokens)
+
+    def batch(self, starts: np.ndarray):
+        """[B, T + 1] int32: the windows tokens[s : s + T + 1], gathered on the device."""
+        return self.tokens[mx.array(starts)[:, None] + self.window].astype(mx.int32)
 
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
-        batch = self.tokens[mx.array(starts)[:, None] + self.window]
-        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], mx.array(lr, dtype=mx.float32))
+        batch = self.batch(starts)
+        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
         mx.async_eval(loss, grad_norm, self.model.state, self.optimizer.state)
         return loss, grad_norm
 
@@ -121,6 +134,14 @@ class Trainer:
     def set_state(self, params: dict, optimizer: dict) -> None:
         self.set_params(params)
         self.optimizer.load_numpy(optimizer)
+
+
+def compile_step(step, model, optimizer: AdamW):
+    """mx.compile of the whole step (forward, backward, clipping, AdamW), with the model's
+    and the optimizer's arrays as implicit inputs and outputs. The LR arrives as an array, so
+    a new LR is new data, not a retrace."""
+    state = [model.state, optimizer.state]
+    return mx.compile(step, inputs=state, outputs=state)
 
 
 def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False):

@@ -3,6 +3,13 @@ gradient-norm clipping, spelled out (PyTorch). Mirrors qkmlx/optim.py line for l
 
 Written by hand rather than taken from the framework so both backends run the same
 arithmetic and share one checkpoint format (MLX's AdamW has no bias correction by default).
+
+Multi-tensor: the parameters, their gradient and the Adam moments each live in one flat
+buffer (the decayed 2-D weights first), so a step is a dozen whole-buffer ops instead of a
+dozen per tensor; the model's parameters are views into the buffer. Every element goes through
+exactly the operations of the per-tensor formula, in the same order and precision, so the
+result is bit-identical to updating tensor by tensor (tests/test_throughput.py). MLX fuses its
+per-tensor graph under mx.compile instead (qkmlx/optim.py).
 """
 import numpy as np
 import torch
@@ -12,13 +19,21 @@ from sweeps.params import decays
 from sweeps.schedule import decay_per_lr
 
 
-def clip_gradients(grads: dict, max_norm: float):
-    """Scale gradients by min(1, max_norm / (norm + 1e-6)); return them and the pre-clip norm."""
-    norm = torch.sqrt(sum((g.float() ** 2).sum() for g in grads.values()))
+def flatten(tensors, out=None) -> torch.Tensor:
+    """The tensors (gradients, in the optimizer's order) as one flat buffer (into out)."""
+    return torch.cat([t.reshape(-1) for t in tensors], out=out)
+
+
+def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
+    """Scale gradients by min(1, max_norm / (norm + 1e-6)); return them and the pre-clip norm.
+    grads: flat float32, scaled in place; out: a buffer like it for the squares. The squares
+    are summed in one reduction over the buffer, not tensor by tensor: the norm may differ
+    from a per-tensor sum in its last bits."""
+    norm = torch.sqrt(torch.pow(grads, 2, out=out).sum())
     if max_norm <= 0:
         return grads, norm
     scale = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
-    return {name: g * scale for name, g in grads.items()}, norm
+    return grads.mul_(scale), norm
 
 
 class AdamW:
@@ -27,38 +42,67 @@ class AdamW:
         self.beta2 = train.beta2
         self.eps = train.adam_eps
         self.decay_per_lr = decay_per_lr(train)  # coupled or independent decay
+        # The buffer's order: decayed (2-D) weights first, so decay is one slice.
+        order = sorted(params, key=lambda name: not decays(name, params[name].shape))
+        self.params = {name: params[name] for name in order}
+        self.n_decay = sum(p.numel() for n, p in self.params.items() if decays(n, p.shape))
+        self.flat = flatten(p.detach() for p in self.params.values())
+        for p, view in zip(self.params.values(), self.views(self.flat)):
+            p.data = view  # the model now trains in the buffer
         self.state = {
-            "step": torch.zeros((), dtype=torch.float32),
-            "m": {name: torch.zeros_like(p) for name, p in params.items()},
-            "v": {name: torch.zeros_like(p) for name, p in params.items()},
+            "step": torch.zeros((), dtype=torch.float32, device=self.flat.device),
+            "m": torch.zeros_like(self.flat),
+            "v": torch.zeros_like(self.flat),
         }
+        # The flat gradient and two scratch buffers: no allocation per step (on the CPU a
+        # fresh buffer of this size costs page faults each time, several times the math).
+        self.grad, self.a, self.b = (torch.empty_like(self.flat) for _ in range(3))
+
+    def views(self, flat: torch.Tensor) -> list:
+        """flat split into tensors shaped like the parameters, in buffer order."""
+        sizes = [p.numel() for p in self.params.values()]
+        return [t.view(p.shape) for t, p in zip(flat.split(sizes), self.params.values())]
+
+    def lr_tensor(self, lr: float) -> torch.Tensor:
+        """The step's scalars on the device, [lr, 1 - lr * decay_per_lr], rounded from the
+        host's double precision to float32 as a Python scalar would be: a new LR is new data,
+        not a new graph. Copied from pinned memory without waiting for the device."""
+        host = torch.tensor([lr, 1 - lr * self.decay_per_lr], dtype=torch.float32)
+        if self.flat.device.type == "cuda":
+            host = host.pin_memory()
+        return host.to(self.flat.device, non_blocking=True)
 
     @torch.no_grad()
-    def update(self, params: dict, grads: dict, lr):
-        """One step on params (name -> tensor) in place."""
-        step = self.state["step"] + 1
-        self.state["step"] = step
+    def update(self, params: dict, grads: torch.Tensor, lr: torch.Tensor):
+        """One step on params (name -> view of self.flat) in place; grads flat, lr from
+        lr_tensor. Per element, in this order and in float32:
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g * g
+            p = p * (1 - lr * decay_per_lr)            (2-D weights only)
+            p = p - lr * (m / bias1) / (sqrt(v / bias2) + eps)
+        """
+        step = self.state["step"].add_(1)
         bias1 = 1 - self.beta1 ** step
         bias2 = 1 - self.beta2 ** step
-        for name, p in params.items():
-            g = grads[name]
-            m = self.beta1 * self.state["m"][name] + (1 - self.beta1) * g
-            v = self.beta2 * self.state["v"][name] + (1 - self.beta2) * g * g
-            self.state["m"][name] = m
-            self.state["v"][name] = v
-            if decays(name, p.shape):
-                p.mul_(1 - lr * self.decay_per_lr)
-            p.sub_(lr * (m / bias1) / (torch.sqrt(v / bias2) + self.eps))
+        p, g, m, v, a, b = self.flat, grads, self.state["m"], self.state["v"], self.a, self.b
+        m.mul_(self.beta1).add_(torch.mul(g, 1 - self.beta1, out=a))
+        v.mul_(self.beta2).add_(torch.mul(g, 1 - self.beta2, out=a).mul_(g))
+        p[: self.n_decay].mul_(lr[1])
+        torch.div(m, bias1, out=a).mul_(lr[0])
+        torch.div(v, bias2, out=b).sqrt_().add_(self.eps)
+        p.sub_(a.div_(b))
 
     def state_numpy(self) -> dict:
         out = {"step": np.array([self.state["step"].item()], dtype=np.float32)}
-        for name in self.state["m"]:
-            out["m." + name] = self.state["m"][name].detach().cpu().numpy()
-            out["v." + name] = self.state["v"][name].detach().cpu().numpy()
+        moments = {key: self.views(self.state[key].detach().to("cpu", copy=True))
+                   for key in ("m", "v")}
+        for i, name in enumerate(self.params):
+            out["m." + name] = moments["m"][i].numpy()
+            out["v." + name] = moments["v"][i].numpy()
         return out
 
-    def load_numpy(self, state: dict, device) -> None:
-        self.state["step"] = torch.tensor(float(state["step"][0]), dtype=torch.float32)
-        for name in self.state["m"]:
-            self.state["m"][name] = torch.from_numpy(state["m." + name]).to(device)
-            self.state["v"][name] = torch.from_numpy(state["v." + name]).to(device)
+    def load_numpy(self, state: dict) -> None:
+        self.state["step"].fill_(float(state["step"][0]))
+        for key in ("m", "v"):
+            self.state[key].copy_(flatten(torch.from_numpy(state[f"{key}.{name}"])
+                                          for name in self.params))

@@ -1,15 +1,17 @@
 """The PyTorch Trainer driven by sweeps.loop.train_run. Mirrors qkmlx/train.py line for line."""
 import contextlib
+import warnings
 
 import numpy as np
 import torch
 
 from qktorch.model import GPT, loss_fn
-from qktorch.optim import AdamW, clip_gradients
+from qktorch.optim import AdamW, clip_gradients, flatten
 from sweeps.backends import DEVICES as BACKEND_DEVICES
 from sweeps.config import RunConfig
 from sweeps.diagnostics import LayerProbe, Probe
 from sweeps.errors import HarnessError
+from sweeps.estimate import host_cpu_name
 from sweeps.params import init_params
 
 DEVICES = BACKEND_DEVICES["torch"]
@@ -27,21 +29,29 @@ def pick_device(name: str) -> str:
     return name
 
 
+def device_name(device: str) -> str:
+    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
                  tf32: bool = False):
         self.cfg = cfg
         self.device = pick_device(device)
+        self.device_name = device_name(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if cfg.train.dtype == "bfloat16" else torch.float32
         self.model = GPT(cfg.model, cfg.vocab_size).to(self.device)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
-        self.params = dict(self.model.named_parameters())
-        self.optimizer = AdamW(self.params, cfg.train)
-        self.loss = torch.compile(loss_fn) if compile else loss_fn
+        self.optimizer = AdamW(dict(self.model.named_parameters()), cfg.train)
+        self.params = self.optimizer.params  # views into the optimizer's flat buffer
+        self.graphs = compile and self.device == "cuda"  # CUDA graphs replay the step
+        self.step = compile_step(self._step, self.optimizer, self.graphs) if compile else self._step
         self.tokens = None  # the train split on the device (set_train_tokens)
+        self.token_mask = None  # 0xFFFF when the tokens are uint16 stored as int16
         self.window = torch.arange(cfg.model.block_size + 1, device=self.device)
 
     def autocast(self):
@@ -50,29 +60,57 @@ class Trainer:
         return torch.autocast(device_type=self.device, dtype=self.compute_dtype)
 
     def tensor(self, a: np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(a)).long().to(self.device)
+        """A host array as int64 on the device without waiting for the device: a plain
+        .to(cuda) from pageable memory synchronizes the stream, a copy from pinned memory
+        does not."""
+        host = torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
+        if self.device == "cuda":
+            host = host.pin_memory()
+        return host.to(self.device, non_blocking=True)
+
+    def _step(self, x, y, lr):
+        with self.autocast():
+            loss = loss_fn(self.model, x, y)
+        grads = torch.autograd.grad(loss, list(self.params.values()))
+        grads = flatten(grads, out=self.optimizer.grad)
+        grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
+        self.optimizer.update(self.params, grads, lr)
+        return loss.detach(), grad_norm
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
-        self.tokens = torch.from_numpy(np.asarray(tokens, dtype=np.int32)).to(self.device)
+        tokens = np.asarray(tokens)
+        if tokens.dtype == np.uint16:  # the token cache's dtype: its bits as int16, no copy
+            tokens, self.token_mask = tokens.view(np.int16), 0xFFFF
+        else:
+            tokens, self.token_mask = tokens.astype(np.int32), None
+        with warnings.catch_warnings():  # a read-only memmap is fine: it is never written
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            host = torch.from_numpy(tokens)
+        self.tokens = host.to(self.device)  # on the CPU the memmap itself, shared by workers
+
+    def batch(self, starts: np.ndarray):
+        """[B, T + 1] int64: the windows tokens[s : s + T + 1], gathered on the device."""
+        batch = self.tokens[self.tensor(starts)[:, None] + self.window].long()
+        return batch & self.token_mask if self.token_mask is not None else batch
 
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
-        batch = self.tokens[self.tensor(starts)[:, None] + self.window].long()
-        with self.autocast():
-            loss = self.loss(self.model, batch[:, :-1], batch[:, 1:])
-        grads = dict(zip(self.params, torch.autograd.grad(loss, list(self.params.values()))))
-        grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
-        self.optimizer.update(self.params, grads, lr)
-        return loss.detach(), grad_norm.detach()
+        batch = self.batch(starts)
+        if self.graphs:
+            torch.compiler.cudagraph_mark_step_begin()
+        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
+        if self.graphs:  # a replay overwrites its outputs: keep this step's
+            loss, grad_norm = loss.clone(), grad_norm.clone()
+        return loss, grad_norm
 
     def read(self, handles: list) -> np.ndarray:
         """[n, 2] (loss, grad norm) of the steps behind the handles, in one sync."""
-        return torch.stack([torch.stack(h) for h in handles]).double().cpu().numpy()
+        return torch.stack([torch.stack(h) for h in handles]).cpu().double().numpy()
 
     def grads(self, x: np.ndarray, y: np.ndarray):
         """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
         with self.autocast():
-            loss = self.loss(self.model, self.tensor(x), self.tensor(y))
+            loss = loss_fn(self.model, self.tensor(x), self.tensor(y))
         grads = torch.autograd.grad(loss, list(self.params.values()))
         return loss.item(), {name: g.float().cpu().numpy() for name, g in zip(self.params, grads)}
 
@@ -112,7 +150,21 @@ class Trainer:
 
     def set_state(self, params: dict, optimizer: dict) -> None:
         self.set_params(params)
-        self.optimizer.load_numpy(optimizer, self.device)
+        self.optimizer.load_numpy(optimizer)
+
+
+def compile_step(step, optimizer: AdamW, graphs: bool):
+    """torch.compile of the whole step (forward, backward traced into the same graph,
+    clipping, AdamW), with CUDA graphs (mode reduce-overhead) when graphs. The LR arrives as a
+    device tensor, so a new LR is new data, not a recompile; the buffers the step updates in
+    place keep their addresses, so a CUDA graph may write them."""
+    for t in (optimizer.flat, *optimizer.state.values(), optimizer.grad, optimizer.a,
+              optimizer.b):
+        torch._dynamo.mark_static_address(t)
+    compiled = torch.compile(step, mode="reduce-overhead" if graphs else None, dynamic=False)
+    if not hasattr(torch._dynamo.config, "trace_autograd_ops"):
+        return compiled  # older torch: autograd.grad splits the step into two graphs
+    return torch._dynamo.config.patch(trace_autograd_ops=True)(compiled)
 
 
 def trainer_factory(device: str = "auto", compile: bool = False, tf32: bool = False):

@@ -183,13 +183,16 @@ def config_show(backend, preset, overrides, temperature):
 @click.option("--gpus-per-run", type=float, default=None,
               help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and run states; write nothing.")
+@click.option("--estimate", is_flag=True,
+              help="Time a short probe of the largest config on --device and print the "
+                   "sweep's wall time, tokens, FLOPs and device-hours first.")
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
 @runs_dir_option
 @set_option
 @device_options
 @click.pass_obj
-def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, retry_failed,
-          runs_dir, overrides, device, compile, tf32):
+def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, estimate,
+          retry_failed, runs_dir, overrides, device, compile, tf32):
     """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
     resumes interrupted ones."""
     from sweeps.executors import make_executor
@@ -197,6 +200,10 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, retr
     from sweeps.spec import load_spec
 
     plan = Sweep(load_spec(name), backend, overrides, runs_dir)
+    if estimate:
+        from sweeps.estimate import estimate_sweep
+
+        estimate_sweep(plan, backend, device, compile, tf32, echo=click.echo)
     if dry_run:
         return show_plan(plan, click.echo)
     start = make_executor(executor, workers, address, backend, device, compile, tf32,
