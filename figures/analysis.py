@@ -15,6 +15,7 @@ import pandas as pd
 
 from figures.results import SweepResults
 from sweeps.config import DataConfig, ModelConfig
+from sweeps.estimate import flops_per_token
 from sweeps.outcomes import FAILED, OUTCOMES
 from sweeps.params import count_params
 from sweeps.stats import (STUDY_SHA256, GridValue, critical_lr, eta_max, necessity, paired,
@@ -107,24 +108,28 @@ def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
 
 
 def compute(runs: pd.DataFrame) -> dict:
-    """What the sweep spent: device-hours per device, tokens, and training FLOPs (6 x
-    parameters x tokens, the usual dense-transformer estimate) over runs that trained."""
+    """What the sweep spent: device-hours per device, tokens, and training FLOPs
+    (sweeps.estimate.flops_per_token, PaLM's convention) over runs that trained."""
     trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna()
                    & runs.n_embd.notna()]
     hours = trained.groupby(trained.device.fillna("unknown")).wall_time_s.sum() / 3600
     tokens = pd.to_numeric(trained.tokens_seen, errors="coerce").fillna(0)
-    flops = sum(6 * _params(r)["total"] * t for r, t in zip(trained.itertuples(), tokens))
+    flops = sum(flops_per_token(*_model(r)) * t for r, t in zip(trained.itertuples(), tokens))
     return {"device_hours": {k: float(v) for k, v in hours.items()},
             "tokens": float(tokens.sum()), "flops": float(flops), "runs": int(len(trained))}
 
 
-def _params(r) -> dict:
-    """Total and non-embedding parameter counts of a runs-table row's model."""
+def _model(r) -> tuple[ModelConfig, int]:
+    """A runs-table row's model config and vocabulary size."""
     model = ModelConfig(n_layer=int(r.n_layer), n_head=int(r.n_head), n_embd=int(r.n_embd),
                         block_size=int(r.block_size), qk_norm=r.qk_norm,
                         tie_embeddings=bool(r.tie_embeddings))
-    vocab = DataConfig(tokenizer=r.tokenizer, compact_vocab=int(r.compact_vocab)).vocab_size
-    return count_params(model, vocab)
+    return model, DataConfig(tokenizer=r.tokenizer, compact_vocab=int(r.compact_vocab)).vocab_size
+
+
+def _params(r) -> dict:
+    """Total and non-embedding parameter counts of a runs-table row's model."""
+    return count_params(*_model(r))
 
 
 # -- one depth ---------------------------------------------------------------------------------

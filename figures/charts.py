@@ -121,8 +121,9 @@ def stability(analysis: dict) -> alt.LayerChart | None:
     return alt.layer(bars, points).properties(width=380, height=260, title=_title(
         "Critical learning rate per arm and QK-norm necessity threshold vs depth",
         "Critical LR: the first LR above a seed's best where its run diverges or ends unstable "
-        "(docs/STUDY.md), median over seeds; bars span the seeds.", "Threshold: the smallest LR from which QK-norm is "
-        "necessary; bars span the per-seed thresholds. Triangles: beyond the grid."))
+        "(docs/STUDY.md), median over seeds; bars span the seeds.",
+        "Threshold: the smallest LR from which QK-norm is necessary; bars span the per-seed "
+        "thresholds. Triangles: beyond the grid."))
 
 
 def _stability_row(series: str, key: str, depth: str, stat: dict) -> dict:

@@ -141,7 +141,8 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
-        f"{c['flops']:.3g} training FLOPs (6 x parameters x tokens) over {c['runs']} runs",
+        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/estimate.py) over {c['runs']} "
+        f"runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
 
 

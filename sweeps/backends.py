@@ -30,6 +30,7 @@ class Trainer(Protocol):
     """
 
     device: str  # where it trains, e.g. "cpu", "cuda", "gpu"
+    device_name: str  # the model, e.g. "NVIDIA H100 80GB HBM3" (peak FLOP/s: sweeps.estimate)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         """Put the train split (flat token ids) on the device once."""

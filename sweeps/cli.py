@@ -60,8 +60,8 @@ def device_options(f):
     f = click.option("--tf32/--no-tf32", default=False, show_default=True,
                      help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
     f = click.option("--compile/--no-compile", default=None,
-                     help="mx.compile the step (qkmlx, default on) / torch.compile the loss "
-                          "(qktorch, default off).")(f)
+                     help="mx.compile the step (qkmlx, default on) / torch.compile the whole "
+                          "step (qktorch, default off; CUDA graphs on CUDA).")(f)
     return click.option("--device", default="auto", show_default=True,
                         help=f"Where to train ({devices}).")(f)
 

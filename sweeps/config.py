@@ -143,7 +143,7 @@ class DataConfig:
     path: str = ""  # file: a .txt/.jsonl/.parquet; tinystories: a local copy of the hub dataset
     tokenizer: str = "bytes"  # bytes | gpt2 | gpt2-compact
     compact_vocab: int = 4096  # gpt2-compact: keep the K most frequent train ids (+1 unknown id)
-    builtin_stories: int = 20000  # builtin: generated stories (12.8M bytes, 3.2M gpt2 tokens)
+    builtin_stories: int = 20000  # builtin: generated stories (28.5M bytes, 7.2M gpt2 tokens)
     builtin_seed: int = 0  # builtin: generator seed (the corpus, not the run)
     val_fraction: float = 0.05  # builtin and file: share of documents held out for validation
 

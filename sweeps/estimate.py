@@ -216,12 +216,9 @@ def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | No
     """Probe the sweep's largest config on the device and print what the sweep will cost.
     sweep: a sweeps.runner.Sweep (its planned configs)."""
     configs = list(sweep.configs.values())
-    # The grid's bound on the runs extension and refinement can add; a grid module without
-    # one grows by nothing.
-    max_extra_runs = getattr(grid, "max_extra_runs", lambda spec: 0)
     probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
                     seconds=seconds, tf32=tf32)
-    result = sweep_estimate(configs, max_extra_runs(sweep.spec), probe)
+    result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
     for line in describe(result, probe, backend):
         echo(line)
     return result

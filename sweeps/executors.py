@@ -134,11 +134,15 @@ def uses_gpus(backend: str, device: str) -> list[str]:
 
 def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]:
     """Environment of each local worker: one GPU each, round robin; on CPU, the cores
-    shared out (unless the user set the thread counts) instead of oversubscribed."""
+    shared out (unless the user set the thread counts) instead of oversubscribed, and OpenMP
+    threads that sleep instead of spinning while they wait: on a busy 2-core machine a
+    spinning pool made smoke steps 1.2 s instead of 5 ms, even for a single worker."""
     common = {}
+    if not gpus:
+        common = {k: v for k, v in {"OMP_WAIT_POLICY": "PASSIVE"}.items() if k not in environ}
     if not gpus and workers > 1:
         threads = str(max(1, cpus // workers))
-        common = {k: threads for k in THREAD_VARS if k not in environ}
+        common.update({k: threads for k in THREAD_VARS if k not in environ})
     return [{**common, **({"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {})}
             for i in range(workers)]
 

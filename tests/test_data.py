@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.data import cache as data_mod, corpora, tokenizers
+from sweeps.data.builtin import GENERATOR_VERSION
 from sweeps.cli import make_cli
 from sweeps.config import DataConfig
 from sweeps.data.corpora import describe, load_documents
@@ -84,7 +85,8 @@ def test_builtin_splits_are_disjoint_and_decode_to_the_documents(small):
 
 def test_cache_layout_and_key(tmp_path, small):
     directory = cache_path(SMALL, tmp_path)
-    assert directory.parent.name == "builtin-g1-n200-s0-v0.05" and directory.name == "bytes"
+    assert directory.parent.name == f"builtin-g{GENERATOR_VERSION}-n200-s0-v0.05"
+    assert directory.name == "bytes"
     assert {p.name for p in directory.iterdir()} >= {"train.bin", "val.bin", "manifest.json"}
     other = DataConfig(builtin_stories=200, builtin_seed=1)
     assert cache_path(other, tmp_path) != directory

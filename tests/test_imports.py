@@ -98,7 +98,8 @@ def test_entry_points_only_add_the_figures_command():
 def test_importing_sweeps_and_figures_loads_no_trainer():
     code = ("import sys, sweeps.cli, sweeps.config, sweeps.data, sweeps.runs, sweeps.loop, "
             "sweeps.presets, sweeps.params, sweeps.diagnostics, sweeps.runner, sweeps.status, "
-            "sweeps.executors, sweeps.backends, sweeps.stats, sweeps.grid, figures.results, "
+            "sweeps.executors, sweeps.backends, sweeps.stats, sweeps.grid, sweeps.estimate, "
+            "figures.results, "
             "figures.analysis, figures.verdicts; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))")

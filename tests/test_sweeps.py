@@ -229,9 +229,11 @@ def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
     assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["3", "5", "3"]
     assert not any("OMP_NUM_THREADS" in e for e in envs)
     assert worker_envs(2, [], 2, {}) == [{"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                                          "OPENBLAS_NUM_THREADS": "1"}] * 2
+                                          "OPENBLAS_NUM_THREADS": "1",
+                                          "OMP_WAIT_POLICY": "PASSIVE"}] * 2
     assert worker_envs(2, [], 8, {"OMP_NUM_THREADS": "8"})[0]["MKL_NUM_THREADS"] == "4"
-    assert worker_envs(1, [], 2, {}) == [{}]
+    assert worker_envs(1, [], 2, {}) == [{"OMP_WAIT_POLICY": "PASSIVE"}]
+    assert worker_envs(1, [], 2, {"OMP_WAIT_POLICY": "ACTIVE"}) == [{}]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     assert uses_gpus("torch", "auto") == ["0", "1"] and uses_gpus("torch", "cpu") == []
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")

@@ -245,8 +245,8 @@ def test_peak_flops_of_known_devices(device, name, dtype, tf32, expected):
 
 
 def test_evaluations_follow_the_loops_schedule():
-    cfg = smoke_config("torch")  # 60 steps, full every 20, quick every step
-    assert evaluations(cfg) == (4, 57)
+    cfg = smoke_config("torch")  # 60 steps, full every 20, quick every 6 (10%)
+    assert evaluations(cfg) == (4, 9)
     longer = cfg.with_overrides(["train.max_steps=50"])  # full at 0, 20, 40 and the end
     assert evaluations(longer)[0] == 4
 
@@ -263,16 +263,16 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
     configs = list(sweep.configs.values())
     result = sweep_estimate(configs, 3, probe)
     assert probe.step_s > 0 and probe.eval_s > 0 and probe.steps >= 2
-    assert result["runs"] == len(configs) == 12
-    assert result["planned"]["tokens"] == 12 * 60 * 256
+    assert result["runs"] == len(configs) == 24
+    assert result["planned"]["tokens"] == 24 * 60 * 256
     assert result["planned"]["flops"] == sum(60 * 256 * flops_per_token(c.model, 256)
                                              for c in configs)
     per_run = result["per_run"]  # the probed config; QK-norm's gains add 0.3% FLOPs
-    assert result["planned"]["seconds"] == pytest.approx(12 * per_run["seconds"], rel=0.01)
-    assert result["worst"]["seconds"] == pytest.approx(15 * per_run["seconds"], rel=0.01)
+    assert result["planned"]["seconds"] == pytest.approx(24 * per_run["seconds"], rel=0.01)
+    assert result["worst"]["seconds"] == pytest.approx(27 * per_run["seconds"], rel=0.01)
     assert result["worst"]["seconds"] > result["planned"]["seconds"] + 3 * per_run["seconds"]
     text = "\n".join(describe(result, probe, "torch"))
-    assert "planned: 12 runs" in text and "worst case: 15 runs (+3" in text
+    assert "planned: 24 runs" in text and "worst case: 27 runs (+3" in text
     assert "no known peak" in text  # a CPU
 
 
@@ -281,15 +281,16 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
                                                                     monkeypatch):
     import sweeps.grid
 
-    monkeypatch.setattr(sweeps.grid, "max_extra_runs", lambda spec: 4, raising=False)
+    monkeypatch.setattr(sweeps.grid, "max_extra_runs", lambda spec: 4)
     spec = tmp_path / "two.toml"
     spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 3]\nseed = [0]\n')
+                    'n_layer = [1, 3]\nseed = [0, 1]\n[study]\ndelta = 0.1\n'
+                    'sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
     sweep = Sweep(load_spec(str(spec)), backend, SMALL_DATA, tmp_path / "runs")
     lines = []
     result = estimate_sweep(sweep, backend, "cpu", seconds=0.3, echo=lines.append)
-    assert result["runs"] == 8 and result["extra_runs"] == 4
-    assert "n_layer 3" in lines[0] and "worst case: 12 runs" in "\n".join(lines)
+    assert result["runs"] == 16 and result["extra_runs"] == 4
+    assert "n_layer 3" in lines[0] and "worst case: 20 runs" in "\n".join(lines)
     largest = max(60 * 256 * flops_per_token(c.model, 256) for c in sweep.configs.values())
     assert result["per_run"]["flops"] == largest  # n_layer 3 with QK-norm's gains
 
@@ -300,7 +301,8 @@ def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
         "--runs-dir", str(tmp_path), *(a for s in SMALL_DATA for a in ("--set", s))])
     assert result.exit_code == 0, result.output
     assert re.search(r"estimate: torch on cpu .* ms/step", result.output)
-    assert re.search(r"planned: 12 runs, .* device-hours", result.output)
+    assert re.search(r"planned: 24 runs, .* device-hours", result.output)
+    assert "worst case: 32 runs (+8" in result.output  # 2 extension LRs x 2 arms x 2 seeds
     assert result.output.rstrip().endswith("dry run: nothing was written")
     assert not (tmp_path / "smoke").exists()
 
