@@ -1,6 +1,7 @@
 """The `crosscheck` command: qkmlx and qktorch on the same weights and batches, compared.
 
-Exit code 0 when every check passes, 1 when any fails, 2 on bad input (one line on stderr).
+Exit code 0 when every check passes, 1 when any fails, 2 on bad input, 1 on a fault of the
+machine (an unwritable --out), 130 or 143 when interrupted: one line on stderr for these.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from sweeps.cli import one_line_errors
 from sweeps.errors import HarnessError
 
 
@@ -51,16 +53,15 @@ def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads):
     the CPU, QK-norm off and on. Compares logits, one step's loss and every gradient, per-step
     losses over a short training run with the real optimizer, schedule and clipping, the
     diagnostics at its end, and checkpoints moved from one backend to the other."""
-    try:
+    with one_line_errors(ctx):
         code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads)
-    except HarnessError as e:
-        click.echo(f"Error: {e}", err=True)
-        ctx.exit(2)
     ctx.exit(code)
 
 
 def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) -> int:
     from crosscheck.configs import preset_targets, sweep_targets
+    from sweeps.files import check_writable
+    from sweeps.params import check_fits
     from sweeps.spec import load_spec
     from sweeps.sweepdir import SweepDir
 
@@ -74,6 +75,11 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) 
     else:
         targets = preset_targets(preset, overrides, qk_norms)
         path = None
+    for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
+        if target_path is not None:  # now, not after every check has run
+            check_writable(target_path.parent, option)
+    for target in targets:
+        check_fits(target.cfg)
     float32_numerics(threads)
     from crosscheck.batches import make_batches
     from crosscheck.checks import run_checks

@@ -60,6 +60,20 @@ class Trainer(Protocol):
 TrainerFactory = Callable[[RunConfig], Trainer]
 
 
+def check_device(backend: str, device: str) -> None:
+    """Refuse, before any run is written, a device this backend does not know or this
+    machine does not have (ConfigError, exit 2). The backend's own `pick_device` decides; its
+    module (and so mlx or torch) is imported only for an accelerator: cpu and auto always
+    resolve."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
+    if device not in DEVICES[backend]:
+        raise ConfigError(f"unknown device '{device}' for {PROGRAMS[backend]}; choose one of: "
+                          f"{', '.join(DEVICES[backend])}")
+    if device not in ("auto", "cpu"):
+        importlib.import_module(f"qk{backend}.train").pick_device(device)
+
+
 def trainer_factory(backend: str, device: str = "auto", compile: bool | None = None,
                     tf32: bool = False) -> TrainerFactory:
     """The backend's Trainer constructor; imports mlx or torch only now. compile None: the

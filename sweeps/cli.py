@@ -3,32 +3,72 @@ context object is the backend name (`make_cli`). Commands that live above sweeps
 `figures` command of figures/cli.py) are added by the console scripts.
 
 Heavy imports (numpy-heavy data code, mlx, torch) happen inside the commands that need
-them, so `--help` is instant. Bad input is one line on stderr and exit code 2.
+them, so `--help` is instant. Bad input is one line on stderr and exit code 2, a fault of
+the machine (full or read-only disk, unreachable cluster) one line and exit code 1, Ctrl-C
+or SIGTERM one line and exit code 130 or 143 (sweeps.errors).
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
 
 from sweeps.backends import DEVICES, PROGRAMS
-from sweeps.errors import HarnessError
+from sweeps.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.executors import EXECUTORS
+from sweeps.spec import MAX_RUNS
 
 HELP = "When does a small GPT need QK-norm? Learning-rate sweeps with QK-norm on and off."
+INTERRUPTED = "interrupted; run the same command again to resume"
 
 
 class HarnessGroup(click.Group):
-    """Turns a HarnessError raised anywhere below into one line and exit code 2."""
+    """Turns the errors of sweeps.errors raised anywhere below into one line (exit 2 for
+    bad input, 1 for the machine) and SIGINT or SIGTERM into one line (exit 130 or 143)."""
 
     def invoke(self, ctx):
-        try:
+        with one_line_errors(ctx):
             return super().invoke(ctx)
-        except HarnessError as e:
-            click.echo(f"Error: {e}", err=True)
-            ctx.exit(2)
+
+
+@contextlib.contextmanager
+def one_line_errors(ctx):
+    """What HarnessGroup does, for any command (crosscheck uses it too)."""
+    with sigterm_as_interrupt():
+        try:
+            yield
+        except BrokenPipeError:
+            raise  # stdout closed (| head): click's own handling
+        except ONE_LINE as e:
+            message, code = one_line(e)
+            click.echo(f"Error: {message}", err=True)
+            ctx.exit(code)
+        except KeyboardInterrupt as e:
+            click.echo(INTERRUPTED, err=True)
+            ctx.exit(interrupted_code(e))
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """While a command runs, SIGTERM raises Terminated (a KeyboardInterrupt): the cleanup and
+    the resume message of Ctrl-C, instead of a silent death."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def make_cli(backend: str, extra_commands=()) -> click.Group:
@@ -127,7 +167,8 @@ def data_info(corpus, tokenizer, path, overrides):
 @click.pass_obj
 def train(backend, preset, overrides, seed, out, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
-    from sweeps.backends import trainer_factory
+    from sweeps.backends import check_device, trainer_factory
+    from sweeps.files import check_writable
     from sweeps.loop import train_run
     from sweeps.runs import RunDir
 
@@ -137,6 +178,8 @@ def train(backend, preset, overrides, seed, out, device, compile, tf32):
     if RunDir(out).is_finished:
         click.echo(f"{out} is already finished (summary.json exists); nothing to do")
         return
+    check_writable(out, "--out")
+    check_device(backend, device)
     summary = train_run(cfg, out, trainer_factory(backend, device, compile, tf32),
                         progress=True)
     click.echo(summary_line(summary, out))
@@ -166,8 +209,10 @@ def config_show(backend, preset, overrides, temperature):
            "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain}}
     if temperature:
         from sweeps.backends import trainer_factory
+        from sweeps.params import check_fits
         from sweeps.temperature import temperatures
 
+        check_fits(cfg)  # the measurement builds the model
         out["initial_attention_logit_std"] = temperatures(cfg, trainer_factory(backend, "cpu"))
     click.echo(json.dumps(out, indent=2, sort_keys=True))
 
@@ -187,25 +232,33 @@ def config_show(backend, preset, overrides, temperature):
               help="Time a short probe of the largest config on --device and print the "
                    "sweep's wall time, tokens, FLOPs and device-hours first.")
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=MAX_RUNS, show_default=True,
+              help="Refuse a sweep whose grid, grown to its limits, has more runs.")
 @runs_dir_option
 @set_option
 @device_options
 @click.pass_obj
 def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, estimate,
-          retry_failed, runs_dir, overrides, device, compile, tf32):
+          retry_failed, max_runs, runs_dir, overrides, device, compile, tf32):
     """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
     resumes interrupted ones."""
+    from sweeps.backends import check_device
     from sweeps.executors import make_executor
+    from sweeps.files import check_writable
     from sweeps.runner import Sweep, dry_run as show_plan, run_sweep
     from sweeps.spec import load_spec
 
-    plan = Sweep(load_spec(name), backend, overrides, runs_dir)
+    plan = Sweep(load_spec(name, max_runs), backend, overrides, runs_dir, max_runs)
     if estimate:
         from sweeps.estimate import estimate_sweep
 
+        check_device(backend, device)
         estimate_sweep(plan, backend, device, compile, tf32, echo=click.echo)
     if dry_run:
         return show_plan(plan, click.echo)
+    check_writable(plan.dir, "--runs-dir")
+    if executor == "local":  # a Ray cluster's nodes have their own devices
+        check_device(backend, device)
     start = make_executor(executor, workers, address, backend, device, compile, tf32,
                           retry_failed, gpus_per_run)
     counts = run_sweep(plan, start, click.echo, retry_failed=retry_failed,

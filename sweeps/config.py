@@ -273,7 +273,7 @@ def parse_value(text: str, kind: type, key: str):
         if kind is float:
             value = float(text)
             if not math.isfinite(value):
-                raise ValueError
+                raise ConfigError(f"{key} must be a finite number (got '{text}')")
             return value
         return str(text)
     except ValueError:

@@ -5,8 +5,10 @@ it with the shared loop (resuming from its checkpoint) and records a run that ra
 `failed` with its traceback in error.txt.
 
 The runner talks to an executor through the `Executor` protocol. A result is the run's
-summary, `{"status": "locked"}` when another process holds the run, or `{"status": "died",
-"exitcode": n}` when the worker process itself died mid-run. EXECUTORS is the registry the
+summary, `{"status": "locked"}` when another process holds the run, `{"status": "died",
+"exitcode": n}` when the worker process itself died mid-run, or `{"status": "fault",
+"error": line}` when the machine failed it (a full or read-only disk, sweeps.errors): not
+the run's failure, so nothing is recorded and the sweep stops. EXECUTORS is the registry the
 CLI offers (--executor); adding one is a class with `from_options` and an entry there.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -24,9 +27,10 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from sweeps.blas import preload_env
-from sweeps.errors import HarnessError
+from sweeps.errors import EnvironmentFault, HarnessError, environment_fault
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
 
 
 class Executor(Protocol):
@@ -62,9 +66,9 @@ def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: 
 
     run = RunDir(run_dir)
     lock = run.lock()
-    if not lock.acquire():
-        return {"status": "locked"}
     try:
+        if not lock.acquire():
+            return {"status": "locked"}
         summary = run.read_summary()
         if summary is not None and not (retry_failed and summary.get("status") == "failed"):
             return {**summary, "skipped": True}
@@ -77,8 +81,15 @@ def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: 
                 _factories[key] = trainer_factory(backend, device, compile, tf32)
             return train_run(cfg, run.path, _factories[key])
         except Exception as e:  # recorded in the run directory; the sweep goes on
+            if environment_fault(e):
+                raise
             return run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
                                       details=traceback.format_exc())
+    except OSError as e:  # the disk, not the run: nothing recorded, it resumes later
+        fault = environment_fault(e)
+        if fault is None:
+            raise
+        return {"status": "fault", "error": str(fault)}
     finally:
         lock.release()
 
@@ -262,6 +273,7 @@ class RayExecutor:
                      gpus_per_run: float | None) -> Callable[[], "RayExecutor"]:
         if gpus_per_run is not None and gpus_per_run < 0:
             raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
+        probe_address(address)  # now, before the sweep writes anything
         return lambda: cls(address, workers, backend, device, compile, tf32, retry_failed,
                            gpus_per_run)
 
@@ -278,12 +290,15 @@ class RayExecutor:
                if k in os.environ}
         if backend == "mlx":
             env.update(preload_env() or {})
+        on_sigterm = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(address=address, log_to_driver=False, configure_logging=False,
                      runtime_env={"env_vars": env} if env else None)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise HarnessError(f"cannot reach the Ray cluster at {address or 'local'}: "
+            raise EnvironmentFault(f"cannot reach the Ray cluster at {address or 'local'}: "
                                f"{str(e).splitlines()[0]}") from None
+        if on_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_sigterm)  # ray.init's sys.exit(15) handler: ours
         resources = ray.cluster_resources()
         if gpus_per_run is None:
             gpus_per_run = 1.0 if resources.get("GPU", 0) > 0 and device != "cpu" else 0.0
@@ -335,6 +350,24 @@ class RayExecutor:
             self.ray.cancel(ref, force=True)
         self.pending.clear()
         self.ray.shutdown()
+
+
+def probe_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Refuse a cluster address (host:port, ray://host:port) where nothing answers within
+    timeout seconds: ray.init would retry for minutes. None and "auto" (a local cluster, the
+    one this machine runs) are left to Ray."""
+    if not address or address == "auto":
+        return
+    target = address.split("://", 1)[-1]
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise HarnessError(f"--address {address} is not host:port (e.g. 10.0.0.1:6379)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        reason = (e.strerror or "").lower() or f"no answer within {timeout:g} s"
+        raise EnvironmentFault(f"cannot reach the Ray cluster at {address} ({reason}); start it "
+                               f"(ray start --head) or fix --address") from None
 
 
 EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor}

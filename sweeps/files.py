@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sweeps.errors import HarnessError
+from sweeps.errors import EnvironmentFault, HarnessError, environment_fault
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -26,9 +26,34 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        if e.filename is None:  # a failed write() names no file: name the one being written
+            raise OSError(e.errno, e.strerror, str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Refuse, before any work starts, a directory that cannot be made or written: one below
+    a regular file (HarnessError, exit 2) or on a read-only or forbidden path
+    (EnvironmentFault, exit 1). Probes with a temporary file that leaves nothing behind."""
+    path = Path(path)
+    existing = path
+    while not existing.exists():  # exists() is False below a regular file, too
+        existing = existing.parent
+    if not existing.is_dir():
+        raise HarnessError(f"{option} {path}: {existing} is a file, not a directory; choose "
+                           f"another {option}")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as e:
+        fault = environment_fault(OSError(e.errno, e.strerror, str(existing)))
+        raise fault or EnvironmentFault(f"cannot write {existing} ({e.strerror}); choose "
+                                        f"another {option}") from None
 
 
 def write_json_atomic(path: Path, obj) -> None:

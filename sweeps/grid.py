@@ -40,8 +40,14 @@ def grid_additions(spec: SweepSpec, configs: list[RunConfig], summaries: dict[st
 
 
 def extension_points(spec: SweepSpec) -> list[float]:
-    return [round_lr(spec.lr[-1] * spec.extend_factor ** k)
-            for k in range(1, spec.extend.max_extra_lrs + 1)]
+    """The LRs extension may add above the grid, each new and higher than the one before
+    (a factor too close to 1 to clear the rounding gives fewer; spec.py refuses those)."""
+    points: list[float] = []
+    for k in range(1, spec.extend.max_extra_lrs + 1):
+        lr = round_lr(spec.lr[-1] * spec.extend_factor ** k)
+        if lr > (points[-1] if points else spec.lr[-1]):
+            points.append(lr)
+    return points
 
 
 def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
@@ -57,7 +63,7 @@ def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     if (any if spec.extend.until == "any" else all)(failing):
         return None
     points = extension_points(spec)
-    extra = sum(lr in points for lr in planned)
+    extra = sum(lr <= planned[-1] for lr in points)  # only ever an LR above every planned one
     if extra >= len(points):
         return None
     which = "no run" if spec.extend.until == "any" else "not every run"
@@ -136,6 +142,14 @@ def paired_differences(runs: list, baseline: str, treatment: str):
                    for s in seeds] for lr in lrs]).reshape(len(lrs), len(seeds))
     ceiling = [all(f for (arm, x, _), f in failed.items() if x == lr) for lr in lrs]
     return d, lrs, seeds, ceiling
+
+
+def check_size(spec: SweepSpec, max_runs: int) -> None:
+    """Refuse a sweep whose grid, grown to its limits, has more than max_runs runs: counted
+    from the spec (spec.grid_runs + max_extra_runs), before any config is built."""
+    extra = max_extra_runs(spec)
+    if spec.grid_runs + extra > max_runs:
+        raise spec.size_error(max_runs, extra)
 
 
 def max_extra_runs(spec: SweepSpec) -> int:

@@ -19,8 +19,10 @@ from pathlib import Path
 from sweeps.backends import Trainer, TrainerFactory
 from sweeps.config import RunConfig
 from sweeps.data import batch_starts, load_tokens, val_batches
+from sweeps.data.batches import check_splits
 from sweeps.diagnostics import diagnostics_row
 from sweeps.outcomes import SmoothedLoss, is_diverged, unstable_reasons
+from sweeps.params import check_fits
 from sweeps.runs import RunDir
 from sweeps.schedule import lr_at
 
@@ -36,6 +38,7 @@ def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,
     run.check_holds(cfg)
     if run.is_finished:
         return run.read_summary()
+    check_fits(cfg)  # before the trainer allocates anything
     session = _Session(cfg, run, make_trainer)
     start = session.restore()
     if not session.train(start, stop_after, progress):
@@ -49,6 +52,7 @@ class _Session:
     def __init__(self, cfg: RunConfig, run: RunDir, make_trainer: TrainerFactory):
         self.cfg, self.run, self.train_cfg = cfg, run, cfg.train
         self.tokens = load_tokens(cfg.data)
+        check_splits(self.tokens.train, self.tokens.val, cfg.model.block_size)
         t = cfg.train
         self.batches = val_batches(self.tokens.val, t.eval_batches, t.batch_size,
                                    cfg.model.block_size)
@@ -64,14 +68,16 @@ class _Session:
 
     # -- start ----------------------------------------------------------------------------
     def restore(self) -> int:
-        """Load the newest sound checkpoint (saying what was passed over) or evaluate step 0;
-        returns the step to continue from."""
+        """Load the newest sound checkpoint whose steps metrics.jsonl still holds (saying
+        what was passed over) or evaluate step 0; returns the step to continue from. A
+        checkpoint past the intact metrics would finish the run with rows lost."""
         skipped: list[str] = []
-        checkpoint = self.run.load_checkpoint(skipped=skipped)
+        checkpoint = self.run.load_checkpoint(skipped=skipped,
+                                              max_step=self.run.intact_steps())
         if skipped:
             fallback = (f"resuming from step {checkpoint[2]['step']}" if checkpoint
                         else "restarting the run from step 0")
-            print(f"warning: {self.run.path}: damaged checkpoint ({'; '.join(skipped)}); "
+            print(f"warning: {self.run.path}: cannot resume from {'; '.join(skipped)}; "
                   f"{fallback}", file=sys.stderr)
         if checkpoint is None:
             self.run.truncate_metrics(-1)  # anything from a run killed before its checkpoint
@@ -96,20 +102,21 @@ class _Session:
         t = self.train_cfg
         self.began, self.wall_before = time.perf_counter(), self.state["wall_time_s"]
         bar = _progress_bar(self.cfg, start, progress)
-        for step in range(start, t.max_steps):
-            if stop_after is not None and step - start >= stop_after:
-                bar.close()
-                return False
-            lr = lr_at(step, t)
-            starts = batch_starts(len(self.tokens.train), self.cfg.seed, step, t.batch_size,
-                                  self.cfg.model.block_size)
-            self.handles.append(self.trainer.train_step(starts, lr))
-            self.queued.append((step + 1, lr))
-            self.done = step + 1
-            if self._due(self.done) and not self._read_block(self.done):
-                break
-            bar.update(1)
-        bar.close()
+        try:  # closed however the loop ends: an interrupt's message gets its own line
+            for step in range(start, t.max_steps):
+                if stop_after is not None and step - start >= stop_after:
+                    return False
+                lr = lr_at(step, t)
+                starts = batch_starts(len(self.tokens.train), self.cfg.seed, step,
+                                      t.batch_size, self.cfg.model.block_size)
+                self.handles.append(self.trainer.train_step(starts, lr))
+                self.queued.append((step + 1, lr))
+                self.done = step + 1
+                if self._due(self.done) and not self._read_block(self.done):
+                    break
+                bar.update(1)
+        finally:
+            bar.close()
         return True
 
     def _due(self, done: int) -> bool:

@@ -3,10 +3,19 @@
 Names follow the torch state_dict; the flattened MLX parameter tree uses the same keys.
 Initial weights come from numpy here, so a seed gives identical weights in both backends.
 """
+import math
+import os
+
 import numpy as np
 
-from sweeps.config import ModelConfig
+from sweeps.config import ModelConfig, RunConfig
+from sweeps.errors import ConfigError
 from sweeps.norms import qk_norm_params
+
+# What a run holds in host memory whatever its device: float32 weights and AdamW's two float32
+# moments (a checkpoint copies all three to numpy). A lower bound: gradients, activations
+# and the float64 draws of init_params come on top.
+STATE_BYTES_PER_PARAM = 3 * 4
 
 
 def param_shapes(model: ModelConfig, vocab_size: int) -> dict[str, tuple[int, ...]]:
@@ -93,3 +102,42 @@ def matrix_std(name: str, model: ModelConfig) -> float:
     if name.endswith(("q_proj.weight", "k_proj.weight")):
         return qk_init_scales(model)[0]
     return model.init_std
+
+
+def state_bytes(cfg: RunConfig) -> int:
+    """STATE_BYTES_PER_PARAM x the parameter count, in exact integers (no int64 overflow)."""
+    shapes = param_shapes(cfg.model, cfg.vocab_size).values()
+    return STATE_BYTES_PER_PARAM * sum(math.prod(s) for s in shapes)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give (Linux MemAvailable, else physical
+    memory); None when it cannot tell."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_fits(cfg: RunConfig, available: int | None = None) -> None:
+    """Refuse, before anything is allocated, a model whose weights and AdamW moments alone
+    (STATE_BYTES_PER_PARAM) exceed the memory available here."""
+    need = state_bytes(cfg)
+    available = available_memory() if available is None else available
+    if available is not None and need > available:
+        params = need // STATE_BYTES_PER_PARAM
+        raise ConfigError(f"the model has {params:,} parameters: {_gib(need)} for its float32 "
+                          f"weights and two AdamW moments alone, more than the {_gib(available)} "
+                          f"of memory available here; shrink model.n_embd, model.n_layer or the "
+                          f"vocabulary")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB"

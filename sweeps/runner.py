@@ -13,11 +13,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from sweeps.config import RunConfig
-from sweeps.errors import HarnessError
+from sweeps.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
 from sweeps.executors import Executor
-from sweeps.grid import grid_additions
+from sweeps.grid import check_size, grid_additions
 from sweeps.runs import ERROR, RunDir, load_runs
-from sweeps.spec import SweepSpec
+from sweeps.spec import MAX_RUNS, SweepSpec
 from sweeps.sweepdir import SweepDir
 
 HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flight
@@ -26,11 +26,13 @@ HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flig
 class Sweep:
     """One spec expanded for one backend, over `<runs_dir>/<spec.name>/`."""
 
-    def __init__(self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs"):
+    def __init__(self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs",
+                 max_runs: int = MAX_RUNS):
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
         self.files = SweepDir(Path(runs_dir) / spec.name)
         self.dir = self.files.path
         self.extra: dict[int, list[float]] = {}
+        check_size(spec, max_runs)  # before expanding anything
         self.configs = self._expand()
         self._finished: dict[str, dict] = {}
 
@@ -77,10 +79,14 @@ class Sweep:
                                {rid: self.summary(rid) for rid in self.configs})
         messages = []
         for depth, (lrs, reason) in sorted(added.items()):
+            planned = {c.train.lr for c in self.configs.values() if c.model.n_layer == depth}
+            lrs = [lr for lr in lrs if lr not in planned]  # only new LRs: settle() ends
+            if not lrs:
+                continue
             self.extra.setdefault(depth, []).extend(lrs)
             messages.append(f"n_layer {depth}: {reason}: adding lr "
                             f"{', '.join(f'{lr:g}' for lr in lrs)}")
-        if added:
+        if messages:
             self.configs = self._expand()
         return messages
 
@@ -200,34 +206,43 @@ def dry_run(sweep: Sweep, echo=print) -> None:
 
 def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = False,
               prepare_data: bool = True) -> Counter:
-    """Execute every unfinished run of the sweep; returns the count of final statuses."""
+    """Execute every unfinished run of the sweep; returns the count of final statuses.
+
+    prepare_data: prepare the data here and check, before any run is written, that every
+    run fits this machine (the local executor; Ray nodes check their own). A full or
+    read-only disk (sweeps.errors.EnvironmentFault) stops the sweep: runs in flight are
+    killed and resume from their checkpoints when the same command runs again."""
     began = time.time()
     retry = _prepare(sweep, echo, retry_failed)
+    if retry is not None and prepare_data:
+        _check_runs_fit(sweep)
+    sweep.dir.mkdir(parents=True, exist_ok=True)
+    sweep.write_plan()
+    sweep.write_results()
     if retry is None:
         echo(f"nothing to run: every run of {sweep.spec.name} is finished -> "
              f"{sweep.files.results_path}")
         return Counter(sweep.status(rid) for rid in sweep.configs)
-    if prepare_data:
-        from sweeps.data import load_tokens
-
-        load_tokens(next(iter(sweep.configs.values())).data, progress=True)
     executor = make_executor()
     echo(f"executor: {executor.describe()}")
     scheduler = _Scheduler(sweep, executor, retry, echo)
-    interrupted = False
+    stopped: BaseException | None = None
     try:
         while scheduler.step():
             pass
-    except KeyboardInterrupt:
-        interrupted = True
+    except (KeyboardInterrupt, EnvironmentFault, OSError) as e:
+        stopped = e
     finally:
-        executor.close(kill=interrupted)
+        executor.close(kill=stopped is not None)
+    if isinstance(stopped, (EnvironmentFault, OSError)):
+        _write_results_if_possible(sweep)
+        raise environment_fault(stopped) or stopped
     sweep.write_results()
-    if interrupted:
+    if stopped is not None:
         echo(f"interrupted after {_duration(time.time() - began)}: runs in flight lose at "
              f"most the steps since their last checkpoint; run the same command again to "
              f"finish the sweep")
-        raise SystemExit(130)
+        raise SystemExit(interrupted_code(stopped))
     counts = Counter(sweep.status(rid) for rid in sweep.configs)
     echo(f"done in {_duration(time.time() - began)}: "
          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
@@ -238,9 +253,31 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     return counts
 
 
+def _check_runs_fit(sweep: Sweep) -> None:
+    """Prepare the data and refuse, before any run starts, what would fail every run: a
+    split shorter than a sequence, a model too large for this machine's memory."""
+    from sweeps.data import load_tokens
+    from sweeps.data.batches import check_splits
+    from sweeps.params import check_fits, state_bytes
+
+    models = list({c.model: c for c in sweep.configs.values()}.values())  # one per model
+    tokens = load_tokens(models[0].data, progress=True)
+    for block_size in sorted({c.model.block_size for c in models}):
+        check_splits(tokens.train, tokens.val, block_size)
+    check_fits(max(models, key=state_bytes))
+
+
+def _write_results_if_possible(sweep: Sweep) -> None:
+    """results.parquet after a fault: best effort (the disk may be the fault)."""
+    try:
+        sweep.write_results()
+    except OSError:
+        pass
+
+
 def _prepare(sweep: Sweep, echo, retry_failed: bool) -> set[str] | None:
-    """Move corrupt runs aside, print the plan, write plan.json and results.parquet; the
-    failed runs to retry, or None when every run is finished and none is to be retried."""
+    """Move corrupt runs aside and print the plan; the failed runs to retry, or None when
+    every run is finished and none is to be retried."""
     for rid, problem in sweep.corrupt():
         where = RunDir(sweep.run_dir(rid)).move_aside()
         echo(f"corrupt   {rid}: {problem}; moved to {where} and queued to run again")
@@ -250,9 +287,6 @@ def _prepare(sweep: Sweep, echo, retry_failed: bool) -> set[str] | None:
     retry = {rid for rid in sweep.configs if retry_failed and sweep.status(rid) == "failed"}
     if retry:
         echo(f"  retrying {len(retry)} failed run(s)")
-    sweep.dir.mkdir(parents=True, exist_ok=True)
-    sweep.write_plan()
-    sweep.write_results()
     if all(sweep.status(rid) is not None for rid in sweep.configs) and not retry:
         return None
     return retry
@@ -293,6 +327,9 @@ class _Scheduler:
     def ended(self, rid: str, result: dict) -> None:
         started = self.in_flight.pop(rid)
         status = result.get("status")
+        if status == "fault":  # the machine, not the run: stop the sweep (run_sweep)
+            raise EnvironmentFault(result.get("error") or f"{rid} stopped by a fault of the "
+                                                          f"machine")
         if status == "locked":
             self.elsewhere.add(rid)
             self.progress.line(f"{'elsewhere':<9} {rid} (another process holds its lock; "

@@ -99,11 +99,16 @@ class RunDir:
         """Append rows; a resumed run first truncates to its checkpoint (truncate_metrics)."""
         if not rows:
             return
-        with open(self.metrics_path, "a") as f:
-            for row in rows:
-                f.write(json.dumps(clean_json(row), sort_keys=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self.metrics_path, "a") as f:
+                for row in rows:
+                    f.write(json.dumps(clean_json(row), sort_keys=True) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a failed write() names no file: name this one
+            if e.filename is None:
+                raise OSError(e.errno, e.strerror, str(self.metrics_path)) from None
+            raise
 
     def read_metrics(self) -> list[dict]:
         if not self.metrics_path.exists():
@@ -111,10 +116,23 @@ class RunDir:
         rows = []
         for line in self.metrics_path.read_text().splitlines():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError:
                 break  # a line cut by a kill mid-write: everything after it is untrusted
+            if not isinstance(row, dict):
+                break  # a cut that still parses ("12"): as untrusted
+            rows.append(row)
         return rows
+
+    def intact_steps(self) -> int:
+        """The last step s with rows for every step 0..s in order (-1: none): every step
+        writes one row, so a resume may continue from a checkpoint at s or before."""
+        last = -1
+        for row in self.read_metrics():
+            if row.get("step") != last + 1:
+                break
+            last += 1
+        return last
 
     def truncate_metrics(self, last_step: int) -> None:
         """Keep rows up to last_step: the steps a resumed run will not recompute."""
@@ -213,15 +231,17 @@ class RunDir:
         """Write checkpoint/step_N (a temp directory renamed into place) with the size and
         sha256 of each file in its state.json, written last; keep the one before it (a
         fallback should this one be damaged later) and drop older ones."""
-        from safetensors.numpy import save_file
+        from safetensors.numpy import save
 
         final = self.checkpoint_dir / f"step_{step:08d}"
         tmp = Path(tempfile.mkdtemp(dir=self._ensure_checkpoint_dir(), prefix=".tmp_"))
         try:
             for name, arrays in (("model.safetensors", params), ("optimizer.safetensors",
                                                                  optimizer)):
-                save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()},
-                          str(tmp / name))
+                # bytes written by write_atomic, not safetensors' save_file: a full disk is
+                # then an OSError naming the file, not a SafetensorError
+                write_atomic(tmp / name, save({k: np.ascontiguousarray(v)
+                                               for k, v in arrays.items()}))
             files = {name: _fingerprint(tmp / name) for name in CHECKPOINT_FILES}
             write_atomic(tmp / "state.json", json.dumps(
                 clean_json({**state, "step": step, "files": files}), sort_keys=True))
@@ -244,14 +264,17 @@ class RunDir:
         complete = self.checkpoints()
         return complete[-1] if complete else None
 
-    def load_checkpoint(self, path: Path | None = None, skipped: list | None = None):
+    def load_checkpoint(self, path: Path | None = None, skipped: list | None = None,
+                        max_step: int | None = None):
         """(params, optimizer, state) of the newest checkpoint that passes its checksums
-        (or of `path`); None when there is none. Each damaged one passed over is described
-        in `skipped`, so the caller can say what it fell back to."""
+        (or of `path`), at max_step or before; None when there is none. Each one passed over
+        is described in `skipped`, so the caller can say what it fell back to."""
         from safetensors.numpy import load_file
 
         for candidate in ([path] if path else reversed(self.checkpoints())):
             problem = _checkpoint_problem(candidate)
+            if not problem and max_step is not None and _step_of(candidate) > max_step:
+                problem = f"metrics.jsonl is intact only to step {max_step}"
             if problem:
                 if skipped is not None:
                     skipped.append(f"{candidate.name}: {problem}")
@@ -305,6 +328,10 @@ class RunDir:
 
 
 CHECKPOINT_FILES = ("model.safetensors", "optimizer.safetensors")
+
+
+def _step_of(checkpoint: Path) -> int:
+    return int(checkpoint.name.split("_")[-1])
 
 
 def _stamp() -> str:

@@ -61,6 +61,14 @@ SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
 FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
 UNTIL = ("any", "all")
 MIN_SEEDS = 2  # the paired t bounds of docs/STUDY.md need two seeds
+# The most runs a sweep may plan, its grid grown to its limits (extension and refinement,
+# sweeps.grid.max_extra_runs), counted from the spec before a single config is built; the
+# sweep command's --max-runs overrides it. 10,000 runs of the core preset are months of GPU.
+MAX_RUNS = 10_000
+# Extension steps: LRs are kept to three significant digits (round_lr), which moves a value
+# by at most 0.5%, so a step of 2% always lands on a new, higher LR.
+MIN_EXTEND_FACTOR = 1.02
+MAX_EXTRA_LRS = 100  # [extend] max_extra_lrs: far beyond any useful extension
 _TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "extend"}
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "seed"}
 _ARM_KEYS = {"set", "lr"}
@@ -124,6 +132,23 @@ class SweepSpec:
     extend: Extend = field(default_factory=Extend)
 
     @property
+    def grid_runs(self) -> int:
+        """Runs on the grid before it grows: arm LRs x depths x seeds (nothing expanded)."""
+        points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
+        return points * (len(self.n_layer) or 1) * len(self.seed)
+
+    def size_error(self, max_runs: int, extra: int | None = None) -> "ConfigError":
+        """The refusal of a sweep above max_runs runs (extra: what growth may add)."""
+        points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
+        total = self.grid_runs + (extra or 0)
+        grown = f", {extra:,} more from extension and refinement" if extra is not None else ""
+        return ConfigError(f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
+                           f"points x {len(self.n_layer) or 1:,} depth(s) x {len(self.seed):,} "
+                           f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
+                           f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
+                           f"--max-runs {total})")
+
+    @property
     def extend_factor(self) -> float:
         if self.extend.factor is not None:
             return self.extend.factor
@@ -163,7 +188,11 @@ class SweepSpec:
                                   f"edit the spec instead")
         fixed = [f"{k}={_text(v)}" for k, v in self.set.items()]
         try:
-            cfg = get_preset(self.preset).with_overrides(fixed)
+            preset = get_preset(self.preset)
+        except ConfigError as e:
+            raise ConfigError(f"spec '{self.name}': {e}") from None
+        try:
+            cfg = preset.with_overrides(fixed)
         except ConfigError as e:
             raise ConfigError(f"spec '{self.name}' [set]: {e}") from None
         return cfg.with_overrides([f"backend={backend}", *overrides])
@@ -198,8 +227,9 @@ def known_specs() -> list[str]:
     return sorted(p.stem for p in SPECS_DIR.glob("*.toml"))
 
 
-def load_spec(name_or_path: str) -> SweepSpec:
-    """A spec by name (sweeps/specs/NAME.toml) or by path to a .toml file."""
+def load_spec(name_or_path: str, max_runs: int = MAX_RUNS) -> SweepSpec:
+    """A spec by name (sweeps/specs/NAME.toml) or by path to a .toml file, refused when its
+    grid has more than max_runs runs."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml"):
         if not path.is_file():
@@ -210,13 +240,16 @@ def load_spec(name_or_path: str) -> SweepSpec:
             raise HarnessError(f"unknown sweep spec '{name_or_path}'; known specs: "
                                f"{', '.join(known_specs())} (or give a path to a .toml file)")
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"spec {path} is not UTF-8 text ({e.reason} at byte {e.start}); a "
+                          f"spec is a TOML file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"spec {path} is not valid TOML: {e}") from None
-    return parse_spec(raw, default_name=path.stem)
+    return parse_spec(raw, default_name=path.stem, max_runs=max_runs)
 
 
-def parse_spec(raw: dict, default_name: str = "sweep") -> SweepSpec:
+def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS) -> SweepSpec:
     name = raw.get("name", default_name)
     where = f"spec '{name}'"
     for old in ("target_loss", "max_stable_margin"):
@@ -229,6 +262,9 @@ def parse_spec(raw: dict, default_name: str = "sweep") -> SweepSpec:
         raise ConfigError(f"{where}: name must be a plain directory name (got {name!r})")
     if "preset" not in raw:
         raise ConfigError(f"{where} has no preset; add e.g. preset = \"tiny\"")
+    if not isinstance(raw["preset"], str):
+        raise ConfigError(f"{where}: preset must be a preset name in quotes, e.g. preset = "
+                          f"\"tiny\" (got {raw['preset']!r})")
     grid = raw.get("grid", {})
     _no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
     lr = _lr_list(grid, "lr", f"{where} [grid]", required=True)
@@ -243,6 +279,9 @@ def parse_spec(raw: dict, default_name: str = "sweep") -> SweepSpec:
         n_layer=tuple(_list(grid, "n_layer", int, where)) if "n_layer" in grid else (),
         seed=seed, set=_settings(raw.get("set", {}), f"{where} [set]"),
         extend=_extend(raw, where))
+    _check_growth(spec, where)
+    if spec.grid_runs > max_runs:  # before building a single config
+        raise spec.size_error(max_runs)
     configs = spec.configs("torch")  # every grid point is a valid config: fail now
     _distinct_arms(spec, configs, where)
     return spec
@@ -347,10 +386,13 @@ def _extend(raw: dict, where: str) -> Extend:
                     until=ext.get("until", "any"), refine=ext.get("refine", False),
                     resolution=ext.get("resolution", 0.125))
     if extend.factor is not None and not (isinstance(extend.factor, (int, float))
+                                          and not isinstance(extend.factor, bool)
+                                          and math.isfinite(extend.factor)
                                           and extend.factor > 1):
         raise ConfigError(f"{at}: factor must be a number above 1 (got {extend.factor!r})")
-    if not isinstance(extend.max_extra_lrs, int) or extend.max_extra_lrs < 0:
-        raise ConfigError(f"{at}: max_extra_lrs must be an integer >= 0 "
+    if (not isinstance(extend.max_extra_lrs, int) or isinstance(extend.max_extra_lrs, bool)
+            or not 0 <= extend.max_extra_lrs <= MAX_EXTRA_LRS):
+        raise ConfigError(f"{at}: max_extra_lrs must be an integer from 0 to {MAX_EXTRA_LRS} "
                           f"(got {extend.max_extra_lrs!r})")
     if extend.until not in UNTIL:
         raise ConfigError(f"{at}: until must be one of {', '.join(UNTIL)} (got {extend.until!r})")
@@ -360,6 +402,23 @@ def _extend(raw: dict, where: str) -> Extend:
         raise ConfigError(f"{at}: resolution must be a positive number of decades, e.g. 0.125 "
                           f"(got {extend.resolution!r})")
     return extend
+
+
+def _check_growth(spec: SweepSpec, where: str) -> None:
+    """Extension steps large enough to reach new LRs (MIN_EXTEND_FACTOR), and finite."""
+    ext, factor = spec.extend, spec.extend_factor
+    if not ext.max_extra_lrs:
+        return
+    if factor < MIN_EXTEND_FACTOR:
+        given = (f"factor {factor:g}" if ext.factor is not None else
+                 f"the grid's top LR ratio {factor:.4g} (the default factor)")
+        raise ConfigError(f"{where} [extend]: {given} is below {MIN_EXTEND_FACTOR:g}: LRs keep "
+                          f"three significant digits, so smaller steps can repeat an LR already "
+                          f"planned; set factor = {MIN_EXTEND_FACTOR:g} or more")
+    if math.log10(spec.lr[-1]) + ext.max_extra_lrs * math.log10(factor) > 300:
+        raise ConfigError(f"{where} [extend]: lr {spec.lr[-1]:g} x factor {factor:g} ^ "
+                          f"{ext.max_extra_lrs} is not a finite number; lower max_extra_lrs "
+                          f"or factor")
 
 
 def _distinct_arms(spec: SweepSpec, configs: list[RunConfig], where: str) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -24,7 +25,13 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
         spec = None
     files = SweepDir(Path(runs_dir) / (spec.name if spec else name))
     if files.has_plan():
-        return files.path, files.planned_configs()
+        try:
+            return files.path, files.planned_configs()
+        except HarnessError as e:  # a damaged plan.json: the spec plans the same runs
+            if spec is None:
+                raise
+            print(f"warning: {str(e).split(';')[0]}; showing the plan of the spec instead (the "
+                  f"next sweep rewrites plan.json)", file=sys.stderr)
     sweep = Sweep(spec, backend, runs_dir=runs_dir)
     settle(sweep)
     return files.path, sweep.configs

@@ -35,7 +35,7 @@ def test_run_id_is_deterministic_readable_and_config_sensitive():
     ("model.n_layer=0", "model.n_layer must be > 0 (got 0)"),
     ("train.lr=-1", "train.lr must be > 0 (got -1.0)"),
     ("train.lr=abc", "train.lr must be float (got 'abc')"),
-    ("train.lr=nan", "train.lr must be float (got 'nan')"),
+    ("train.lr=nan", "train.lr must be a finite number (got 'nan')"),
     ("train.max_steps=2.5", "train.max_steps must be int (got '2.5')"),
     ("train.beta2=1", "train.beta2 must be in [0, 1) (got 1.0)"),
     ("train.min_lr_ratio=2", "train.min_lr_ratio must be in [0, 1] (got 2.0)"),

@@ -32,6 +32,15 @@ def val_batches(tokens: np.ndarray, n_batches: int, batch_size: int,
             for i in range(0, n, batch_size)]
 
 
+def check_splits(train: np.ndarray, val: np.ndarray, block_size: int) -> None:
+    """Refuse, before a run writes anything, splits shorter than one sequence."""
+    for name, tokens in (("train", train), ("validation", val)):
+        if len(tokens) < block_size + 1:
+            raise DataError(f"the {name} split has {len(tokens)} tokens, fewer than one "
+                            f"sequence (model.block_size + 1 = {block_size + 1}); use a larger "
+                            f"corpus or a smaller model.block_size")
+
+
 def _max_start(n_tokens: int, block_size: int) -> int:
     if n_tokens < block_size + 1:
         raise DataError(f"the token split has {n_tokens} tokens, fewer than block_size + 1 "

@@ -96,6 +96,14 @@ def _read_file(path: Path) -> list[str]:
 
 
 def _read_jsonl(path: Path) -> list[str]:
+    try:
+        return _parse_jsonl(path)
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); convert it "
+                        f"to UTF-8") from None
+
+
+def _parse_jsonl(path: Path) -> list[str]:
     texts = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -114,6 +122,7 @@ def _read_jsonl(path: Path) -> list[str]:
 
 
 def _read_parquet(path: Path) -> list[str]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -123,6 +132,10 @@ def _read_parquet(path: Path) -> list[str]:
     if "text" not in schema.names:
         raise DataError(f"{path} has no 'text' column (columns: {', '.join(schema.names)}); "
                         f"rename the story column to text")
+    kind = schema.field("text").type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise DataError(f"{path}: column 'text' holds {kind}, not strings; store the stories "
+                        f"as text")
     return pq.read_table(path, columns=["text"]).column("text").to_pylist()
 
 
@@ -161,6 +174,9 @@ def _existing_file(path: str) -> Path:
     if p.suffix not in FILE_TYPES:
         raise DataError(f"data.path {path} has an unknown extension '{p.suffix}'; use a "
                         f"{', '.join(FILE_TYPES)} file")
+    if p.is_dir():
+        raise DataError(f"data file {p} is a directory; give data.path a "
+                        f"{', '.join(FILE_TYPES)} file (--path or --set data.path=FILE)")
     if not p.is_file():
         raise DataError(f"data file {p} does not exist; check data.path (--path or --set "
                         f"data.path=FILE)")
