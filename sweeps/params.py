@@ -12,10 +12,9 @@ from sweeps.config import ModelConfig, RunConfig
 from sweeps.errors import ConfigError
 from sweeps.norms import qk_norm_params
 
-# What a run holds in host memory whatever its device: float32 weights and AdamW's two float32
-# moments (a checkpoint copies all three to numpy). A lower bound: gradients, activations
-# and the float64 draws of init_params come on top.
-STATE_BYTES_PER_PARAM = 3 * 4
+# Per parameter, in float32: the weight, its gradient, AdamW's two moments, and the flat
+# gradient and two scratch buffers of qktorch's multi-tensor AdamW (qktorch/optim.py).
+STATE_BYTES_PER_PARAM = 7 * 4
 
 
 def param_shapes(model: ModelConfig, vocab_size: int) -> dict[str, tuple[int, ...]]:
@@ -104,10 +103,24 @@ def matrix_std(name: str, model: ModelConfig) -> float:
     return model.init_std
 
 
+def n_params(cfg: RunConfig) -> int:
+    """The parameter count in exact integers (no int64 overflow for absurd widths)."""
+    return sum(math.prod(s) for s in param_shapes(cfg.model, cfg.vocab_size).values())
+
+
+def activation_bytes(cfg: RunConfig) -> int:
+    """What one training step keeps for backward, float32, roughly: per layer the attention
+    logits and weights (batch x heads x T^2, twice) and about 16 values per token and width
+    (q, k, v, the MLP's 4x-wide hidden twice, norms, residual), plus the output logits."""
+    m, t = cfg.model, cfg.train
+    tokens = t.batch_size * m.block_size
+    per_layer = 2 * t.batch_size * m.n_head * m.block_size ** 2 + 16 * tokens * m.n_embd
+    return 4 * (m.n_layer * per_layer + 2 * tokens * cfg.vocab_size)
+
+
 def state_bytes(cfg: RunConfig) -> int:
-    """STATE_BYTES_PER_PARAM x the parameter count, in exact integers (no int64 overflow)."""
-    shapes = param_shapes(cfg.model, cfg.vocab_size).values()
-    return STATE_BYTES_PER_PARAM * sum(math.prod(s) for s in shapes)
+    """Memory a run needs to train: STATE_BYTES_PER_PARAM per parameter and its activations."""
+    return STATE_BYTES_PER_PARAM * n_params(cfg) + activation_bytes(cfg)
 
 
 def available_memory() -> int | None:
@@ -127,16 +140,18 @@ def available_memory() -> int | None:
 
 
 def check_fits(cfg: RunConfig, available: int | None = None) -> None:
-    """Refuse, before anything is allocated, a model whose weights and AdamW moments alone
-    (STATE_BYTES_PER_PARAM) exceed the memory available here."""
+    """Refuse, before anything is allocated, a run whose parameters, gradients, AdamW state
+    and activations (state_bytes) exceed the memory available here."""
     need = state_bytes(cfg)
     available = available_memory() if available is None else available
     if available is not None and need > available:
-        params = need // STATE_BYTES_PER_PARAM
-        raise ConfigError(f"the model has {params:,} parameters: {_gib(need)} for its float32 "
-                          f"weights and two AdamW moments alone, more than the {_gib(available)} "
-                          f"of memory available here; shrink model.n_embd, model.n_layer or the "
-                          f"vocabulary")
+        params = n_params(cfg)
+        raise ConfigError(
+            f"the model has {params:,} parameters and needs about {_gib(need)} to train "
+            f"({_gib(STATE_BYTES_PER_PARAM * params)} for weights, gradients and AdamW state, "
+            f"{_gib(activation_bytes(cfg))} for the activations of a batch), more than the "
+            f"{_gib(available)} of memory available here; shrink model.n_embd, model.n_layer, "
+            f"model.block_size, train.batch_size or the vocabulary")
 
 
 def _gib(n: int) -> str:

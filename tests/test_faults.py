@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import errno
 import os
+import re
 import shutil
 import signal
 import socket
@@ -36,7 +37,7 @@ from sweeps.errors import ConfigError, EnvironmentFault
 from sweeps.executors import execute_run, probe_address
 from sweeps.grid import extension_points, grid_additions
 from sweeps.loop import train_run
-from sweeps.params import check_fits, state_bytes
+from sweeps.params import activation_bytes, check_fits, state_bytes
 from sweeps.runner import Sweep, run_sweep, settle
 from sweeps.runs import RunDir
 from sweeps.spec import MIN_EXTEND_FACTOR, Extend, load_spec
@@ -343,8 +344,10 @@ def test_a_huge_grid_is_refused_in_under_a_second_before_expanding(tmp_path):
 def test_a_model_too_large_for_memory_is_refused_with_its_size(tmp_path, monkeypatch):
     cfg = run_cfg()
     check_fits(cfg, available=state_bytes(cfg))
-    with pytest.raises(ConfigError, match="float32 weights and two AdamW moments"):
+    with pytest.raises(ConfigError, match="for weights, gradients and AdamW state"):
         check_fits(cfg, available=state_bytes(cfg) - 1)
+    # a long context is refused for its attention alone (8 x 2 heads x 20000^2 x 4 B x 2)
+    assert activation_bytes(cfg.with_overrides(["model.block_size=20000"])) > 2 * 12.8e9
     huge = ["--set", "model.n_embd=1000000000"]
     line = only_line(cli("train", "--preset", "smoke", *huge, "--out", tmp_path / "t"), 2)
     assert "the model has 24,000,000,549,000,000,000 parameters" in line and "GiB" in line
@@ -648,12 +651,16 @@ def test_an_unavailable_device_is_refused_once_before_any_run_is_written(tmp_pat
 
 
 def test_a_corpus_shorter_than_one_sequence_is_refused_before_any_run(tmp_path):
-    spec = write_spec(tmp_path, "short", [1e-2, 1.0], settings={"model.block_size": 20000})
+    # 20 stories hold one validation story, about 1,400 tokens: a 3,000-token context cannot
+    # fit one sequence (and fits in memory, so it is the data check that refuses it)
+    tiny = {"data.builtin_stories": 20, "model.block_size": 3000}
+    spec = write_spec(tmp_path, "short", [1e-2, 1.0], settings=tiny)
     line = error_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 2)
-    assert "split has 9212 tokens, fewer than one sequence (model.block_size + 1 = 20001)" in line
+    assert re.search(r"the validation split has \d+ tokens, fewer than one sequence "
+                     r"\(model.block_size \+ 1 = 3001\)", line), line
     assert not (tmp_path / "runs").exists()
-    line = error_line(cli("train", "--preset", "smoke", "--set", "data.builtin_stories=300",
-                          "--set", "model.block_size=20000", "--out", tmp_path / "t"), 2)
+    line = error_line(cli("train", "--preset", "smoke", "--set", "data.builtin_stories=20",
+                          "--set", "model.block_size=3000", "--out", tmp_path / "t"), 2)
     assert "fewer than one sequence" in line and not (tmp_path / "t").exists()
 
 
