@@ -17,6 +17,16 @@ def lr(x: float) -> str:
     return f"{x:.3g}"
 
 
+def lrs(values: list[float]) -> str:
+    """A list of LRs: '0.01 and 0.0178', '3.16e-4 to 0.0178 (4 LRs)', 'none'."""
+    values = sorted(values)
+    if not values:
+        return "none"
+    if len(values) <= 2:
+        return " and ".join(lr(v) for v in values)
+    return f"{lr(values[0])} to {lr(values[-1])} ({len(values)} LRs)"
+
+
 def num(x: float, digits: int = 3) -> str:
     if _missing(x):
         return "n/a"

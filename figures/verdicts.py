@@ -142,7 +142,8 @@ def h2a(analysis: dict) -> dict:
             per_depth[name] = (INCONCLUSIVE, "a critical LR lies below the grid: extend it "
                                              "downward")
         else:
-            per_depth[name] = _paired_verdict(p, "critical LR raised", "not raised")
+            per_depth[name] = _paired_verdict(p, "critical LR raised", "not raised",
+                                              lambda x: f"x{10 ** x:.2f}")
     return _verdict("H2a", per_depth, evidence)
 
 
@@ -163,15 +164,18 @@ def h2b(analysis: dict) -> dict:
     return _verdict("H2b", per_depth, evidence)
 
 
-def _paired_verdict(p, yes: str, no: str) -> tuple[str, str]:
+def _paired_verdict(p, yes: str, no: str, show=fmt.num) -> tuple[str, str]:
+    """The paired rule of docs/STUDY.md: supported when the one-sided 95% lower bound of the
+    mean is above 0, not supported when the mean is <= 0. show: how a value reads (a log10
+    ratio reads as a ratio, 0 as x1.00)."""
     if p.n < 2:
         return INCONCLUSIVE, f"{p.n} paired seed(s): at least 2 are needed"
     if p.lb > 0:
-        return SUPPORTED, f"{yes} (one-sided 95% bound {fmt.num(p.lb)} > 0)"
+        return SUPPORTED, f"{yes} (one-sided 95% lower bound {show(p.lb)} > {show(0.0)})"
     if p.mean <= 0:
-        return NOT_SUPPORTED, f"{no} (mean {fmt.num(p.mean)} <= 0)"
-    return INCONCLUSIVE, (f"in the predicted direction (mean {fmt.num(p.mean)}) but the 95% "
-                          f"bound {fmt.num(p.lb)} does not exclude 0")
+        return NOT_SUPPORTED, f"{no} (mean {show(p.mean)} <= {show(0.0)})"
+    return INCONCLUSIVE, (f"in the predicted direction (mean {show(p.mean)}) but the one-sided "
+                          f"95% lower bound {show(p.lb)} does not exclude {show(0.0)}")
 
 
 def _as_entry(p) -> dict:
@@ -264,15 +268,21 @@ def practitioner_rules(analysis: dict) -> dict:
             continue
         t, off = c["threshold"], depth["arms"][s["reference"]]["eta_crit"]
         judged = _judged(c)
-        below = [e["lr"] for e in judged if t["kind"] == "" and e["lr"] < t["value"]]
         tokens = next(iter(depth["tokens_per_param"]["by_budget"].values()), math.nan)
         head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
         if t["kind"] == "":
-            rules[name] = (f"{head}: dropping QK-norm cost less than "
-                           f"{fmt.num(s['min_effect'], 2)} nats up to LR {fmt.lr(max(below))}"
-                           f"; QK-norm is necessary from LR ~{fmt.lr(t['value'])} up "
+            below = [e for e in judged if e["lr"] < t["value"]]
+            free = [e["lr"] for e in below if not e["necessary"]]
+            helped = [e["lr"] for e in below if e["necessary"]]
+            rules[name] = (f"{head}: QK-norm is necessary from LR ~{fmt.lr(t['value'])} up "
                            f"(per-seed thresholds {fmt.seed_range(c['seed_thresholds'])}); "
-                           f"without it runs fail from LR ~{fmt.grid(off['median'])}.")
+                           f"below it, QK-norm was not shown to matter by more than "
+                           f"{fmt.num(s['min_effect'], 2)} nats at LR {fmt.lrs(free)}"
+                           + (f", but it helped at LR {fmt.lrs(helped)} too" + (
+                               "" if s["start_control"] else
+                               " (start temperature or stability? see the control sweep)")
+                              if helped else "")
+                           + f"; without it runs fail from LR ~{fmt.grid(off['median'])}.")
         elif t["kind"] == "below":
             rules[name] = (f"{head}: QK-norm helped already at the lowest LR tested "
                            f"({fmt.lr(t['value'])}): keep it at every LR of this grid"

@@ -40,10 +40,7 @@ ERROR = "error.txt"
 
 def provenance(device: str = "") -> dict:
     """Where and with what a run was made: commit, dirty flag, versions, device, time."""
-    source = Path(__file__).resolve().parent.parent
-    commit, dirty = _git(source, "rev-parse", "HEAD"), None
-    if commit:
-        dirty = bool(_git(source, "status", "--porcelain", "--untracked-files=no"))
+    commit, dirty = _SOURCE
     versions = {}
     for package in ("qknorm-study", "numpy", "mlx", "torch", "safetensors", "tiktoken"):
         try:
@@ -63,6 +60,19 @@ def _git(cwd: Path, *args: str) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _source_state() -> tuple[str | None, bool | None]:
+    """(git commit, dirty) of the checkout this code comes from."""
+    source = Path(__file__).resolve().parent.parent
+    commit = _git(source, "rev-parse", "HEAD")
+    dirty = bool(_git(source, "status", "--porcelain", "--untracked-files=no")) if commit else None
+    return commit, dirty
+
+
+# Read once, when this process loads the code: a sweep's workers live for the whole sweep,
+# and the checkout may move on meanwhile; the runs they train ran the code they loaded.
+_SOURCE = _source_state()
 
 
 class RunDir:
