@@ -14,6 +14,7 @@ import altair as alt
 import pandas as pd
 import vl_convert as vlc
 
+from figures.formats import FORMATS
 from sweeps.files import write_atomic
 from sweeps.norms import QK_NORMS
 
@@ -62,17 +63,21 @@ def _lr_axis(lrs) -> alt.Axis:
 # -- from the analysis -------------------------------------------------------------------------
 def final_loss(analysis: dict) -> alt.FacetChart | None:
     """Effective final loss vs LR per depth and arm: seed mean (line) and every run (marks by
-    outcome; diverged runs at their loss at initialization)."""
+    outcome). Diverged runs count at their loss at initialization, far above the rest: the
+    axis stops a little above the finished runs and draws them at its top edge."""
     runs = pd.DataFrame([r for r in analysis["runs"] if r["outcome"]])
     if runs.empty:
         return None
     arms = [a for a in analysis["settings"]["arms"] if a in set(runs.arm)]
+    finished = runs[runs.outcome != "diverged"].loss
+    top = float(finished.max()) * 1.05 if not finished.empty else float(runs.loss.max())
+    runs = runs.assign(shown=runs.loss.clip(upper=top))
     y_title = "final validation loss, effective (nats/token)"
-    y = alt.Y("loss:Q", title=y_title, scale=alt.Scale(zero=False, padding=8))
+    y = alt.Y("shown:Q", title=y_title, scale=alt.Scale(zero=False, padding=8, domainMax=top))
     base = alt.Chart(runs).encode(
         x=alt.X("lr:Q", scale=alt.Scale(type="log"), title=LR_AXIS, axis=_lr_axis(runs.lr)),
         color=_arm_color(arms))
-    line = base.mark_line().encode(y=alt.Y("mean(loss):Q", title=y_title))
+    line = base.mark_line().encode(y=alt.Y("mean(shown):Q", title=y_title))
     points = base.mark_point(size=45, filled=True, opacity=0.8).encode(
         y=y, shape=alt.Shape("outcome:N", title="outcome", scale=alt.Scale(
             domain=list(MARKS), range=list(MARKS.values()))),
@@ -80,8 +85,8 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
                  alt.Tooltip("loss:Q", format=".4f")])
     return alt.layer(line, points).properties(**PANEL).facet(column=DEPTH).properties(
         title=_title("Final validation loss vs learning rate, by arm",
-                     "Line: mean over seeds of the effective loss (failed runs count as at most "
-                     "their loss at initialization); marks: every run by outcome."))
+                     "Line: mean over seeds of the effective loss; marks: every run by outcome. "
+                     "Diverged runs (at their loss at initialization) sit on the top edge."))
 
 
 def stability(analysis: dict) -> alt.LayerChart | None:
@@ -289,16 +294,21 @@ def _lr_label(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return df.assign(lr_label=df.lr.map(labels)), list(labels.values())
 
 
-def save(chart: alt.TopLevelMixin, out_dir: Path, name: str) -> list[Path]:
-    """name.vl.json, name.png (2x), name.svg, name.html (vega bundled inline: opens offline).
+# Each format from the one validated spec (altair's own save would rebuild it per format):
+# PNG at 2x, SVG, HTML with vega bundled inline (opens offline), the Vega-Lite spec itself.
+RENDERERS = {
+    "png": lambda spec: vlc.vegalite_to_png(spec, vl_version=VL_VERSION, scale=2),
+    "svg": lambda spec: vlc.vegalite_to_svg(spec, vl_version=VL_VERSION),
+    "html": lambda spec: vlc.vegalite_to_html(spec, vl_version=VL_VERSION, bundle=True),
+    "vl.json": lambda spec: json.dumps(spec, indent=2, sort_keys=True) + "\n",
+}
 
-    All four come from one validated spec (altair's own save would rebuild it per format).
-    """
+
+def save(chart: alt.TopLevelMixin, out_dir: Path, name: str, formats=FORMATS) -> list[Path]:
+    """name.<format> for each of the formats; returns the paths."""
     with alt.data_transformers.disable_max_rows():  # bins and eval steps bound the size
         spec = chart.to_dict()
-    paths = [out_dir / f"{name}.{ext}" for ext in ("vl.json", "png", "svg", "html")]
-    write_atomic(paths[0], json.dumps(spec, indent=2, sort_keys=True) + "\n")
-    write_atomic(paths[1], vlc.vegalite_to_png(spec, vl_version=VL_VERSION, scale=2))
-    write_atomic(paths[2], vlc.vegalite_to_svg(spec, vl_version=VL_VERSION))
-    write_atomic(paths[3], vlc.vegalite_to_html(spec, vl_version=VL_VERSION, bundle=True))
+    paths = [out_dir / f"{name}.{ext}" for ext in formats]
+    for path, ext in zip(paths, formats):
+        write_atomic(path, RENDERERS[ext](spec))
     return paths

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from figures.formats import FORMATS
+
 
 @click.command()
 @click.argument("name")
@@ -13,9 +15,22 @@ import click
               help="Sweeps live in RUNS_DIR/NAME/.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
-def figures(name, runs_dir, out):
-    """Figures and report.md of sweep NAME, regenerated from its run directories alone."""
+@click.option("--formats", default=",".join(FORMATS), show_default=True,
+              callback=lambda ctx, param, value: _formats(value),
+              help="The chart files to write, comma-separated.")
+def figures(name, runs_dir, out, formats):
+    """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
+    directories alone."""
     from figures.report import make_report
 
-    report = make_report(Path(runs_dir) / name, Path(out) if out else None)
+    report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
     click.echo(f"report: {report}")
+
+
+def _formats(value: str) -> tuple[str, ...]:
+    formats = tuple(f.strip() for f in value.split(",") if f.strip())
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise click.BadParameter(f"unknown format {', '.join(unknown) or '(none)'}; choose from "
+                                 f"{', '.join(FORMATS)}")
+    return formats

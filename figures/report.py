@@ -16,6 +16,7 @@ import pandas as pd
 
 from figures import analysis as study
 from figures import charts, fmt, tables
+from figures.formats import FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.diagnostics import DIAGNOSTICS
 from sweeps.files import write_atomic
@@ -25,9 +26,9 @@ CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the gr
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
 
 
-def make_report(sweep_dir: Path, out_dir: Path | None = None) -> Path:
-    """Write analysis.json, the figure set and report.md for runs/<sweep> into out_dir
-    (default: the sweep's report/)."""
+def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=FORMATS) -> Path:
+    """Write analysis.json, the figure set (in `formats`) and report.md for runs/<sweep> into
+    out_dir (default: the sweep's report/)."""
     results = load_results(sweep_dir)
     out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -42,8 +43,9 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None) -> Path:
         figures = _figures(result, curves)
         for name, (_, chart) in figures.items():
             if chart is not None:
-                charts.save(chart, out_dir, name)
-        sections += [_verdicts(result), _figure_section(figures), _tables(result, curves)]
+                charts.save(chart, out_dir, name, formats)
+        sections += [_verdicts(result), _figure_section(figures, formats),
+                     _tables(result, curves)]
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))
@@ -195,16 +197,21 @@ def _verdicts(result: dict) -> str:
     return "\n".join(lines + [""])
 
 
-def _figure_section(figures: dict) -> str:
+def _figure_section(figures: dict, formats) -> str:
+    image = next((ext for ext in ("png", "svg") if ext in formats), None)
+    names = {"svg": "SVG", "html": "interactive HTML", "vl.json": "Vega-Lite spec"}
     lines = ["## Figures", ""]
     for name, (caption, chart) in figures.items():
         lines += [f"### {caption}", ""]
         if chart is None:
             lines += ["_Not drawn: the finished runs hold no data for it._", ""]
-        else:
-            lines += [f"![{caption}]({name}.png)", "",
-                      f"[SVG]({name}.svg) | [interactive HTML]({name}.html) | "
-                      f"[Vega-Lite spec]({name}.vl.json)", ""]
+            continue
+        if image:
+            lines += [f"![{caption}]({name}.{image})", ""]
+        links = [f"[{label}]({name}.{ext})" for ext, label in names.items()
+                 if ext in formats and ext != image]
+        if links:
+            lines += [" | ".join(links), ""]
     return "\n".join(lines)
 
 

@@ -234,3 +234,19 @@ def test_report_before_any_run_finished(tmp_path):
 def test_empty_sweep_directory_raises(tmp_path):
     with pytest.raises(HarnessError, match="no run directories"):
         make_report(tmp_path)
+
+
+def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
+    from click.testing import CliRunner
+
+    from figures.cli import figures
+
+    out = tmp_path / "light"
+    text = make_report(study, out, formats=("svg",)).read_text()
+    assert "![Final validation loss vs learning rate](final_loss_vs_lr.svg)" in text
+    assert ".png" not in text and ".html" not in text
+    assert sorted(p.suffix for p in out.iterdir() if p.suffix != ".md") == (
+        [".json"] + [".svg"] * 8)  # analysis.json and the charts
+    bad = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--formats",
+                                       "svg,gif"])
+    assert bad.exit_code == 2 and "unknown format gif" in bad.output
