@@ -49,6 +49,7 @@ from pathlib import Path
 
 from sweeps.config import ARM_NAME, RunConfig
 from sweeps.errors import ConfigError, HarnessError
+from sweeps.tomlfields import flatten, list_of, lr_list, no_unknown, number
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -257,7 +258,7 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
             raise ConfigError(f"{where}: {old} is no longer a top-level key: pre-register the "
                               f"analysis in [study] (target_loss; delta, measured from the best "
                               f"loss of all arms, replaces max_stable_margin; docs/STUDY.md)")
-    _no_unknown(raw, _TOP_KEYS, where)
+    no_unknown(raw, _TOP_KEYS, where)
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ConfigError(f"{where}: name must be a plain directory name (got {name!r})")
     if "preset" not in raw:
@@ -266,9 +267,9 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         raise ConfigError(f"{where}: preset must be a preset name in quotes, e.g. preset = "
                           f"\"tiny\" (got {raw['preset']!r})")
     grid = raw.get("grid", {})
-    _no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
-    lr = _lr_list(grid, "lr", f"{where} [grid]", required=True)
-    seed = tuple(_list(grid, "seed", int, where)) if "seed" in grid else (0, 1, 2)
+    no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
+    lr = lr_list(grid, "lr", f"{where} [grid]", required=True)
+    seed = tuple(list_of(grid, "seed", int, where)) if "seed" in grid else (0, 1, 2)
     if len(seed) < MIN_SEEDS:
         raise ConfigError(f"{where} [grid]: seed needs at least {MIN_SEEDS} seeds for the paired "
                           f"statistics of docs/STUDY.md (got {list(seed)}); 3 are recommended")
@@ -276,7 +277,7 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
     spec = SweepSpec(
         name=name, preset=raw["preset"], description=raw.get("description", ""), arms=arms,
         study=_study(raw.get("study"), arms, lr, where), lr=lr,
-        n_layer=tuple(_list(grid, "n_layer", int, where)) if "n_layer" in grid else (),
+        n_layer=tuple(list_of(grid, "n_layer", int, where)) if "n_layer" in grid else (),
         seed=seed, set=_settings(raw.get("set", {}), f"{where} [set]"),
         extend=_extend(raw, where))
     _check_growth(spec, where)
@@ -292,7 +293,7 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
         if "arms" in raw:
             raise ConfigError(f"{where}: give the arms either as [grid] qk_norm or as [arms], "
                               f"not both")
-        kinds = _list(grid, "qk_norm", str, where)
+        kinds = list_of(grid, "qk_norm", str, where)
         on = [k for k in kinds if k != "none"]
         names = {k: "off" if k == "none" else ("on" if len(on) == 1 else f"on-{k}")
                  for k in kinds}
@@ -307,9 +308,9 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
         if not ARM_NAME.match(name):
             raise ConfigError(f"{at}: an arm name is lower-case letters, digits and dashes, "
                               f"starting with a letter (e.g. off-warm)")
-        _no_unknown(body, _ARM_KEYS, at)
+        no_unknown(body, _ARM_KEYS, at)
         settings = _settings(body.get("set", {}), at)
-        subset = _lr_list(body, "lr", at) if "lr" in body else None
+        subset = lr_list(body, "lr", at) if "lr" in body else None
         if subset and not set(subset) <= set(lr):
             outside = sorted(set(subset) - set(lr))
             raise ConfigError(f"{at}: lr {outside} is not in the grid's lr list; an arm's LR "
@@ -323,22 +324,22 @@ def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> S
     if not isinstance(table, dict):
         raise ConfigError(f"{where} has no [study]: pre-register delta, sensitivity_range and "
                           f"target_loss there (docs/STUDY.md section 6)")
-    _no_unknown(table, _STUDY_KEYS, at)
+    no_unknown(table, _STUDY_KEYS, at)
     for key in ("delta", "sensitivity_range", "target_loss"):
         if key not in table:
             raise ConfigError(f"{at} has no {key}: it is pre-registered (docs/STUDY.md "
                               f"section 6)")
     names = [a.name for a in arms]
     study = Study(
-        delta=_number(table, "delta", at, positive=True),
+        delta=number(table, "delta", at, positive=True),
         sensitivity_range=_range(table["sensitivity_range"], lr, at),
-        target_loss=_number(table, "target_loss", at, positive=True),
+        target_loss=number(table, "target_loss", at, positive=True),
         reference=table.get("reference", "off"), primary=table.get("primary", "on"),
         start_control=table.get("start_control"),
         comparisons=tuple(tuple(c) if isinstance(c, list) else c
                           for c in table.get("comparisons", [])),
-        min_effect=_number(table, "min_effect", at, default=0.02),
-        negligible=_number(table, "negligible", at, positive=True, default=0.05))
+        min_effect=number(table, "min_effect", at, default=0.02),
+        negligible=number(table, "negligible", at, positive=True, default=0.05))
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
         if value is not None and value not in names:
@@ -381,7 +382,7 @@ def _range(value, lr: tuple[float, ...], at: str) -> tuple[float, float]:
 def _extend(raw: dict, where: str) -> Extend:
     ext = raw.get("extend", {})
     at = f"{where} [extend]"
-    _no_unknown(ext, _EXTEND_KEYS, at)
+    no_unknown(ext, _EXTEND_KEYS, at)
     extend = Extend(factor=ext.get("factor"), max_extra_lrs=ext.get("max_extra_lrs", 2),
                     until=ext.get("until", "any"), refine=ext.get("refine", False),
                     resolution=ext.get("resolution", 0.125))
@@ -448,60 +449,9 @@ def _settings(table, where: str) -> dict:
     """Dotted overrides; none of them may be a field the sweep itself fixes."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: set must be a table of \"section.field\" = value")
-    settings = _flatten(table)
+    settings = flatten(table)
     for key in settings:
         if key in FIXED_BY_SWEEP:
             fixed = f"[grid] {SWEPT[key]}" if key in SWEPT else "the command or the arm names"
             raise ConfigError(f"{where}: set may not fix {key}: {fixed} decides it")
     return settings
-
-
-def _flatten(table: dict, prefix: str = "") -> dict:
-    """[set] train.lr = 1 (a nested table in TOML) and "train.lr" = 1 mean the same."""
-    out = {}
-    for key, value in table.items():
-        if isinstance(value, dict):
-            out.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _number(table: dict, key: str, at: str, positive: bool = False, default=None) -> float:
-    value = table.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or (positive and value <= 0) or (not positive and value < 0):
-        rule = "> 0" if positive else ">= 0"
-        raise ConfigError(f"{at}: {key} must be a number {rule} (got {value!r})")
-    return float(value)
-
-
-def _lr_list(table: dict, key: str, at: str, required: bool = False) -> tuple[float, ...]:
-    if key not in table:
-        if required:
-            raise ConfigError(f"{at} has no {key} list")
-        return ()
-    values = _list(table, key, (int, float), at)
-    if any(not (v > 0 and math.isfinite(v)) for v in values):
-        raise ConfigError(f"{at}: every {key} must be a positive number (got {values})")
-    if any(b <= a for a, b in zip(values, values[1:])):
-        raise ConfigError(f"{at}: {key} must be strictly increasing (got {values})")
-    return tuple(float(v) for v in values)
-
-
-def _list(table: dict, key: str, kind, where: str) -> list:
-    values = table[key]
-    if (not isinstance(values, list) or not values
-            or any(not isinstance(v, kind) or isinstance(v, bool) for v in values)):
-        raise ConfigError(f"{where}: {key} must be a non-empty list (got {values!r})")
-    if len(set(values)) != len(values):
-        raise ConfigError(f"{where}: {key} has duplicates (got {values!r})")
-    return values
-
-
-def _no_unknown(table, known: set, where: str) -> None:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table")
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(sorted(known))}")
