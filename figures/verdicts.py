@@ -294,15 +294,3 @@ def practitioner_rules(analysis: dict) -> dict:
                            f"{fmt.lr(top)}; without it runs fail from LR "
                            f"~{fmt.grid(off['median'])}.")
     return rules
-
-
-def slope_points(analysis: dict) -> list[tuple[int, float]]:
-    """(n_layer, per-seed threshold) pairs inside the grid, for charts."""
-    out = []
-    for name, depth in analysis["depths"].items():
-        c = _primary(analysis, depth)
-        for t in (c or {}).get("seed_thresholds", {}).values():
-            if t["kind"] == "":
-                out.append((int(name), t["value"]))
-    return out
-
