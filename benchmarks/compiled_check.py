@@ -34,9 +34,9 @@ def main(argv=None) -> int:
     from crosscheck.tolerances import TOLERANCES
     from qktorch.train import Trainer
     from sweeps.data import batch_starts
-    from sweeps.estimate import random_tokens
-    from sweeps.presets import get_preset
-    from sweeps.schedule import lr_at
+    from sweeps.sweep.estimate import random_tokens
+    from sweeps.core.presets import get_preset
+    from sweeps.core.schedule import lr_at
 
     cfg = get_preset(args.preset).with_overrides(
         ["backend=torch", f"train.dtype={args.dtype}", "model.qk_norm=rms", "train.lr=1e-2"])

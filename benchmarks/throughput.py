@@ -5,7 +5,7 @@ one device takes (1, 2, 4, 8 worker processes sharing it, aggregate tokens/s).
 Every case is a worker process that builds its trainer once, warms up (compiles), then waits;
 the cases run their timed steps in turns, round after round, so slow spells of a shared
 machine fall on all of them alike (compare ratios, and the best round). Tokens/s, achieved
-FLOP/s (sweeps.estimate.flops_per_token) and MFU where the device's peak is known.
+FLOP/s (sweeps.sweep.estimate.flops_per_token) and MFU where the device's peak is known.
 
     python benchmarks/throughput.py --preset tiny --threads 1 --reference --compile
     python benchmarks/throughput.py --preset core --device cuda --dtype bfloat16 --compile \\
@@ -41,7 +41,7 @@ def worker(spec: dict) -> None:
     if spec.get("root"):  # another checkout's trainers (--baseline)
         sys.path.insert(0, spec["root"])
     from sweeps.data import batch_starts
-    from sweeps.presets import get_preset
+    from sweeps.core.presets import get_preset
 
     backend = "torch" if spec["kind"] in ("torch", "reference") else "mlx"
     cfg = get_preset(spec["preset"]).with_overrides(
@@ -273,10 +273,11 @@ def main(argv=None) -> None:
     args.backends = args.backends.split(",")
     counts = [int(n) for n in args.workers.split(",") if n]
 
-    from sweeps.blas import find_openblas
-    from sweeps.estimate import flops_per_token, peak_flops
-    from sweeps.params import count_params
-    from sweeps.presets import get_preset
+    from sweeps.platform.blas import find_openblas
+    from sweeps.platform.devices import peak_flops
+    from sweeps.sweep.estimate import flops_per_token
+    from sweeps.core.params import count_params
+    from sweeps.core.presets import get_preset
 
     cfg = get_preset(args.preset)
     fpt = flops_per_token(cfg.model, cfg.vocab_size)

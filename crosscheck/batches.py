@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.config import RunConfig
+from sweeps.core.config import RunConfig
 from sweeps.data import batch_starts, get_batch, load_tokens, read_manifest, val_batches
-from sweeps.errors import DataError
+from sweeps.core.errors import DataError
 
 VAL_BATCHES = 2  # for the checkpoint's val loss: enough to compare, cheap at core size
 RANDOM_TOKENS = 1 << 18  # length of each random split: many distinct windows

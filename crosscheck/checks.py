@@ -18,10 +18,10 @@ import numpy as np
 from crosscheck.batches import Batches
 from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
-from sweeps.config import RunConfig
-from sweeps.diagnostics import DIAGNOSTICS, diagnostics_row
-from sweeps.runs import RunDir
-from sweeps.schedule import lr_at
+from sweeps.core.config import RunConfig
+from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
+from sweeps.run.rundir import RunDir
+from sweeps.core.schedule import lr_at
 
 BACKENDS = ("torch", "mlx")  # the first is the reference for relative errors
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from sweeps.cli import one_line_errors
-from sweeps.errors import HarnessError
+from sweeps.core.errors import HarnessError
 
 
 def float32_numerics(threads: int | None) -> None:
@@ -60,10 +60,10 @@ def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads):
 
 def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) -> int:
     from crosscheck.configs import preset_targets, sweep_targets
-    from sweeps.files import check_writable
-    from sweeps.params import check_fits
-    from sweeps.spec import load_spec
-    from sweeps.sweepdir import SweepDir
+    from sweeps.core.files import check_writable
+    from sweeps.core.params import check_fits
+    from sweeps.sweep.spec import load_spec
+    from sweeps.sweep.sweepdir import SweepDir
 
     if (preset is None) == (sweep is None):
         raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
@@ -115,7 +115,7 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) 
 
 def main() -> None:
     os.environ["MLX_ENABLE_TF32"] = "0"
-    from sweeps.blas import ensure_fast_blas
+    from sweeps.platform.blas import ensure_fast_blas
 
     ensure_fast_blas()  # may re-execute this command once with OpenBLAS preloaded
     cli(prog_name="crosscheck")

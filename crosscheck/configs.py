@@ -4,14 +4,14 @@ Every config is forced to float32: the comparison is about exact arithmetic, not
 precision. Learning rate and seed do not change the model, so a sweep's configs are its
 distinct (model, data) pairs, trained here at the spec's base LR (preset + [set], a stable
 one: at divergent LRs rounding differences grow chaotically and agreement is not defined)
-and its first seed. Specs are read by sweeps.spec, as the sweep runner reads them.
+and its first seed. Specs are read by sweeps.sweep.spec, as the sweep runner reads them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweeps.config import RunConfig
-from sweeps.presets import get_preset
+from sweeps.core.config import RunConfig
+from sweeps.core.presets import get_preset
 
 DEFAULT_QK_NORMS = ("none", "rms")  # QK-norm off and on
 OTHER_DECAY = {"coupled": "independent", "independent": "coupled"}
@@ -31,7 +31,7 @@ def preset_targets(preset: str, overrides=(), qk_norms=()) -> list[Target]:
 
 
 def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
-    """spec: a sweeps.spec.SweepSpec. --qk-norm replaces the spec's own qk_norm values."""
+    """spec: a sweeps.sweep.spec.SweepSpec. --qk-norm replaces the spec's own qk_norm values."""
     base = spec.base_config("torch", overrides)
     cfgs = spec.configs("torch", overrides)
     if qk_norms:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from crosscheck.checks import Check
 from crosscheck.tolerances import ERROR_MEASURES, TOLERANCES
-from sweeps.files import write_json_atomic
-from sweeps.runs import provenance
+from sweeps.core.files import write_json_atomic
+from sweeps.platform.provenance import provenance
 
 HEADER = f"  {'check':<30} {'max abs err':>12} {'max rel err':>12} {'tolerance':>10}  result"
 

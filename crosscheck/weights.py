@@ -1,6 +1,6 @@
 """The two weight sets both trainers load, drawn once with numpy.
 
-- `init`: sweeps.params.init_params exactly, what every run starts from. Activations are
+- `init`: sweeps.core.params.init_params exactly, what every run starts from. Activations are
   small here (residual RMS ~0.03), so norm eps matters, but attention is nearly uniform and
   GELU nearly linear: a wrong score scale or GELU variant barely moves the logits.
 - `stress`: the same draws rescaled so every nonlinearity works in its O(1) range: each
@@ -11,8 +11,8 @@ Together they leave no cheap place for a mismatch to hide.
 """
 import numpy as np
 
-from sweeps.config import RunConfig
-from sweeps.params import init_params, matrix_std
+from sweeps.core.config import RunConfig
+from sweeps.core.params import init_params, matrix_std
 
 WEIGHT_SETS = ("init", "stress")
 

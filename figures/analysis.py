@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 
 from figures.results import SweepResults
-from sweeps.config import DataConfig, ModelConfig
-from sweeps.estimate import flops_per_token
-from sweeps.outcomes import FAILED, OUTCOMES
-from sweeps.params import count_params
-from sweeps.stats import (STUDY_SHA256, GridValue, critical_lr, eta_max, necessity, paired,
+from sweeps.core.config import DataConfig, ModelConfig
+from sweeps.sweep.estimate import flops_per_token
+from sweeps.run.outcomes import FAILED, OUTCOMES
+from sweeps.core.params import count_params
+from sweeps.study.stats import (STUDY_SHA256, GridValue, critical_lr, eta_max, necessity, paired,
                           sensitivity)
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
@@ -109,7 +109,7 @@ def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
 
 def compute(runs: pd.DataFrame) -> dict:
     """What the sweep spent: device-hours per device, tokens, and training FLOPs
-    (sweeps.estimate.flops_per_token, PaLM's convention) over runs that trained."""
+    (sweeps.sweep.estimate.flops_per_token, PaLM's convention) over runs that trained."""
     trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna()
                    & runs.n_embd.notna()]
     hours = trained.groupby(trained.device.fillna("unknown")).wall_time_s.sum() / 3600

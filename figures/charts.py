@@ -15,8 +15,8 @@ import pandas as pd
 import vl_convert as vlc
 
 from figures.formats import FORMATS
-from sweeps.files import write_atomic
-from sweeps.norms import QK_NORMS
+from sweeps.core.files import write_atomic
+from sweeps.core.norms import QK_NORMS
 
 # Fixed colours for the arms docs/STUDY.md names; any other arm takes the next free colour.
 ARM_COLORS = {"off": "#D55E00", "on": "#0072B2", "off-warm": "#E69F00", "on-cool": "#56B4E9"}

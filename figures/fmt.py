@@ -53,7 +53,7 @@ def pm_interval(entry: dict, digits: int = 3) -> str:
 
 
 def grid(value: dict | None) -> str:
-    """An LR found on the grid (sweeps.stats.GridValue as a dict), censoring spelled out."""
+    """An LR found on the grid (sweeps.study.stats.GridValue as a dict), censoring spelled out."""
     if not value:
         return "n/a"
     kind = value.get("kind", "")

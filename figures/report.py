@@ -18,9 +18,9 @@ from figures import analysis as study
 from figures import charts, fmt, tables
 from figures.formats import FORMATS
 from figures.results import SweepResults, load_curves, load_results
-from sweeps.diagnostics import DIAGNOSTICS
-from sweeps.files import write_atomic
-from sweeps.stats import STUDY_SHA256
+from sweeps.core.diagnostics import DIAGNOSTICS
+from sweeps.core.files import write_atomic
+from sweeps.study.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
@@ -143,7 +143,7 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
-        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/estimate.py) over {c['runs']} "
+        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over {c['runs']} "
         f"runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
 

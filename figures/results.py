@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from sweeps.diagnostics import DIAGNOSTICS, reduce_layers
-from sweeps.errors import HarnessError
-from sweeps.norms import qk_order
-from sweeps.runs import RunDir, find_run_dirs, load_runs
-from sweeps.sweepdir import SweepDir
+from sweeps.core.diagnostics import DIAGNOSTICS, reduce_layers
+from sweeps.core.errors import HarnessError
+from sweeps.core.norms import qk_order
+from sweeps.run.rundir import RunDir, find_run_dirs, load_runs
+from sweeps.sweep.sweepdir import SweepDir
 
 RUN_KEYS = ["arm", "qk_norm", "n_layer", "lr", "seed"]
 SUMMARY_COLUMNS = ["status", "init_loss", "final_val_loss", "best_val_loss", "perplexity",
@@ -35,7 +35,7 @@ class SweepResults:
 
 
 def qk_key(qk_norm: str) -> tuple:
-    """Off first, then the registry's order (sweeps.norms): legends, tables, sections."""
+    """Off first, then the registry's order (sweeps.core.norms): legends, tables, sections."""
     return qk_order(qk_norm)
 
 

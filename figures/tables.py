@@ -6,7 +6,7 @@ import math
 import pandas as pd
 
 from figures import fmt
-from sweeps.norms import qk_norm
+from sweeps.core.norms import qk_norm
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
 

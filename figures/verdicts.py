@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from figures import fmt
-from sweeps.stats import paired, slope
+from sweeps.study.stats import paired, slope
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 MIN_DEPTHS = 3

@@ -1,5 +1,5 @@
 """The `qkmlx` command: the shared CLI with the mlx backend fixed, plus `figures`."""
-from sweeps.blas import ensure_fast_blas
+from sweeps.platform.blas import ensure_fast_blas
 
 
 def main() -> None:

@@ -1,15 +1,15 @@
 """nanoGPT-style decoder with a QK-norm switch (MLX). Mirrors qktorch/model.py line for line.
 
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
-sweeps.params.init_params (numpy), so both backends start from identical weights.
+sweeps.core.params.init_params (numpy), so both backends start from identical weights.
 """
 import math
 
 import mlx.core as mx
 import mlx.nn as nn
 
-from sweeps.config import ModelConfig
-from sweeps.norms import unbuilt
+from sweeps.core.config import ModelConfig
+from sweeps.core.norms import unbuilt
 
 
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:

@@ -14,9 +14,9 @@ import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_map
 
-from sweeps.config import TrainConfig
-from sweeps.params import decays
-from sweeps.schedule import decay_per_lr
+from sweeps.core.config import TrainConfig
+from sweeps.core.params import decays
+from sweeps.core.schedule import decay_per_lr
 
 
 def clip_gradients(grads: dict, max_norm: float):

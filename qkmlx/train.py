@@ -1,4 +1,4 @@
-"""The MLX Trainer driven by sweeps.loop.train_run. Mirrors qktorch/train.py line for line."""
+"""The MLX Trainer driven by sweeps.run.loop.train_run. Mirrors qktorch/train.py line for line."""
 import os
 
 import mlx.core as mx
@@ -7,12 +7,12 @@ from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn
 from qkmlx.optim import AdamW, clip_gradients
-from sweeps.backends import DEVICES as BACKEND_DEVICES
-from sweeps.config import RunConfig
-from sweeps.diagnostics import LayerProbe, Probe
-from sweeps.errors import HarnessError
-from sweeps.estimate import host_cpu_name
-from sweeps.params import init_params
+from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
+from sweeps.core.config import RunConfig
+from sweeps.core.diagnostics import LayerProbe, Probe
+from sweeps.core.errors import HarnessError
+from sweeps.platform.devices import host_cpu_name
+from sweeps.core.params import init_params
 
 DEVICES = BACKEND_DEVICES["mlx"]
 
@@ -30,7 +30,7 @@ def pick_device(name: str) -> str:
 
 
 def device_name(device: str) -> str:
-    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    """The device's model name, for peak FLOP/s (sweeps.platform.devices.PEAK_FLOPS)."""
     return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
 
 

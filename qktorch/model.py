@@ -1,7 +1,7 @@
 """nanoGPT-style decoder with a QK-norm switch (PyTorch). Mirrors qkmlx/model.py line for line.
 
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
-sweeps.params.init_params (numpy), so both backends start from identical weights.
+sweeps.core.params.init_params (numpy), so both backends start from identical weights.
 """
 import math
 
@@ -9,8 +9,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from sweeps.config import ModelConfig
-from sweeps.norms import unbuilt
+from sweeps.core.config import ModelConfig
+from sweeps.core.norms import unbuilt
 
 
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:

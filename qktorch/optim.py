@@ -14,9 +14,9 @@ per-tensor graph under mx.compile instead (qkmlx/optim.py).
 import numpy as np
 import torch
 
-from sweeps.config import TrainConfig
-from sweeps.params import decays
-from sweeps.schedule import decay_per_lr
+from sweeps.core.config import TrainConfig
+from sweeps.core.params import decays
+from sweeps.core.schedule import decay_per_lr
 
 
 def flatten(tensors, out=None) -> torch.Tensor:

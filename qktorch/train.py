@@ -1,4 +1,4 @@
-"""The PyTorch Trainer driven by sweeps.loop.train_run. Mirrors qkmlx/train.py line for line."""
+"""The PyTorch Trainer driven by sweeps.run.loop.train_run. Mirrors qkmlx/train.py line for line."""
 import contextlib
 import warnings
 
@@ -7,12 +7,12 @@ import torch
 
 from qktorch.model import GPT, loss_fn
 from qktorch.optim import AdamW, clip_gradients, flatten
-from sweeps.backends import DEVICES as BACKEND_DEVICES
-from sweeps.config import RunConfig
-from sweeps.diagnostics import LayerProbe, Probe
-from sweeps.errors import HarnessError
-from sweeps.estimate import host_cpu_name
-from sweeps.params import init_params
+from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
+from sweeps.core.config import RunConfig
+from sweeps.core.diagnostics import LayerProbe, Probe
+from sweeps.core.errors import HarnessError
+from sweeps.platform.devices import host_cpu_name
+from sweeps.core.params import init_params
 
 DEVICES = BACKEND_DEVICES["torch"]
 
@@ -30,7 +30,7 @@ def pick_device(name: str) -> str:
 
 
 def device_name(device: str) -> str:
-    """The device's model name, for peak FLOP/s (sweeps.estimate.PEAK_FLOPS)."""
+    """The device's model name, for peak FLOP/s (sweeps.platform.devices.PEAK_FLOPS)."""
     return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
 
 

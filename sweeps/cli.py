@@ -5,7 +5,7 @@ context object is the backend name (`make_cli`). Commands that live above sweeps
 Heavy imports (numpy-heavy data code, mlx, torch) happen inside the commands that need
 them, so `--help` is instant. Bad input is one line on stderr and exit code 2, a fault of
 the machine (full or read-only disk, unreachable cluster) one line and exit code 1, Ctrl-C
-or SIGTERM one line and exit code 130 or 143 (sweeps.errors).
+or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 """
 from __future__ import annotations
 
@@ -18,17 +18,18 @@ from pathlib import Path
 
 import click
 
-from sweeps.backends import DEVICES, PROGRAMS
-from sweeps.errors import ONE_LINE, Terminated, interrupted_code, one_line
-from sweeps.executors import EXECUTORS
-from sweeps.spec import MAX_RUNS
+from sweeps.platform.devices import DEVICES
+from sweeps.run.backends import PROGRAMS
+from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
+from sweeps.sweep.executors import EXECUTORS
+from sweeps.sweep.spec import MAX_RUNS
 
 HELP = "When does a small GPT need QK-norm? Learning-rate sweeps with QK-norm on and off."
 INTERRUPTED = "interrupted; run the same command again to resume"
 
 
 class HarnessGroup(click.Group):
-    """Turns the errors of sweeps.errors raised anywhere below into one line (exit 2 for
+    """Turns the errors of sweeps.core.errors raised anywhere below into one line (exit 2 for
     bad input, 1 for the machine) and SIGINT or SIGTERM into one line (exit 130 or 143)."""
 
     def invoke(self, ctx):
@@ -80,7 +81,7 @@ def make_cli(backend: str, extra_commands=()) -> click.Group:
 
 
 def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: int | None = None):
-    from sweeps.presets import get_preset
+    from sweeps.core.presets import get_preset
 
     cfg = get_preset(preset).with_overrides([f"backend={backend}"] + list(overrides))
     if seed is not None:
@@ -121,7 +122,7 @@ def data():
 
 
 def _data_config(corpus: str, tokenizer: str, path: str, overrides):
-    from sweeps.config import DataConfig, RunConfig
+    from sweeps.core.config import DataConfig, RunConfig
 
     base = RunConfig(data=DataConfig(corpus=corpus, tokenizer=tokenizer, path=path))
     return base.with_overrides(overrides).data
@@ -167,10 +168,10 @@ def data_info(corpus, tokenizer, path, overrides):
 @click.pass_obj
 def train(backend, preset, overrides, seed, out, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
-    from sweeps.backends import check_device, trainer_factory
-    from sweeps.files import check_writable
-    from sweeps.loop import train_run
-    from sweeps.runs import RunDir
+    from sweeps.run.backends import check_device, trainer_factory
+    from sweeps.core.files import check_writable
+    from sweeps.run.loop import train_run
+    from sweeps.run.rundir import RunDir
 
     cfg = resolve_config(preset, overrides, backend, seed)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
@@ -199,7 +200,7 @@ def config():
 def config_show(backend, preset, overrides, temperature):
     """Print the resolved config as JSON with total and non-embedding parameter counts and
     the attention-logit std it starts at (and would with QK-norm off and on)."""
-    from sweeps.params import count_params, qk_init_scales
+    from sweeps.core.params import count_params, qk_init_scales
 
     cfg = resolve_config(preset, overrides, backend)
     counts = count_params(cfg.model, cfg.vocab_size)
@@ -208,9 +209,9 @@ def config_show(backend, preset, overrides, temperature):
            "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps,
            "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain}}
     if temperature:
-        from sweeps.backends import trainer_factory
-        from sweeps.params import check_fits
-        from sweeps.temperature import temperatures
+        from sweeps.run.backends import trainer_factory
+        from sweeps.core.params import check_fits
+        from sweeps.run.temperature import temperatures
 
         check_fits(cfg)  # the measurement builds the model
         out["initial_attention_logit_std"] = temperatures(cfg, trainer_factory(backend, "cpu"))
@@ -242,15 +243,15 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
           retry_failed, max_runs, runs_dir, overrides, device, compile, tf32):
     """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
     resumes interrupted ones."""
-    from sweeps.backends import check_device
-    from sweeps.executors import make_executor
-    from sweeps.files import check_writable
-    from sweeps.runner import Sweep, dry_run as show_plan, run_sweep
-    from sweeps.spec import load_spec
+    from sweeps.run.backends import check_device
+    from sweeps.sweep.executors import make_executor
+    from sweeps.core.files import check_writable
+    from sweeps.sweep.runner import Sweep, dry_run as show_plan, run_sweep
+    from sweeps.sweep.spec import load_spec
 
     plan = Sweep(load_spec(name, max_runs), backend, overrides, runs_dir, max_runs)
     if estimate:
-        from sweeps.estimate import estimate_sweep
+        from sweeps.sweep.estimate import estimate_sweep
 
         check_device(backend, device)
         estimate_sweep(plan, backend, device, compile, tf32, echo=click.echo)
@@ -273,7 +274,7 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
 @click.pass_obj
 def status(backend, name, runs_dir):
     """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
-    from sweeps.status import status_lines
+    from sweeps.sweep.status import status_lines
 
     click.echo("\n".join(status_lines(name, runs_dir, backend)))
 

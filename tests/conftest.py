@@ -1,7 +1,7 @@
 """Shared fixtures: a small builtin corpus cached once per session, and both backends."""
 import pytest
 
-from sweeps.presets import get_preset
+from sweeps.core.presets import get_preset
 
 BACKENDS = ["torch", "mlx"]
 SMALL_DATA = ["data.builtin_stories=300"]

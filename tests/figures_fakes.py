@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from sweeps.files import write_json_atomic
-from sweeps.presets import get_preset
-from sweeps.runs import RunDir
+from sweeps.core.files import write_json_atomic
+from sweeps.core.presets import get_preset
+from sweeps.run.rundir import RunDir
 
 INIT_LOSS = 5.5
 PROVENANCE = {"git_commit": "0123456789abcdef", "git_dirty": False, "device": "cpu",

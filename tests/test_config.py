@@ -5,11 +5,11 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
-from sweeps.config import RunConfig
-from sweeps.errors import ConfigError
-from sweeps.params import count_params
-from sweeps.presets import PRESETS, get_preset
-from sweeps.schedule import lr_at
+from sweeps.core.config import RunConfig
+from sweeps.core.errors import ConfigError
+from sweeps.core.params import count_params
+from sweeps.core.presets import PRESETS, get_preset
+from sweeps.core.schedule import lr_at
 
 
 @pytest.mark.parametrize("name", ["smoke", "tiny", "core", "core-L12"])

@@ -22,7 +22,7 @@ import qktorch.train
 from crosscheck.batches import make_batches
 from crosscheck.checks import run_checks
 from crosscheck.cli import cli
-from sweeps.schedule import lr_at
+from sweeps.core.schedule import lr_at
 from tests.conftest import SMALL_DATA, smoke_config
 
 # At LR 1e-2 the weakest training mismatch (decayed norm gains) is 30x its tolerance by step

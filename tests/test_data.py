@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from sweeps.data import cache as data_mod, corpora, tokenizers
 from sweeps.data.builtin import GENERATOR_VERSION
 from sweeps.cli import make_cli
-from sweeps.config import DataConfig
+from sweeps.core.config import DataConfig
 from sweeps.data.corpora import describe, load_documents
 from sweeps.data import cache_path, get_batch, load_tokens, read_manifest, val_batches
-from sweeps.errors import DataError
+from sweeps.core.errors import DataError
 from sweeps.data.tokenizers import apply_compact, compact_vocab, encode_documents, gpt2_encoding
 
 SMALL = DataConfig(builtin_stories=200)

@@ -31,17 +31,17 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from sweeps import runner as runner_mod
+from sweeps.sweep import runner as runner_mod
 from sweeps.cli import make_cli
-from sweeps.errors import ConfigError, EnvironmentFault
-from sweeps.executors import execute_run, probe_address
-from sweeps.grid import extension_points, grid_additions
-from sweeps.loop import train_run
-from sweeps.params import activation_bytes, check_fits, state_bytes
-from sweeps.runner import Sweep, run_sweep, settle
-from sweeps.runs import RunDir
-from sweeps.spec import MIN_EXTEND_FACTOR, Extend, load_spec
-from sweeps.sweepdir import SweepDir
+from sweeps.core.errors import ConfigError, EnvironmentFault
+from sweeps.sweep.executors import execute_run, probe_address
+from sweeps.sweep.grid import extension_points, grid_additions
+from sweeps.run.loop import train_run
+from sweeps.core.params import activation_bytes, check_fits, state_bytes
+from sweeps.sweep.runner import Sweep, run_sweep, settle
+from sweeps.run.rundir import RunDir
+from sweeps.sweep.spec import MIN_EXTEND_FACTOR, Extend, load_spec
+from sweeps.sweep.sweepdir import SweepDir
 from tests.conftest import make_trainer, smoke_config
 from tests.test_sweeps import FAST, QKTORCH, final_losses, metrics, write_spec
 
@@ -353,7 +353,7 @@ def test_a_model_too_large_for_memory_is_refused_with_its_size(tmp_path, monkeyp
     assert "the model has 24,000,000,549,000,000,000 parameters" in line and "GiB" in line
     assert "shrink model.n_embd" in line and not (tmp_path / "t").exists()
     spec = write_spec(tmp_path, "wide", [1e-2, 1.0], settings={"model.n_embd": 4096})  # 5 GB
-    monkeypatch.setattr("sweeps.params.available_memory", lambda: 2 ** 30)  # a 1 GiB machine
+    monkeypatch.setattr("sweeps.core.params.available_memory", lambda: 2 ** 30)  # a 1 GiB machine
     line = error_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 2)
     assert "more than the 1.0 GiB of memory available here" in line
     assert not (tmp_path / "runs").exists()  # refused before any run was written

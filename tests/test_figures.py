@@ -14,9 +14,9 @@ from figures.analysis import analyze, steps_to_target
 from figures.report import make_report
 from figures.results import load_curves, load_results
 from figures.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.errors import HarnessError
-from sweeps.files import write_json_atomic
-from sweeps.stats import STUDY_SHA256
+from sweeps.core.errors import HarnessError
+from sweeps.core.files import write_json_atomic
+from sweeps.study.stats import STUDY_SHA256
 
 CHARTS = ["final_loss_vs_lr", "stability_vs_depth", "paired_effect", "eta_max_ratio",
           "lr_sensitivity", "training_curves", "attention", "residual_kurtosis"]

@@ -4,7 +4,7 @@ The graph is read statically (ast) from every module's imports, function-level o
 included, so a lazy import that runs back up is caught too. Layers, top to bottom:
 console entry points (qkmlx.cli, qktorch.cli, crosscheck.cli) -> crosscheck, figures,
 qkmlx, qktorch -> sweeps. sweeps reaches a backend only through its registry (by name,
-sweeps.backends), never by an import statement.
+sweeps.run.backends), never by an import statement.
 """
 import ast
 import subprocess
@@ -89,6 +89,42 @@ def test_imports_only_point_down():
     assert wrong == []
 
 
+# sweeps/ in layers, bottom to top: a module may import its own sub-package and those below it.
+SWEEPS_LAYERS = ("core", "platform", "data", "run", "study", "sweep", "cli")
+# What a training step needs: the trainers reach nothing of sweeps/ above these.
+TRAINER_LAYERS = {"core", "platform", "run"}
+
+
+def sweeps_layer(module: str) -> int:
+    parts = module.split(".")
+    return SWEEPS_LAYERS.index(parts[1]) if len(parts) > 1 else len(SWEEPS_LAYERS)
+
+
+def upward_in_sweeps(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} -> {t}" for m, targets in graph.items() if m.startswith("sweeps.")
+                  for t in targets if t.startswith("sweeps.") and sweeps_layer(t) > sweeps_layer(m))
+
+
+def test_sweeps_sub_packages_only_import_down():
+    assert upward_in_sweeps(import_graph()) == []
+
+
+def reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for t in graph[todo.pop()] - seen:
+            seen.add(t)
+            todo.append(t)
+    return seen
+
+
+def test_trainers_reach_only_what_a_training_step_needs():
+    graph = import_graph()
+    for trainer in ("qkmlx.train", "qktorch.train"):
+        layers = {m.split(".")[1] for m in reach(graph, trainer) if m.startswith("sweeps.")}
+        assert layers <= TRAINER_LAYERS, f"{trainer} reaches sweeps.{layers - TRAINER_LAYERS}"
+
+
 def test_entry_points_only_add_the_figures_command():
     for entry in ("qkmlx.cli", "qktorch.cli"):
         outside = {t for t in import_graph()[entry] if not t.startswith(("sweeps.", "qk"))}
@@ -96,9 +132,9 @@ def test_entry_points_only_add_the_figures_command():
 
 
 def test_importing_sweeps_and_figures_loads_no_trainer():
-    code = ("import sys, sweeps.cli, sweeps.config, sweeps.data, sweeps.runs, sweeps.loop, "
-            "sweeps.presets, sweeps.params, sweeps.diagnostics, sweeps.runner, sweeps.status, "
-            "sweeps.executors, sweeps.backends, sweeps.stats, sweeps.grid, sweeps.estimate, "
+    code = ("import sys, sweeps.cli, sweeps.core.config, sweeps.data, sweeps.run.rundir, sweeps.run.loop, "
+            "sweeps.core.presets, sweeps.core.params, sweeps.core.diagnostics, sweeps.sweep.runner, sweeps.sweep.status, "
+            "sweeps.sweep.executors, sweeps.run.backends, sweeps.study.stats, sweeps.sweep.grid, sweeps.sweep.estimate, "
             "figures.results, "
             "figures.analysis, figures.verdicts; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -120,3 +156,17 @@ def test_the_graph_reader_sees_lazy_imports_and_circles(tmp_path):
     graph = import_graph(tmp_path)
     assert graph["sweeps.b"] == {"sweeps.a"}
     assert cycles(graph) == [["sweeps.a", "sweeps.b"]]
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path):
+    """A core module that lazily imports the sweep layer is caught."""
+    for sub in ("core", "sweep"):
+        (tmp_path / "sweeps" / sub).mkdir(parents=True)
+        (tmp_path / "sweeps" / sub / "__init__.py").write_text("")
+    (tmp_path / "sweeps" / "__init__.py").write_text("")
+    (tmp_path / "sweeps" / "sweep" / "grid.py").write_text("X = 1\n")
+    (tmp_path / "sweeps" / "core" / "config.py").write_text(
+        "def f():\n    from sweeps.sweep.grid import X\n")
+    for other in PACKAGES[1:]:
+        (tmp_path / other).mkdir()
+    assert upward_in_sweeps(import_graph(tmp_path)) == ["sweeps.core.config -> sweeps.sweep.grid"]

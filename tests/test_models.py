@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from sweeps.params import init_params, param_shapes
+from sweeps.core.params import init_params, param_shapes
 from tests.conftest import BACKENDS, make_trainer, smoke_config, train_steps
 
 

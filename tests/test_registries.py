@@ -3,10 +3,10 @@ kind is one registry entry plus a make_norm branch per backend. Walked through h
 import numpy as np
 import pytest
 
-from sweeps.config import RunConfig
-from sweeps.diagnostics import DIAGNOSTICS, Diagnostic
-from sweeps.errors import ConfigError
-from sweeps.norms import QK_NORMS, QKNorm
+from sweeps.core.config import RunConfig
+from sweeps.core.diagnostics import DIAGNOSTICS, Diagnostic
+from sweeps.core.errors import ConfigError
+from sweeps.core.norms import QK_NORMS, QKNorm
 from tests.conftest import make_trainer, smoke_config
 
 
@@ -15,12 +15,12 @@ def mean_abs_logit(layer) -> float:
 
 
 def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
-    """Registered at runtime only (sweeps/diagnostics.py untouched otherwise): the loop
+    """Registered at runtime only (sweeps/core/diagnostics.py untouched otherwise): the loop
     records it per layer, the figures reduce it by its rule, the report's table shows it."""
     from figures.report import make_report
     from figures.results import load_curves, load_results
-    from sweeps.backends import trainer_factory
-    from sweeps.loop import train_run
+    from sweeps.run.backends import trainer_factory
+    from sweeps.run.loop import train_run
 
     monkeypatch.setitem(DIAGNOSTICS, "mean_abs_logit", Diagnostic(
         "mean_abs_logit", "mean abs logit", "", "max", mean_abs_logit, in_report=True))
@@ -42,7 +42,7 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
     know the kind; each backend's make_norm refuses it by name until it gets its branch."""
     from figures.charts import arm_colors
     from figures.tables import qk_display
-    from sweeps.params import param_shapes
+    from sweeps.core.params import param_shapes
 
     monkeypatch.setitem(QK_NORMS, "scalenorm", QKNorm("scalenorm", "on (scalenorm)",
                                                       "#009E73", has_params=True))

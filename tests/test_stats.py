@@ -1,4 +1,4 @@
-"""The study's statistics (sweeps/stats.py) proven before they judge real runs: simulated
+"""The study's statistics (sweeps/study/stats.py) proven before they judge real runs: simulated
 sweeps with a known answer (null and planted effects, docs/STUDY.md section 7) and hand-made
 cases for every metric."""
 import math
@@ -6,8 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from sweeps import stats
-
+from sweeps.study import stats
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
 SEEDS = 3
 NOISE = 0.03  # per-arm seed sd, nats: the spread of the tiny sweep's stable LRs
@@ -170,5 +169,5 @@ def test_slope_interval_covers_the_truth_and_excludes_zero_for_a_clear_trend():
 
 def test_the_code_implements_the_study_md_it_cites():
     assert stats.study_digest() == stats.STUDY_SHA256, (
-        "docs/STUDY.md changed: review the rules in sweeps/stats.py and figures/, then set "
-        "sweeps.stats.STUDY_SHA256 to the new digest in the same commit")
+        "docs/STUDY.md changed: review the rules in sweeps/study/stats.py and figures/, then set "
+        "sweeps.study.stats.STUDY_SHA256 to the new digest in the same commit")

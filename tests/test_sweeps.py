@@ -21,11 +21,11 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
-from sweeps.errors import ConfigError
-from sweeps.executors import uses_gpus, worker_envs
-from sweeps.grid import grid_additions, max_extra_runs
-from sweeps.runs import RunDir
-from sweeps.spec import SPECS_DIR, load_spec, parse_spec
+from sweeps.core.errors import ConfigError
+from sweeps.sweep.executors import uses_gpus, worker_envs
+from sweeps.sweep.grid import grid_additions, max_extra_runs
+from sweeps.run.rundir import RunDir
+from sweeps.sweep.spec import SPECS_DIR, load_spec, parse_spec
 
 FAST = {"data.builtin_stories": 300, "train.max_steps": 12, "train.warmup_steps": 2,
         "train.eval_interval": 6, "train.checkpoint_interval": 4}
@@ -486,7 +486,7 @@ def _stop_group(proc) -> None:
 
 
 def test_sweep_modules_import_neither_mlx_nor_torch():
-    code = ("import sys, sweeps.spec, sweeps.runner, sweeps.executors, sweeps.status, sweeps.cli; "
+    code = ("import sys, sweeps.sweep.spec, sweeps.sweep.runner, sweeps.sweep.executors, sweeps.sweep.status, sweeps.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

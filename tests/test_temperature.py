@@ -5,10 +5,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from sweeps.backends import trainer_factory
+from sweeps.run.backends import trainer_factory
 from sweeps.cli import make_cli
-from sweeps.presets import get_preset
-from sweeps.temperature import initial_logit_std, probe_batch
+from sweeps.core.presets import get_preset
+from sweeps.run.temperature import initial_logit_std, probe_batch
 
 
 def start(cfg, backend="torch", x=None):

@@ -14,22 +14,22 @@ from click.testing import CliRunner
 
 from crosscheck.tolerances import TOLERANCES
 from sweeps.cli import make_cli
-from sweeps.config import TrainConfig
+from sweeps.core.config import TrainConfig
 from sweeps.data import batch_starts, windows
-from sweeps.estimate import (
+from sweeps.sweep.estimate import (
     describe,
     estimate_sweep,
     evaluations,
     flops_per_token,
     measure,
-    peak_flops,
     sweep_estimate,
 )
-from sweeps.params import count_params, decays, init_params
-from sweeps.presets import get_preset
-from sweeps.runner import Sweep
-from sweeps.schedule import decay_per_lr, lr_at
-from sweeps.spec import load_spec
+from sweeps.platform.devices import peak_flops
+from sweeps.core.params import count_params, decays, init_params
+from sweeps.core.presets import get_preset
+from sweeps.sweep.runner import Sweep
+from sweeps.core.schedule import decay_per_lr, lr_at
+from sweeps.sweep.spec import load_spec
 from tests.conftest import BACKENDS, SMALL_DATA, make_trainer, smoke_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -279,9 +279,9 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp_path,
                                                                     monkeypatch):
-    import sweeps.grid
+    import sweeps.sweep.grid
 
-    monkeypatch.setattr(sweeps.grid, "max_extra_runs", lambda spec: 4)
+    monkeypatch.setattr(sweeps.sweep.grid, "max_extra_runs", lambda spec: 4)
     spec = tmp_path / "two.toml"
     spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
                     'n_layer = [1, 3]\nseed = [0, 1]\n[study]\ndelta = 0.1\n'
@@ -308,7 +308,7 @@ def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
 
 
 def test_sweeps_estimate_imports_no_trainer():
-    code = ("import sys, sweeps.estimate; print(sorted(m for m in sys.modules if "
+    code = ("import sys, sweeps.sweep.estimate; print(sorted(m for m in sys.modules if "
             "m.split('.')[0] in ('mlx', 'torch', 'qkmlx', 'qktorch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
-from sweeps.loop import train_run
-from sweeps.runs import RunDir
+from sweeps.run.loop import train_run
+from sweeps.run.rundir import RunDir
 from tests.conftest import BACKENDS, SMALL_DATA, make_trainer, smoke_config
 
 

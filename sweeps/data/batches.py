@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sweeps.errors import DataError
+from sweeps.core.errors import DataError
 
 
 def batch_starts(n_tokens: int, seed: int, step: int, batch_size: int,

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sweeps.config import DataConfig
+from sweeps.core.config import DataConfig
 from sweeps.data.baselines import split_baselines
 from sweeps.data.corpora import describe, load_documents
 from sweeps.data.tokenizers import SEPARATORS, apply_compact, compact_vocab, encode_documents
-from sweeps.errors import DataError
-from sweeps.files import write_atomic, write_json_atomic
+from sweeps.core.errors import DataError
+from sweeps.core.files import write_atomic, write_json_atomic
 
 DTYPE = np.uint16  # every vocabulary here fits: bytes 256, gpt2 50257, compact K + 1
 MANIFEST = "manifest.json"

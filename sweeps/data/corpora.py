@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from sweeps.data.builtin import GENERATOR_VERSION, generate_stories
-from sweeps.config import DataConfig
-from sweeps.errors import DataError
+from sweeps.core.config import DataConfig
+from sweeps.core.errors import DataError
 
 TINYSTORIES_REPO = "roneneldan/TinyStories"
 TXT_SEPARATOR = "<|endoftext|>"  # TinyStories' .txt files put this on a line between stories

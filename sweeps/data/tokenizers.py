@@ -13,8 +13,8 @@ from importlib import resources
 
 import numpy as np
 
-from sweeps.config import GPT2_VOCAB
-from sweeps.errors import DataError
+from sweeps.core.config import GPT2_VOCAB
+from sweeps.core.errors import DataError
 
 BYTES_SEPARATOR = 0  # NUL never occurs in text, so id 0 can mark a document boundary
 GPT2_SEPARATOR = 50256  # <|endoftext|>

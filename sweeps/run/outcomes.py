@@ -7,13 +7,13 @@
   from), or its final validation loss is worse than the train.baseline (bigram by default)
   of its data: it learned less than counting token pairs does.
 - ok: neither.
-A run whose process raised is `failed` (sweeps.runs.RunDir.record_failure): no outcome.
+A run whose process raised is `failed` (sweeps.run.rundir.RunDir.record_failure): no outcome.
 """
 from __future__ import annotations
 
 import math
 
-from sweeps.config import TrainConfig
+from sweeps.core.config import TrainConfig
 
 OUTCOMES = ("ok", "unstable", "diverged")
 FAILED = ("unstable", "diverged")  # outcomes that count as the run failing at its LR

@@ -1,13 +1,13 @@
 """The training loop both backends share: schedule, batches, evaluation cadence, outcomes,
 checkpoints, metrics and the summary. A backend supplies only a Trainer
-(sweeps.backends.Trainer, the protocol its train.py implements).
+(sweeps.run.backends.Trainer, the protocol its train.py implements).
 
 The device runs ahead of the loop: losses are read in blocks (every train.log_interval steps,
 and at every evaluation and checkpoint), so a diverged run stops at most log_interval - 1
 steps late; every step still gets its metrics row. Evaluations: the full one (val loss over
 train.eval_batches fixed batches plus every diagnostic) every train.eval_interval steps, and
 a quick val loss (the first train.loss_eval_batches batches) every train.loss_eval_interval
-steps, dense enough to time a run's way to a target loss. How a run ends is sweeps.outcomes.
+steps, dense enough to time a run's way to a target loss. How a run ends is sweeps.run.outcomes.
 """
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ import sys
 import time
 from pathlib import Path
 
-from sweeps.backends import Trainer, TrainerFactory
-from sweeps.config import RunConfig
+from sweeps.run.backends import Trainer, TrainerFactory
+from sweeps.core.config import RunConfig
 from sweeps.data import batch_starts, load_tokens, val_batches
 from sweeps.data.batches import check_splits
-from sweeps.diagnostics import diagnostics_row
-from sweeps.outcomes import SmoothedLoss, is_diverged, unstable_reasons
-from sweeps.params import check_fits
-from sweeps.runs import RunDir
-from sweeps.schedule import lr_at
+from sweeps.core.diagnostics import diagnostics_row
+from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
+from sweeps.core.params import check_fits
+from sweeps.run.rundir import RunDir
+from sweeps.core.schedule import lr_at
 
 
 def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,

@@ -2,7 +2,7 @@
 the weight decay each step applies."""
 import math
 
-from sweeps.config import TrainConfig
+from sweeps.core.config import TrainConfig
 
 
 def lr_at(step: int, train: TrainConfig) -> float:

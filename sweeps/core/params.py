@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 
-from sweeps.config import ModelConfig, RunConfig
-from sweeps.errors import ConfigError
-from sweeps.norms import qk_norm_params
+from sweeps.core.config import ModelConfig, RunConfig
+from sweeps.core.errors import ConfigError
+from sweeps.core.norms import qk_norm_params
 
 # Per parameter, in float32: the weight, its gradient, AdamW's two moments, and the flat
 # gradient and two scratch buffers of qktorch's multi-tensor AdamW (qktorch/optim.py).

@@ -1,13 +1,13 @@
 """Where a sweep's runs execute: a local pool of worker processes, or Ray tasks.
 
-Both call `execute_run` on the worker side, which takes the run's lock (sweeps.runs), trains
+Both call `execute_run` on the worker side, which takes the run's lock (sweeps.run.rundir), trains
 it with the shared loop (resuming from its checkpoint) and records a run that raises as
 `failed` with its traceback in error.txt.
 
 The runner talks to an executor through the `Executor` protocol. A result is the run's
 summary, `{"status": "locked"}` when another process holds the run, `{"status": "died",
 "exitcode": n}` when the worker process itself died mid-run, or `{"status": "fault",
-"error": line}` when the machine failed it (a full or read-only disk, sweeps.errors): not
+"error": line}` when the machine failed it (a full or read-only disk, sweeps.core.errors): not
 the run's failure, so nothing is recorded and the sweep stops. EXECUTORS is the registry the
 CLI offers (--executor); adding one is a class with `from_options` and an entry there.
 """
@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 import traceback
@@ -26,8 +24,9 @@ from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
 from typing import Callable, Protocol
 
-from sweeps.blas import preload_env
-from sweeps.errors import EnvironmentFault, HarnessError, environment_fault
+from sweeps.platform.blas import preload_env
+from sweeps.platform.devices import visible_gpus
+from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
@@ -59,10 +58,10 @@ _factories: dict = {}
 def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: bool,
                 tf32: bool, retry_failed: bool = False) -> dict:
     """Train one run under its lock; a run that raises is recorded as failed, not raised."""
-    from sweeps.backends import trainer_factory
-    from sweeps.config import RunConfig
-    from sweeps.loop import train_run
-    from sweeps.runs import RunDir
+    from sweeps.run.backends import trainer_factory
+    from sweeps.core.config import RunConfig
+    from sweeps.run.loop import train_run
+    from sweeps.run.rundir import RunDir
 
     run = RunDir(run_dir)
     lock = run.lock()
@@ -122,20 +121,6 @@ def _worker_main(conn, parent_pid: int, env: dict, args: tuple) -> None:
 
 
 # -- local pool -----------------------------------------------------------------------------
-def visible_gpus() -> list[str]:
-    """CUDA devices this process may use: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        return [d.strip() for d in env.split(",") if d.strip() and d.strip() != "-1"]
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
-
-
 def uses_gpus(backend: str, device: str) -> list[str]:
     """The CUDA devices a local pool spreads its workers over ([] on CPU, MPS and Metal)."""
     if device == "cpu" or (backend == "mlx" and device not in ("auto", "gpu")):

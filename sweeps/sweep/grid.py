@@ -12,10 +12,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from sweeps.config import RunConfig
-from sweeps.outcomes import FAILED, effective_loss
-from sweeps.spec import SweepSpec, round_lr
-from sweeps.stats import critical_lr, necessity
+from sweeps.core.config import RunConfig
+from sweeps.run.outcomes import FAILED, effective_loss
+from sweeps.sweep.spec import SweepSpec, round_lr
+from sweeps.study.stats import critical_lr, necessity
 
 RESOLUTION_SLACK = 1.01
 

@@ -14,21 +14,18 @@ import fcntl
 import hashlib
 import json
 import os
-import platform
 import shutil
-import subprocess
-import sys
 import tempfile
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from sweeps.config import RunConfig
-from sweeps.errors import HarnessError
-from sweeps.files import clean_json, read_json, write_atomic, write_json_atomic
+from sweeps.core.config import RunConfig
+from sweeps.core.errors import HarnessError
+from sweeps.core.files import clean_json, read_json, write_atomic, write_json_atomic
+from sweeps.platform.provenance import provenance
 
-# What summary.json may say: the run is finished (its outcome, sweeps.outcomes, or failed).
+# What summary.json may say: the run is finished (its outcome, sweeps.run.outcomes, or failed).
 STATUSES = ("ok", "unstable", "diverged", "failed")
 # The state of any planned run: a finished status, or one of these three.
 UNFINISHED = ("running", "interrupted", "pending")
@@ -36,43 +33,6 @@ CORRUPT = "corrupt"  # finished, but its files disagree: moved aside and rerun b
 DAMAGED = ".damaged"  # where a sweep moves corrupt run directories (never deleted)
 LOCK = ".lock"
 ERROR = "error.txt"
-
-
-def provenance(device: str = "") -> dict:
-    """Where and with what a run was made: commit, dirty flag, versions, device, time."""
-    commit, dirty = _SOURCE
-    versions = {}
-    for package in ("qknorm-study", "numpy", "mlx", "torch", "safetensors", "tiktoken"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
-    return {
-        "git_commit": commit, "git_dirty": dirty, "versions": versions,
-        "python": sys.version.split()[0], "platform": platform.platform(), "device": device,
-        "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def _source_state() -> tuple[str | None, bool | None]:
-    """(git commit, dirty) of the checkout this code comes from."""
-    source = Path(__file__).resolve().parent.parent
-    commit = _git(source, "rev-parse", "HEAD")
-    dirty = bool(_git(source, "status", "--porcelain", "--untracked-files=no")) if commit else None
-    return commit, dirty
-
-
-# Read once, when this process loads the code: a sweep's workers live for the whole sweep,
-# and the checkout may move on meanwhile; the runs they train ran the code they loaded.
-_SOURCE = _source_state()
 
 
 class RunDir:

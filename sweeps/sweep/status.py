@@ -6,16 +6,16 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from sweeps.backends import PROGRAMS
-from sweeps.errors import HarnessError
-from sweeps.runner import Sweep, settle
-from sweeps.runs import CORRUPT, STATUSES, UNFINISHED, RunDir
-from sweeps.sweepdir import SweepDir
+from sweeps.run.backends import PROGRAMS
+from sweeps.core.errors import HarnessError
+from sweeps.sweep.runner import Sweep, settle
+from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
+from sweeps.sweep.sweepdir import SweepDir
 
 
 def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
     """(sweep directory, run_id -> RunConfig): plan.json when the sweep has run, else the spec."""
-    from sweeps.spec import load_spec
+    from sweeps.sweep.spec import load_spec
 
     try:
         spec = load_spec(name)

@@ -47,23 +47,23 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweeps.config import ARM_NAME, RunConfig
-from sweeps.errors import ConfigError, HarnessError
-from sweeps.tomlfields import flatten, list_of, lr_list, no_unknown, number
+from sweeps.core.config import ARM_NAME, RunConfig
+from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.sweep.tomlfields import flatten, list_of, lr_list, no_unknown, number
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-SPECS_DIR = Path(__file__).resolve().parent / "specs"
+SPECS_DIR = Path(__file__).resolve().parents[1] / "specs"
 # Fields a run's place in the sweep fixes: the grid, the command (backend), the arm label.
 SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
 FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
 UNTIL = ("any", "all")
 MIN_SEEDS = 2  # the paired t bounds of docs/STUDY.md need two seeds
 # The most runs a sweep may plan, its grid grown to its limits (extension and refinement,
-# sweeps.grid.max_extra_runs), counted from the spec before a single config is built; the
+# sweeps.sweep.grid.max_extra_runs), counted from the spec before a single config is built; the
 # sweep command's --max-runs overrides it. 10,000 runs of the core preset are months of GPU.
 MAX_RUNS = 10_000
 # Extension steps: LRs are kept to three significant digits (round_lr), which moves a value
@@ -179,7 +179,7 @@ class SweepSpec:
 
     def base_config(self, backend: str, overrides=()) -> RunConfig:
         """Preset + [set] + command-line overrides, before the arms and the grid values."""
-        from sweeps.presets import get_preset
+        from sweeps.core.presets import get_preset
 
         for item in overrides:
             key = item.split("=", 1)[0].strip()

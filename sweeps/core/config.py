@@ -13,8 +13,8 @@ import re
 import typing
 from dataclasses import dataclass, field
 
-from sweeps.errors import ConfigError
-from sweeps.norms import QK_NORMS
+from sweeps.core.errors import ConfigError
+from sweeps.core.norms import QK_NORMS
 
 BLOCK_NORMS = ("layernorm", "rms")
 CORPORA = ("builtin", "tinystories", "file")
@@ -34,7 +34,7 @@ class ModelConfig:
     n_head: int = 2  # attention heads per block
     n_embd: int = 16  # residual stream width
     block_size: int = 32  # context length in tokens
-    qk_norm: str = "none"  # a kind of sweeps.norms (none | rms | layernorm): q, k per head
+    qk_norm: str = "none"  # a kind of sweeps.core.norms (none | rms | layernorm): q, k per head
     norm: str = "layernorm"  # pre-norm of each block and the final norm: layernorm | rms
     norm_eps: float = 1e-5  # eps of every norm, explicit because torch and MLX defaults differ
     tie_embeddings: bool = False  # share wte and lm_head
@@ -42,7 +42,7 @@ class ModelConfig:
     qk_gain_init: float = 1.0  # initial gain of q_norm and k_norm (QK-norm on)
     qk_proj_std: float = 0.0  # init std of W_q and W_k; 0: init_std, like every matrix
     # default | matched: start with the attention-logit scale of the other QK-norm setting
-    # (sweeps.params.qk_init_scales): QK-norm off gets W_q, W_k ~ N(0, 1/n_embd), QK-norm
+    # (sweeps.core.params.qk_init_scales): QK-norm off gets W_q, W_k ~ N(0, 1/n_embd), QK-norm
     # on gets gains init_std * sqrt(n_embd). The start-temperature control of docs/STUDY.md.
     qk_init: str = "default"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sweeps.errors import EnvironmentFault, HarnessError, environment_fault
+from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

@@ -1,8 +1,8 @@
 """Named presets. `NAME-L<n>` is NAME at depth n (the depth study's variants, e.g. core-L12)."""
 import re
 
-from sweeps.config import DataConfig, ModelConfig, RunConfig, TrainConfig
-from sweeps.errors import ConfigError
+from sweeps.core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
+from sweeps.core.errors import ConfigError
 
 PRESETS = {
     # A few thousand parameters, seconds per run on 2 CPU cores: tests and the quickstart. Too

@@ -1,7 +1,7 @@
 """Run a sweep: expand the spec, skip finished runs, execute the rest, grow the grid.
 
-The sweep's own files (plan.json, results.parquet) are sweeps.sweepdir's; everything the
-runner knows about runs it reads back from the run directories (sweeps.runs), so the same
+The sweep's own files (plan.json, results.parquet) are sweeps.sweep.sweepdir's; everything the
+runner knows about runs it reads back from the run directories (sweeps.run.rundir), so the same
 command resumes an interrupted sweep, and two commands on one directory share the work:
 each run is trained under its lock, and a run held by another process is waited for,
 never trained twice.
@@ -12,13 +12,13 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from sweeps.config import RunConfig
-from sweeps.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
-from sweeps.executors import Executor
-from sweeps.grid import check_size, grid_additions
-from sweeps.runs import ERROR, RunDir, load_runs
-from sweeps.spec import MAX_RUNS, SweepSpec
-from sweeps.sweepdir import SweepDir
+from sweeps.core.config import RunConfig
+from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
+from sweeps.sweep.executors import Executor
+from sweeps.sweep.grid import check_size, grid_additions
+from sweeps.run.rundir import ERROR, RunDir, load_runs
+from sweeps.sweep.spec import MAX_RUNS, SweepSpec
+from sweeps.sweep.sweepdir import SweepDir
 
 HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flight
 
@@ -74,7 +74,7 @@ class Sweep:
         return summary.get("status") if summary else None
 
     def extend(self) -> list[str]:
-        """Add the LRs the grid rules ask for (sweeps.grid); one message per depth that grew."""
+        """Add the LRs the grid rules ask for (sweeps.sweep.grid); one message per depth that grew."""
         added = grid_additions(self.spec, list(self.configs.values()),
                                {rid: self.summary(rid) for rid in self.configs})
         messages = []
@@ -116,8 +116,8 @@ class Sweep:
 
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
-        from sweeps.grid import max_extra_runs
-        from sweeps.params import count_params
+        from sweeps.sweep.grid import max_extra_runs
+        from sweeps.core.params import count_params
 
         spec, cfgs = self.spec, list(self.configs.values())
         base = cfgs[0]
@@ -210,7 +210,7 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
 
     prepare_data: prepare the data here and check, before any run is written, that every
     run fits this machine (the local executor; Ray nodes check their own). A full or
-    read-only disk (sweeps.errors.EnvironmentFault) stops the sweep: runs in flight are
+    read-only disk (sweeps.core.errors.EnvironmentFault) stops the sweep: runs in flight are
     killed and resume from their checkpoints when the same command runs again."""
     began = time.time()
     retry = _prepare(sweep, echo, retry_failed)
@@ -258,7 +258,7 @@ def _check_runs_fit(sweep: Sweep) -> None:
     split shorter than a sequence, a model too large for this machine's memory."""
     from sweeps.data import load_tokens
     from sweeps.data.batches import check_splits
-    from sweeps.params import check_fits, state_bytes
+    from sweeps.core.params import check_fits, state_bytes
 
     models = list({c.model: c for c in sweep.configs.values()}.values())  # one per model
     tokens = load_tokens(models[0].data, progress=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweeps.errors import ConfigError
+from sweeps.core.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -53,5 +53,5 @@ def unbuilt(kind: str, backend: str) -> ConfigError:
     list of known ones, a registered kind the file that lacks its branch."""
     if kind not in QK_NORMS:
         return ConfigError(f"unknown norm kind '{kind}'; choose one of: {', '.join(QK_NORMS)}")
-    return ConfigError(f"norm kind '{kind}' is registered in sweeps/norms.py but "
+    return ConfigError(f"norm kind '{kind}' is registered in sweeps/core/norms.py but "
                        f"qk{backend}/model.py's make_norm has no branch for it; add one")

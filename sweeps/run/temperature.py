@@ -2,18 +2,18 @@
 q.k / sqrt(d_head) at initialization, measured by the backend's own probe on a batch.
 
 QK-norm off with N(0, 0.02) weights starts near-uniform (std 0.05 on tiny), QK-norm on at std
-1; model.qk_init = "matched" closes that gap (sweeps.params.qk_init_scales), and this is how
+1; model.qk_init = "matched" closes that gap (sweeps.core.params.qk_init_scales), and this is how
 the harness checks it did (`config show`, tests/test_temperature.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from sweeps.backends import TrainerFactory
-from sweeps.config import RunConfig
+from sweeps.run.backends import TrainerFactory
+from sweeps.core.config import RunConfig
 from sweeps.data import load_tokens, read_manifest, val_batches
-from sweeps.diagnostics import attn_logit_std
-from sweeps.errors import DataError
+from sweeps.core.diagnostics import attn_logit_std
+from sweeps.core.errors import DataError
 
 
 def probe_batch(cfg: RunConfig) -> tuple[np.ndarray, str]:

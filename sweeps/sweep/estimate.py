@@ -11,7 +11,7 @@ not). The input token and position embeddings are lookups with no matmul, so 6 x
 parameters would credit them with work that never happens (for core: 6 x 13.9M = 83M vs
 6 x 12.2M = 73M per token, before attention).
 
-Backend-neutral: the probe builds its trainer through sweeps.backends.trainer_factory and
+Backend-neutral: the probe builds its trainer through sweeps.run.backends.trainer_factory and
 trains it on random tokens (the cost of a step does not depend on the data), so an estimate
 needs neither the corpus nor an import of mlx or torch here.
 """
@@ -19,35 +19,17 @@ from __future__ import annotations
 
 import gc
 import math
-import platform
-import re
-import subprocess
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps import grid
-from sweeps.backends import trainer_factory
-from sweeps.config import ModelConfig, RunConfig
+from sweeps.sweep import grid
+from sweeps.run.backends import trainer_factory
+from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.data import batch_starts
-from sweeps.params import count_params
-
-# Peak dense (no structured sparsity) FLOP/s by compute type, from the vendors' data sheets.
-# float32 is the plain FP32 rate (matmuls without TF32); tf32 applies when --tf32 is on.
-# The first pattern that matches the device's name wins, so specific names come first.
-PEAK_FLOPS = [
-    (r"H200", "NVIDIA H200 (SXM)", {"bfloat16": 989e12, "tf32": 495e12, "float32": 67e12}),
-    (r"H100.*PCIe", "NVIDIA H100 PCIe", {"bfloat16": 756e12, "tf32": 378e12, "float32": 51e12}),
-    (r"H100", "NVIDIA H100 (SXM)", {"bfloat16": 989e12, "tf32": 495e12, "float32": 67e12}),
-    (r"A100", "NVIDIA A100", {"bfloat16": 312e12, "tf32": 156e12, "float32": 19.5e12}),
-    (r"\bL4\b", "NVIDIA L4", {"bfloat16": 121e12, "tf32": 60e12, "float32": 30.3e12}),
-    # Apple publishes no FLOP/s: 20 GPU cores x 128 FP32 ALUs x 2 (FMA) x ~1.8 GHz, the
-    # commonly quoted ~9.2 TFLOP/s; bfloat16 runs at the FP32 rate on these GPUs.
-    (r"M4 Pro", "Apple M4 Pro GPU (20-core, approx.)", {"bfloat16": 9.2e12, "float32": 9.2e12}),
-]
-CPU_DEVICES = ("cpu",)  # no peak for CPUs: the FLOP/s is printed alone
-
+from sweeps.core.params import count_params
+from sweeps.platform.devices import peak_flops
 
 def flops_per_token(model: ModelConfig, vocab_size: int) -> int:
     """Training FLOPs per token, forward and backward (PaLM's 6 N + 12 L T C; see above)."""
@@ -57,32 +39,6 @@ def flops_per_token(model: ModelConfig, vocab_size: int) -> int:
 
 def step_flops(cfg: RunConfig) -> int:
     return flops_per_token(cfg.model, cfg.vocab_size) * cfg.tokens_per_step
-
-
-def peak_flops(device: str, device_name: str, dtype: str, tf32: bool = False):
-    """(peak FLOP/s, the table's name for the device) or (None, None) when unknown."""
-    if device in CPU_DEVICES:
-        return None, None
-    kind = "tf32" if dtype == "float32" and tf32 else dtype
-    for pattern, name, peaks in PEAK_FLOPS:
-        if re.search(pattern, device_name or ""):
-            return peaks.get(kind, peaks.get("float32")), name
-    return None, None
-
-
-def host_cpu_name() -> str:
-    """The host processor's marketing name ("AMD EPYC ...", "Apple M4 Pro"), best effort."""
-    try:
-        if platform.system() == "Darwin":
-            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], check=False,
-                                  capture_output=True, text=True, timeout=5).stdout.strip()
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return platform.processor() or platform.machine()
 
 
 def random_tokens(cfg: RunConfig, n: int = 1 << 20, seed: int = 0) -> np.ndarray:
@@ -172,7 +128,7 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
 # -- a run and a sweep ---------------------------------------------------------------------
 def evaluations(cfg: RunConfig) -> tuple[int, int]:
     """(full evaluations, quick val-loss evaluations) of a run that goes to max_steps, as
-    sweeps.loop schedules them: full at step 0, every eval_interval and at the end."""
+    sweeps.run.loop schedules them: full at step 0, every eval_interval and at the end."""
     t = cfg.train
     full = {0, t.max_steps} | set(range(t.eval_interval, t.max_steps + 1, t.eval_interval))
     quick = set(range(t.loss_eval_interval, t.max_steps + 1, t.loss_eval_interval)) - full
@@ -214,7 +170,7 @@ def largest(configs: list[RunConfig]) -> RunConfig:
 def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | None = None,
                    tf32: bool = False, seconds: float = 3.0, echo=print) -> dict:
     """Probe the sweep's largest config on the device and print what the sweep will cost.
-    sweep: a sweeps.runner.Sweep (its planned configs)."""
+    sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
     configs = list(sweep.configs.values())
     probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
                     seconds=seconds, tf32=tf32)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from sweeps.errors import ConfigError
+from sweeps.core.errors import ConfigError
 
 
 def flatten(table: dict, prefix: str = "") -> dict:

@@ -2,7 +2,7 @@
 
 - plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]}, every
   planned run, grid extensions included (written by the runner, read by status and figures);
-- results.parquet: one row per planned run that has a directory (sweeps.runs.load_runs);
+- results.parquet: one row per planned run that has a directory (sweeps.run.rundir.load_runs);
 - crosscheck.json: what `crosscheck --sweep NAME` found (read by the report).
 
 All written atomically; this module is the one place that reads and writes them.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from sweeps.config import RunConfig
-from sweeps.errors import HarnessError
-from sweeps.files import read_json, write_atomic, write_json_atomic
+from sweeps.core.config import RunConfig
+from sweeps.core.errors import HarnessError
+from sweeps.core.files import read_json, write_atomic, write_json_atomic
 
 PLAN = "plan.json"
 RESULTS = "results.parquet"

@@ -4,7 +4,7 @@ registry that maps a backend name to its trainer factory, imported only when nee
 A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer` and
 `trainer_factory(device, compile, tf32) -> (RunConfig -> Trainer)`, and a console script
 `qkNAME` that calls `sweeps.cli.main("NAME")`. Registering one is its name in
-sweeps.config.BACKENDS and its devices in DEVICES below.
+sweeps.core.config.BACKENDS and its devices in DEVICES below.
 """
 from __future__ import annotations
 
@@ -13,24 +13,23 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from sweeps.config import BACKENDS, RunConfig
-from sweeps.diagnostics import Probe
-from sweeps.errors import ConfigError
+from sweeps.core.config import BACKENDS, RunConfig
+from sweeps.core.diagnostics import Probe
+from sweeps.core.errors import ConfigError
+from sweeps.platform.devices import DEVICES
 
 PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console script
-# What --device accepts, per backend (each Trainer checks its own availability).
-DEVICES = {"mlx": ("auto", "cpu", "gpu"), "torch": ("auto", "cpu", "cuda", "mps")}
 
 class Trainer(Protocol):
     """One run's model and optimizer on one device.
 
-    Arrays cross the boundary as numpy under the shared parameter names of sweeps.params, so
+    Arrays cross the boundary as numpy under the shared parameter names of sweeps.core.params, so
     a checkpoint written by one backend loads in the other. Training steps do not wait for
     the device: train_step returns a handle and `read` fetches many steps' numbers at once.
     """
 
     device: str  # where it trains, e.g. "cpu", "cuda", "gpu"
-    device_name: str  # the model, e.g. "NVIDIA H100 80GB HBM3" (peak FLOP/s: sweeps.estimate)
+    device_name: str  # the model, e.g. "NVIDIA H100 80GB HBM3" (peak FLOP/s: sweeps.sweep.estimate)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         """Put the train split (flat token ids) on the device once."""
@@ -48,7 +47,7 @@ class Trainer(Protocol):
 
     def probe(self, x: np.ndarray) -> Probe:
         """The explicit attention path on x: per-layer logits, weights, residuals and QK-norm
-        gains, and the output logits (sweeps.diagnostics.Probe)."""
+        gains, and the output logits (sweeps.core.diagnostics.Probe)."""
 
     def get_state(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """(params, optimizer state) as numpy, for a checkpoint."""

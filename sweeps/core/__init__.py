@@ -1,0 +1,2 @@
+"""Foundations every other layer uses: errors, files, configs, presets, parameters, norms,
+the LR schedule, diagnostics and formatting. Imports nothing else of sweeps/."""

@@ -1,0 +1,1 @@
+"""A sweep: specs, grid growth, the sweep directory, executors, the runner, status, estimates."""
