@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from sweeps.data.builtin import (ANIMALS, LESSONS, MISHAPS, PETS, RAINBOW, SKILL_WORDS,
-                                 generate_stories)
+from sweeps.data.builtin import generate_stories
+from sweeps.data.builtin.words import ANIMALS, LESSONS, MISHAPS, PETS, RAINBOW, SKILL_WORDS
 from sweeps.data import entropies
 from sweeps.data.tokenizers import encode_documents
 
