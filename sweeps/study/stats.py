@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "7750713d90e5f5921bad00511621c5c96756ede8d65be0828f92f96e86f67773"
+STUDY_SHA256 = "4f76957a13d8cf3e2ec83471b8d20bd2a162ec87ddba3c9b450a659ee193ce7d"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; two-sided intervals are 95% too
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
