@@ -21,9 +21,13 @@ from figures.formats import FORMATS
 def figures(name, runs_dir, out, formats):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone."""
-    from figures.report import make_report
+    import json
+
+    from figures.report import answer_lines, make_report
 
     report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
+    for line in answer_lines(json.loads((report.parent / "analysis.json").read_text())):
+        click.echo(line)
     click.echo(f"report: {report}")
 
 

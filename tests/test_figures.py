@@ -18,7 +18,7 @@ from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
 
-CHARTS = ["final_loss_vs_lr", "stability_vs_depth", "paired_effect", "eta_max_ratio",
+CHARTS = ["final_loss_vs_lr", "necessity_map", "stability_vs_depth", "paired_effect", "eta_max_ratio",
           "lr_sensitivity", "training_curves", "attention", "residual_kurtosis"]
 
 
@@ -243,10 +243,10 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
 
     out = tmp_path / "light"
     text = make_report(study, out, formats=("svg",)).read_text()
-    assert "![Final validation loss vs learning rate](final_loss_vs_lr.svg)" in text
+    assert "![Final loss vs learning rate](final_loss_vs_lr.svg)" in text
     assert ".png" not in text and ".html" not in text
     assert sorted(p.suffix for p in out.iterdir() if p.suffix != ".md") == (
-        [".json"] + [".svg"] * 8)  # analysis.json and the charts
+        [".json"] + [".svg"] * len(CHARTS))  # analysis.json and the charts
     bad = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--formats",
                                        "svg,gif"])
     assert bad.exit_code == 2 and "unknown format gif" in bad.output
