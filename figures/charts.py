@@ -51,7 +51,8 @@ def _title(text: str, *subtitle: str) -> alt.TitleParams:
 
 def _finish(chart):
     """Legends under the plot (the plot keeps the width), one look for every chart."""
-    return (chart.configure_legend(orient="bottom", direction="horizontal", titleFontSize=11,
+    return (chart.properties(padding={"left": 16, "right": 16, "top": 8, "bottom": 8})
+            .configure_legend(orient="bottom", direction="horizontal", titleFontSize=11,
                                    labelFontSize=11, symbolOpacity=1, labelLimit=260)
             .configure_axis(titleFontSize=11, labelFontSize=10, titleFontWeight="normal")
             .configure_header(titleFontSize=12))
@@ -102,6 +103,12 @@ def _log_axis(values, title: str) -> alt.Axis:
         ticks = sorted({m * t for t in ticks for m in (1, 2, 5) if min(v) / 2 <= m * t <= 2 *
                         max(v)})
     return alt.Axis(values=ticks, title=title, format="~g")
+
+
+def _once(chart: alt.Chart, name: str) -> alt.Chart:
+    """A layer drawn once per panel (a constant line or label): inside a facet every layer
+    takes the panel's rows, so reduce them to one."""
+    return chart.transform_aggregate(rows="count()").properties(name=name)
 
 
 def _filtered(base: alt.Chart, kind: str, name: str) -> alt.Chart:
@@ -167,13 +174,14 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     ]
     if bigram is not None and low - pad <= bigram <= top:
         rule_off = base_loss["rule"] == "none"
-        layers.append(alt.Chart().mark_rule(strokeDash=[2, 2], color=BASELINE_COLOR).encode(
-            y=alt.datum(bigram)).properties(name="bigram"))
-        layers.append(alt.Chart().mark_text(
-            align="left", baseline="bottom", dx=4, dy=-2, fontSize=10,
+        layers.append(_once(alt.Chart().mark_rule(
+            strokeDash=[2, 2], color=BASELINE_COLOR).encode(y=alt.datum(bigram)), "bigram"))
+        layers.append(_once(alt.Chart().mark_text(
+            align="right", baseline="bottom", dx=-4, dy=-2, fontSize=10,
             color=BASELINE_COLOR).encode(
-            x=alt.value(0), y=alt.datum(bigram),
-            text=alt.datum("bigram baseline" + (" (rule off)" if rule_off else ""))))
+            x=alt.value(panel_width(data.n_layer.nunique())), y=alt.datum(bigram),
+            text=alt.datum("bigram baseline" + (" (rule off)" if rule_off else ""))),
+            "bigram_label"))
     depths = sorted(data.n_layer.unique())
     return _finish(alt.layer(*layers, data=data).properties(
         width=panel_width(len(depths)), height=260).facet(column=DEPTH).properties(
@@ -218,7 +226,9 @@ def headline_rows(analysis: dict, top: float, note: str = "") -> list[dict]:
             if arm in s["subset_arms"] or not median or median["value"] is None:
                 continue
             rows.append({"kind": "critical", "n_layer": n, "arm": arm, "x": median["value"]})
-            labels.append((median["value"], f"{arm} fails from {fmt.grid(median)}"))
+            labels.append((median["value"], f"{arm}: no failure up to {fmt.lr(median['value'])}"
+                           if median["kind"] == "above" else
+                           f"{arm} fails from {fmt.grid(median)}"))
         c = d["comparisons"].get(present.primary_key(analysis))
         if c and c["threshold"]["kind"] in ("", "below"):
             t = c["threshold"]["value"]
@@ -365,10 +375,9 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
                alt.Tooltip("lo:Q", format=".4f"), alt.Tooltip("hi:Q", format=".4f"),
                "necessary:N"]
     layers = [
-        alt.Chart().mark_rule(color="#BBBBBB").encode(y=alt.datum(0.0)).properties(
-            name="zero"),
-        alt.Chart().mark_rule(strokeDash=[4, 4], color="#000000").encode(
-            y=alt.datum(m, type="quantitative")).properties(name="min_effect"),
+        _once(alt.Chart().mark_rule(color="#BBBBBB").encode(y=alt.datum(0.0)), "zero"),
+        _once(alt.Chart().mark_rule(strokeDash=[4, 4], color="#000000").encode(
+            y=alt.datum(m, type="quantitative")), "min_effect"),
         _filtered(base, "effect", "intervals").mark_rule(strokeWidth=2, color="#555555")
         .encode(y=alt.Y("y_lo:Q", scale=y_scale, title=y_title), y2="y_hi:Q"),
         _filtered(base, "clipped", "clipped").mark_point(
@@ -437,12 +446,14 @@ def stability(analysis: dict) -> alt.LayerChart | None:
               axis=_log_axis([*data.value, *data.lo.dropna(), *data.hi.dropna()], LR_AXIS))
     base = alt.Chart(data).encode(
         x=DEPTH_X, xOffset=alt.XOffset("series:N", sort=series),
-        color=alt.Color("series:N", sort=series, title=None, scale=alt.Scale(
+        color=alt.Color("series:N", sort=series, title="median over seeds",
+                        legend=alt.Legend(columns=2), scale=alt.Scale(
             domain=series, range=[colors[k] for k in data.drop_duplicates("series").key])))
     bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("lo:Q"), y2="hi:Q").properties(
         name="intervals")
     points = base.mark_point(filled=True, size=90, opacity=1).encode(
-        y=y, shape=alt.Shape("bound:N", title=None, scale=alt.Scale(
+        y=y, shape=alt.Shape("bound:N", title="value", legend=alt.Legend(columns=1),
+                             scale=alt.Scale(
             domain=["inside the grid", "beyond the grid"], range=["circle", "triangle-up"])),
         tooltip=["series:N", "n_layer:O", alt.Tooltip("value:Q", format=".3g"),
                  alt.Tooltip("lo:Q", format=".3g"), alt.Tooltip("hi:Q", format=".3g")]

@@ -7,6 +7,7 @@ diverges above it. Reports render once per module (PNG export is the slow part).
 import json
 import math
 
+import altair as alt
 import pytest
 
 import figures_fakes as ff
@@ -250,3 +251,260 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
     bad = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--formats",
                                        "svg,gif"])
     assert bad.exit_code == 2 and "unknown format gif" in bad.output
+
+
+# -- every chart draws exactly the analysis, panel by panel ----------------------------------
+# Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
+# comparisons and three depths, so a mark in the wrong panel, a panel missing, or a number
+# other than analysis.json's fails here.
+from figures import charts, present  # noqa: E402
+
+import chart_marks as cm  # noqa: E402
+
+CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "multi"
+    ff.write_multi(root)
+    results = load_results(root)
+    curves = load_curves(results.runs)
+    return present.with_fallbacks(analyze(results, curves), results.runs), curves
+
+
+def _close(a, b) -> bool:
+    return a is None and b is None or (a is not None and b is not None
+                                       and a == pytest.approx(b, **CLOSE))
+
+
+def _one(panel: dict, layer: str, *keys) -> tuple:
+    """The one value of `keys` every mark of a layer in a panel shares (its panel's key)."""
+    values = {tuple(m[k] for k in keys) for m in panel[layer]}
+    assert len(values) == 1, f"{layer}: marks of several panels in one: {sorted(values)}"
+    return values.pop()
+
+
+def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
+    result, _ = multi
+    panels = cm.panels(charts.paired_effect(result))
+    expected = {(key, int(d)): c for d, depth in result["depths"].items()
+                for key, c in depth["comparisons"].items()}
+    assert len(expected) == 9 and len(panels) == len(expected)
+    seen = set()
+    for panel in panels:
+        key, depth = _one(panel, "effects", "comparison", "n_layer")
+        c = expected[(key, int(depth))]
+        judged = {e["lr"]: e for e in c["per_lr"] if e["n"] >= 2 and not e["ceiling"]}
+        drawn = {m["lr"]: m for m in panel["effects"]}
+        assert set(drawn) == set(judged), (key, depth)
+        for lr, m in drawn.items():
+            lo, hi, _ = present.effect_interval(judged[lr])
+            assert _close(m["mean"], judged[lr]["mean"]) and _close(m["lo"], lo)
+            assert _close(m["hi"], hi)
+            assert (m["necessary"] == "necessary") == judged[lr]["necessary"]
+        assert len(panel["min_effect"]) == 1  # the minimum-effect line, once per panel
+        seen.add((key, int(depth)))
+    assert seen == set(expected)
+
+
+def test_the_panel_check_catches_layers_that_bring_their_own_data(multi):
+    """Today's bug, rebuilt: each layer carries the whole table inside the facet, so every
+    panel draws every comparison and depth. The check above must reject it."""
+    result, _ = multi
+    spec = charts.spec_of(charts.paired_effect(result))
+    for layer in spec["spec"]["layer"]:
+        layer["data"] = spec["data"]
+    with pytest.raises(AssertionError, match="marks of several panels"):
+        for panel in cm.panels(spec):
+            _one(panel, "effects", "comparison", "n_layer")
+
+
+def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(multi):
+    result, _ = multi
+    panels = cm.panels(charts.final_loss(result))
+    assert len(panels) == 3
+    primary = present.primary_key(result)
+    for panel in panels:
+        (depth,) = _one(panel, "runs", "n_layer")
+        d = result["depths"][str(int(depth))]
+        runs = {r["run_id"]: r for r in result["runs"] if r["n_layer"] == depth}
+        assert {m["run_id"] for m in panel["runs"]} == set(runs)
+        for m in panel["runs"]:
+            assert _close(m["loss"], runs[m["run_id"]]["loss"])
+            assert m["outcome"] == runs[m["run_id"]]["outcome"]
+        means = {(m["arm"], m["lr"]): m["mean"] for m in panel["mean"]}
+        assert means.keys() == {(arm, c["lr"]) for arm, a in d["arms"].items()
+                                for c in a["cells"]}
+        for arm, a in d["arms"].items():
+            for c in a["cells"]:
+                assert _close(means[(arm, c["lr"])], c["loss_mean"])
+        crit = {m["arm"]: m["x"] for m in panel["critical"]}
+        assert crit == {arm: pytest.approx(a["eta_crit"]["median"]["value"])
+                        for arm, a in d["arms"].items()}
+        t = d["comparisons"][primary]["threshold"]
+        (drawn,) = panel["threshold"]
+        lo, hi, label = present.threshold_interval(d["comparisons"][primary], d)
+        assert drawn["x"] == pytest.approx(t["value"]) and drawn["interval"] == label
+        assert _close(drawn["x_lo"], lo) and _close(drawn["x_hi"], hi)
+        assert len(panel["bigram"]) == 1  # the baseline line, once per panel
+        assert any(m["text"].startswith("QK-norm needed from") for m in panel["labels"])
+
+
+def test_headline_marks_every_failed_run_as_a_failure(multi):
+    result, _ = multi
+    (panel, *_) = cm.panels(charts.final_loss(result))
+    outcomes = {m["outcome"] for m in panel["runs"]}
+    assert outcomes == {"ok", "unstable", "diverged"}
+    shapes = {m["outcome"]: m["run"] for m in panel["runs"]}  # the shape legend's value
+    assert shapes["diverged"] == "diverged" and shapes["unstable"] == "unstable"
+
+
+def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_thresholds(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.necessity_map(result))
+    primary = present.primary_key(result)
+    expected = {(f"depth {d}", e["lr"]): e for d, depth in result["depths"].items()
+                for e in depth["comparisons"][primary]["per_lr"]}
+    cells = {(m["depth"], m["lr"]): m for m in panel["cells"]}
+    assert cells.keys() == expected.keys()
+    for key, m in cells.items():
+        assert _close(m["effect"], expected[key]["mean"])
+    assert {(m["depth"], m["lr"]) for m in panel["necessary"]} == {
+        k for k, e in expected.items() if e["necessary"]}
+    ticks = {m["depth"]: m["lr"] for m in panel["threshold"]}
+    assert ticks == {f"depth {d}": pytest.approx(depth["comparisons"][primary]["threshold"]
+                                                 ["value"])
+                     for d, depth in result["depths"].items()}
+
+
+def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.stability(result))
+    drawn = {(m["series"], int(m["n_layer"])): m for m in panel["values"]}
+    expected = {}
+    for d, depth in result["depths"].items():
+        for arm, a in depth["arms"].items():
+            lo, hi, _ = present.crit_interval(a["eta_crit"])
+            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo,
+                                                         hi)
+        c = depth["comparisons"][present.primary_key(result)]
+        lo, hi, _ = present.threshold_interval(c, depth)
+        expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
+    assert drawn.keys() == expected.keys()
+    for key, (value, lo, hi) in expected.items():
+        assert _close(drawn[key]["value"], value) and _close(drawn[key]["lo"], lo)
+        assert _close(drawn[key]["hi"], hi)
+
+
+def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.eta_max_ratio(result))
+    primary = present.primary_key(result)
+    expected = {(int(d), r["delta"]): r["ratio"] for d, depth in result["depths"].items()
+                for r in depth["comparisons"][primary]["eta_max_ratio"] if r["ratio"]}
+    drawn = {(int(m["n_layer"]), m["delta"]): m["ratio"] for m in panel["ratios"]}
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+    (panel,) = cm.panels(charts.sensitivity(result))
+    expected = {(arm, int(d), int(seed)): v for d, depth in result["depths"].items()
+                for arm, a in depth["arms"].items() for seed, v in
+                a["sensitivity"]["seeds"].items()}
+    drawn = {(m["arm"], int(m["n_layer"]), int(m["seed"])): m["sensitivity"]
+             for m in panel["seeds"]}
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+
+
+def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
+    from figures.report import _figures, _most_different_lr
+
+    result, curves = multi
+    figures = _figures(result, curves)
+    panels = cm.panels(figures["training_curves"][1])
+    runs = {r["run_id"]: r for r in result["runs"]}
+    keys = set()
+    for panel in panels:
+        ids = {m["run_id"] for m in panel["curves"]}
+        keys |= {(runs[i]["n_layer"], runs[i]["lr"]) for i in ids}
+        assert len({(runs[i]["n_layer"], runs[i]["lr"]) for i in ids}) == 1
+        diverged = {i for i in ids if runs[i]["outcome"] == "diverged"}
+        assert {m["run_id"] for m in panel.get("diverged", [])} == diverged
+    assert _most_different_lr(result) in {lr for _, lr in keys}
+    for name in ("attention", "residual_kurtosis"):
+        for panel in cm.panels(figures[name][1]):
+            for layer in panel.values():
+                ids = {m["run_id"] for m in layer if "run_id" in m}
+                assert len({(runs[i]["n_layer"], runs[i]["lr"]) for i in ids}) <= 1, name
+
+
+# -- layout: no text leaves the canvas, plots fill the width ---------------------------------
+def test_no_chart_has_text_outside_its_canvas(multi):
+    from figures.report import _figures
+
+    for name, (_, chart) in _figures(*multi).items():
+        assert chart is not None, name
+        assert cm.text_outside(chart) == [], name
+
+
+def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
+    from figures.report import _figures
+
+    ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1])
+    results = load_results(tmp_path / "one")
+    curves = load_curves(results.runs)
+    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    for name, (_, chart) in _figures(analysis, curves).items():
+        assert chart is not None and cm.text_outside(chart) == [], name
+        spec = charts.spec_of(chart)
+        widths = [s.get("width") for s in [spec, spec.get("spec", {})] if s.get("width")]
+        if name in ("final_loss_vs_lr", "necessity_map", "paired_effect", "stability_vs_depth"):
+            assert widths and max(widths) >= 0.9 * charts.PLOT_WIDTH, name
+
+
+def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(multi):
+    result, _ = multi
+    import copy
+
+    wild = copy.deepcopy(result)
+    entry = wild["depths"]["2"]["comparisons"]["off vs on"]["per_lr"][0]
+    entry.update(lo=-14.0, hi=16.0, ci90=[-14.0, 16.0])
+    low, high = charts.effect_domain(
+        [e["mean"] for d in wild["depths"].values() for c in d["comparisons"].values()
+         for e in c["per_lr"]], [-14.0, 16.0], 0.02)
+    assert -14.0 < low < 0.02 < high < 16.0
+    panels = cm.panels(charts.paired_effect(wild))
+    clipped = [m for p in panels for m in p["clipped"]]
+    assert {m["interval end"] for m in clipped} == {-14.0, 16.0}
+
+
+def _legend_titles(node, out: list) -> list:
+    """(channel, title) of every encoding that draws a legend, anywhere in a spec."""
+    if isinstance(node, dict):
+        for channel in ("color", "fill", "shape"):
+            enc = (node.get("encoding") or {}).get(channel)
+            if isinstance(enc, dict) and "field" in enc and enc.get("legend", {}) is not None \
+                    and enc.get("scale") is not None:
+                out.append((channel, enc.get("title")))
+        for value in node.values():
+            _legend_titles(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _legend_titles(value, out)
+    return out
+
+
+def test_legends_have_titles(multi):
+    result, _ = multi
+    for chart in (charts.final_loss(result), charts.paired_effect(result),
+                  charts.necessity_map(result), charts.stability(result)):
+        legends = _legend_titles(charts.spec_of(chart), [])
+        assert legends and all(title for _, title in legends), legends
+
+
+def test_html_charts_share_one_vega_script(report):
+    pages = [report.parent / f"{name}.html" for name in CHARTS]
+    assert all('<script src="vega.js"></script>' in p.read_text() for p in pages)
+    library = (report.parent / "vega.js").read_text()
+    assert len(library) > 100_000 and "window.vega" in library
+    assert not any(library[:300] in p.read_text() for p in pages)  # none inlines it again
