@@ -279,8 +279,11 @@ def _close(a, b) -> bool:
 
 
 def _one(panel: dict, layer: str, *keys) -> tuple:
-    """The one value of `keys` every mark of a layer in a panel shares (its panel's key)."""
-    values = {tuple(m[k] for k in keys) for m in panel[layer]}
+    """The one value of `keys` every mark of a layer in a panel shares (its panel's key).
+    A chart without that layer name (an older one) is read by its first layer with `keys`."""
+    marks = panel.get(layer) or next(v for v in panel.values()
+                                     if v and all(k in v[0] for k in keys))
+    values = {tuple(m[k] for k in keys) for m in marks}
     assert len(values) == 1, f"{layer}: marks of several panels in one: {sorted(values)}"
     return values.pop()
 
