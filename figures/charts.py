@@ -83,7 +83,7 @@ def _arm_color(arms: list[str], title: str = "arm", legend: bool = True) -> alt.
 def _lr_axis(lrs, title: str = LR_AXIS) -> alt.Axis:
     """Ticks at the swept LRs, short labels: 3e-4, 1e-3, ..., 1; no minor gridlines."""
     return alt.Axis(values=sorted(set(lrs)), title=title, labelExpr=(
-        "datum.value >= 1 ? format(datum.value, '~g') : format(datum.value, '.0e')"))
+        "datum.value >= 1 ? format(datum.value, '~g') : format(datum.value, '.3~e')"))
 
 
 def _lr_scale(lrs) -> alt.Scale:
@@ -138,11 +138,12 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
     rows = headline_rows(analysis, top, _baseline_note(base_loss, low - pad, top))
+    ceiling = stack_labels(rows, low - pad, top)
     data = pd.DataFrame(rows)
     lrs = sorted(runs.lr.unique())
     x = alt.X("x:Q", scale=_lr_scale(lrs), axis=_lr_axis(lrs))
     y_title = "effective final loss (nats/token)"
-    y_scale = alt.Scale(domain=[low - pad, top], nice=False)
+    y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
     color = _arm_color(arms)
@@ -172,7 +173,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
             align="left", dx=3, fontSize=10, baseline="top").encode(
             y=alt.Y("y:Q", scale=y_scale), text="text:N", color=alt.value(THRESHOLD_COLOR)),
     ]
-    if bigram is not None and low - pad <= bigram <= top:
+    if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
         rule_off = base_loss["rule"] == "none"
         layers.append(_once(alt.Chart().mark_rule(
             strokeDash=[2, 2], color=BASELINE_COLOR).encode(y=alt.datum(bigram)), "bigram"))
@@ -220,15 +221,18 @@ def headline_rows(analysis: dict, top: float, note: str = "") -> list[dict]:
                              "y": min(min(seeds), top),
                              "y_hi": min(max(seeds), top)})
         lrs = sorted({r["lr"] for r in at})
-        labels = []
+        labels, fates = [], {}
         for arm, a in d["arms"].items():
             median = a["eta_crit"]["median"]
             if arm in s["subset_arms"] or not median or median["value"] is None:
                 continue
             rows.append({"kind": "critical", "n_layer": n, "arm": arm, "x": median["value"]})
-            labels.append((median["value"], f"{arm}: no failure up to {fmt.lr(median['value'])}"
-                           if median["kind"] == "above" else
-                           f"{arm} fails from {fmt.grid(median)}"))
+            fate = (f"no failure up to {fmt.lr(median['value'])}" if median["kind"] == "above"
+                    else f"fails from {fmt.grid(median)}")
+            fates.setdefault((median["value"], fate), []).append(arm)
+        # Arms with the same fate share a line: 'off, on: no failure up to 0.1'.
+        labels += [(value, f"{', '.join(arms)}{':' if fate.startswith('no') else ''} {fate}")
+                   for (value, fate), arms in fates.items()]
         c = d["comparisons"].get(present.primary_key(analysis))
         if c and c["threshold"]["kind"] in ("", "below"):
             t = c["threshold"]["value"]
@@ -236,23 +240,27 @@ def headline_rows(analysis: dict, top: float, note: str = "") -> list[dict]:
             rows.append({"kind": "threshold", "n_layer": n, "x": t, "interval": label,
                          "x_lo": lo if lo is not None else t, "x_hi": hi if hi is not None
                          else t})
-            labels.append((t, f"QK-norm needed from {fmt.grid(c['threshold'])}"))
+            labels.append((t, "QK-norm needed already at the lowest LR"
+                           if c["threshold"]["kind"] == "below" else
+                           f"QK-norm needed from {fmt.grid(c['threshold'])}"))
         # Labels stack at the panel's top left, so none can leave the panel on the right.
         texts = [text for _, text in sorted(labels)] + ([note] if note else [])
         for i, text in enumerate(texts):
             rows.append({"kind": "label", "n_layer": n, "x": lrs[0] if lrs else 1.0,
                          "y": top, "text": text, "row": i})
-    return _stack_labels(rows, top)
+    return rows
 
 
-def _stack_labels(rows: list[dict], top: float) -> list[dict]:
-    """Label rows from the top down: y in data units, 7% of the top per line."""
-    low = min((r["y"] for r in rows if r["kind"] == "run"), default=top)
-    step = 0.075 * max(top - low, 0.05)
+def stack_labels(rows: list[dict], low: float, top: float) -> float:
+    """Stack the label rows above the data (above `top`, where diverged runs sit), one line
+    per 6% of the axis; returns the axis' new top."""
+    lines = max((r["row"] + 1 for r in rows if r["kind"] == "label"), default=0)
+    step = 0.06 * (top - low) / max(1 - 0.06 * lines, 0.4)
+    ceiling = top + step * (lines + 0.2)
     for r in rows:
         if r["kind"] == "label":
-            r["y"] = top - step * (r.pop("row") + 0.1)
-    return rows
+            r["y"] = ceiling - step * (r.pop("row") + 0.1)
+    return ceiling
 
 
 # -- the necessity map ------------------------------------------------------------------------
@@ -388,11 +396,14 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
         _filtered(base, "effect", "effects").mark_point(
             size=60, color="#000000", opacity=1, strokeWidth=1.5).encode(
             y=alt.Y("mean:Q", scale=y_scale), fill=alt.Fill(
-                "necessary:N", title="QK-norm", scale=alt.Scale(
+                "necessary:N", title="treatment", scale=alt.Scale(
                     domain=["necessary", "not necessary"], range=["#000000", "#FFFFFF"])),
             tooltip=tooltip),
     ]
-    comparisons = list(dict.fromkeys(data.comparison))
+    order = [f"{b} vs {t}" for b, t in analysis["settings"]["all_comparisons"]]
+    comparisons = sorted(set(data.comparison), key=lambda k: (k not in order,
+                                                              order.index(k) if k in order
+                                                              else 0, k))
     depths = sorted(data.n_layer.unique())
     layer = alt.layer(*layers, data=data).properties(
         width=panel_width(len(depths)), height=170)

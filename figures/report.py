@@ -8,6 +8,7 @@ clock reads).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -305,13 +306,19 @@ def _verdicts(result: dict) -> str:
              "(section 5); each with its reason and the numbers behind it.", ""]
     for name in HYPOTHESES:
         v = result["verdicts"][name]
-        lines += [f"### {name}: {v['claim']}", "", f"**Verdict: {v['verdict']}.** {v['reason']}",
+        lines += [f"### {name}: {v['claim']}", "",
+                  f"**Verdict: {v['verdict']}.** {_words(v['reason'])}",
                   "", f"*Test:* {v['test']}", ""]
-        lines += [f"- {e}" for e in v["evidence"]] + [""]
+        lines += [f"- {_words(e)}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
     lines += [f"- {rule}" for _, rule in sorted(result["rules"].items(),
                                                 key=lambda kv: int(kv[0]))] or ["- n/a"]
     return "\n".join(lines + [""])
+
+
+def _words(text: str) -> str:
+    """Verdict text as the report prints it: 'n_layer 4' reads as 'depth 4'."""
+    return re.sub(r"\bn_layer (\d+)", r"depth \1", text)
 
 
 def _figure_section(figures: dict, formats) -> str:
@@ -353,7 +360,8 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
     for key in _comparison_keys(result):
         lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
                   f"Mean over seeds of the baseline minus treatment effective loss with its "
-                  f"two-sided 95% t interval; necessary where the one-sided 95% bound exceeds "
+                  f"two-sided {_interval_label(result, key)} t interval; necessary where the "
+                  f"one-sided 95% lower bound exceeds "
                   f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
                   f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
                   "", tables.effects(result, key)]
@@ -372,6 +380,16 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
                   tables.diagnostics(_final_diagnostics(curves, list(columns)), columns,
                                      s["arms"])]
     return "\n".join(lines)
+
+
+def _interval_label(result: dict, key: str) -> str:
+    """'90%' when the analysis gives ci90 intervals, else '95%' (older analysis.json)."""
+    for d in result["depths"].values():
+        for e in d["comparisons"].get(key, {}).get("per_lr", []):
+            lo, _, label = present.effect_interval(e)
+            if lo is not None:
+                return label
+    return "95%"
 
 
 def _comparison_keys(result: dict) -> list[str]:
