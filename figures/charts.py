@@ -35,6 +35,8 @@ LR_AXIS = "peak learning rate"
 DEPTH_HEADER = alt.Header(labelExpr="'depth ' + datum.value", labelFontSize=12,
                           labelFontWeight="bold")
 DEPTH = alt.Column("n_layer:O", title=None, header=DEPTH_HEADER)
+LR_HEADER = alt.Header(labelExpr="'LR ' + format(datum.value, '.3~g')", labelFontSize=12,
+                       labelFontWeight="bold")  # a facet by LR, in LR order
 DEPTH_X = alt.X("n_layer:O", title="depth (layers)", axis=alt.Axis(labelAngle=0))
 STEP_X = alt.X("step:Q", title="optimizer step")
 VL_VERSION = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # 'v6_4': the library altair targets
@@ -549,24 +551,23 @@ def training_curves(curves: pd.DataFrame, arms: list[str], lrs: list[float],
     outcomes = outcomes or {}
     ends = data.sort_values("step").drop_duplicates("run_id", keep="last")
     ends = ends[ends.run_id.map(outcomes.get) == "diverged"].assign(kind="diverged")
-    data, labels = _lr_label(pd.concat([data, ends], ignore_index=True))
+    data = _short_runs(pd.concat([data, ends], ignore_index=True))
     arms_here = [a for a in arms if a in set(data.arm)]
     y = alt.Y("shown:Q", title="train loss (nats/token)",
               scale=alt.Scale(domain=[low, y_max], nice=False))
     base = alt.Chart().encode(x=STEP_X, color=_arm_color(arms_here)).transform_calculate(
         shown=f"min(datum.train_loss, {y_max!r})")  # above the top: drawn on the edge
     lines = _filtered(base, "curve", "curves").mark_line(strokeWidth=1.2, opacity=0.85).encode(
-        y=y, detail="run_id:N", tooltip=["run_id:N", "seed:O",
-                                         alt.Tooltip("train_loss:Q", format=".4f")])
+        y=y, detail="run:N", tooltip=["run:N", "n_layer:O", "lr:Q",
+                                      alt.Tooltip("train_loss:Q", format=".4f")])
     crosses = _filtered(base, "diverged", "diverged").mark_point(
         shape="cross", filled=True, size=70, opacity=1).encode(
-        y=y, tooltip=["run_id:N", "seed:O", alt.Tooltip("step:Q", title="stopped at")])
-    n_cols = len(labels)
+        y=y, tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")])
+    n_cols = data.lr.nunique()
     return _finish(alt.layer(lines, crosses, data=data).properties(
         width=panel_width(n_cols), height=130).facet(
         row=alt.Row("n_layer:O", title=None, header=DEPTH_HEADER),
-        column=alt.Column("lr_label:N", sort=labels, title=None,
-                          header=alt.Header(labelFontWeight="bold")),
+        column=alt.Column("lr:O", title=None, header=LR_HEADER),
     ).properties(title=_title(
         "Training curves at a few learning rates",
         "one line per run; x: a run that diverged, where it stopped")))
@@ -580,18 +581,19 @@ def diagnostic(curves: pd.DataFrame, arms: list[str], field: str, lrs: list[floa
         data = data[data[field] > 0]
     if data.empty:
         return None
-    data, labels = _lr_label(data[["run_id", "arm", "n_layer", "lr", "seed", "step", field]])
+    data = _short_runs(data[["run_id", "arm", "n_layer", "lr", "seed", "step", field]])
+    data[field] = data[field].map(lambda v: float(f"{v:.4g}"))
     depths = data.n_layer.nunique()
     y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log") if log else alt.Scale(zero=False),
               axis=_log_axis(data[field], y_title) if log else alt.Axis(title=y_title))
     chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=15), strokeWidth=1.2).encode(
         x=STEP_X, y=y, color=_arm_color([a for a in arms if a in set(data.arm)]),
-        detail="run_id:N",
-        tooltip=["run_id:N", "seed:O", "step:Q", alt.Tooltip(f"{field}:Q", format=".4g")],
+        detail="run:N",
+        tooltip=["run:N", "n_layer:O", "lr:Q", "step:Q",
+                 alt.Tooltip(f"{field}:Q", format=".4g")],
     ).properties(width=width or panel_width(depths), height=140, name=field)
-    if len(labels) > 1:
-        return chart.facet(row=alt.Row("lr_label:N", sort=labels, title=None,
-                                       header=alt.Header(labelFontWeight="bold")), column=DEPTH)
+    if data.lr.nunique() > 1:
+        return chart.facet(row=alt.Row("lr:O", title=None, header=LR_HEADER), column=DEPTH)
     return chart.facet(column=DEPTH)
 
 
@@ -613,16 +615,18 @@ def kurtosis(curves: pd.DataFrame, arms: list[str], lrs: list[float]) -> alt.Fac
         f"the spikiest layer; rows: the lowest LR and LR {max(lrs):.3g}")))
 
 
-def _lr_label(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """A readable 'LR 0.00316' facet label and the labels in LR order."""
-    labels = {lr: f"LR {lr:.3g}" for lr in sorted(df.lr.unique())}
-    return df.assign(lr_label=df.lr.map(labels)), list(labels.values())
+def _short_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """A run named by arm and seed ('off s0'), unique within a panel of one depth and LR:
+    the curves' rows stay short (the run id would repeat in every row)."""
+    run = df.arm.astype(str) + " s" + df.seed.astype(int).astype(str)
+    return df.drop(columns=["run_id", "arm", "seed"]).assign(run=run, arm=df.arm)
+
+
 
 
 # -- export ------------------------------------------------------------------------------------
-# The HTML charts share one copy of Vega (vega.js, about 0.6 MB, written once per report
-# directory) and carry their spec compiled to Vega here, so the page needs neither Vega-Lite
-# nor vega-embed (another 0.3 MB): hovering a mark shows its values (Vega's own tooltip).
+# The HTML charts share one copy of Vega, Vega-Lite and vega-embed (vega.js, about 0.9 MB,
+# written once per report directory) instead of inlining it in every page.
 VEGA_JS = "vega.js"
 PNG_SCALE = 1  # the report directory stays light (issue 18: smoke under 2 MB)
 HTML = """<!DOCTYPE html>
@@ -635,8 +639,7 @@ HTML = """<!DOCTYPE html>
 <body>
 <div id="chart"></div>
 <script>
-new vega.View(vega.parse({spec}), {{renderer: "svg", container: "#chart", hover: true}})
-  .runAsync().catch(console.error);
+vegaEmbed("#chart", {spec}, {{"renderer": "svg"}}).catch(console.error);
 </script>
 </body>
 </html>
@@ -644,16 +647,15 @@ new vega.View(vega.parse({spec}), {{renderer: "svg", container: "#chart", hover:
 
 
 def html(spec: dict, title: str) -> str:
-    """A page that draws the spec with the report directory's one copy of Vega (it opens
-    offline: the script is a file beside it)."""
-    vega_spec = vlc.vegalite_to_vega(spec, vl_version=VL_VERSION)
+    """A page that draws the spec with the report directory's one copy of the libraries (it
+    opens offline: the script is a file beside it)."""
     return HTML.format(title=title, script=VEGA_JS,
-                       spec=json.dumps(vega_spec, sort_keys=True, separators=(",", ":")))
+                       spec=json.dumps(spec, sort_keys=True, separators=(",", ":")))
 
 
 def write_vega_js(out_dir: Path) -> Path:
     path = Path(out_dir) / VEGA_JS
-    write_atomic(path, vlc.javascript_bundle("window.vega = vega;", vl_version=VL_VERSION))
+    write_atomic(path, vlc.javascript_bundle(vl_version=VL_VERSION))
     return path
 
 

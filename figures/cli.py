@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from figures.formats import FORMATS
+from figures.formats import DEFAULT_FORMATS, FORMATS
 
 
 @click.command()
@@ -15,9 +15,9 @@ from figures.formats import FORMATS
               help="Sweeps live in RUNS_DIR/NAME/.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
-@click.option("--formats", default=",".join(FORMATS), show_default=True,
+@click.option("--formats", default=",".join(DEFAULT_FORMATS), show_default=True,
               callback=lambda ctx, param, value: _formats(value),
-              help="The chart files to write, comma-separated.")
+              help=f"The chart files to write, comma-separated, of {', '.join(FORMATS)}.")
 def figures(name, runs_dir, out, formats):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone."""

@@ -17,7 +17,7 @@ import pandas as pd
 
 from figures import analysis as study
 from figures import charts, fmt, present, tables
-from figures.formats import FORMATS
+from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
@@ -27,7 +27,8 @@ CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the gr
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
 
 
-def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=FORMATS) -> Path:
+def make_report(sweep_dir: Path, out_dir: Path | None = None,
+                formats=DEFAULT_FORMATS) -> Path:
     """Write analysis.json, the figure set (in `formats`) and report.md for runs/<sweep> into
     out_dir (default: the sweep's report/)."""
     results = load_results(sweep_dir)
