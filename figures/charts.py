@@ -164,8 +164,9 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
         _filtered(base, "cell", "band").mark_area(opacity=0.18).encode(
             y=y, y2="y_hi:Q", color=color),
         _filtered(base, "cell", "mean").mark_line(strokeWidth=2).encode(
-            y=alt.Y("shown:Q", scale=y_scale), color=color, tooltip=["n_layer:O", "arm:N", alt.Tooltip("x:Q", title="lr"),
-                                       alt.Tooltip("mean:Q", format=".4f")]),
+            y=alt.Y("shown:Q", scale=y_scale), color=color,
+            tooltip=["n_layer:O", "arm:N", alt.Tooltip("x:Q", title="lr"),
+                     alt.Tooltip("mean:Q", format=".4f")]),
         _filtered(base, "run", "runs").mark_point(size=50, filled=True, opacity=0.85).encode(
             y=y, color=color, shape=alt.Shape("outcome:N", title="run", scale=alt.Scale(
                 domain=list(MARKS), range=list(MARKS.values()))),

@@ -171,8 +171,8 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
-        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over {c['runs']} "
-        f"runs",
+        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
+        f"{c['runs']} runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
 
 
@@ -231,29 +231,35 @@ EFFECTIVE_LOSS = ("*Effective loss*: a run's final validation loss, or its loss 
 
 
 def answer_lines(view: dict) -> list[str]:
-    """The answer in a few lines (the terminal's and the report's opening): the practitioner's
-    rule per depth, each arm's critical LR, the verdicts."""
+    """The answer in a few lines (the terminal's and the report's opening): per depth the
+    practitioner's rule, then (indented) the threshold with its interval and each arm's
+    critical LR; last the verdicts."""
     s = view["settings"]
     lines = []
     for depth in sorted(view["depths"], key=int):
         d = view["depths"][depth]
         if depth in view["rules"]:
             lines.append(view["rules"][depth])
+        parts = []
         c = d["comparisons"].get(present.primary_key(view))
         if c is not None and c["threshold"]["kind"] in ("", "below"):
             lo, hi, label = present.threshold_interval(c, d)
-            if lo is not None:
-                lines.append(f"  necessity threshold {fmt.grid(c['threshold'])}, "
-                             f"{label} {fmt.interval(lo, hi)}")
+            parts.append(f"necessity threshold {fmt.grid(c['threshold'])}"
+                         + (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+                            if lo is not None and lo != hi else ""))
         crit = []
         for arm, a in d["arms"].items():
-            if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
+            median = a["eta_crit"]["median"]
+            if arm in s["subset_arms"] or not median:
                 continue
             lo, hi, label = present.crit_interval(a["eta_crit"])
-            span = f" ({label} {fmt.interval(lo, hi)})" if lo is not None else ""
-            crit.append(f"{arm} {fmt.grid(a['eta_crit']['median'])}{span}")
+            span = (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+                    if median["kind"] == "" and lo is not None and lo != hi else "")
+            crit.append(f"{arm} {fmt.grid(median)}{span}")
         if crit:
-            lines.append(f"  critical LR at depth {depth}: " + "; ".join(crit))
+            parts.append("critical LR " + ", ".join(crit))
+        if parts:
+            lines.append(f"  depth {depth}: " + "; ".join(parts))
     verdicts = view.get("verdicts") or {}
     if verdicts:
         lines.append("Verdicts: " + "; ".join(f"{h} {verdicts[h]['verdict']}"
@@ -275,7 +281,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
              f"{len(view['runs'])} runs, primary comparison {s['reference']} vs {s['primary']}, "
              f"minimum effect {s['min_effect']:g} nats.", ""]
     rules = [line for line in answer_lines(view)]
-    lines += [f"- {line.strip()}" for line in rules if not line.startswith("Verdicts")]
+    lines += [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}"
+              for line in rules if not line.startswith("Verdicts")]
     verdict = next((line for line in rules if line.startswith("Verdicts")), None)
     if verdict:
         lines += ["", f"**{verdict}** (reasons under Verdicts below).", ""]

@@ -7,10 +7,11 @@ diverges above it. Reports render once per module (PNG export is the slow part).
 import json
 import math
 
-import altair as alt
+import chart_marks as cm
+import figures_fakes as ff
 import pytest
 
-import figures_fakes as ff
+from figures import charts, present
 from figures.analysis import analyze, steps_to_target
 from figures.report import make_report
 from figures.results import load_curves, load_results
@@ -19,7 +20,8 @@ from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
 
-CHARTS = ["final_loss_vs_lr", "necessity_map", "stability_vs_depth", "paired_effect", "eta_max_ratio",
+CHARTS = ["final_loss_vs_lr", "necessity_map", "stability_vs_depth", "paired_effect",
+          "eta_max_ratio",
           "lr_sensitivity", "training_curves", "attention", "residual_kurtosis"]
 
 
@@ -257,10 +259,6 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
 # Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
 # comparisons and three depths, so a mark in the wrong panel, a panel missing, or a number
 # other than analysis.json's fails here.
-from figures import charts, present  # noqa: E402
-
-import chart_marks as cm  # noqa: E402
-
 CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
 
 
@@ -513,3 +511,75 @@ def test_html_charts_share_one_vega_script(report):
     library = (report.parent / "vega.js").read_text()
     assert len(library) > 100_000 and "window.vegaEmbed" in library
     assert not any(library[:300] in p.read_text() for p in pages)  # none inlines it again
+
+
+# -- the answer up front, and the words ---------------------------------------------------------
+def test_report_opens_with_the_answer_and_the_headline_figures(report):
+    text = report.read_text()
+    answer, setup = text.index("## The answer"), text.index("## Setup")
+    assert answer < setup < text.index("## Runs") < text.index("## Verdicts")
+    opening = text[answer:setup]
+    for needed in ("QK-norm is necessary from LR ~0.00319 up", "critical LR off",
+                   "necessity threshold", "**Verdicts: H1 supported", "*Effective loss*",
+                   "7,680 tokens", "corpus builtin", "![Final loss vs learning rate]",
+                   "![Where QK-norm is necessary]"):
+        assert needed in opening, needed
+    # the fake runs train with the smoke preset, whose bigram rule is off: the report says so
+    assert "rule is **off**" in opening and "baseline rule is **off**" in text[setup:]
+    assert "| LR | depth 2 off | depth 2 on |" in text and "L2 off" not in text
+    assert "n_layer 2:" not in text  # verdict text speaks of depth
+
+
+def test_figures_command_prints_the_answer(study, tmp_path):
+    from click.testing import CliRunner
+
+    from figures.cli import figures
+
+    out = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--out",
+                                       str(tmp_path / "r"), "--formats", "svg"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith("At depth 2") and "necessary from LR" in lines[0]
+    assert any(line.startswith("  depth 4: necessity threshold 0.00319") for line in lines)
+    assert "critical LR off 0.0173, on > 0.1" in out.output
+    assert lines[-2].startswith("Verdicts: H1 supported; H2a supported")
+    assert lines[-1].startswith("report: ")
+
+
+@pytest.mark.parametrize("seconds,text", [(22.4, "22 s"), (270, "4.5 min"),
+                                          (7092, "1 h 58 min")])
+def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
+    assert present.seconds(seconds) == text
+
+
+def test_steps_to_target_show_the_precision_their_speedup_uses(result):
+    from figures import tables
+
+    table = tables.steps(result)
+    assert all(cell.count(".") == 1 for row in table.splitlines()[2:]
+               for cell in row.strip("| ").split(" | ")[1:] if cell != "-")
+
+
+def test_interval_readers_take_the_study_keys_first_and_fall_back():
+    entry = {"mean": 0.1, "lo": -0.1, "hi": 0.3, "lb": -0.05, "n": 3}
+    assert present.effect_interval(entry) == (-0.1, 0.3, "95%")
+    assert present.lower_bound(entry) == -0.05
+    entry.update(ci90=[0.0, 0.2], lower=0.01)
+    assert present.effect_interval(entry) == (0.0, 0.2, "90%")
+    assert present.lower_bound(entry) == 0.01
+    c = {"seed_thresholds": {"0": {"value": 0.01, "kind": ""}, "1": {"value": 0.03,
+                                                                     "kind": ""}}}
+    assert present.threshold_interval(c) == (0.01, 0.03, "seed range")
+    assert present.threshold_interval({**c, "threshold_ci90": [0.005, 0.05]}) == (
+        0.005, 0.05, "90%")
+    assert present.threshold_interval(c, {"threshold_ci90": [0.004, 0.04]})[2] == "90%"
+    crit = {"median": {"value": 0.1, "kind": ""}, "min": {"value": 0.05}, "max": {"value": 0.2}}
+    assert present.crit_interval(crit) == (0.05, 0.2, "seed range")
+    assert present.crit_interval({**crit, "ci90": [0.07, 0.15]}) == (0.07, 0.15, "90%")
+    assert fmt_pm({"mean": 0.1, "lo": -0.1, "hi": 0.3, "n": 3, "ci90": [0.0, 0.2]}) == \
+        "0.100 [0.000, 0.200], n=3"
+
+
+def fmt_pm(entry):
+    from figures import fmt
+    return fmt.pm_interval(entry)
