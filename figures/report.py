@@ -25,6 +25,7 @@ from sweeps.study.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
 def make_report(sweep_dir: Path, out_dir: Path | None = None,
@@ -297,7 +298,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
                   "baseline" + (f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None
                                 else "") + ".", ""]
     image = next((ext for ext in ("png", "svg") if ext in formats), None)
-    for name in ("final_loss_vs_lr", "necessity_map"):
+    for name in HEADLINE:
         caption, chart = figures.get(name, ("", None))
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
@@ -338,7 +339,9 @@ def _figure_section(figures: dict, formats) -> str:
         if chart is None:
             lines += ["_Not drawn: the finished runs hold no data for it._", ""]
             continue
-        if image:
+        if name in HEADLINE:
+            lines += ["_Shown under The answer, above._", ""]
+        elif image:
             lines += [f"![{caption}]({name}.{image})", ""]
         links = [f"[{label}]({name}.{ext})" for ext, label in names.items()
                  if ext in formats and ext != image]
