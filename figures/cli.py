@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from figures.formats import FORMATS
+from figures.formats import DEFAULT_FORMATS, FORMATS
 
 
 @click.command()
@@ -15,15 +15,19 @@ from figures.formats import FORMATS
               help="Sweeps live in RUNS_DIR/NAME/.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
-@click.option("--formats", default=",".join(FORMATS), show_default=True,
+@click.option("--formats", default=",".join(DEFAULT_FORMATS), show_default=True,
               callback=lambda ctx, param, value: _formats(value),
-              help="The chart files to write, comma-separated.")
+              help=f"The chart files to write, comma-separated, of {', '.join(FORMATS)}.")
 def figures(name, runs_dir, out, formats):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone."""
-    from figures.report import make_report
+    import json
+
+    from figures.report import answer_lines, make_report
 
     report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
+    for line in answer_lines(json.loads((report.parent / "analysis.json").read_text())):
+        click.echo(line)
     click.echo(f"report: {report}")
 
 

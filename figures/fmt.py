@@ -45,11 +45,12 @@ def interval(lo: float, hi: float) -> str:
 
 
 def pm_interval(entry: dict, digits: int = 3) -> str:
-    """A paired mean with its two-sided 95% interval: '0.123 [0.050, 0.196], n=3'."""
-    if _missing(entry.get("lo")):
+    """A paired mean with its interval: '0.123 [0.050, 0.196], n=3' - the two-sided 90%
+    `ci90` when the entry has it, else the older two-sided 95% lo/hi."""
+    lo, hi = entry.get("ci90") or (entry.get("lo"), entry.get("hi"))
+    if _missing(lo):
         return f"{num(entry.get('mean'), digits)} (n={entry.get('n', 0)})"
-    return (f"{num(entry['mean'], digits)} [{num(entry['lo'], digits)}, "
-            f"{num(entry['hi'], digits)}], n={entry['n']}")
+    return f"{num(entry['mean'], digits)} [{num(lo, digits)}, {num(hi, digits)}], n={entry['n']}"
 
 
 def grid(value: dict | None) -> str:
@@ -91,3 +92,19 @@ def ratio(p) -> str:
     if _missing(p.lo):
         return f"x{10 ** p.mean:.2f}"
     return f"x{10 ** p.mean:.2f} [x{10 ** p.lo:.2f}, x{10 ** p.hi:.2f}]"
+
+
+def threshold(value: dict) -> str:
+    """A necessity threshold as a sentence part: 'threshold 0.0032', 'no threshold in the
+    grid (QK-norm necessary at no LR)', 'threshold <= 0.001 (necessary at every LR)'."""
+    if not value or value.get("kind") == "none":
+        return "no necessity threshold in the grid (necessary at no LR)"
+    if value.get("kind") == "below":
+        return f"necessity threshold {grid(value)} (necessary from the lowest LR)"
+    return f"necessity threshold {grid(value)}"
+
+
+def per_seed(seeds: dict) -> str:
+    """'seed 0 none in the grid, seed 1 0.318': each seed named with its value."""
+    return ", ".join(f"seed {k} {grid(v)}"
+                     for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))

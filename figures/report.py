@@ -8,6 +8,7 @@ clock reads).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import charts, fmt, tables
-from figures.formats import FORMATS
+from figures import charts, fmt, present, tables
+from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
@@ -24,9 +25,11 @@ from sweeps.study.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
-def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=FORMATS) -> Path:
+def make_report(sweep_dir: Path, out_dir: Path | None = None,
+                formats=DEFAULT_FORMATS) -> Path:
     """Write analysis.json, the figure set (in `formats`) and report.md for runs/<sweep> into
     out_dir (default: the sweep's report/)."""
     results = load_results(sweep_dir)
@@ -35,16 +38,21 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=FORMATS) -
     curves = load_curves(results.runs)
     result = study.analyze(results, curves)
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
-    sections = [_header(results, result), _setup(results, result), _runs(result)]
+    view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
+    sections = [_header(results, result)]
     if not result["depths"]:
-        sections.append("## Results\n\nNo run has finished yet (ok, unstable or diverged): "
-                        "nothing to analyse. Rerun this command when runs have finished.\n")
+        sections += [_setup(results, result), _runs(view),
+                     "## Results\n\nNo run has finished yet (ok, unstable or diverged): "
+                     "nothing to analyse. Rerun this command when runs have finished.\n"]
     else:
-        figures = _figures(result, curves)
+        figures = _figures(view, curves)
+        if "html" in formats:
+            charts.write_vega_js(out_dir)
         for name, (_, chart) in figures.items():
             if chart is not None:
                 charts.save(chart, out_dir, name, formats)
-        sections += [_verdicts(result), _figure_section(figures, formats),
+        sections += [_answer(results, view, figures, formats), _setup(results, result),
+                     _runs(view), _verdicts(result), _figure_section(figures, formats),
                      _tables(result, curves)]
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
@@ -59,10 +67,16 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     lrs = sorted(runs.lr.unique())
     picks = sorted({lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs)))
                     .round().astype(int)})
+    differ = _most_different_lr(result)
+    if differ is not None and differ not in picks:  # where the arms differ most, always
+        nearest = min(picks, key=lambda lr: abs(np.log(lr) - np.log(differ)))
+        picks = sorted({*picks, differ} - ({nearest} if len(picks) >= CURVE_LRS else set()))
     high = _high_stable_lr(result)
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
+    outcomes = {r["run_id"]: r["outcome"] for r in result["runs"]}
     return {
-        "final_loss_vs_lr": ("Final validation loss vs learning rate", charts.final_loss(result)),
+        "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
+        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
         "stability_vs_depth": ("Critical learning rate and necessity threshold vs depth",
                                charts.stability(result)),
         "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
@@ -70,12 +84,26 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
                           charts.eta_max_ratio(result)),
         "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
         "training_curves": ("Training curves at a few learning rates",
-                            charts.training_curves(curves, arms, picks, y_max)),
+                            charts.training_curves(curves, arms, picks, y_max, outcomes)),
         "attention": (f"Attention logits and entropy over training at LR {high:.3g}",
                       charts.attention(curves, arms, high)),
         "residual_kurtosis": ("Residual-stream kurtosis over training",
                               charts.kurtosis(curves, arms, sorted({lrs[0], high}))),
     }
+
+
+def _most_different_lr(result: dict) -> float | None:
+    """The LR where the primary comparison's paired effect is largest (any depth), or where
+    the arms' outcomes differ most when no LR has two pairs."""
+    key = present.primary_key(result)
+    best, size = None, -1.0
+    for d in result["depths"].values():
+        c = d["comparisons"].get(key)
+        for e in (c or {}).get("per_lr", []):
+            if e["n"] >= 1 and not e["ceiling"] and e["mean"] is not None \
+                    and abs(e["mean"]) > size:
+                best, size = e["lr"], abs(e["mean"])
+    return best
 
 
 def _high_stable_lr(result: dict) -> float:
@@ -121,13 +149,14 @@ def _setup(results: SweepResults, result: dict) -> str:
         crosscheck = (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
                       f"{len(cc.get('configs', []))} model configs)")
     c = result["compute"]
-    hours = "; ".join(f"{h:.2f} h on {d}" for d, h in sorted(c["device_hours"].items()))
+    hours = "; ".join(f"{present.seconds(h * 3600)} of device time on {d}"
+                      for d, h in sorted(c["device_hours"].items()))
     return "\n".join([
         "## Setup", "",
         f"- Data: corpus {values('corpus')}, tokenizer {values('tokenizer')}",
         f"- Model: nanoGPT-style pre-norm decoder, width {values('n_embd')}, heads "
         f"{values('n_head')}, context {values('block_size')}, block norm {values('norm')}; "
-        f"depths (n_layer) {values('n_layer')}",
+        f"depths (layers) {values('n_layer')}",
         "- Parametrization: standard (no muP: it transfers learning rates by design and would "
         "confound the result)",
         f"- Optimizer: AdamW (betas {values('beta1')}/{values('beta2')}), weight decay "
@@ -142,9 +171,9 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; target loss "
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
-        f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
-        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over {c['runs']} "
-        f"runs",
+        f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
+        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
+        f"{c['runs']} runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
 
 
@@ -155,7 +184,7 @@ def _budgets(result: dict) -> str:
         t = result["depths"][depth]["tokens_per_param"]
         per = ", ".join(f"{int(b):,} tokens ({r:.3g} per parameter)"
                         for b, r in t["by_budget"].items())
-        parts.append(f"n_layer {depth} ({t['params']:,} parameters): {per}")
+        parts.append(f"depth {depth} ({t['params']:,} parameters): {per}")
     return "; ".join(parts) or "n/a"
 
 
@@ -166,8 +195,8 @@ def _runs(result: dict) -> str:
     order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]
     lines = ["## Runs", "",
              "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
-             "smoothed train loss ended above its minimum by more than the spike margin, or its "
-             "final loss is worse than the data's bigram baseline); **diverged** (stopped: "
+             "smoothed train loss ended above its minimum by more than the spike margin"
+             + _baseline_clause(result) + "); **diverged** (stopped: "
              "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
              "missing runs are left out of every statistic.", "",
              tables.markdown(order + ["total"], [[str(counts[s]) for s in order]
@@ -183,18 +212,122 @@ def _runs(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _baseline_clause(view: dict) -> str:
+    """How the baseline rule reads in the outcome definition: on, or switched off."""
+    b = present.baselines(view)
+    rule = b["rule"]
+    if rule == "none":
+        value = f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else ""
+        return (f"; the baseline rule is **off** for this sweep (train.baseline = none): a run "
+                f"worse than the bigram baseline{value} still counts as ok")
+    name = rule or "bigram"
+    value = b.get(name) if name in ("bigram", "unigram") else None
+    return (f", or its final loss is worse than the data's {name} baseline"
+            + (f" ({value:.3f} nats)" if value is not None else ""))
+
+
+EFFECTIVE_LOSS = ("*Effective loss*: a run's final validation loss, or its loss at "
+                  "initialization when it diverged or ended above it, so a failed run counts "
+                  "as having learned nothing.")
+
+
+def answer_lines(view: dict) -> list[str]:
+    """The answer in a few lines (the terminal's and the report's opening): per depth the
+    practitioner's rule, then (indented) the threshold with its interval and each arm's
+    critical LR; last the verdicts."""
+    s = view["settings"]
+    lines = []
+    for depth in sorted(view["depths"], key=int):
+        d = view["depths"][depth]
+        if depth in view["rules"]:
+            lines.append(view["rules"][depth])
+        parts = []
+        c = d["comparisons"].get(present.primary_key(view))
+        if c is not None and c["threshold"]["kind"] in ("", "below"):
+            lo, hi, label = present.threshold_interval(c, d)
+            parts.append(f"necessity threshold {fmt.grid(c['threshold'])}"
+                         + (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+                            if lo is not None and lo != hi else ""))
+        crit = []
+        for arm, a in d["arms"].items():
+            median = a["eta_crit"]["median"]
+            if arm in s["subset_arms"] or not median:
+                continue
+            lo, hi, label = present.crit_interval(a["eta_crit"])
+            span = (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+                    if median["kind"] == "" and lo is not None and lo != hi else "")
+            crit.append(f"{arm} {fmt.grid(median)}{span}")
+        if crit:
+            parts.append("critical LR " + ", ".join(crit))
+        if parts:
+            lines.append(f"  depth {depth}: " + "; ".join(parts))
+    verdicts = view.get("verdicts") or {}
+    if verdicts:
+        lines.append("Verdicts: " + "; ".join(f"{h} {verdicts[h]['verdict']}"
+                                              for h in HYPOTHESES if h in verdicts))
+    return lines
+
+
+def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
+    """The opening: what the sweep says, on what data and budget, and the headline figures."""
+    s = view["settings"]
+    runs = results.runs
+    corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs \
+        else "?"
+    tokenizer = ", ".join(sorted(map(str, runs.tokenizer.dropna().unique()))) \
+        if "tokenizer" in runs else "?"
+    seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
+    lines = ["## The answer", "",
+             f"On corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds {seeds}; "
+             f"{len(view['runs'])} runs, primary comparison {s['reference']} vs {s['primary']}, "
+             f"minimum effect {s['min_effect']:g} nats.", ""]
+    rules = [line for line in answer_lines(view)]
+    lines += [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}"
+              for line in rules if not line.startswith("Verdicts")]
+    verdict = next((line for line in rules if line.startswith("Verdicts")), None)
+    if verdict:
+        lines += ["", f"**{verdict}** (reasons under Verdicts below).", ""]
+    lines += [EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
+              f"bound of the paired effect (off - on effective loss) exceeds "
+              f"{s['min_effect']:g} nats; the *necessity threshold* is the LR from which it "
+              "stays necessary; an arm's *critical LR* is where its runs start to fail.", ""]
+    b = present.baselines(view)
+    if b["rule"] == "none":
+        lines += ["The bigram-baseline rule is **off** for this sweep (train.baseline = none): "
+                  "runs are unstable only by a loss spike, not by ending worse than the bigram "
+                  "baseline" + (f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None
+                                else "") + ".", ""]
+    image = next((ext for ext in ("png", "svg") if ext in formats), None)
+    for name in HEADLINE:
+        caption, chart = figures.get(name, ("", None))
+        if chart is not None and image:
+            lines += [f"![{caption}]({name}.{image})", ""]
+    lines += ["In the headline figure: lines are the seed mean of the effective loss per arm, "
+              "bands the range over seeds, marks every run (crosses: diverged, on the top "
+              "edge; triangles: unstable), dashed verticals each arm's critical LR, the grey "
+              "line and band the necessity threshold and its interval"
+              + ("; dotted: the bigram baseline" if b["bigram"] is not None else "") + ".", ""]
+    return "\n".join(lines)
+
+
 def _verdicts(result: dict) -> str:
     lines = ["## Verdicts", "", "Decided by the rules docs/STUDY.md fixed before the runs "
              "(section 5); each with its reason and the numbers behind it.", ""]
     for name in HYPOTHESES:
         v = result["verdicts"][name]
-        lines += [f"### {name}: {v['claim']}", "", f"**Verdict: {v['verdict']}.** {v['reason']}",
+        lines += [f"### {name}: {v['claim']}", "",
+                  f"**Verdict: {v['verdict']}.** {_words(v['reason'])}",
                   "", f"*Test:* {v['test']}", ""]
-        lines += [f"- {e}" for e in v["evidence"]] + [""]
+        lines += [f"- {_words(e)}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
     lines += [f"- {rule}" for _, rule in sorted(result["rules"].items(),
                                                 key=lambda kv: int(kv[0]))] or ["- n/a"]
     return "\n".join(lines + [""])
+
+
+def _words(text: str) -> str:
+    """Verdict text as the report prints it: 'n_layer 4' reads as 'depth 4'."""
+    return re.sub(r"\bn_layer (\d+)", r"depth \1", text)
 
 
 def _figure_section(figures: dict, formats) -> str:
@@ -206,7 +339,9 @@ def _figure_section(figures: dict, formats) -> str:
         if chart is None:
             lines += ["_Not drawn: the finished runs hold no data for it._", ""]
             continue
-        if image:
+        if name in HEADLINE:
+            lines += ["_Shown under The answer, above._", ""]
+        elif image:
             lines += [f"![{caption}]({name}.{image})", ""]
         links = [f"[{label}]({name}.{ext})" for ext, label in names.items()
                  if ext in formats and ext != image]
@@ -236,7 +371,8 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
     for key in _comparison_keys(result):
         lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
                   f"Mean over seeds of the baseline minus treatment effective loss with its "
-                  f"two-sided 95% t interval; necessary where the one-sided 95% bound exceeds "
+                  f"two-sided {_interval_label(result, key)} t interval; necessary where the "
+                  f"one-sided 95% lower bound exceeds "
                   f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
                   f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
                   "", tables.effects(result, key)]
@@ -255,6 +391,16 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
                   tables.diagnostics(_final_diagnostics(curves, list(columns)), columns,
                                      s["arms"])]
     return "\n".join(lines)
+
+
+def _interval_label(result: dict, key: str) -> str:
+    """'90%' when the analysis gives ci90 intervals, else '95%' (older analysis.json)."""
+    for d in result["depths"].values():
+        for e in d["comparisons"].get(key, {}).get("per_lr", []):
+            lo, _, label = present.effect_interval(e)
+            if lo is not None:
+                return label
+    return "95%"
 
 
 def _comparison_keys(result: dict) -> list[str]:

@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from figures import fmt
+from figures import fmt, present
 from sweeps.core.norms import qk_norm
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
@@ -62,13 +62,13 @@ def outcome_grid(result: dict) -> str:
     lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
     rows = [[fmt.lr(lr)] + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " "
                             for d, a in cols] for lr in lrs]
-    return markdown(["LR"] + [f"L{d} {a}" for d, a in cols], rows)
+    return markdown(["LR"] + [f"depth {d} {a}" for d, a in cols], rows)
 
 
 def problems(items: list[dict]) -> str:
     rows = [[p["status"], f"`{p['run_id']}`", str(p["arm"]), str(p["n_layer"]), fmt.lr(p["lr"]),
              str(p["seed"]), p["error"]] for p in items]
-    return markdown(["status", "run", "arm", "n_layer", "LR", "seed", "error"], rows)
+    return markdown(["status", "run", "arm", "depth", "LR", "seed", "error"], rows)
 
 
 def unstable(runs: list[dict]) -> str:
@@ -87,7 +87,7 @@ def _by_lr(result: dict, cell) -> str:
             found = [c for c in result["depths"][d]["arms"][a]["cells"] if c["lr"] == lr]
             row.append(cell(found[0]) if found else "-")
         rows.append(row)
-    return markdown(["LR"] + [f"L{d} {a}" for d, a in cols], rows)
+    return markdown(["LR"] + [f"depth {d} {a}" for d, a in cols], rows)
 
 
 def final_loss(result: dict) -> str:
@@ -100,15 +100,16 @@ def final_loss(result: dict) -> str:
 
 
 def steps(result: dict) -> str:
+    # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
     return _by_lr(result, lambda c: "-" if c["steps_to_target"] is None
-                  else fmt.num(c["steps_to_target"], 0))
+                  else fmt.num(c["steps_to_target"], 1))
 
 
 def critical_lr(result: dict) -> str:
     rows = [[d, a, fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
              fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"])]
             for d, a in _arm_columns(result)]
-    return markdown(["n_layer", "arm", "critical LR: median (seed range)", "per seed"], rows)
+    return markdown(["depth", "arm", "critical LR: median (seed range)", "per seed"], rows)
 
 
 def eta_max(result: dict) -> str:
@@ -116,7 +117,7 @@ def eta_max(result: dict) -> str:
     for d, a in _arm_columns(result):
         e = result["depths"][d]["arms"][a]["eta_max"]
         rows.append([d, a, fmt.num(e["l_star"]), fmt.grid(e)])
-    return markdown(["n_layer", "arm", "L* (nats)", "eta_max(delta)"], rows)
+    return markdown(["depth", "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
 def sensitivity(result: dict) -> str:
@@ -127,7 +128,7 @@ def sensitivity(result: dict) -> str:
                                                           int(kv[0])))
         value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
         rows.append([d, a, value, seeds, str(len(s["lrs"]))])
-    return markdown(["n_layer", "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"], rows)
+    return markdown(["depth", "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"], rows)
 
 
 def effects(result: dict, key: str) -> str:
@@ -147,7 +148,10 @@ def effects(result: dict, key: str) -> str:
             row += [f"**{text}**" if e["necessary"] else text,
                     "-" if e["speedup"] is None else f"x{e['speedup']:.2f}"]
         rows.append(row)
-    header = ["LR"] + [h for d in depths for h in (f"L{d} effect [95% CI]", f"L{d} speed-up")]
+    label = next((present.effect_interval(e)[2] for d in depths for e in entries[d].values()
+                  if present.effect_interval(e)[0] is not None), "95%")
+    header = ["LR"] + [h for d in depths for h in (f"depth {d} effect [{label} CI]",
+                                                    f"depth {d} speed-up")]
     return markdown(header, rows)
 
 
@@ -155,9 +159,12 @@ def thresholds(result: dict) -> str:
     rows = []
     for d in _depths(result):
         for key, c in result["depths"][d]["comparisons"].items():
-            rows.append([d, key, fmt.grid(c["threshold"]), fmt.seed_grid(c["seed_thresholds"]),
+            lo, hi, label = present.threshold_interval(c, result["depths"][d])
+            span = f"{fmt.interval(lo, hi)} ({label})" if lo is not None else "-"
+            rows.append([d, key, fmt.grid(c["threshold"]), span,
+                         fmt.seed_grid(c["seed_thresholds"]),
                          ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-"])
-    return markdown(["n_layer", "comparison", "necessity threshold", "per seed",
+    return markdown(["depth", "comparison", "necessity threshold", "interval", "per seed",
                      "common ceiling"], rows)
 
 
@@ -172,7 +179,7 @@ def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[st
             row += [_num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-"
                     for a in arms]
         rows.append(row)
-    header = ["n_layer", "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
+    header = ["depth", "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
     return markdown(header, rows)
 
 

@@ -186,8 +186,8 @@ def _as_entry(p) -> dict:
 def h3(analysis: dict) -> dict:
     depths = {int(name): _primary(analysis, d) for name, d in analysis["depths"].items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
-    evidence = [f"n_layer {k}: threshold {fmt.grid(c['threshold'])}, per seed "
-                f"{fmt.seed_grid(c['seed_thresholds'])}" for k, c in depths.items()]
+    evidence = [f"depth {k}: {fmt.threshold(c['threshold'])}; per seed: "
+                f"{fmt.per_seed(c['seed_thresholds'])}" for k, c in depths.items()]
     base = {"hypothesis": "H3", "claim": CLAIMS["H3"], "test": TESTS["H3"],
             "evidence": evidence, "per_depth": {}}
     if len(depths) < MIN_DEPTHS:

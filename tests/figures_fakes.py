@@ -19,6 +19,7 @@ PROVENANCE = {"git_commit": "0123456789abcdef", "git_dirty": False, "device": "c
               "platform": "Linux-test", "started_at": "2025-01-01T00:00:00+00:00"}
 ARM_SETTINGS = {"off": {"model.qk_norm": "none"}, "on": {"model.qk_norm": "rms"},
                 "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"}}
+BIGRAM = 2.2  # the runs' bigram baseline (nats): below the best loss, as at real scale
 STUDY = {"reference": "off", "primary": "on", "start_control": None, "comparisons": [],
          "delta": 0.1, "sensitivity_range": [1e-3, 1e-1], "min_effect": 0.02,
          "negligible": 0.05, "target_loss": 3.0}
@@ -64,6 +65,7 @@ def write_run(root: Path, cfg, status: str | None, final: float | None = None,
                "wall_time_s": 1.0, "tokens_per_s": 1000.0, "device": "cpu",
                "tokens_seen": last * cfg.tokens_per_step, "unstable_reasons": [],
                "init_logit_std": 0.01 if cfg.model.qk_norm == "none" else 1.0,
+               "bigram_loss": BIGRAM, "unigram_loss": 3.9,
                "final_val_loss": final if status in ("ok", "unstable") else None}
     if status == "unstable":
         summary["unstable_reasons"] = ["final val loss is worse than the bigram baseline"]
@@ -136,3 +138,27 @@ def write_study(root: Path, name: str = "study", depths=DEPTHS, lrs=LRS, seeds=S
     if plan:
         write_plan(root, name, cfgs, arms, study, lrs, control_lrs)
     return cfgs
+
+
+# A sweep with several arms, comparisons and depths, for the chart tests: off and on as in the
+# main fixture; off-warm fails one LR later than off and costs less (0.2 nats) at its threshold.
+# Comparisons: off vs on, off-warm vs on (the start control) and off vs off-warm.
+MULTI_STUDY = {"start_control": "off-warm", "comparisons": [["off", "off-warm"]]}
+MULTI_DEPTHS = [2, 4, 8]
+
+
+def multi_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, float | None]:
+    if arm != "off-warm":
+        return study_outcome(arm, n_layer, lr, seed)
+    base = ON_LOSS[lr] + 0.01 * seed
+    later = LRS[min(LRS.index(THRESHOLD[n_layer]) + 1, len(LRS) - 1)]
+    if lr < later:
+        return "ok", base + 0.005 * seed
+    if lr == later:
+        return "unstable", base + 0.2 + 0.03 * seed
+    return "diverged", None
+
+
+def write_multi(root: Path, name: str = "multi") -> list:
+    return write_study(root, name, depths=MULTI_DEPTHS, outcome=multi_outcome,
+                       arms=("off", "on", "off-warm"), study=MULTI_STUDY)

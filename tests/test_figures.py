@@ -7,9 +7,11 @@ diverges above it. Reports render once per module (PNG export is the slow part).
 import json
 import math
 
+import chart_marks as cm
+import figures_fakes as ff
 import pytest
 
-import figures_fakes as ff
+from figures import charts, present
 from figures.analysis import analyze, steps_to_target
 from figures.report import make_report
 from figures.results import load_curves, load_results
@@ -18,7 +20,8 @@ from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
 
-CHARTS = ["final_loss_vs_lr", "stability_vs_depth", "paired_effect", "eta_max_ratio",
+CHARTS = ["final_loss_vs_lr", "necessity_map", "stability_vs_depth", "paired_effect",
+          "eta_max_ratio",
           "lr_sensitivity", "training_curves", "attention", "residual_kurtosis"]
 
 
@@ -189,7 +192,7 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
 
 def test_figures_exist_and_open_offline(report):
     for name in CHARTS:
-        for ext in ("png", "svg", "html", "vl.json"):
+        for ext in ("png", "svg", "html"):
             path = report.parent / f"{name}.{ext}"
             assert path.exists() and path.stat().st_size > 500, path
         assert "cdn.jsdelivr" not in (report.parent / f"{name}.html").read_text()
@@ -198,7 +201,7 @@ def test_figures_exist_and_open_offline(report):
 def test_same_runs_give_identical_report_and_analysis(report, study, tmp_path):
     again = make_report(study, tmp_path / "again")
     assert again.read_text() == report.read_text()
-    for name in ("analysis.json", "final_loss_vs_lr.vl.json", "paired_effect.vl.json"):
+    for name in ("analysis.json", "final_loss_vs_lr.html", "paired_effect.html"):
         assert (tmp_path / "again" / name).read_text() == (report.parent / name).read_text()
 
 
@@ -243,10 +246,340 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
 
     out = tmp_path / "light"
     text = make_report(study, out, formats=("svg",)).read_text()
-    assert "![Final validation loss vs learning rate](final_loss_vs_lr.svg)" in text
+    assert "![Final loss vs learning rate](final_loss_vs_lr.svg)" in text
     assert ".png" not in text and ".html" not in text
     assert sorted(p.suffix for p in out.iterdir() if p.suffix != ".md") == (
-        [".json"] + [".svg"] * 8)  # analysis.json and the charts
+        [".json"] + [".svg"] * len(CHARTS))  # analysis.json and the charts
     bad = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--formats",
                                        "svg,gif"])
     assert bad.exit_code == 2 and "unknown format gif" in bad.output
+
+
+# -- every chart draws exactly the analysis, panel by panel ----------------------------------
+# Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
+# comparisons and three depths, so a mark in the wrong panel, a panel missing, or a number
+# other than analysis.json's fails here.
+CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "multi"
+    ff.write_multi(root)
+    results = load_results(root)
+    curves = load_curves(results.runs)
+    return present.with_fallbacks(analyze(results, curves), results.runs), curves
+
+
+def _close(a, b) -> bool:
+    return a is None and b is None or (a is not None and b is not None
+                                       and a == pytest.approx(b, **CLOSE))
+
+
+def _one(panel: dict, layer: str, *keys) -> tuple:
+    """The one value of `keys` every mark of a layer in a panel shares (its panel's key).
+    A chart without that layer name (an older one) is read by its first layer with `keys`."""
+    marks = panel.get(layer) or next(v for v in panel.values()
+                                     if v and all(k in v[0] for k in keys))
+    values = {tuple(m[k] for k in keys) for m in marks}
+    assert len(values) == 1, f"{layer}: marks of several panels in one: {sorted(values)}"
+    return values.pop()
+
+
+def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
+    result, _ = multi
+    panels = cm.panels(charts.paired_effect(result))
+    expected = {(key, int(d)): c for d, depth in result["depths"].items()
+                for key, c in depth["comparisons"].items()}
+    assert len(expected) == 9 and len(panels) == len(expected)
+    seen = set()
+    for panel in panels:
+        key, depth = _one(panel, "effects", "comparison", "n_layer")
+        c = expected[(key, int(depth))]
+        judged = {e["lr"]: e for e in c["per_lr"] if e["n"] >= 2 and not e["ceiling"]}
+        drawn = {m["lr"]: m for m in panel["effects"]}
+        assert set(drawn) == set(judged), (key, depth)
+        for lr, m in drawn.items():
+            lo, hi, _ = present.effect_interval(judged[lr])
+            assert _close(m["mean"], judged[lr]["mean"]) and _close(m["lo"], lo)
+            assert _close(m["hi"], hi)
+            assert (m["necessary"] == "necessary") == judged[lr]["necessary"]
+        assert len(panel["min_effect"]) == 1  # the minimum-effect line, once per panel
+        seen.add((key, int(depth)))
+    assert seen == set(expected)
+
+
+def test_the_panel_check_catches_layers_that_bring_their_own_data(multi):
+    """Today's bug, rebuilt: each layer carries the whole table inside the facet, so every
+    panel draws every comparison and depth. The check above must reject it."""
+    result, _ = multi
+    spec = charts.spec_of(charts.paired_effect(result))
+    for layer in spec["spec"]["layer"]:
+        layer["data"] = spec["data"]
+    with pytest.raises(AssertionError, match="marks of several panels"):
+        for panel in cm.panels(spec):
+            _one(panel, "effects", "comparison", "n_layer")
+
+
+def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(multi):
+    result, _ = multi
+    panels = cm.panels(charts.final_loss(result))
+    assert len(panels) == 3
+    primary = present.primary_key(result)
+    for panel in panels:
+        (depth,) = _one(panel, "runs", "n_layer")
+        d = result["depths"][str(int(depth))]
+        runs = {r["run_id"]: r for r in result["runs"] if r["n_layer"] == depth}
+        assert {m["run_id"] for m in panel["runs"]} == set(runs)
+        for m in panel["runs"]:
+            assert _close(m["loss"], runs[m["run_id"]]["loss"])
+            assert m["outcome"] == runs[m["run_id"]]["outcome"]
+        means = {(m["arm"], m["lr"]): m["mean"] for m in panel["mean"]}
+        assert means.keys() == {(arm, c["lr"]) for arm, a in d["arms"].items()
+                                for c in a["cells"]}
+        for arm, a in d["arms"].items():
+            for c in a["cells"]:
+                assert _close(means[(arm, c["lr"])], c["loss_mean"])
+        crit = {m["arm"]: m["x"] for m in panel["critical"]}
+        assert crit == {arm: pytest.approx(a["eta_crit"]["median"]["value"])
+                        for arm, a in d["arms"].items()}
+        t = d["comparisons"][primary]["threshold"]
+        (drawn,) = panel["threshold"]
+        lo, hi, label = present.threshold_interval(d["comparisons"][primary], d)
+        assert drawn["x"] == pytest.approx(t["value"]) and drawn["interval"] == label
+        assert _close(drawn["x_lo"], lo) and _close(drawn["x_hi"], hi)
+        assert len(panel["bigram"]) == 1  # the baseline line, once per panel
+        assert any(m["text"].startswith("QK-norm needed from") for m in panel["labels"])
+
+
+def test_headline_marks_every_failed_run_as_a_failure(multi):
+    result, _ = multi
+    (panel, *_) = cm.panels(charts.final_loss(result))
+    outcomes = {m["outcome"] for m in panel["runs"]}
+    assert outcomes == {"ok", "unstable", "diverged"}
+    shapes = {m["outcome"]: m["run"] for m in panel["runs"]}  # the shape legend's value
+    assert shapes["diverged"] == "diverged" and shapes["unstable"] == "unstable"
+
+
+def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_thresholds(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.necessity_map(result))
+    primary = present.primary_key(result)
+    expected = {(f"depth {d}", e["lr"]): e for d, depth in result["depths"].items()
+                for e in depth["comparisons"][primary]["per_lr"]}
+    cells = {(m["depth"], m["lr"]): m for m in panel["cells"]}
+    assert cells.keys() == expected.keys()
+    for key, m in cells.items():
+        assert _close(m["effect"], expected[key]["mean"])
+    assert {(m["depth"], m["lr"]) for m in panel["necessary"]} == {
+        k for k, e in expected.items() if e["necessary"]}
+    ticks = {m["depth"]: m["lr"] for m in panel["threshold"]}
+    assert ticks == {f"depth {d}": pytest.approx(depth["comparisons"][primary]["threshold"]
+                                                 ["value"])
+                     for d, depth in result["depths"].items()}
+
+
+def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.stability(result))
+    drawn = {(m["series"], int(m["n_layer"])): m for m in panel["values"]}
+    expected = {}
+    for d, depth in result["depths"].items():
+        for arm, a in depth["arms"].items():
+            lo, hi, _ = present.crit_interval(a["eta_crit"])
+            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo,
+                                                         hi)
+        c = depth["comparisons"][present.primary_key(result)]
+        lo, hi, _ = present.threshold_interval(c, depth)
+        expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
+    assert drawn.keys() == expected.keys()
+    for key, (value, lo, hi) in expected.items():
+        assert _close(drawn[key]["value"], value) and _close(drawn[key]["lo"], lo)
+        assert _close(drawn[key]["hi"], hi)
+
+
+def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.eta_max_ratio(result))
+    primary = present.primary_key(result)
+    expected = {(int(d), r["delta"]): r["ratio"] for d, depth in result["depths"].items()
+                for r in depth["comparisons"][primary]["eta_max_ratio"] if r["ratio"]}
+    drawn = {(int(m["n_layer"]), m["delta"]): m["ratio"] for m in panel["ratios"]}
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+    (panel,) = cm.panels(charts.sensitivity(result))
+    expected = {(arm, int(d), int(seed)): v for d, depth in result["depths"].items()
+                for arm, a in depth["arms"].items() for seed, v in
+                a["sensitivity"]["seeds"].items()}
+    drawn = {(m["arm"], int(m["n_layer"]), int(m["seed"])): m["sensitivity"]
+             for m in panel["seeds"]}
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+
+
+def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
+    from figures.report import _figures, _most_different_lr
+
+    result, curves = multi
+    figures = _figures(result, curves)
+    panels = cm.panels(figures["training_curves"][1])
+    diverged = {(r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}") for r in result["runs"]
+                if r["outcome"] == "diverged"}
+    keys = set()
+    for panel in panels:
+        depth, lr = _one(panel, "curves", "n_layer", "lr")
+        keys.add((depth, lr))
+        runs = {m["run"] for m in panel["curves"]}
+        crossed = {m["run"] for m in panel.get("diverged", [])}
+        assert crossed == {run for d, x, run in diverged if (d, x) == (depth, lr)} & runs
+    assert len(keys) == len(panels)  # one depth and LR per panel, each once
+    assert _most_different_lr(result) in {lr for _, lr in keys}
+    for name in ("attention", "residual_kurtosis"):
+        for panel in cm.panels(figures[name][1]):
+            for layer, marks in panel.items():
+                if marks and "n_layer" in marks[0]:
+                    _one(panel, layer, "n_layer", "lr")
+
+
+# -- layout: no text leaves the canvas, plots fill the width ---------------------------------
+def test_no_chart_has_text_outside_its_canvas(multi):
+    from figures.report import _figures
+
+    for name, (_, chart) in _figures(*multi).items():
+        assert chart is not None, name
+        assert cm.text_outside(chart) == [], name
+
+
+def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
+    from figures.report import _figures
+
+    ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1])
+    results = load_results(tmp_path / "one")
+    curves = load_curves(results.runs)
+    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    for name, (_, chart) in _figures(analysis, curves).items():
+        assert chart is not None and cm.text_outside(chart) == [], name
+        spec = charts.spec_of(chart)
+        widths = [s.get("width") for s in [spec, spec.get("spec", {})] if s.get("width")]
+        if name in ("final_loss_vs_lr", "necessity_map", "paired_effect", "stability_vs_depth"):
+            assert widths and max(widths) >= 0.9 * charts.PLOT_WIDTH, name
+
+
+def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(multi):
+    result, _ = multi
+    import copy
+
+    wild = copy.deepcopy(result)
+    entry = wild["depths"]["2"]["comparisons"]["off vs on"]["per_lr"][0]
+    entry.update(lo=-14.0, hi=16.0, ci90=[-14.0, 16.0])
+    low, high = charts.effect_domain(
+        [e["mean"] for d in wild["depths"].values() for c in d["comparisons"].values()
+         for e in c["per_lr"]], [-14.0, 16.0], 0.02)
+    assert -14.0 < low < 0.02 < high < 16.0
+    panels = cm.panels(charts.paired_effect(wild))
+    clipped = [m for p in panels for m in p["clipped"]]
+    assert {m["interval end"] for m in clipped} == {-14.0, 16.0}
+
+
+def _legend_titles(node, out: list) -> list:
+    """(channel, title) of every encoding that draws a legend, anywhere in a spec."""
+    if isinstance(node, dict):
+        for channel in ("color", "fill", "shape"):
+            enc = (node.get("encoding") or {}).get(channel)
+            if isinstance(enc, dict) and "field" in enc and enc.get("legend", {}) is not None \
+                    and enc.get("scale") is not None:
+                out.append((channel, enc.get("title")))
+        for value in node.values():
+            _legend_titles(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _legend_titles(value, out)
+    return out
+
+
+def test_legends_have_titles(multi):
+    result, _ = multi
+    for chart in (charts.final_loss(result), charts.paired_effect(result),
+                  charts.necessity_map(result), charts.stability(result)):
+        legends = _legend_titles(charts.spec_of(chart), [])
+        assert legends and all(title for _, title in legends), legends
+
+
+def test_html_charts_share_one_vega_script(report):
+    pages = [report.parent / f"{name}.html" for name in CHARTS]
+    assert all('<script src="vega.js"></script>' in p.read_text() for p in pages)
+    library = (report.parent / "vega.js").read_text()
+    assert len(library) > 100_000 and "window.vegaEmbed" in library
+    assert not any(library[:300] in p.read_text() for p in pages)  # none inlines it again
+
+
+# -- the answer up front, and the words ---------------------------------------------------------
+def test_report_opens_with_the_answer_and_the_headline_figures(report):
+    text = report.read_text()
+    answer, setup = text.index("## The answer"), text.index("## Setup")
+    assert answer < setup < text.index("## Runs") < text.index("## Verdicts")
+    opening = text[answer:setup]
+    for needed in ("QK-norm is necessary from LR ~0.00319 up", "critical LR off",
+                   "necessity threshold", "**Verdicts: H1 supported", "*Effective loss*",
+                   "7,680 tokens", "corpus builtin", "![Final loss vs learning rate]",
+                   "![Where QK-norm is necessary]"):
+        assert needed in opening, needed
+    # the fake runs train with the smoke preset, whose bigram rule is off: the report says so
+    assert "rule is **off**" in opening and "baseline rule is **off**" in text[setup:]
+    assert "| LR | depth 2 off | depth 2 on |" in text and "L2 off" not in text
+    assert "n_layer 2:" not in text  # verdict text speaks of depth
+
+
+def test_figures_command_prints_the_answer(study, tmp_path):
+    from click.testing import CliRunner
+
+    from figures.cli import figures
+
+    out = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--out",
+                                       str(tmp_path / "r"), "--formats", "svg"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith("At depth 2") and "necessary from LR" in lines[0]
+    assert any(line.startswith("  depth 4: necessity threshold 0.00319") for line in lines)
+    assert "critical LR off 0.0173, on > 0.1" in out.output
+    assert lines[-2].startswith("Verdicts: H1 supported; H2a supported")
+    assert lines[-1].startswith("report: ")
+
+
+@pytest.mark.parametrize("seconds,text", [(22.4, "22 s"), (270, "4.5 min"),
+                                          (7092, "1 h 58 min")])
+def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
+    assert present.seconds(seconds) == text
+
+
+def test_steps_to_target_show_the_precision_their_speedup_uses(result):
+    from figures import tables
+
+    table = tables.steps(result)
+    assert all(cell.count(".") == 1 for row in table.splitlines()[2:]
+               for cell in row.strip("| ").split(" | ")[1:] if cell != "-")
+
+
+def test_interval_readers_take_the_study_keys_first_and_fall_back():
+    entry = {"mean": 0.1, "lo": -0.1, "hi": 0.3, "lb": -0.05, "n": 3}
+    assert present.effect_interval(entry) == (-0.1, 0.3, "95%")
+    assert present.lower_bound(entry) == -0.05
+    entry.update(ci90=[0.0, 0.2], lower=0.01)
+    assert present.effect_interval(entry) == (0.0, 0.2, "90%")
+    assert present.lower_bound(entry) == 0.01
+    c = {"seed_thresholds": {"0": {"value": 0.01, "kind": ""}, "1": {"value": 0.03,
+                                                                     "kind": ""}}}
+    assert present.threshold_interval(c) == (0.01, 0.03, "seed range")
+    assert present.threshold_interval({**c, "threshold_ci90": [0.005, 0.05]}) == (
+        0.005, 0.05, "90%")
+    assert present.threshold_interval(c, {"threshold_ci90": [0.004, 0.04]})[2] == "90%"
+    crit = {"median": {"value": 0.1, "kind": ""}, "min": {"value": 0.05}, "max": {"value": 0.2}}
+    assert present.crit_interval(crit) == (0.05, 0.2, "seed range")
+    assert present.crit_interval({**crit, "ci90": [0.07, 0.15]}) == (0.07, 0.15, "90%")
+    assert fmt_pm({"mean": 0.1, "lo": -0.1, "hi": 0.3, "n": 3, "ci90": [0.0, 0.2]}) == \
+        "0.100 [0.000, 0.200], n=3"
+
+
+def fmt_pm(entry):
+    from figures import fmt
+    return fmt.pm_interval(entry)
