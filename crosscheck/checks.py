@@ -20,6 +20,7 @@ from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
+from sweeps.core.interventions import step_metrics
 from sweeps.run.rundir import RunDir
 from sweeps.core.schedule import lr_at
 
@@ -204,6 +205,8 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
     attempt("train/grad_norm", "train_grad_norm", lambda: scalar_check(
         "train/grad_norm", "train_grad_norm", [h[1] for h in history["mlx"]],
         [h[1] for h in history["torch"]], "pre-clip, worst step {}", first=1))
+    for i, name in enumerate(step_metrics(cfg), start=2):  # interventions' per-step values
+        attempt(f"train/{name}", name, lambda: step_metric_check(name, history, i))
     diag: dict = {}
 
     def probe() -> dict:
@@ -231,6 +234,16 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
                                              loaded, batches, make_trainer, cfg))
             attempt(f"resume/{src}->{dst}", "resume",
                     lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+
+
+def step_metric_check(name: str, history: dict, column: int) -> Check:
+    """An intervention's per-step value (QK-clip: heads clipped, the max logit it measured),
+    each step relative to itself; the detail says how often it acted on each side."""
+    values = {b: [h[column] for h in history[b]] for b in BACKENDS}
+    acted = ", ".join(f"{b} {sum(v != 0 for v in values[b])}" for b in BACKENDS)
+    return scalar_check(f"train/{name}", name, values["mlx"], values["torch"],
+                        f"worst step {{}}; nonzero on {acted} of {len(values['torch'])} steps",
+                        first=1)
 
 
 def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_trainer,
