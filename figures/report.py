@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import charts, fmt, tables
+from figures import charts, fmt, interventions, tables
 from figures.formats import FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -46,6 +46,7 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=FORMATS) -
                 charts.save(chart, out_dir, name, formats)
         sections += [_verdicts(result), _figure_section(figures, formats),
                      _tables(result, curves)]
+        sections += filter(None, [interventions.section(result)])  # specs with such arms
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))

@@ -248,3 +248,56 @@ def test_warmup_is_an_arm_with_its_own_run_ids():
     long = by_arm["off-long-warmup"][0].train
     assert lr_at(9, long) < lr_at(9, by_arm["off"][0].train) and not math.isclose(
         lr_at(9, long), long.lr)
+
+
+# -- the report's interventions table ----------------------------------------------------------
+
+def intervention_outcome(arm, n_layer, lr, seed):
+    """off as in the figures fixture (0.4 nats worse at 3e-2, diverged above); the stand-in
+    intervention arm 0.2 nats worse than on at 3e-2 and diverged at 0.1; on flat."""
+    import figures_fakes as ff
+
+    base = ff.ON_LOSS[lr] + 0.01 * seed
+    if arm == "on" or lr < 3e-2:
+        return "ok", base
+    if lr == 3e-2:
+        return "ok", base + (0.4 + 0.02 * seed if arm == "off" else 0.2 + 0.01 * seed)
+    return "diverged", None
+
+
+def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
+    import figures_fakes as ff
+
+    from figures import fmt
+    from figures.analysis import analyze
+    from figures.interventions import section
+    from figures.report import make_report
+    from figures.results import load_curves, load_results
+
+    arm = "off-warm"  # the fixture's third arm stands in for an intervention arm
+    root = tmp_path / "iv"
+    ff.write_study(root, depths=[2], arms=("off", "on", arm), outcome=intervention_outcome,
+                   study={"comparisons": [["off", arm], [arm, "on"]]})
+    results = load_results(root)
+    result = analyze(results, load_curves(results.runs))
+    text = section(result)
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in text.splitlines()
+            if line.startswith("| 2 |")}
+    assert list(rows) == ["off", "on", arm]
+    d = result["depths"]["2"]
+    # against off: the arm is needed from just above 1e-2 (0.2 nats better at 3e-2)
+    vs_off = d["comparisons"][f"off vs {arm}"]["threshold"]
+    assert vs_off["kind"] == "" and 1e-2 < vs_off["value"] <= 3e-2
+    assert rows[arm][5].startswith(fmt.grid(vs_off))
+    assert rows["on"][5].startswith(fmt.grid(d["comparisons"]["off vs on"]["threshold"]))
+    assert rows["off"][5] == "-" and rows["on"][6].strip(" |") == "-"
+    # against on: on still beats it from 3e-2 up, most at 0.1 where the arm diverged
+    assert rows[arm][6].endswith("at 0.1 |") and "largest 3." in rows[arm][6]
+    assert rows[arm][2] == fmt.median_range(d["arms"][arm]["eta_crit"])
+    assert rows[arm][4] == "2.010 (0.01)"  # the best seed-mean loss and its LR
+    report = make_report(root, tmp_path / "report", formats=("vl.json",)).read_text()
+    assert text in report
+    plain = tmp_path / "plain"  # no intervention arm: no section
+    ff.write_study(plain, depths=[2])
+    plain_results = load_results(plain)
+    assert section(analyze(plain_results, load_curves(plain_results.runs))) == ""
