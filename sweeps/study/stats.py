@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "7750713d90e5f5921bad00511621c5c96756ede8d65be0828f92f96e86f67773"
+STUDY_SHA256 = "3980ee98e685d24fb456c2056beefed5d2eed6ac43c9a84cd87523a8b1d93fd2"
 STUDY_PATH = Path(__file__).resolve().parents[3] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; two-sided intervals are 95% too
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
