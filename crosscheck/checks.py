@@ -105,7 +105,7 @@ def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=defaul
     """All checks of one model config, in order; `log` sees each one as soon as it is made.
 
     Forward and one step on both weight sets, then (steps > 0) training, diagnostics and
-    checkpoints moved across backends."""
+    checkpoints moved across backends (the trained weights, then the stress weights)."""
     results: list[Check] = []
 
     def add(check: Check) -> Check:
@@ -234,6 +234,10 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
                                              loaded, batches, make_trainer, cfg))
             attempt(f"resume/{src}->{dst}", "resume",
                     lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
+            attempt(f"checkpoint-stress/{src}->{dst}", "checkpoint",
+                    lambda: stress_checkpoint_check(src, dst, RunDir(f"{tmp}/stress-{src}"),
+                                                    batches, make_trainer, cfg))
 
 
 def step_metric_check(name: str, history: dict, column: int) -> Check:
@@ -259,6 +263,21 @@ def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_train
            for t in (loaded[dst], trainers[src])]
     return scalar_check(f"checkpoint/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
                         f"val loss {val[1]:.6f}, {len(batches.val)} batches")
+
+
+def stress_checkpoint_check(src, dst, run, batches, make_trainer, cfg) -> Check:
+    """The same round trip from the stress weights (crosscheck.weights): trained weights are
+    still near init, where an evaluation path can be wrong unseen (an attention soft cap at
+    logits of 0.05); with every nonlinearity in its O(1) range it cannot."""
+    fresh = {b: make_trainer(b, cfg) for b in (src, dst)}
+    fresh[src].set_params(make_weights(cfg, "stress"))
+    run.save_checkpoint(0, *fresh[src].get_state(), {"crosscheck": True})
+    params, optimizer, _ = run.load_checkpoint()
+    fresh[dst].set_state(params, optimizer)
+    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val])
+           for t in (fresh[dst], fresh[src])]
+    return scalar_check(f"checkpoint-stress/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
+                        f"val loss {val[1]:.6f} from the stress weights")
 
 
 def resume_check(src, dst, loaded, batches, steps, cfg) -> Check:
