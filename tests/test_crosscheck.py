@@ -390,6 +390,20 @@ def test_the_smoke_preset_passes_end_to_end(tmp_path):
     assert doc["provenance"]["versions"]["torch"] and doc["tolerances"]["forward"]["reason"]
 
 
+def test_the_interventions_option_checks_each_at_its_exercise_value(tmp_path):
+    out = tmp_path / "cc.json"
+    result = invoke("--preset", "smoke", "--interventions", "--steps", "0", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    labels = [c["label"] for c in json.loads(out.read_text())["configs"]]
+    assert labels == ["smoke L2 qk_norm=none", "smoke L2 qk_norm=rms",
+                      "smoke L2 qk_norm=none z-loss=0.01",
+                      "smoke L2 qk_norm=none attn-softcap=0.1",
+                      "smoke L2 qk_norm=none qk-clip=0.02",
+                      "smoke L2 qk_norm=none qk-clip=0.02 weight_decay_mode=independent"]
+    bad = invoke("--sweep", "smoke", "--interventions")
+    assert bad.exit_code == 2 and "--interventions goes with --preset" in bad.output
+
+
 def test_an_injected_failure_exits_1(monkeypatch):
     monkeypatch.setattr(qktorch.model.MLP, "forward", torch_tanh_gelu)
     result = invoke("--preset", "smoke", "--steps", "0", "--qk-norm", "none")
