@@ -149,10 +149,12 @@ def loss_fn(model, x, y):
 
 
 def head_max_logits(scores):
-    """[H]: each head's largest causal attention logit over the batch, without gradient."""
+    """[H]: each head's largest causal attention logit over the batch, in float32 (QK-clip's
+    arithmetic, whatever the compute dtype), without gradient."""
     T = scores.shape[-1]
     causal = mx.tril(mx.ones((T, T), dtype=mx.bool_))
-    return mx.stop_gradient(mx.where(causal, scores, float("-inf")).max(axis=(0, 2, 3)))
+    top = mx.where(causal, scores, float("-inf")).max(axis=(0, 2, 3))
+    return mx.stop_gradient(top).astype(mx.float32)
 
 
 def z_term(logits):

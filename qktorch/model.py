@@ -149,10 +149,12 @@ def loss_fn(model, x, y):
 
 
 def head_max_logits(scores):
-    """[H]: each head's largest causal attention logit over the batch, without gradient."""
+    """[H]: each head's largest causal attention logit over the batch, in float32 (QK-clip's
+    arithmetic, whatever the compute dtype), without gradient."""
     T = scores.shape[-1]
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=scores.device))
-    return scores.detach().masked_fill(~causal, float("-inf")).amax(dim=(0, 2, 3))
+    top = scores.detach().masked_fill(~causal, float("-inf")).amax(dim=(0, 2, 3))
+    return top.float()
 
 
 def z_term(logits):
