@@ -20,6 +20,7 @@ from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
+from sweeps.core.interventions import step_metrics
 from sweeps.run.rundir import RunDir
 from sweeps.core.schedule import lr_at
 
@@ -104,7 +105,7 @@ def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=defaul
     """All checks of one model config, in order; `log` sees each one as soon as it is made.
 
     Forward and one step on both weight sets, then (steps > 0) training, diagnostics and
-    checkpoints moved across backends."""
+    checkpoints moved across backends (the trained weights, then the stress weights)."""
     results: list[Check] = []
 
     def add(check: Check) -> Check:
@@ -204,6 +205,8 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
     attempt("train/grad_norm", "train_grad_norm", lambda: scalar_check(
         "train/grad_norm", "train_grad_norm", [h[1] for h in history["mlx"]],
         [h[1] for h in history["torch"]], "pre-clip, worst step {}", first=1))
+    for i, name in enumerate(step_metrics(cfg), start=2):  # interventions' per-step values
+        attempt(f"train/{name}", name, lambda: step_metric_check(name, history, i))
     diag: dict = {}
 
     def probe() -> dict:
@@ -231,6 +234,20 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
                                              loaded, batches, make_trainer, cfg))
             attempt(f"resume/{src}->{dst}", "resume",
                     lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
+            attempt(f"checkpoint-stress/{src}->{dst}", "checkpoint",
+                    lambda: stress_checkpoint_check(src, dst, RunDir(f"{tmp}/stress-{src}"),
+                                                    batches, make_trainer, cfg))
+
+
+def step_metric_check(name: str, history: dict, column: int) -> Check:
+    """An intervention's per-step value (QK-clip: heads clipped, the max logit it measured),
+    each step relative to itself; the detail says how often it acted on each side."""
+    values = {b: [h[column] for h in history[b]] for b in BACKENDS}
+    acted = ", ".join(f"{b} {sum(v != 0 for v in values[b])}" for b in BACKENDS)
+    return scalar_check(f"train/{name}", name, values["mlx"], values["torch"],
+                        f"worst step {{}}; nonzero on {acted} of {len(values['torch'])} steps",
+                        first=1)
 
 
 def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_trainer,
@@ -246,6 +263,21 @@ def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_train
            for t in (loaded[dst], trainers[src])]
     return scalar_check(f"checkpoint/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
                         f"val loss {val[1]:.6f}, {len(batches.val)} batches")
+
+
+def stress_checkpoint_check(src, dst, run, batches, make_trainer, cfg) -> Check:
+    """The same round trip from the stress weights (crosscheck.weights): trained weights are
+    still near init, where an evaluation path can be wrong unseen (an attention soft cap at
+    logits of 0.05); with every nonlinearity in its O(1) range it cannot."""
+    fresh = {b: make_trainer(b, cfg) for b in (src, dst)}
+    fresh[src].set_params(make_weights(cfg, "stress"))
+    run.save_checkpoint(0, *fresh[src].get_state(), {"crosscheck": True})
+    params, optimizer, _ = run.load_checkpoint()
+    fresh[dst].set_state(params, optimizer)
+    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val])
+           for t in (fresh[dst], fresh[src])]
+    return scalar_check(f"checkpoint-stress/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
+                        f"val loss {val[1]:.6f} from the stress weights")
 
 
 def resume_check(src, dst, loaded, batches, steps, cfg) -> Check:

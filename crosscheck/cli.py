@@ -42,23 +42,28 @@ def float32_numerics(threads: int | None) -> None:
 @click.option("--qk-norm", "qk_norms", multiple=True, metavar="none|rms|layernorm",
               help="QK-norm settings to check (repeatable); default: off and on (none, rms), "
                    "or the sweep's own.")
+@click.option("--interventions", is_flag=True,
+              help="With --preset: also check each intervention (sweeps/core/interventions.py) "
+                   "at its exercise value, QK-norm off.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="Also write crosscheck.json here (default with --preset: none).")
 @click.option("--threads", default=None, type=click.IntRange(min=1),
               help="CPU threads for torch (default: torch's choice). 1 is often faster on a "
                    "busy machine or for smoke-sized models.")
 @click.pass_context
-def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads):
+def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, interventions, out, threads):
     """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32 on
     the CPU, QK-norm off and on. Compares logits, one step's loss and every gradient, per-step
     losses over a short training run with the real optimizer, schedule and clipping, the
     diagnostics at its end, and checkpoints moved from one backend to the other."""
     with one_line_errors(ctx):
-        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads)
+        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads,
+                   interventions)
     ctx.exit(code)
 
 
-def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) -> int:
+def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
+        interventions=False) -> int:
     from crosscheck.configs import preset_targets, sweep_targets
     from sweeps.core.files import check_writable
     from sweeps.core.params import check_fits
@@ -67,13 +72,16 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None) 
 
     if (preset is None) == (sweep is None):
         raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
+    if interventions and sweep is not None:
+        raise HarnessError("--interventions goes with --preset: a sweep's crosscheck covers "
+                           "the interventions its arms switch on")
     spec = None
     if sweep is not None:
         spec = load_spec(sweep)
         targets = sweep_targets(spec, overrides, qk_norms)
         path = SweepDir(Path(runs_dir) / spec.name).crosscheck_path
     else:
-        targets = preset_targets(preset, overrides, qk_norms)
+        targets = preset_targets(preset, overrides, qk_norms, interventions)
         path = None
     for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
         if target_path is not None:  # now, not after every check has run

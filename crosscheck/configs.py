@@ -5,12 +5,18 @@ precision. Learning rate and seed do not change the model, so a sweep's configs 
 distinct (model, data) pairs, trained here at the spec's base LR (preset + [set], a stable
 one: at divergent LRs rounding differences grow chaotically and agreement is not defined)
 and its first seed. Specs are read by sweeps.sweep.spec, as the sweep runner reads them.
+
+Interventions (sweeps.core.interventions) that change a backend's arithmetic are part of what
+makes a config distinct. A sweep's own values may never act in a short check from the init
+weights (a QK-clip threshold no logit reaches in 50 steps), so every target with one on is
+checked again at the intervention's exercise value, where it acts from the first steps.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sweeps.core.config import RunConfig
+from sweeps.core.interventions import INTERVENTIONS, active, value
 from sweeps.core.presets import get_preset
 
 DEFAULT_QK_NORMS = ("none", "rms")  # QK-norm off and on
@@ -24,10 +30,15 @@ class Target:
     cfg: RunConfig
 
 
-def preset_targets(preset: str, overrides=(), qk_norms=()) -> list[Target]:
+def preset_targets(preset: str, overrides=(), qk_norms=(), interventions=False
+                   ) -> list[Target]:
+    """interventions: also each intervention at its exercise value, QK-norm off."""
     base = get_preset(preset).with_overrides([*overrides, *FORCED])
-    return distinct(preset, [base.with_overrides([f"model.qk_norm={qk}"])
-                             for qk in qk_norms or DEFAULT_QK_NORMS])
+    cfgs = [base.with_overrides([f"model.qk_norm={qk}"]) for qk in qk_norms or DEFAULT_QK_NORMS]
+    if interventions:
+        cfgs += [base.with_overrides(["model.qk_norm=none", f"{i.field}={i.exercise!r}"])
+                 for i in INTERVENTIONS.values() if i.exercise is not None]
+    return distinct(preset, cfgs)
 
 
 def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
@@ -41,16 +52,30 @@ def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
 
 
 def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
-    """One target per distinct (model, data), plus the last one again in the other weight
-    decay mode, so every crosscheck covers both (coupled and independent)."""
+    """One target per distinct (model, data, z-loss), plus the last one again in the other
+    weight decay mode, so every crosscheck covers both (coupled and independent), plus every
+    target with an intervention on again at the intervention's exercise value."""
     targets, seen = [], set()
     for cfg in cfgs:
-        if (cfg.model, cfg.data) not in seen:
-            seen.add((cfg.model, cfg.data))
-            targets.append(Target(f"{name} L{cfg.model.n_layer} qk_norm={cfg.model.qk_norm}",
-                                  cfg))
+        key = (cfg.model, cfg.data, cfg.train.z_loss)
+        if key not in seen:
+            seen.add(key)
+            targets.append(Target(label(name, cfg), cfg))
     last = targets[-1].cfg
     other = OTHER_DECAY[last.train.weight_decay_mode]
     targets.append(Target(f"{targets[-1].label} weight_decay_mode={other}",
                           last.with_overrides([f"train.weight_decay_mode={other}"])))
+    for target in list(targets):
+        strong = [f"{i.field}={i.exercise!r}" for i in active(target.cfg)
+                  if i.exercise is not None and value(target.cfg, i) != i.exercise]
+        cfg = target.cfg.with_overrides(strong)
+        if strong and (cfg.model, cfg.data, cfg.train.z_loss) not in seen:
+            seen.add((cfg.model, cfg.data, cfg.train.z_loss))
+            targets.append(Target(f"{label(name, cfg)} (exercise values)", cfg))
     return targets
+
+
+def label(name: str, cfg: RunConfig) -> str:
+    """e.g. "tiny L4 qk_norm=none qk-clip=0.02": the model and its interventions."""
+    on = "".join(f" {i.name}={value(cfg, i):g}" for i in active(cfg))
+    return f"{name} L{cfg.model.n_layer} qk_norm={cfg.model.qk_norm}{on}"

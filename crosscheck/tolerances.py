@@ -55,6 +55,15 @@ TOLERANCES = {
         "training run, each backend on its own weights, so they carry the training drift "
         "through maxima and 4th powers; measured <= 6e-5 on tiny, 2.5e-4 on core (max "
         "logit). Unscaled scores in one probe path give ~2 (sqrt(d_head) - 1)")),
+    "qk_clip_heads": Tolerance(0.0, (
+        "heads QK-clip rescaled at each step: a count, equal on both backends unless a head's "
+        "max logit lies within rounding of tau; measured equal at every step. Scaling by "
+        "tau / max instead of its square root changes the counts within a few steps")),
+    "qk_clip_max_logit": Tolerance(1e-3, (
+        "the largest per-head max attention logit QK-clip measured at each step, before its "
+        "rescale: a forward maximum on each backend's own (slightly drifted) weights; "
+        "measured <= 1.5e-6 on smoke (50 steps, tau 0.02), 5.6e-6 on tiny (20 steps). Measuring over masked positions "
+        "or |logit| changes which heads fire")),
     "checkpoint": Tolerance(2e-5, (
         "val loss of the source backend vs the other backend loaded from its checkpoint: the "
         "same weights, so forward op order only; measured <= 7e-7")),

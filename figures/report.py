@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import charts, fmt, present, tables
+from figures import charts, fmt, interventions, present, tables
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -54,6 +54,7 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None,
         sections += [_answer(results, view, figures, formats), _setup(results, result),
                      _runs(view), _verdicts(result), _figure_section(figures, formats),
                      _tables(result, curves)]
+        sections += filter(None, [interventions.section(result)])  # specs with such arms
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))

@@ -30,6 +30,21 @@ def clip_gradients(grads: dict, max_norm: float):
     return tree_map(lambda g: g * scale, grads), norm
 
 
+
+def clip_qk(params: dict, maxima, tau: float, head_dim: int):
+    """QK-clip (sweeps.core.interventions): after the step, the W_q and W_k rows of each head
+    whose max attention logit on the step's batch (maxima [n_layer, H]) exceeded tau are
+    scaled by sqrt(tau / max), so that logit comes out at tau. Returns the new params, the
+    number of heads clipped and the largest max logit. The scale is exactly 1 elsewhere."""
+    scales = mx.sqrt(tau / mx.maximum(maxima, tau))
+    rows = mx.repeat(scales, head_dim, axis=1)  # [n_layer, n_embd]: a head's rows, in order
+    new = dict(params)
+    for layer in range(maxima.shape[0]):
+        for proj in ("q_proj", "k_proj"):
+            name = f"blocks.{layer}.attn.{proj}.weight"  # [out, in]: rows are output features
+            new[name] = params[name] * rows[layer][:, None]
+    return new, (maxima > tau).sum().astype(mx.float32), maxima.max()
+
 class AdamW:
     def __init__(self, params: dict, train: TrainConfig):
         self.beta1 = train.beta1

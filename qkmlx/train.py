@@ -5,8 +5,8 @@ import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
-from qkmlx.model import GPT, loss_fn
-from qkmlx.optim import AdamW, clip_gradients
+from qkmlx.model import GPT, loss_fn, objective
+from qkmlx.optim import AdamW, clip_gradients, clip_qk
 from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
@@ -44,6 +44,9 @@ class Trainer:
         os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
         self.model = GPT(cfg.model, cfg.vocab_size)
+        # Interventions in the step (sweeps.core.interventions); both off: the plain step.
+        self.z_loss, self.qk_clip = cfg.train.z_loss, cfg.model.qk_clip
+        self.intervened = bool(self.z_loss or self.qk_clip)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
         self.step = compile_step(self._step, self.model, self.optimizer) if compile else self._step
@@ -58,13 +61,25 @@ class Trainer:
         self.model.update(tree_unflatten(list(self.cast(params).items())))
         return loss_fn(self.model, x, y)
 
+    def objective_of(self, params: dict, x, y):
+        """(objective, cross entropy, *QK-clip's max logits): qkmlx.model.objective."""
+        self.model.update(tree_unflatten(list(self.cast(params).items())))
+        return objective(self.model, x, y, self.z_loss, self.qk_clip > 0)
+
     def _step(self, x, y, lr):
+        """(loss, grad norm, *step metrics of sweeps.core.interventions.step_metrics)."""
         params = self.get_named_arrays()
-        loss, grads = mx.value_and_grad(self.loss_of)(params, x, y)
+        if self.intervened:
+            (_, loss, *maxima), grads = mx.value_and_grad(self.objective_of)(params, x, y)
+        else:
+            loss, grads = mx.value_and_grad(self.loss_of)(params, x, y)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
         new = self.optimizer.update(params, grads, lr)
+        clipped = ()
+        if self.qk_clip:
+            new, *clipped = clip_qk(new, maxima[0], self.qk_clip, self.cfg.model.head_dim)
         self.model.update(tree_unflatten(list(new.items())))
-        return loss, grad_norm
+        return (loss, grad_norm, *clipped)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         tokens = np.asarray(tokens)
@@ -79,19 +94,23 @@ class Trainer:
     def train_step(self, starts: np.ndarray, lr: float):
         """One step on the windows at starts, gathered on the device; nothing is waited for."""
         batch = self.batch(starts)
-        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
-        mx.async_eval(loss, grad_norm, self.model.state, self.optimizer.state)
-        return loss, grad_norm
+        out = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
+        mx.async_eval(*out, self.model.state, self.optimizer.state)
+        return out
 
     def read(self, handles: list) -> np.ndarray:
-        """[n, 2] (loss, grad norm) of the steps behind the handles, in one sync."""
+        """[n, 2 + k] (loss, grad norm, k step metrics) of the steps behind the handles, in
+        one sync."""
         return np.array(mx.stack([mx.stack(h) for h in handles]).astype(mx.float32),
                         dtype=np.float64)
 
     def grads(self, x: np.ndarray, y: np.ndarray):
-        """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
+        """The training objective (the loss unless z-loss is on) and its unclipped gradients
+        as float32 numpy by shared name; no update (crosscheck)."""
         params = self.get_named_arrays()
-        loss, grads = mx.value_and_grad(self.loss_of)(params, mx.array(x), mx.array(y))
+        fn = self.objective_of if self.intervened else self.loss_of
+        loss, grads = mx.value_and_grad(fn)(params, mx.array(x), mx.array(y))
+        loss = loss[0] if self.intervened else loss
         mx.eval(loss, grads)
         self.model.update(tree_unflatten(list(params.items())))
         return loss.item(), {name: np.array(g.astype(mx.float32)) for name, g in grads.items()}

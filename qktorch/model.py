@@ -28,6 +28,7 @@ class CausalSelfAttention(nn.Module):
         self.n_head = cfg.n_head
         self.head_dim = cfg.head_dim
         self.scale = 1.0 / math.sqrt(cfg.head_dim)
+        self.softcap = cfg.attn_softcap  # 0: off (sweeps.core.interventions)
         self.q_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
         self.k_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
         self.v_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
@@ -55,17 +56,21 @@ class CausalSelfAttention(nn.Module):
         return self.o_proj(y.transpose(1, 2).reshape(B, T, H * hd))
 
     def forward(self, x):
+        if self.softcap:  # the fused kernel cannot cap the logits
+            return self.explicit(x)[0]
         q, k, v = self.heads(x)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
         return self.merge(y)
 
     def explicit(self, x):
-        """The same attention, spelled out, also returning scores and weights [B, H, T, T]."""
+        """The same attention, spelled out, also returning scores (before any soft cap) and
+        weights [B, H, T, T]."""
         q, k, v = self.heads(x)
         T = x.shape[1]
         scores = (q @ k.transpose(-2, -1)) * self.scale
+        logits = self.softcap * torch.tanh(scores / self.softcap) if self.softcap else scores
         causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
-        probs = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
+        probs = torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=-1)
         return self.merge(probs @ v), scores, probs
 
 
@@ -135,6 +140,38 @@ class GPT(nn.Module):
         return self.head(x), layers
 
 
-def loss_fn(model, x, y):
-    logits = model(x)
+def cross_entropy(logits, y):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.reshape(-1))
+
+
+def loss_fn(model, x, y):
+    return cross_entropy(model(x), y)
+
+
+def head_max_logits(scores):
+    """[H]: each head's largest causal attention logit over the batch, in float32 (QK-clip's
+    arithmetic, whatever the compute dtype), without gradient."""
+    T = scores.shape[-1]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=scores.device))
+    top = scores.detach().masked_fill(~causal, float("-inf")).amax(dim=(0, 2, 3))
+    return top.float()
+
+
+def z_term(logits):
+    """The z-loss term: mean over tokens of (log Z)^2, log Z a token's logsumexp."""
+    log_z = torch.logsumexp(logits.reshape(-1, logits.shape[-1]).float(), dim=-1)
+    return (log_z ** 2).mean()
+
+
+def objective(model, x, y, z_loss: float, clip: bool):
+    """The training objective with interventions on (sweeps.core.interventions): (objective,
+    cross entropy) and, with clip, the [n_layer, H] max attention logits QK-clip measures on
+    this batch (the explicit attention path computes them)."""
+    if clip:
+        logits, layers = model.probe(x)
+        maxima = (torch.stack([head_max_logits(scores) for scores, _, _ in layers]),)
+    else:
+        logits, maxima = model(x), ()
+    loss = cross_entropy(logits, y)
+    total = loss + z_loss * z_term(logits) if z_loss else loss
+    return (total, loss, *maxima)

@@ -36,6 +36,21 @@ def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
     return grads.mul_(scale), norm
 
 
+
+@torch.no_grad()
+def clip_qk(params: dict, maxima, tau: float, head_dim: int):
+    """QK-clip (sweeps.core.interventions): after the step, the W_q and W_k rows of each head
+    whose max attention logit on the step's batch (maxima [n_layer, H]) exceeded tau are
+    scaled by sqrt(tau / max), so that logit comes out at tau. Scales params in place; returns
+    the number of heads clipped and the largest max logit. The scale is exactly 1 elsewhere."""
+    scales = torch.sqrt(tau / torch.clamp(maxima, min=tau))
+    rows = torch.repeat_interleave(scales, head_dim, dim=1)  # [n_layer, n_embd]: a head's rows
+    for layer in range(maxima.shape[0]):
+        for proj in ("q_proj", "k_proj"):
+            name = f"blocks.{layer}.attn.{proj}.weight"  # [out, in]: rows are output features
+            params[name].mul_(rows[layer][:, None])
+    return (maxima > tau).sum().float(), maxima.max()
+
 class AdamW:
     def __init__(self, params: dict, train: TrainConfig):
         self.beta1 = train.beta1

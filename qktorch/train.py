@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import torch
 
-from qktorch.model import GPT, loss_fn
-from qktorch.optim import AdamW, clip_gradients, flatten
+from qktorch.model import GPT, loss_fn, objective
+from qktorch.optim import AdamW, clip_gradients, clip_qk, flatten
 from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
@@ -45,6 +45,9 @@ class Trainer:
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if cfg.train.dtype == "bfloat16" else torch.float32
         self.model = GPT(cfg.model, cfg.vocab_size).to(self.device)
+        # Interventions in the step (sweeps.core.interventions); both off: the plain step.
+        self.z_loss, self.qk_clip = cfg.train.z_loss, cfg.model.qk_clip
+        self.intervened = bool(self.z_loss or self.qk_clip)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(dict(self.model.named_parameters()), cfg.train)
         self.params = self.optimizer.params  # views into the optimizer's flat buffer
@@ -68,14 +71,25 @@ class Trainer:
             host = host.pin_memory()
         return host.to(self.device, non_blocking=True)
 
+    def objective_of(self, x, y):
+        """(objective, cross entropy, *QK-clip's max logits): qktorch.model.objective."""
+        return objective(self.model, x, y, self.z_loss, self.qk_clip > 0)
+
     def _step(self, x, y, lr):
+        """(loss, grad norm, *step metrics of sweeps.core.interventions.step_metrics)."""
         with self.autocast():
-            loss = loss_fn(self.model, x, y)
-        grads = torch.autograd.grad(loss, list(self.params.values()))
+            if self.intervened:
+                total, loss, *maxima = self.objective_of(x, y)
+            else:
+                total = loss = loss_fn(self.model, x, y)
+        grads = torch.autograd.grad(total, list(self.params.values()))
         grads = flatten(grads, out=self.optimizer.grad)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
         self.optimizer.update(self.params, grads, lr)
-        return loss.detach(), grad_norm
+        clipped = ()
+        if self.qk_clip:
+            clipped = clip_qk(self.params, maxima[0], self.qk_clip, self.cfg.model.head_dim)
+        return (loss.detach(), grad_norm, *clipped)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         tokens = np.asarray(tokens)
@@ -98,19 +112,24 @@ class Trainer:
         batch = self.batch(starts)
         if self.graphs:
             torch.compiler.cudagraph_mark_step_begin()
-        loss, grad_norm = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
+        out = self.step(batch[:, :-1], batch[:, 1:], self.optimizer.lr_tensor(lr))
         if self.graphs:  # a replay overwrites its outputs: keep this step's
-            loss, grad_norm = loss.clone(), grad_norm.clone()
-        return loss, grad_norm
+            out = tuple(t.clone() for t in out)
+        return out
 
     def read(self, handles: list) -> np.ndarray:
-        """[n, 2] (loss, grad norm) of the steps behind the handles, in one sync."""
+        """[n, 2 + k] (loss, grad norm, k step metrics) of the steps behind the handles, in
+        one sync."""
         return torch.stack([torch.stack(h) for h in handles]).cpu().double().numpy()
 
     def grads(self, x: np.ndarray, y: np.ndarray):
-        """Loss and unclipped gradients as float32 numpy by shared name; no update (crosscheck)."""
+        """The training objective (the loss unless z-loss is on) and its unclipped gradients
+        as float32 numpy by shared name; no update (crosscheck)."""
         with self.autocast():
-            loss = loss_fn(self.model, self.tensor(x), self.tensor(y))
+            if self.intervened:
+                loss = self.objective_of(self.tensor(x), self.tensor(y))[0]
+            else:
+                loss = loss_fn(self.model, self.tensor(x), self.tensor(y))
         grads = torch.autograd.grad(loss, list(self.params.values()))
         return loss.item(), {name: g.float().cpu().numpy() for name, g in zip(self.params, grads)}
 

@@ -22,6 +22,7 @@ import qktorch.train
 from crosscheck.batches import make_batches
 from crosscheck.checks import run_checks
 from crosscheck.cli import cli
+from sweeps.core.interventions import INTERVENTIONS, LEVELS
 from sweeps.core.schedule import lr_at
 from tests.conftest import SMALL_DATA, smoke_config
 
@@ -199,6 +200,173 @@ def test_a_trainer_that_raises_is_a_failure_not_a_crash(monkeypatch):
     assert "KeyError" in checks[0].detail
 
 
+# -- interventions: a planted bug at every level each one has ------------------------------
+
+class ZLossOnlyInGrads(qkmlx.train.Trainer):
+    """The z term in grads() (what the gradient check sees) but a stale 0 in the step."""
+
+    def _step(self, x, y, lr):
+        z, self.z_loss = self.z_loss, 0.0
+        try:
+            return super()._step(x, y, lr)
+        finally:
+            self.z_loss = z
+
+
+class ValLossWithZTerm(qkmlx.train.Trainer):
+    """The validation loss reported as the training objective (cross entropy + z term)."""
+
+    def eval_loss(self, x, y):
+        return self.grads(x, y)[0]
+
+
+def without_softcap(trainer, method, *args):
+    """trainer.method(*args) with the attention soft cap switched off in every layer."""
+    caps = [block.attn.softcap for block in trainer.model.blocks]
+    for block in trainer.model.blocks:
+        block.attn.softcap = 0.0
+    try:
+        return method(trainer, *args)
+    finally:
+        for block, cap in zip(trainer.model.blocks, caps):
+            block.attn.softcap = cap
+
+
+class StepWithoutSoftcap(qkmlx.train.Trainer):
+    """Forward and gradients capped, the training step on the uncapped fused kernel."""
+
+    def _step(self, x, y, lr):
+        return without_softcap(self, qkmlx.train.Trainer._step, x, y, lr)
+
+
+class ValLossWithoutSoftcap(qkmlx.train.Trainer):
+    """The validation loss on the fused, uncapped kernel: from near-init weights (logits
+    ~0.05) it differs by < 1e-6; only the round trip of the stress weights sees it."""
+
+    def eval_loss(self, x, y):
+        return without_softcap(self, qkmlx.train.Trainer.eval_loss, x, y)
+
+
+def torch_z_term_detached(logits):
+    """log Z without its gradient: the objective's value is right, its gradient is not."""
+    log_z = torch.logsumexp(logits.reshape(-1, logits.shape[-1]).float(), dim=-1).detach()
+    return (log_z ** 2).mean()
+
+
+def torch_explicit_attention(cap):
+    """qktorch's explicit attention with `cap(self, scores)` in place of the soft cap."""
+    def explicit(self, x):
+        q, k, v = self.heads(x)
+        T = x.shape[1]
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+        probs = torch.softmax(cap(self, scores).masked_fill(~causal, float("-inf")), dim=-1)
+        return self.merge(probs @ v), scores, probs
+    return explicit
+
+
+def cap_without_inner_scale(self, scores):
+    return self.softcap * torch.tanh(scores)  # c tanh(s), not c tanh(s / c)
+
+
+def cap_straight_through(self, scores):
+    """The capped value forward, the uncapped gradient backward."""
+    capped = self.softcap * torch.tanh(scores / self.softcap)
+    return scores + (capped - scores).detach()
+
+
+def mlx_clip_without_square_root(params, maxima, tau, head_dim):
+    """QK-clip scaling W_q and W_k by tau / max each: the logit comes out at tau^2 / max."""
+    new, fired, top = qkmlx.optim.clip_qk(params, maxima, tau, head_dim)
+    scales = tau / mx.maximum(maxima, tau)
+    rows = mx.repeat(scales, head_dim, axis=1)
+    for name in new:
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            layer = int(name.split(".")[1])
+            new[name] = params[name] * rows[layer][:, None]
+    return new, fired, top
+
+
+# (intervention, level) -> (how to plant the bug, the check that must fail first: its name,
+# or with a trailing "/" its level on either weight set)
+PLANTED = {
+    ("z-loss", "grad"): ([qktorch.model, "z_term", torch_z_term_detached], None, "grad/"),
+    ("z-loss", "train"): (None, ZLossOnlyInGrads, "train/loss"),
+    ("z-loss", "checkpoint"): (None, ValLossWithZTerm, "checkpoint/torch->mlx"),
+    ("attn-softcap", "forward"): ([qktorch.model.CausalSelfAttention, "explicit",
+                                   torch_explicit_attention(cap_without_inner_scale)], None,
+                                  "forward/"),
+    ("attn-softcap", "grad"): ([qktorch.model.CausalSelfAttention, "explicit",
+                                torch_explicit_attention(cap_straight_through)], None,
+                               "grad/"),
+    # near-uniform attention at init barely moves the loss: the logits after training show it
+    ("attn-softcap", "train"): (None, StepWithoutSoftcap, "diag/max_attn_logit"),
+    # the loss barely moves in 16 steps; QK-clip's own counts differ from step 4
+    ("attn-softcap", "checkpoint"): (None, ValLossWithoutSoftcap,
+                                     "checkpoint-stress/torch->mlx"),
+    ("qk-clip", "train"): ([qkmlx.train, "clip_qk", mlx_clip_without_square_root], None,
+                           "train/qk_clip_heads"),
+}
+
+
+def intervention_checks(name, steps=TRAIN["steps"], make=None):
+    """crosscheck of smoke with QK-norm off and the intervention at its exercise value."""
+    i = INTERVENTIONS[name]
+    return checks_for("model.qk_norm=none", f"{i.field}={i.exercise!r}", *TRAIN["overrides"],
+                      steps=steps, make=make)
+
+
+def test_every_level_of_every_intervention_has_a_planted_bug():
+    levels = {(i.name, level) for i in INTERVENTIONS.values() for level in i.levels}
+    assert set(PLANTED) == levels
+    assert all(level in LEVELS for _, level in levels)
+
+
+@pytest.mark.parametrize("name", [i.name for i in INTERVENTIONS.values() if i.levels])
+def test_each_intervention_passes_on_the_real_trainers_and_acts(name):
+    checks = intervention_checks(name)
+    assert all(c.passed for c in checks), [c.to_dict() for c in checks if not c.passed]
+    names = {c.name for c in checks}
+    assert {"forward/stress", "grad/stress", "train/loss", "checkpoint/mlx->torch",
+            "checkpoint-stress/mlx->torch"} <= names
+    if name == "qk-clip":  # it fired, on the same steps on both sides
+        heads = next(c for c in checks if c.name == "train/qk_clip_heads")
+        assert "nonzero on torch 0 " not in heads.detail and heads.abs_err == 0
+
+
+@pytest.mark.parametrize("key", PLANTED, ids=lambda k: "-".join(k))
+def test_a_planted_intervention_bug_fails_at_its_level(key, monkeypatch):
+    patch, mlx_trainer, expected = PLANTED[key]
+    if patch:
+        monkeypatch.setattr(*patch)
+    checks = intervention_checks(key[0], make=factory(mlx_trainer) if mlx_trainer else None)
+    failed = first_failure(checks).name
+    assert failed.startswith(expected) if expected.endswith("/") else failed == expected, [
+        c.to_dict() for c in checks]
+
+
+def test_a_sweep_crosschecks_each_intervention_arm_and_exercises_it():
+    """z-loss is a train field, yet it makes a config distinct; a sweep's mild values get a
+    second target at the exercise value."""
+    from crosscheck.configs import sweep_targets
+    from sweeps.sweep.spec import parse_spec
+
+    spec = parse_spec({
+        "preset": "smoke", "grid": {"lr": [1e-3, 1e-2]},
+        "arms": {"off": {"set": {"model.qk_norm": "none"}},
+                 "on": {"set": {"model.qk_norm": "rms"}},
+                 "off-z": {"set": {"model.qk_norm": "none", "train.z_loss": 1e-4}},
+                 "off-clip": {"set": {"model.qk_norm": "none", "model.qk_clip": 100.0}},
+                 "off-warm": {"set": {"model.qk_norm": "none", "train.warmup_steps": 30}}},
+        "study": {"delta": 0.1, "sensitivity_range": [1e-3, 1e-2], "target_loss": 3.0}})
+    labels = [t.label for t in sweep_targets(spec)]
+    assert labels == ["smoke L2 qk_norm=none", "smoke L2 qk_norm=rms",
+                      "smoke L2 qk_norm=none z-loss=0.0001", "smoke L2 qk_norm=none qk-clip=100",
+                      "smoke L2 qk_norm=none qk-clip=100 weight_decay_mode=independent",
+                      "smoke L2 qk_norm=none z-loss=0.01 (exercise values)",
+                      "smoke L2 qk_norm=none qk-clip=0.02 (exercise values)"]
+
+
 # -- the command ----------------------------------------------------------------------------
 
 def invoke(*args):
@@ -220,6 +388,20 @@ def test_the_smoke_preset_passes_end_to_end(tmp_path):
     assert {"forward/init", "forward/stress", "grad/stress", "train/loss", "diag/max_attn_logit",
             "checkpoint/mlx->torch", "resume/torch->mlx"} <= names
     assert doc["provenance"]["versions"]["torch"] and doc["tolerances"]["forward"]["reason"]
+
+
+def test_the_interventions_option_checks_each_at_its_exercise_value(tmp_path):
+    out = tmp_path / "cc.json"
+    result = invoke("--preset", "smoke", "--interventions", "--steps", "0", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    labels = [c["label"] for c in json.loads(out.read_text())["configs"]]
+    assert labels == ["smoke L2 qk_norm=none", "smoke L2 qk_norm=rms",
+                      "smoke L2 qk_norm=none z-loss=0.01",
+                      "smoke L2 qk_norm=none attn-softcap=0.1",
+                      "smoke L2 qk_norm=none qk-clip=0.02",
+                      "smoke L2 qk_norm=none qk-clip=0.02 weight_decay_mode=independent"]
+    bad = invoke("--sweep", "smoke", "--interventions")
+    assert bad.exit_code == 2 and "--interventions goes with --preset" in bad.output
 
 
 def test_an_injected_failure_exits_1(monkeypatch):

@@ -71,3 +71,20 @@ def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
             make_norm("cosine", 8, 1e-5)
     with pytest.raises(ConfigError, match=f"choose one of: {known}"):
         qk_display("cosine")
+
+
+def test_each_intervention_names_a_config_field_off_by_default_and_where_it_shows():
+    """sweeps/core/interventions.py: a real dotted field (0 = off for the new ones), a real
+    diagnostic or per-step metric, and crosscheck levels that exist."""
+    from sweeps.core.interventions import INTERVENTIONS, LEVELS
+
+    cfg = RunConfig()
+    for i in INTERVENTIONS.values():
+        section, name = i.field.split(".")
+        default = getattr(getattr(cfg, section), name)
+        assert (default == 0) == i.new_field, i.name
+        assert i.diagnostic in {*DIAGNOSTICS, *i.step_metrics, "train_loss"}, i.name
+        assert set(i.levels) <= set(LEVELS) and (i.exercise is None) == (not i.levels)
+        if i.new_field:  # switched on, it is a new config, named in crosscheck's labels
+            on = cfg.with_overrides([f"{i.field}={i.exercise!r}"])
+            assert on.run_id != cfg.run_id

@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass, field
 
 from sweeps.core.errors import ConfigError
+from sweeps.core.interventions import omit_off
 from sweeps.core.norms import QK_NORMS
 
 BLOCK_NORMS = ("layernorm", "rms")
@@ -45,11 +46,19 @@ class ModelConfig:
     # (sweeps.core.params.qk_init_scales): QK-norm off gets W_q, W_k ~ N(0, 1/n_embd), QK-norm
     # on gets gains init_std * sqrt(n_embd). The start-temperature control of docs/STUDY.md.
     qk_init: str = "default"
+    # Interventions (sweeps.core.interventions), 0 = off: the attention-logit soft cap c of
+    # c * tanh(logits / c), and QK-clip's threshold tau on each head's max attention logit.
+    attn_softcap: float = 0.0
+    qk_clip: float = 0.0
 
     def validate(self) -> None:
         _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std",
                   "qk_gain_init")
-        _non_negative(self, "qk_proj_std")
+        _non_negative(self, "qk_proj_std", "attn_softcap", "qk_clip")
+        if self.qk_clip and self.qk_norm != "none":
+            raise ConfigError(f"model.qk_clip rescales W_q and W_k, which QK-norm "
+                              f"(model.qk_norm={self.qk_norm}) normalises away; use it with "
+                              f"model.qk_norm=none")
         _choice(self, "qk_norm", tuple(QK_NORMS))
         _choice(self, "norm", BLOCK_NORMS)
         _choice(self, "qk_init", QK_INITS)
@@ -100,12 +109,15 @@ class TrainConfig:
     # achieves, sweeps.data.baselines): bigram | unigram | none (toy models that cannot)
     baseline: str = "bigram"
     dtype: str = "float32"  # float32 | bfloat16 (mixed precision where the device supports it)
+    # z-loss coefficient (an intervention, 0 = off): the objective adds z_loss * mean(log Z)^2
+    # over the output logits; train_loss and val_loss stay the cross entropy
+    z_loss: float = 0.0
 
     def validate(self) -> None:
         _positive(self, "lr", "max_steps", "batch_size", "eval_interval", "eval_batches",
                   "diag_sequences", "log_interval", "checkpoint_interval", "adam_eps",
                   "diverge_margin", "spike_margin", "loss_eval_fraction", "loss_eval_batches")
-        _non_negative(self, "warmup_steps", "weight_decay", "grad_clip")
+        _non_negative(self, "warmup_steps", "weight_decay", "grad_clip", "z_loss")
         for name in ("beta1", "beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ConfigError(f"train.{name} must be in [0, 1) (got {getattr(self, name)})")
@@ -203,7 +215,9 @@ class RunConfig:
         return self.train.batch_size * self.model.block_size
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Every field, except an intervention field at its off value (sweeps.core.interventions):
+        so the run id, config hash and config.json of a run without it are what they were."""
+        return omit_off(dataclasses.asdict(self))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

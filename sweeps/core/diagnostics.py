@@ -23,7 +23,9 @@ import numpy as np
 
 
 class LayerProbe(NamedTuple):
-    scores: np.ndarray  # [B, H, T, T] attention logits q.k / sqrt(d_head) (upper triangle unused)
+    # [B, H, T, T] attention logits q.k / sqrt(d_head), before any soft cap (model.attn_softcap)
+    # (upper triangle unused)
+    scores: np.ndarray
     probs: np.ndarray  # [B, H, T, T] attention weights
     residual: np.ndarray  # [B, T, C] the residual stream after the block
     q_gain: np.ndarray | None  # [d_head] gain of q_norm; None without QK-norm

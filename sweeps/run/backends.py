@@ -37,10 +37,12 @@ class Trainer(Protocol):
     def train_step(self, starts: np.ndarray, lr: float) -> Any:
         """One AdamW step at learning rate lr on the windows tokens[s : s + T + 1] for s in
         starts [B] (sweeps.data.batch_starts), gathered on the device. Returns a handle to
-        the step's (loss, pre-clip grad norm) without waiting for them."""
+        the step's (loss, pre-clip grad norm, *the values of
+        sweeps.core.interventions.step_metrics(cfg)) without waiting for them."""
 
     def read(self, handles: list) -> np.ndarray:
-        """[len(handles), 2] float64 (loss, grad norm) of those steps, with one device sync."""
+        """[len(handles), 2 + k] float64 (loss, grad norm, k step metrics) of those steps,
+        with one device sync."""
 
     def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
         """Mean cross entropy of a batch [B, T], no update."""

@@ -21,6 +21,7 @@ from sweeps.core.config import RunConfig
 from sweeps.data import batch_starts, load_tokens, val_batches
 from sweeps.data.batches import check_splits
 from sweeps.core.diagnostics import diagnostics_row
+from sweeps.core.interventions import step_metrics
 from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
 from sweeps.core.params import check_fits
 from sweeps.run.rundir import RunDir
@@ -65,6 +66,8 @@ class _Session:
         self.rows: list[dict] = []  # metrics rows not written yet
         self.diverged_at: int | None = None
         self.done = 0
+        # what the trainer returns per step after (loss, grad norm): interventions' metrics
+        self.step_metrics = step_metrics(cfg)
 
     # -- start ----------------------------------------------------------------------------
     def restore(self) -> int:
@@ -149,16 +152,29 @@ class _Session:
         """Metrics rows of the queued steps, up to the first diverged one."""
         values = self.trainer.read(self.handles)
         rows = []
-        for (step, lr), (loss, grad_norm) in zip(self.queued, values):
+        for (step, lr), (loss, grad_norm, *extra) in zip(self.queued, values):
             row = {"step": step, "tokens": step * self.cfg.tokens_per_step, "lr": lr,
                    "train_loss": loss, "grad_norm": grad_norm,
                    "train_loss_ema": self.smoothed.update(step, loss)}
+            row.update(zip(self.step_metrics, extra))
+            if "qk_clip_heads" in row:
+                self._tally_qk_clip(row)
             rows.append(row)
             if is_diverged(loss, self.state["init_loss"], step, self.train_cfg):
                 self.diverged_at = self.done = step
                 break
         self.handles, self.queued = [], []
         return rows
+
+    def _tally_qk_clip(self, row: dict) -> None:
+        """How often and how much QK-clip fired: steps and head rescales, and the largest max
+        logit it met (tau / that is its strongest rescale), kept in the checkpointed state."""
+        tally = self.state.setdefault("qk_clip", {"steps_fired": 0, "heads_fired": 0,
+                                                  "max_logit": 0.0})
+        tally["steps_fired"] += int(row["qk_clip_heads"] > 0)
+        tally["heads_fired"] += int(row["qk_clip_heads"])
+        if row["qk_clip_max_logit"] > tally["max_logit"]:  # NaN (a diverged step) is skipped
+            tally["max_logit"] = float(row["qk_clip_max_logit"])
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self) -> dict:
@@ -219,6 +235,7 @@ class _Session:
             "tokens_seen": tokens, "wall_time_s": wall,
             "tokens_per_s": tokens / wall if wall > 0 else None, "device": self.trainer.device,
             "metrics": self.run.metrics_fingerprint(),
+            **({"qk_clip": self.state["qk_clip"]} if "qk_clip" in self.state else {}),
         }
 
 

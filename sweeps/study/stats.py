@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "4f76957a13d8cf3e2ec83471b8d20bd2a162ec87ddba3c9b450a659ee193ce7d"
+STUDY_SHA256 = "3980ee98e685d24fb456c2056beefed5d2eed6ac43c9a84cd87523a8b1d93fd2"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; two-sided intervals are 95% too
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%

@@ -1,0 +1,95 @@
+"""The report's interventions table: QK-norm against the alternatives a spec runs as arms
+(z-loss, attention soft cap, QK-clip, longer warmup; sweeps/core/interventions.py).
+
+Rendered from the analysis dict alone (figures/analysis.py): each arm's critical LR and LR
+sensitivity, its best loss, and two of the spec's pre-registered comparisons, `reference vs
+ARM` (where ARM is needed against no intervention: its necessity threshold) and `ARM vs
+primary` (where QK-norm still beats it: the gap across the grid), decided by the rules of
+docs/STUDY.md like every other comparison. A spec that does not list both comparisons for some
+arm gets no table.
+"""
+from __future__ import annotations
+
+from figures import fmt
+from figures.tables import markdown
+
+
+def intervention_arms(result: dict) -> list[str]:
+    """Arms other than reference and primary with both comparisons, in spec order."""
+    s = result["settings"]
+    ref, primary = s["reference"], s["primary"]
+    pairs = {tuple(p) for p in s.get("all_comparisons", [])}
+    return [a for a in s["arms"] if a not in (ref, primary)
+            and (ref, a) in pairs and (a, primary) in pairs]
+
+
+def section(result: dict) -> str:
+    """The markdown section, or "" when the spec compares no intervention arm both ways."""
+    arms = intervention_arms(result)
+    if not arms or not result.get("depths"):
+        return ""
+    s = result["settings"]
+    ref, primary = s["reference"], s["primary"]
+    return "\n".join([
+        "### Interventions: each arm against no intervention and against QK-norm", "",
+        f"Per arm: its critical LR (median and seed range) and LR sensitivity; its best "
+        f"seed-mean effective loss and the LR of it; its necessity threshold against "
+        f"`{ref}` (the smallest LR from which the arm beats `{ref}` by more than "
+        f"{s['min_effect']:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
+        f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "
+        f"{primary}`) and the largest mean gap (arm minus {primary}, nats) with its two-sided "
+        f"95% t interval.", "",
+        table(result, [ref, primary, *arms])])
+
+
+def table(result: dict, arms: list[str]) -> str:
+    s = result["settings"]
+    ref, primary = s["reference"], s["primary"]
+    rows = []
+    for depth in sorted(result["depths"], key=int):
+        d = result["depths"][depth]
+        for arm in arms:
+            a = d["arms"].get(arm)
+            if a is None:
+                continue
+            against_ref = d["comparisons"].get(f"{ref} vs {arm}")
+            against_primary = d["comparisons"].get(f"{arm} vs {primary}")
+            rows.append([depth, arm, fmt.median_range(a["eta_crit"]), _sensitivity(a),
+                         _best(a), "-" if arm == ref else _threshold(against_ref),
+                         "-" if arm in (ref, primary) else _gap(against_primary)])
+    return markdown(["n_layer", "arm", "critical LR: median (seeds)", "LR sensitivity (nats)",
+                     "best loss (LR)", f"threshold vs {ref}", f"gap to {primary}"], rows)
+
+
+def _sensitivity(arm: dict) -> str:
+    s = arm.get("sensitivity") or {}
+    return fmt.pm(s.get("mean"), s.get("sd")) if s.get("complete") else "incomplete"
+
+
+def _best(arm: dict) -> str:
+    cells = [c for c in arm.get("cells", []) if c.get("loss_mean") is not None]
+    if not cells:
+        return "n/a"
+    best = min(cells, key=lambda c: c["loss_mean"])
+    return f"{fmt.num(best['loss_mean'])} ({fmt.lr(best['lr'])})"
+
+
+def _threshold(comparison: dict | None) -> str:
+    if comparison is None:
+        return "n/a"
+    seeds = comparison.get("seed_thresholds") or {}
+    spread = f" (seeds {fmt.seed_range(seeds)})" if seeds else ""
+    return fmt.grid(comparison.get("threshold")) + spread
+
+
+def _gap(comparison: dict | None) -> str:
+    """Where the primary arm is still necessary over this one, and the largest gap."""
+    if comparison is None:
+        return "n/a"
+    judged = [e for e in comparison["per_lr"]
+              if not e.get("ceiling") and e.get("mean") is not None]
+    if not judged:
+        return "n/a"
+    widest = max(judged, key=lambda e: e["mean"])
+    return (f"{fmt.grid(comparison.get('threshold'))}; largest {fmt.pm_interval(widest)} at "
+            f"{fmt.lr(widest['lr'])}")
