@@ -16,7 +16,7 @@ from sweeps.core.config import RunConfig
 from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
-from sweeps.run.rundir import ERROR, RunDir, load_runs
+from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.sweep.spec import MAX_RUNS, SweepSpec
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -34,7 +34,7 @@ class Sweep:
         self.extra: dict[int, list[float]] = {}
         check_size(spec, max_runs)  # before expanding anything
         self.configs = self._expand()
-        self._finished: dict[str, dict] = {}
+        self._records: dict[str, RunRecord] = {}  # run_id -> what its directory held
 
     def _expand(self) -> dict[str, RunConfig]:
         return {c.run_id: c for c in self.spec.configs(self.backend, self.overrides, self.extra)}
@@ -42,32 +42,39 @@ class Sweep:
     def run_dir(self, run_id: str) -> Path:
         return self.dir / run_id
 
+    def record(self, run_id: str) -> RunRecord | None:
+        """The run directory as last read (RunDir.record), None when it cannot be read. Read
+        again only when its summary.json came or went: config.json never changes once
+        written, and a finished run never changes."""
+        run = RunDir(self.run_dir(run_id))
+        known = self._records.get(run_id)
+        if known is not None and known.config is not None and known.problem is None and (
+                known.summary is not None) == run.summary_path.exists():
+            return known
+        try:
+            self._records[run_id] = run.record()
+        except OSError:
+            self._records.pop(run_id, None)
+            return None
+        return self._records[run_id]
+
     def summary(self, run_id: str) -> dict | None:
-        """The run's summary once finished and sound (cached: a finished run never changes);
-        None for unfinished and corrupt runs."""
-        if run_id not in self._finished:
-            run = RunDir(self.run_dir(run_id))
-            try:
-                summary = run.read_summary()
-            except (OSError, HarnessError):
-                return None
-            if summary is None or run.problem():
-                return None
-            self._finished[run_id] = summary
-        return self._finished[run_id]
+        """The run's summary once finished and sound; None for unfinished and corrupt runs."""
+        record = self.record(run_id)
+        return record.summary if record is not None else None
 
     def corrupt(self) -> list[tuple[str, str]]:
         """(run_id, problem) of planned run directories whose files disagree."""
         out = []
         for rid in self.configs:
             run = RunDir(self.run_dir(rid))
-            problem = run.problem() if run.path.is_dir() and not run.is_locked() else None
-            if problem:
-                out.append((rid, problem))
+            record = self.record(rid) if run.path.is_dir() and not run.is_locked() else None
+            if record is not None and record.problem:
+                out.append((rid, record.problem))
         return out
 
     def forget(self, run_id: str) -> None:
-        self._finished.pop(run_id, None)
+        self._records.pop(run_id, None)
 
     def status(self, run_id: str) -> str | None:
         summary = self.summary(run_id)
@@ -102,11 +109,21 @@ class Sweep:
         self.files.write_plan(self.spec.to_dict(), self.backend, self.overrides, self.configs)
 
     def results(self):
-        df = load_runs(self.dir) if self.dir.exists() else None
-        if df is None or df.empty:
-            import pandas as pd
+        """One row per planned run that has a directory with config.json (the runs table of
+        sweeps.run.rundir), from the records the sweep already holds: only directories whose
+        summary came or went since are read again."""
+        import pandas as pd
+
+        records = []
+        for rid in self.configs:
+            record = self.record(rid) if self.run_dir(rid).is_dir() else None
+            if record is not None and record.run_id in self.configs and (
+                    record.config is not None or (record.path / "config.json").exists()):
+                records.append(record)
+        if not records:
             return pd.DataFrame(columns=["run_id", "status"])
-        df = df[df.run_id.isin(self.configs)].copy()
+        # rows in directory order, as a scan of the sweep folder finds them (column order)
+        df = runs_table(sorted(records, key=lambda r: str(r.path)))
         df["run_dir"] = [str(self.run_dir(rid)) for rid in df.run_id]
         rank = {rid: i for i, rid in enumerate(self.configs)}
         return df.sort_values("run_id", key=lambda s: s.map(rank)).reset_index(drop=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from sweeps.run.backends import PROGRAMS
 from sweeps.core.errors import HarnessError
 from sweeps.sweep.runner import Sweep, settle
+from sweeps.core.config import arm_label
 from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -42,17 +43,19 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     rows = []
     for rid, cfg in configs.items():
         run = RunDir(directory / rid)
-        state = run.state()
-        summary = run.read_summary() if state not in UNFINISHED + (CORRUPT,) else None
+        record = run.record() if run.is_finished else None  # each directory read once
+        state = record.status if record is not None else run.state()
+        summary = record.summary if record is not None else None
         steps = (summary or {}).get("steps_run")
         if steps is None and state in ("running", "interrupted"):
             steps = run.last_step()
-        rows.append({"run_id": rid, "state": state, "arm": arm_of(cfg),
+        rows.append({"run_id": rid, "state": state, "arm": arm_label(cfg),
                      "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
                      "steps": steps, "max_steps": cfg.train.max_steps,
                      "loss": (summary or {}).get("final_val_loss"),
-                     "diverged_at": (summary or {}).get("diverged_at")})
-    arms = list(dict.fromkeys(arm_of(cfg) for cfg in configs.values()))  # plan order
+                     "diverged_at": (summary or {}).get("diverged_at"),
+                     "problem": record.problem if record is not None else None})
+    arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
     rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
     lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
@@ -69,19 +72,13 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
             loss_text = "corrupt"
         lines.append(f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
                      f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}")
-    damaged = [(r["run_id"], RunDir(directory / r["run_id"]).problem()) for r in rows
-                if r["state"] == CORRUPT]
+    damaged = [(r["run_id"], r["problem"]) for r in rows if r["state"] == CORRUPT]
     if damaged:
         lines += [""] + [f"corrupt: {rid}: {problem}" for rid, problem in damaged] + [
             f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
             f"runs to {directory.name}/.damaged/ and trains them again"]
     lines += [""] + loss_table(rows)
     return lines
-
-
-def arm_of(cfg) -> str:
-    """The run's arm; runs planned before arms existed are named by their QK-norm kind."""
-    return cfg.arm or f"qk{cfg.model.qk_norm}"
 
 
 def loss_table(rows: list[dict]) -> list[str]:
