@@ -9,6 +9,7 @@ sweeps.core.config.BACKENDS and its devices in DEVICES below.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -84,3 +85,21 @@ def trainer_factory(backend: str, device: str = "auto", compile: bool | None = N
     if compile is not None:
         options["compile"] = compile
     return module.trainer_factory(**options)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How runs execute, decided once (by the CLI) and passed down whole: to the executors,
+    their workers (execute_run) and the estimate. compile None: the backend's default."""
+
+    backend: str
+    device: str = "auto"
+    compile: bool | None = None
+    tf32: bool = False
+    retry_failed: bool = False  # train a run that failed again (--retry-failed)
+
+    def check_device(self) -> None:
+        check_device(self.backend, self.device)
+
+    def trainer_factory(self) -> TrainerFactory:
+        return trainer_factory(self.backend, self.device, self.compile, self.tf32)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweeps.sweep import grid
-from sweeps.run.backends import trainer_factory
+from sweeps.run.backends import Execution
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.data import batch_starts
 from sweeps.core.params import count_params
@@ -167,15 +167,14 @@ def largest(configs: list[RunConfig]) -> RunConfig:
     return max(configs, key=step_flops)
 
 
-def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | None = None,
-                   tf32: bool = False, seconds: float = 3.0, echo=print) -> dict:
-    """Probe the sweep's largest config on the device and print what the sweep will cost.
-    sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
+def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print) -> dict:
+    """Probe the sweep's largest config on the execution's device and print what the sweep
+    will cost. sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
     configs = list(sweep.configs.values())
-    probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
-                    seconds=seconds, tf32=tf32)
+    probe = measure(execution.trainer_factory(), largest(configs), seconds=seconds,
+                    tf32=execution.tf32)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
-    for line in describe(result, probe, backend):
+    for line in describe(result, probe, execution.backend):
         echo(line)
     return result
 
