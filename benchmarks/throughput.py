@@ -90,11 +90,10 @@ def make_trainer(spec: dict, cfg):
         from benchmarks.reference import ReferenceTrainer
 
         return ReferenceTrainer(cfg, device=spec["device"], fused_qkv=spec["fused_qkv"])
-    if spec["kind"] == "torch":
-        from qktorch.train import Trainer
-    else:
-        from qkmlx.train import Trainer
-    return Trainer(cfg, device=spec["device"], compile=spec["compile"], tf32=spec["tf32"])
+    from sweeps.run.backends import trainer_factory
+
+    backend = "torch" if spec["kind"] == "torch" else "mlx"
+    return trainer_factory(backend, spec["device"], spec["compile"], spec["tf32"])(cfg)
 
 
 def peak_memory(backend: str, device: str) -> int | None:

@@ -7,7 +7,6 @@ A trainer that raises where the other one works is a mismatch too: it becomes a 
 """
 from __future__ import annotations
 
-import importlib
 import math
 import tempfile
 import traceback
@@ -20,6 +19,7 @@ from crosscheck.tolerances import TOLERANCES
 from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
+from sweeps.run.backends import trainer_factory
 from sweeps.run.rundir import RunDir
 from sweeps.core.schedule import lr_at
 
@@ -54,8 +54,8 @@ class Stop(Exception):
 
 def default_factory(backend: str, cfg: RunConfig):
     """The real Trainer of a backend, as a run builds it, on the CPU with TF32 off."""
-    module = importlib.import_module(f"qk{backend}.train")
-    return module.Trainer(cfg.with_overrides([f"backend={backend}"]), device="cpu", tf32=False)
+    make = trainer_factory(backend, "cpu", tf32=False)
+    return make(cfg.with_overrides([f"backend={backend}"]))
 
 
 def array_errors(a, b) -> tuple[float, float]:
