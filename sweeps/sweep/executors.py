@@ -24,12 +24,11 @@ from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
 from typing import Callable, Protocol
 
-from sweeps.platform.blas import preload_env
+from sweeps.platform.blas import THREAD_VARS, preload_env
 from sweeps.platform.devices import visible_gpus
 from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
 from sweeps.run.backends import Execution
 
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
 
 

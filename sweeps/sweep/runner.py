@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from sweeps.core.config import RunConfig
+from sweeps.core.fmt import duration, si
 from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
@@ -145,7 +146,7 @@ class Sweep:
         tokens = budgets[0][0] * budgets[0][1]
         total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
         params = ", ".join(
-            f"L{d} {_si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
+            f"L{d} {si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
             f"({tokens / n:.3g} tokens/param)" for d in depths)
         each = "; ".join(f"{steps} steps x {per:,} tokens = {steps * per:,} tokens"
                          for steps, per in budgets)
@@ -162,7 +163,7 @@ class Sweep:
             + (f" (+{len(cfgs) - n_grid} added by extension and refinement)"
                if len(cfgs) > n_grid else ""),
             f"  each run: {each}; params {params}",
-            f"  total: {len(cfgs)} runs, {_si(total_tokens)} tokens at most (failing runs stop "
+            f"  total: {len(cfgs)} runs, {si(total_tokens)} tokens at most (failing runs stop "
             f"early)",
             f"  growth: {self._growth_text()}; at most {max_extra_runs(spec)} more runs",
             f"  study: {_study_text(spec)}",
@@ -256,12 +257,12 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
         raise environment_fault(stopped) or stopped
     sweep.write_results()
     if stopped is not None:
-        echo(f"interrupted after {_duration(time.time() - began)}: runs in flight lose at "
+        echo(f"interrupted after {duration(time.time() - began)}: runs in flight lose at "
              f"most the steps since their last checkpoint; run the same command again to "
              f"finish the sweep")
         raise SystemExit(interrupted_code(stopped))
     counts = Counter(sweep.status(rid) for rid in sweep.configs)
-    echo(f"done in {_duration(time.time() - began)}: "
+    echo(f"done in {duration(time.time() - began)}: "
          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
          + f" -> {sweep.files.results_path}")
     if counts.get("failed"):
@@ -414,10 +415,10 @@ class _Progress:
         done, running, left = self.counts()
         total = len(self.sweep.configs)
         eta = self.eta()
-        eta = "--" if eta is None else _duration(eta)
+        eta = "--" if eta is None else duration(eta)
         width = len(str(total))
         return (f"[{done:>{width}}/{total} done, {running} running, {left} left | "
-                f"{_duration(time.time() - self.began)} elapsed, ETA {eta}]")
+                f"{duration(time.time() - self.began)} elapsed, ETA {eta}]")
 
     def eta(self) -> float | None:
         """Seconds left: steps left x seconds per step (per depth, from finished runs'
@@ -444,7 +445,7 @@ class _Progress:
         self.echo(f"{self.prefix()} {text}")
         self.last = time.time()
 
-    def finished(self, rid, summary, duration, note="") -> None:
+    def finished(self, rid, summary, seconds, note="") -> None:
         summary = summary or {}
         status = summary.get("status", "?")
         loss = summary.get("final_val_loss")
@@ -453,7 +454,7 @@ class _Progress:
             detail = f"at step {summary.get('diverged_at')}"
         elif status == "failed":
             detail = f"{summary.get('error', '')} (see {self.sweep.run_dir(rid) / ERROR})"
-        took = f"  {_duration(duration)}" if duration is not None else ""
+        took = f"  {duration(seconds)}" if seconds is not None else ""
         self.line(f"{status:<9} {rid}  {detail}{took} {note}".rstrip())
 
     def heartbeat(self) -> None:
@@ -467,19 +468,3 @@ class _Progress:
             where = " elsewhere" if rid in self.scheduler.elsewhere else ""
             parts.append(f"{rid} step {step if step is not None else '-'}/{total}{where}")
         self.line("running: " + "; ".join(parts))
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
-def _si(n: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return f"{n:g}"
