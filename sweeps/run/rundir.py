@@ -441,7 +441,3 @@ def runs_table(records):
 
     return pd.DataFrame([record.row() for record in records])
 
-
-def load_runs(root: str | Path):
-    """All runs below root as one DataFrame (runs_table of scan_runs)."""
-    return runs_table(scan_runs(root))
