@@ -119,14 +119,7 @@ def _setup(results: SweepResults, result: dict) -> str:
         found = {reduce(getattr, field.split("."), cfg) for cfg in configs}
         return ", ".join(f(v) for v in sorted(found))
 
-    cc = results.crosscheck
-    if cc is None:
-        crosscheck = ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
-                      f"--sweep {results.name}` before trusting these results")
-    else:
-        n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
-        crosscheck = (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
-                      f"{len(cc.get('configs', []))} model configs)")
+    crosscheck = _crosscheck_text(results)
     c = result["compute"]
     hours = "; ".join(f"{h:.2f} h on {d}" for d, h in sorted(c["device_hours"].items()))
     return "\n".join([
@@ -154,6 +147,16 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over {c['runs']} "
         f"runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
+
+
+def _crosscheck_text(results: SweepResults) -> str:
+    cc = results.crosscheck
+    if cc is None:
+        return ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
+                f"--sweep {results.name}` before trusting these results")
+    n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
+    return (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
+            f"{len(cc.get('configs', []))} model configs)")
 
 
 def _budgets(result: dict) -> str:

@@ -38,23 +38,25 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
     return files.path, sweep.configs
 
 
+def run_row(directory: Path, rid: str, cfg) -> dict:
+    """One planned run's line of the status table, its directory read once."""
+    run = RunDir(directory / rid)
+    record = run.record() if run.is_finished else None
+    state = record.status if record is not None else run.state()
+    summary = (record.summary if record is not None else None) or {}
+    steps = summary.get("steps_run")
+    if steps is None and state in ("running", "interrupted"):
+        steps = run.last_step()
+    return {"run_id": rid, "state": state, "arm": arm_label(cfg),
+            "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
+            "steps": steps, "max_steps": cfg.train.max_steps,
+            "loss": summary.get("final_val_loss"), "diverged_at": summary.get("diverged_at"),
+            "problem": record.problem if record is not None else None}
+
+
 def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     directory, configs = planned_runs(name, runs_dir, backend)
-    rows = []
-    for rid, cfg in configs.items():
-        run = RunDir(directory / rid)
-        record = run.record() if run.is_finished else None  # each directory read once
-        state = record.status if record is not None else run.state()
-        summary = record.summary if record is not None else None
-        steps = (summary or {}).get("steps_run")
-        if steps is None and state in ("running", "interrupted"):
-            steps = run.last_step()
-        rows.append({"run_id": rid, "state": state, "arm": arm_label(cfg),
-                     "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
-                     "steps": steps, "max_steps": cfg.train.max_steps,
-                     "loss": (summary or {}).get("final_val_loss"),
-                     "diverged_at": (summary or {}).get("diverged_at"),
-                     "problem": record.problem if record is not None else None})
+    rows = [run_row(directory, rid, cfg) for rid, cfg in configs.items()]
     arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
     rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
