@@ -3,8 +3,8 @@ registry that maps a backend name to its trainer factory, imported only when nee
 
 A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer(cfg, device, compile,
 tf32)` and `pick_device(name)`, and a console script `qkNAME` that calls
-`sweeps.cli.main("NAME")`; trainer_factory below is the one way to get a backend's trainer. Registering one is its name in
-sweeps.core.config.BACKENDS and its devices in DEVICES below.
+`sweeps.cli.main("NAME")`; trainer_factory below is the one way to get a backend's trainer.
+Registering one is its name in sweeps.core.config.BACKENDS and its devices in DEVICES below.
 """
 from __future__ import annotations
 

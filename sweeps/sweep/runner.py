@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sweeps.core.config import RunConfig
 from sweeps.core.fmt import duration, si
-from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
+from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
