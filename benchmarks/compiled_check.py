@@ -32,11 +32,11 @@ def main(argv=None) -> int:
     from torch._dynamo.utils import counters
 
     from crosscheck.tolerances import TOLERANCES
-    from qktorch.train import Trainer
     from sweeps.data import batch_starts
     from sweeps.sweep.estimate import random_tokens
     from sweeps.core.presets import get_preset
     from sweeps.core.schedule import lr_at
+    from sweeps.run.backends import trainer_factory
 
     cfg = get_preset(args.preset).with_overrides(
         ["backend=torch", f"train.dtype={args.dtype}", "model.qk_norm=rms", "train.lr=1e-2"])
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     for compile in (False, True):
         began = time.perf_counter()
         graphs_before = counters["stats"]["unique_graphs"]
-        trainer = Trainer(cfg, device=args.device, compile=compile)
+        trainer = trainer_factory("torch", args.device, compile)(cfg)
         trainer.set_train_tokens(tokens)
 
         def steps(first: int, n: int) -> list:

@@ -29,8 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
 
 # -- the worker: one trainer in its own process --------------------------------------------
 def worker(spec: dict) -> None:
@@ -40,8 +38,8 @@ def worker(spec: dict) -> None:
 
     if spec.get("root"):  # another checkout's trainers (--baseline)
         sys.path.insert(0, spec["root"])
-    from sweeps.data import batch_starts
     from sweeps.core.presets import get_preset
+    from sweeps.sweep.estimate import run_steps
 
     backend = "torch" if spec["kind"] in ("torch", "reference") else "mlx"
     cfg = get_preset(spec["preset"]).with_overrides(
@@ -54,21 +52,13 @@ def worker(spec: dict) -> None:
     trainer = make_trainer(spec, cfg)
     tokens = np.random.default_rng(0).integers(0, cfg.vocab_size, 1 << 20).astype(np.uint16)
     trainer.set_train_tokens(tokens)
-    B, T, block = cfg.train.batch_size, cfg.model.block_size, cfg.train.log_interval
-    step = 0
+    block, step = cfg.train.log_interval, 0
 
     def run(n: int) -> float:
         nonlocal step
-        handles, losses = [], []
-        for _ in range(n):
-            handles.append(trainer.train_step(batch_starts(len(tokens), 0, step, B, T), 1e-4))
-            step += 1
-            if len(handles) >= block:
-                losses.append(trainer.read(handles)[-1, 0])
-                handles = []
-        if handles:
-            losses.append(trainer.read(handles)[-1, 0])
-        return float(losses[-1])
+        last = run_steps(trainer, cfg, len(tokens), step, n, block, 1e-4, seed=0)
+        step += n
+        return float(last[-1, 0])
 
     run(spec["warmup"])
     info = {"ready": True, "startup_s": time.perf_counter() - began, "device": trainer.device,
@@ -90,11 +80,10 @@ def make_trainer(spec: dict, cfg):
         from benchmarks.reference import ReferenceTrainer
 
         return ReferenceTrainer(cfg, device=spec["device"], fused_qkv=spec["fused_qkv"])
-    if spec["kind"] == "torch":
-        from qktorch.train import Trainer
-    else:
-        from qkmlx.train import Trainer
-    return Trainer(cfg, device=spec["device"], compile=spec["compile"], tf32=spec["tf32"])
+    from sweeps.run.backends import trainer_factory
+
+    backend = "torch" if spec["kind"] == "torch" else "mlx"
+    return trainer_factory(backend, spec["device"], spec["compile"], spec["tf32"])(cfg)
 
 
 def peak_memory(backend: str, device: str) -> int | None:
@@ -120,6 +109,8 @@ class Case:
 
 class Worker:
     def __init__(self, case: Case, threads: int):
+        from sweeps.platform.blas import THREAD_VARS
+
         spec = {**case.spec, "threads": threads}
         env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         env.update({k: str(threads) for k in THREAD_VARS})
@@ -257,7 +248,8 @@ def main(argv=None) -> None:
                              "OpenBLAS (the bundled one is ~13x slower: long on core)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also the trainers of another checkout of this repository (e.g. "
-                             "the code before a change), run the same way")
+                             "the code before a change, one with "
+                             "sweeps.sweep.estimate.run_steps), run the same way")
     parser.add_argument("--workers", default="",
                         help="runs sharing the device, e.g. 1,2,4,8: aggregate tokens/s of each "
                              "trainer case (not the reference)")

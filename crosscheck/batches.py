@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweeps.core.config import RunConfig
-from sweeps.data import batch_starts, get_batch, load_tokens, read_manifest, val_batches
-from sweeps.core.errors import DataError
+from sweeps.data import batch_starts, get_batch, offline_tokens, val_batches
 
 VAL_BATCHES = 2  # for the checkpoint's val loss: enough to compare, cheap at core size
 RANDOM_TOKENS = 1 << 18  # length of each random split: many distinct windows
@@ -43,24 +42,16 @@ def make_batches(cfg: RunConfig) -> Batches:
     """Batches for cfg. A tinystories corpus that is not prepared locally (it needs the
     network) is replaced by random token ids from a numpy RNG seeded with cfg.seed."""
     data = cfg.data
-    if data.corpus == "tinystories" and not _prepared(cfg):
+    tokens = offline_tokens(data)
+    if tokens is None:
         rng = np.random.default_rng([cfg.seed, 7])
         train, val = (rng.integers(0, cfg.vocab_size, RANDOM_TOKENS).astype(np.uint16)
                       for _ in range(2))
         source = (f"random token ids (numpy, seed {cfg.seed}, vocab {cfg.vocab_size}): the "
                   f"tinystories corpus is not prepared here and needs the network")
     else:
-        tokens = load_tokens(data)
         train, val = tokens.train, tokens.val
         synthetic = " (synthetic)" if data.corpus == "builtin" else ""
         source = f"{data.corpus} corpus{synthetic}, tokenizer {data.tokenizer}"
     b, t = cfg.train.batch_size, cfg.model.block_size
     return Batches(train, val_batches(val, VAL_BATCHES, b, t), cfg.seed, b, t, source)
-
-
-def _prepared(cfg: RunConfig) -> bool:
-    try:
-        read_manifest(cfg.data)
-    except DataError:
-        return False
-    return True

@@ -7,7 +7,6 @@ A trainer that raises where the other one works is a mismatch too: it becomes a 
 """
 from __future__ import annotations
 
-import importlib
 import math
 import tempfile
 import traceback
@@ -21,6 +20,7 @@ from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
 from sweeps.core.interventions import step_metrics
+from sweeps.run.backends import trainer_factory
 from sweeps.run.rundir import RunDir
 from sweeps.core.schedule import lr_at
 
@@ -55,8 +55,8 @@ class Stop(Exception):
 
 def default_factory(backend: str, cfg: RunConfig):
     """The real Trainer of a backend, as a run builds it, on the CPU with TF32 off."""
-    module = importlib.import_module(f"qk{backend}.train")
-    return module.Trainer(cfg.with_overrides([f"backend={backend}"]), device="cpu", tf32=False)
+    make = trainer_factory(backend, "cpu", tf32=False)
+    return make(cfg.with_overrides([f"backend={backend}"]))
 
 
 def array_errors(a, b) -> tuple[float, float]:
@@ -184,29 +184,51 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
     run's batches, the diagnostics at the end, then checkpoints moved across backends."""
     trainers: dict = {}
     history: dict = {b: [] for b in BACKENDS}
-
-    def train() -> Check:
-        build(trainers, cfg, make_trainer)
-        init = make_weights(cfg, "init")
-        for t in trainers.values():
-            t.set_params(init)
-            t.set_train_tokens(batches.train_tokens)
-        handles: dict = {b: [] for b in BACKENDS}
-        for step in range(steps):  # queued on the device, read in one block as in a run
-            for b, t in trainers.items():
-                handles[b].append(t.train_step(batches.starts(step), lr_at(step, cfg.train)))
-        for b, t in trainers.items():
-            history[b] = [tuple(row) for row in t.read(handles[b])]
-        return scalar_check("train/loss", "train_loss", [h[0] for h in history["mlx"]],
-                            [h[0] for h in history["torch"]], f"{steps} steps, worst step {{}}",
-                            first=1)
-
-    attempt("train/loss", "train_loss", train)
+    attempt("train/loss", "train_loss",
+            lambda: train_both(trainers, history, cfg, batches, steps, make_trainer))
     attempt("train/grad_norm", "train_grad_norm", lambda: scalar_check(
         "train/grad_norm", "train_grad_norm", [h[1] for h in history["mlx"]],
         [h[1] for h in history["torch"]], "pre-clip, worst step {}", first=1))
     for i, name in enumerate(step_metrics(cfg), start=2):  # interventions' per-step values
         attempt(f"train/{name}", name, lambda: step_metric_check(name, history, i))
+    diagnostics_checks(trainers, cfg, batches, steps, attempt)
+    with tempfile.TemporaryDirectory(prefix="crosscheck-") as tmp:
+        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
+            loaded: dict = {}
+            attempt(f"checkpoint/{src}->{dst}", "checkpoint",
+                    lambda: checkpoint_check(src, dst, RunDir(f"{tmp}/{src}"), steps, trainers,
+                                             loaded, batches, make_trainer, cfg))
+            attempt(f"resume/{src}->{dst}", "resume",
+                    lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
+            attempt(f"checkpoint-stress/{src}->{dst}", "checkpoint",
+                    lambda: stress_checkpoint_check(src, dst, RunDir(f"{tmp}/stress-{src}"),
+                                                    batches, make_trainer, cfg))
+
+
+def train_both(trainers: dict, history: dict, cfg: RunConfig, batches: Batches, steps: int,
+               make_trainer) -> Check:
+    """Fresh trainers from the init weights, `steps` steps each; their (loss, grad norm) per
+    step into history; the train-loss check."""
+    build(trainers, cfg, make_trainer)
+    init = make_weights(cfg, "init")
+    for t in trainers.values():
+        t.set_params(init)
+        t.set_train_tokens(batches.train_tokens)
+    handles: dict = {b: [] for b in BACKENDS}
+    for step in range(steps):  # queued on the device, read in one block as in a run
+        for b, t in trainers.items():
+            handles[b].append(t.train_step(batches.starts(step), lr_at(step, cfg.train)))
+    for b, t in trainers.items():
+        history[b] = [tuple(row) for row in t.read(handles[b])]
+    return scalar_check("train/loss", "train_loss", [h[0] for h in history["mlx"]],
+                        [h[0] for h in history["torch"]], f"{steps} steps, worst step {{}}",
+                        first=1)
+
+
+def diagnostics_checks(trainers: dict, cfg: RunConfig, batches: Batches, steps: int,
+                       attempt) -> None:
+    """Every diagnostic of both trained models on the diagnostic sequences, probed once."""
     diag: dict = {}
 
     def probe() -> dict:
@@ -226,18 +248,6 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
 
     for name in DIAGNOSTICS:
         attempt(f"diag/{name}", "diagnostics", lambda: compare(name))
-    with tempfile.TemporaryDirectory(prefix="crosscheck-") as tmp:
-        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
-            loaded: dict = {}
-            attempt(f"checkpoint/{src}->{dst}", "checkpoint",
-                    lambda: checkpoint_check(src, dst, RunDir(f"{tmp}/{src}"), steps, trainers,
-                                             loaded, batches, make_trainer, cfg))
-            attempt(f"resume/{src}->{dst}", "resume",
-                    lambda: resume_check(src, dst, loaded, batches, steps, cfg))
-        for src, dst in (("torch", "mlx"), ("mlx", "torch")):
-            attempt(f"checkpoint-stress/{src}->{dst}", "checkpoint",
-                    lambda: stress_checkpoint_check(src, dst, RunDir(f"{tmp}/stress-{src}"),
-                                                    batches, make_trainer, cfg))
 
 
 def step_metric_check(name: str, history: dict, column: int) -> Check:

@@ -64,49 +64,21 @@ def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, interventions,
 
 def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
         interventions=False) -> int:
-    from crosscheck.configs import preset_targets, sweep_targets
     from sweeps.core.files import check_writable
     from sweeps.core.params import check_fits
-    from sweeps.sweep.spec import load_spec
-    from sweeps.sweep.sweepdir import SweepDir
 
-    if (preset is None) == (sweep is None):
-        raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
-    if interventions and sweep is not None:
-        raise HarnessError("--interventions goes with --preset: a sweep's crosscheck covers "
-                           "the interventions its arms switch on")
-    spec = None
-    if sweep is not None:
-        spec = load_spec(sweep)
-        targets = sweep_targets(spec, overrides, qk_norms)
-        path = SweepDir(Path(runs_dir) / spec.name).crosscheck_path
-    else:
-        targets = preset_targets(preset, overrides, qk_norms, interventions)
-        path = None
+    spec, targets, path = _targets(preset, sweep, runs_dir, overrides, qk_norms,
+                                   interventions)
     for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
         if target_path is not None:  # now, not after every check has run
             check_writable(target_path.parent, option)
     for target in targets:
         check_fits(target.cfg)
     float32_numerics(threads)
-    from crosscheck.batches import make_batches
-    from crosscheck.checks import run_checks
-    from crosscheck.report import document, heading, row, write
+    from crosscheck.report import document, write
 
     began = time.perf_counter()
-    results = []
-    for target in targets:
-        started = time.perf_counter()
-        batches = make_batches(target.cfg)
-        click.echo(heading(target.label, batches.source, steps))
-        checks = run_checks(target.cfg, batches, steps, log=lambda c: click.echo(row(c)))
-        failed = [c.name for c in checks if not c.passed]
-        seconds = time.perf_counter() - started
-        click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} "
-                   f"({seconds:.1f} s)\n")
-        results.append({"label": target.label, "config": target.cfg.to_dict(),
-                        "data": batches.source, "verdict": "fail" if failed else "pass",
-                        "seconds": round(seconds, 2), "checks": [c.to_dict() for c in checks]})
+    results = [_check_target(target, steps) for target in targets]
     doc = document(results, steps, ["crosscheck", *sys.argv[1:]],
                    spec.to_dict() if spec else None)
     for target_path in filter(None, (path, Path(out) if out else None)):
@@ -119,6 +91,46 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
     click.echo(f"crosscheck: {shown}: {total - bad} of {total} checks passed, "
                f"{len(results)} configs, {elapsed:.1f} s")
     return 0 if doc["verdict"] == "pass" else 1
+
+
+def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
+    """(the sweep's spec or None, the model configs to check, where crosscheck.json goes
+    or None): from --preset or from --sweep, exactly one of them. --interventions (with
+    --preset) adds each intervention at its exercise value."""
+    from crosscheck.configs import preset_targets, sweep_targets
+    from sweeps.sweep.spec import load_spec
+    from sweeps.sweep.sweepdir import SweepDir
+
+    if (preset is None) == (sweep is None):
+        raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
+    if interventions and sweep is not None:
+        raise HarnessError("--interventions goes with --preset: a sweep's crosscheck covers "
+                           "the interventions its arms switch on")
+    if sweep is None:
+        return None, preset_targets(preset, overrides, qk_norms, interventions), None
+    spec = load_spec(sweep)
+    return (spec, sweep_targets(spec, overrides, qk_norms),
+            SweepDir(Path(runs_dir) / spec.name).crosscheck_path)
+
+
+def _check_target(target, steps: int) -> dict:
+    """Every check of one model config, each printed as it is made; its entry in the
+    document."""
+    from crosscheck.batches import make_batches
+    from crosscheck.checks import run_checks
+    from crosscheck.report import heading, row
+
+    started = time.perf_counter()
+    batches = make_batches(target.cfg)
+    click.echo(heading(target.label, batches.source, steps))
+    checks = run_checks(target.cfg, batches, steps, log=lambda c: click.echo(row(c)))
+    failed = [c.name for c in checks if not c.passed]
+    seconds = time.perf_counter() - started
+    click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} "
+               f"({seconds:.1f} s)\n")
+    return {"label": target.label, "config": target.cfg.to_dict(), "data": batches.source,
+            "verdict": "fail" if failed else "pass", "seconds": round(seconds, 2),
+            "checks": [c.to_dict() for c in checks]}
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import reduce
 from pathlib import Path
 
 import numpy as np
@@ -119,10 +120,14 @@ def _high_stable_lr(result: dict) -> float:
 
 
 # -- sections ----------------------------------------------------------------------------------
+def _configs(results: SweepResults) -> list:
+    """The RunConfig of every run in the report's table whose config reads."""
+    return [c for c in map(results.config, results.runs.run_id) if c is not None]
+
+
 def _header(results: SweepResults, result: dict) -> str:
-    runs = results.runs
     lines = [f"# QK-norm study: sweep `{results.name}`", ""]
-    if (runs.get("corpus") == "builtin").any():
+    if any(c.data.corpus == "builtin" for c in _configs(results)):
         lines += ["> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
                   "stories, not on TinyStories: they show the harness and the mechanism, not "
                   "results about natural text.", ""]
@@ -136,35 +141,31 @@ def _header(results: SweepResults, result: dict) -> str:
 
 
 def _setup(results: SweepResults, result: dict) -> str:
-    runs, s = results.runs, result["settings"]
+    configs, s = _configs(results), result["settings"]
 
-    def values(col, f=str):
-        return ", ".join(f(v) for v in sorted(runs[col].dropna().unique())) if col in runs else ""
+    def values(field: str, f=str):
+        """The distinct values of a RunConfig field ("model.n_embd") over the runs, sorted."""
+        found = {reduce(getattr, field.split("."), cfg) for cfg in configs}
+        return ", ".join(f(v) for v in sorted(found))
 
-    cc = results.crosscheck
-    if cc is None:
-        crosscheck = ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
-                      f"--sweep {results.name}` before trusting these results")
-    else:
-        n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
-        crosscheck = (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
-                      f"{len(cc.get('configs', []))} model configs)")
+    crosscheck = _crosscheck_text(results)
     c = result["compute"]
     hours = "; ".join(f"{present.seconds(h * 3600)} of device time on {d}"
                       for d, h in sorted(c["device_hours"].items()))
     return "\n".join([
         "## Setup", "",
-        f"- Data: corpus {values('corpus')}, tokenizer {values('tokenizer')}",
-        f"- Model: nanoGPT-style pre-norm decoder, width {values('n_embd')}, heads "
-        f"{values('n_head')}, context {values('block_size')}, block norm {values('norm')}; "
-        f"depths (layers) {values('n_layer')}",
+        f"- Data: corpus {values('data.corpus')}, tokenizer {values('data.tokenizer')}",
+        f"- Model: nanoGPT-style pre-norm decoder, width {values('model.n_embd')}, heads "
+        f"{values('model.n_head')}, context {values('model.block_size')}, block norm "
+        f"{values('model.norm')}; depths (layers) {values('model.n_layer')}",
         "- Parametrization: standard (no muP: it transfers learning rates by design and would "
         "confound the result)",
-        f"- Optimizer: AdamW (betas {values('beta1')}/{values('beta2')}), weight decay "
-        f"{values('weight_decay')} ({values('weight_decay_mode')}) on 2-D weights, warmup "
-        f"{values('warmup_steps')} steps then cosine to {values('min_lr_ratio')} x peak, "
-        f"gradient clip {values('grad_clip')}",
-        f"- Grid: {runs.lr.nunique()} peak LRs {values('lr', fmt.lr)}; seeds {values('seed')}",
+        f"- Optimizer: AdamW (betas {values('train.beta1')}/{values('train.beta2')}), weight "
+        f"decay {values('train.weight_decay')} ({values('train.weight_decay_mode')}) on 2-D "
+        f"weights, warmup {values('train.warmup_steps')} steps then cosine to "
+        f"{values('train.min_lr_ratio')} x peak, gradient clip {values('train.grad_clip')}",
+        f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
+        f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
         f"- Token budget: {_budgets(result)}",
         f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
         f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
@@ -176,6 +177,16 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
         f"{c['runs']} runs",
         "", "### Arms", "", tables.arms(results.spec, result), ""])
+
+
+def _crosscheck_text(results: SweepResults) -> str:
+    cc = results.crosscheck
+    if cc is None:
+        return ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
+                f"--sweep {results.name}` before trusting these results")
+    n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
+    return (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
+            f"{len(cc.get('configs', []))} model configs)")
 
 
 def _budgets(result: dict) -> str:

@@ -5,15 +5,15 @@ a run directory itself, so the report depends on the run directories alone.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from sweeps.core.config import RunConfig, arm_label
 from sweeps.core.diagnostics import DIAGNOSTICS, reduce_layers
 from sweeps.core.errors import HarnessError
-from sweeps.core.norms import qk_order
-from sweeps.run.rundir import RunDir, find_run_dirs, load_runs
+from sweeps.run.rundir import RunDir, runs_table, scan_runs
 from sweeps.sweep.sweepdir import SweepDir
 
 RUN_KEYS = ["arm", "qk_norm", "n_layer", "lr", "seed"]
@@ -32,36 +32,45 @@ class SweepResults:
     spec: dict  # the sweep spec as planned; {} without plan.json
     has_plan: bool
     crosscheck: dict | None  # crosscheck.json, None when no crosscheck has been run
+    # run_id -> RunConfig of every run in `runs` whose config reads, and of every planned run
+    configs: dict[str, RunConfig] = field(default_factory=dict)
 
-
-def qk_key(qk_norm: str) -> tuple:
-    """Off first, then the registry's order (sweeps.core.norms): legends, tables, sections."""
-    return qk_order(qk_norm)
+    def config(self, run_id: str) -> RunConfig | None:
+        """The run's RunConfig (None for a run whose config.json cannot be read)."""
+        return self.configs.get(run_id)
 
 
 def load_results(path: str | Path) -> SweepResults:
+    """The sweep directory read once: every run directory (RunDir.record), plan.json and
+    crosscheck.json."""
     path = Path(path)
     sweep_dir = SweepDir(path)
-    runs = load_runs(path) if path.is_dir() else pd.DataFrame()
-    if runs.empty:
+    records = scan_runs(path) if path.is_dir() else []
+    if not records:
         raise HarnessError(f"no run directories under {path}: run the sweep first "
                            f"(`qkmlx sweep {path.name}`) or point --runs-dir at its parent")
+    runs = runs_table(records)
     plan = sweep_dir.read_plan()
+    planned = sweep_dir.planned_configs(plan)
+    has_plan = plan is not None
     ignored: list[str] = []
     missing = pd.DataFrame(columns=["run_id", *RUN_KEYS])
-    if plan is not None:
-        planned = {r["run_id"]: r["config"] for r in plan.get("runs", [])}
+    if has_plan:
         ignored = sorted(set(runs.run_id) - set(planned))
         runs = runs[runs.run_id.isin(planned)]
         missing = pd.DataFrame([{"run_id": rid, **_run_keys(cfg)} for rid, cfg in planned.items()
                                 if rid not in set(runs.run_id)], columns=missing.columns)
     runs = runs.reindex(columns=list(dict.fromkeys([*runs.columns, *SUMMARY_COLUMNS])))
-    files = _run_files(path)
-    runs = runs.assign(run_dir=runs.run_id.map(lambda r: files.get(r, (str(path / r), {}))[0]),
-                       provenance=runs.run_id.map(lambda r: files.get(r, ("", {}))[1]))
+    found = {r.run_id: r for r in records}
+    runs = runs.assign(
+        run_dir=runs.run_id.map(lambda r: str(found[r].path if r in found else path / r)),
+        provenance=runs.run_id.map(lambda r: found[r].provenance if r in found else {}))
+    configs = {**planned, **{rid: found[rid].config for rid in runs.run_id
+                             if rid in found and found[rid].config is not None}}
     return SweepResults(name=path.name, runs=_sorted(runs), missing=_sorted(missing),
                         ignored=ignored, spec=(plan or {}).get("spec", {}),
-                        has_plan=plan is not None, crosscheck=sweep_dir.read_crosscheck())
+                        has_plan=has_plan, crosscheck=sweep_dir.read_crosscheck(),
+                        configs=configs)
 
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
@@ -80,23 +89,9 @@ def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
                                                             ignore_index=True)
 
 
-def _run_keys(cfg: dict) -> dict:
-    qk_norm = cfg.get("model", {}).get("qk_norm")
-    return {"arm": cfg.get("arm") or f"qk{qk_norm}", "qk_norm": qk_norm,
-            "n_layer": cfg.get("model", {}).get("n_layer"),
-            "lr": cfg.get("train", {}).get("lr"), "seed": cfg.get("seed")}
-
-
-def _run_files(root: Path) -> dict[str, tuple[str, dict]]:
-    """run_id -> (run directory, provenance read from its config.json)."""
-    out = {}
-    for run in find_run_dirs(root):
-        try:
-            config = run.read_config_file()
-        except HarnessError:
-            continue  # load_runs skips it too
-        out[config.get("run_id")] = (str(run.path), config.get("provenance", {}))
-    return out
+def _run_keys(cfg: RunConfig) -> dict:
+    return {"arm": arm_label(cfg), "qk_norm": cfg.model.qk_norm, "n_layer": cfg.model.n_layer,
+            "lr": cfg.train.lr, "seed": cfg.seed}
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:

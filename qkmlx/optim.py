@@ -17,6 +17,7 @@ from mlx.utils import tree_flatten, tree_map
 from sweeps.core.config import TrainConfig
 from sweeps.core.params import decays
 from sweeps.core.schedule import decay_per_lr
+from sweeps.run.checkpoint import pack_optimizer, unpack_optimizer
 
 
 def clip_gradients(grads: dict, max_norm: float):
@@ -85,14 +86,13 @@ class AdamW:
                         decayed, m, v)
 
     def state_numpy(self) -> dict:
-        out = {"step": np.array([self.state["step"].item()], dtype=np.float32)}
-        for name in self.state["m"]:
-            out["m." + name] = np.array(self.state["m"][name])
-            out["v." + name] = np.array(self.state["v"][name])
-        return out
+        """The checkpoint format of sweeps.run.checkpoint."""
+        m, v = ({name: np.array(a) for name, a in self.state[key].items()} for key in "mv")
+        return pack_optimizer(self.state["step"].item(), m, v)
 
     def load_numpy(self, state: dict) -> None:
-        self.state["step"] = mx.array(float(state["step"][0]), dtype=mx.float32)
+        step, m, v = unpack_optimizer(state, self.state["m"])
+        self.state["step"] = mx.array(step, dtype=mx.float32)
         for name in self.state["m"]:
-            self.state["m"][name] = mx.array(state["m." + name])
-            self.state["v"][name] = mx.array(state["v." + name])
+            self.state["m"][name] = mx.array(m[name])
+            self.state["v"][name] = mx.array(v[name])

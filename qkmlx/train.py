@@ -13,6 +13,7 @@ from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
 from sweeps.platform.devices import host_cpu_name
 from sweeps.core.params import init_params
+from sweeps.run.checkpoint import TrainerState
 
 DEVICES = BACKEND_DEVICES["mlx"]
 
@@ -34,7 +35,9 @@ def device_name(device: str) -> str:
     return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
 
 
-class Trainer:
+class Trainer(TrainerState):
+    """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
+
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
                  tf32: bool = False):
         self.cfg = cfg
@@ -147,13 +150,6 @@ class Trainer:
         self.model.load_weights([(k, mx.array(v)) for k, v in params.items()], strict=True)
         mx.eval(self.model.parameters())
 
-    def get_state(self):
-        return self.get_params(), self.optimizer.state_numpy()
-
-    def set_state(self, params: dict, optimizer: dict) -> None:
-        self.set_params(params)
-        self.optimizer.load_numpy(optimizer)
-
 
 def compile_step(step, model, optimizer: AdamW):
     """mx.compile of the whole step (forward, backward, clipping, AdamW), with the model's
@@ -161,7 +157,3 @@ def compile_step(step, model, optimizer: AdamW):
     a new LR is new data, not a retrace."""
     state = [model.state, optimizer.state]
     return mx.compile(step, inputs=state, outputs=state)
-
-
-def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False):
-    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32)

@@ -11,12 +11,12 @@ exactly the operations of the per-tensor formula, in the same order and precisio
 result is bit-identical to updating tensor by tensor (tests/test_throughput.py). MLX fuses its
 per-tensor graph under mx.compile instead (qkmlx/optim.py).
 """
-import numpy as np
 import torch
 
 from sweeps.core.config import TrainConfig
 from sweeps.core.params import decays
 from sweeps.core.schedule import decay_per_lr
+from sweeps.run.checkpoint import pack_optimizer, unpack_optimizer
 
 
 def flatten(tensors, out=None) -> torch.Tensor:
@@ -108,16 +108,15 @@ class AdamW:
         p.sub_(a.div_(b))
 
     def state_numpy(self) -> dict:
-        out = {"step": np.array([self.state["step"].item()], dtype=np.float32)}
-        moments = {key: self.views(self.state[key].detach().to("cpu", copy=True))
-                   for key in ("m", "v")}
-        for i, name in enumerate(self.params):
-            out["m." + name] = moments["m"][i].numpy()
-            out["v." + name] = moments["v"][i].numpy()
-        return out
+        """The checkpoint format of sweeps.run.checkpoint."""
+        m, v = ({name: t.numpy() for name, t in
+                 zip(self.params, self.views(self.state[key].detach().to("cpu", copy=True)))}
+                for key in "mv")
+        return pack_optimizer(self.state["step"].item(), m, v)
 
     def load_numpy(self, state: dict) -> None:
-        self.state["step"].fill_(float(state["step"][0]))
-        for key in ("m", "v"):
-            self.state[key].copy_(flatten(torch.from_numpy(state[f"{key}.{name}"])
+        step, m, v = unpack_optimizer(state, self.params)
+        self.state["step"].fill_(step)
+        for key, moments in (("m", m), ("v", v)):
+            self.state[key].copy_(flatten(torch.from_numpy(moments[name])
                                           for name in self.params))

@@ -13,6 +13,7 @@ from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
 from sweeps.platform.devices import host_cpu_name
 from sweeps.core.params import init_params
+from sweeps.run.checkpoint import TrainerState
 
 DEVICES = BACKEND_DEVICES["torch"]
 
@@ -34,7 +35,9 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
 
 
-class Trainer:
+class Trainer(TrainerState):
+    """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
+
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
                  tf32: bool = False):
         self.cfg = cfg
@@ -164,13 +167,6 @@ class Trainer:
         self.model.load_state_dict({k: torch.from_numpy(v) for k, v in params.items()},
                                    strict=True)
 
-    def get_state(self):
-        return self.get_params(), self.optimizer.state_numpy()
-
-    def set_state(self, params: dict, optimizer: dict) -> None:
-        self.set_params(params)
-        self.optimizer.load_numpy(optimizer)
-
 
 def compile_step(step, optimizer: AdamW, graphs: bool):
     """torch.compile of the whole step (forward, backward traced into the same graph,
@@ -184,7 +180,3 @@ def compile_step(step, optimizer: AdamW, graphs: bool):
     if not hasattr(torch._dynamo.config, "trace_autograd_ops"):
         return compiled  # older torch: autograd.grad splits the step into two graphs
     return torch._dynamo.config.patch(trace_autograd_ops=True)(compiled)
-
-
-def trainer_factory(device: str = "auto", compile: bool = False, tf32: bool = False):
-    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32)

@@ -168,11 +168,12 @@ def data_info(corpus, tokenizer, path, overrides):
 @click.pass_obj
 def train(backend, preset, overrides, seed, out, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
-    from sweeps.run.backends import check_device, trainer_factory
+    from sweeps.run.backends import Execution
     from sweeps.core.files import check_writable
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
 
+    execution = Execution(backend, device, compile, tf32)
     cfg = resolve_config(preset, overrides, backend, seed)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
     RunDir(out).check_holds(cfg)
@@ -180,9 +181,8 @@ def train(backend, preset, overrides, seed, out, device, compile, tf32):
         click.echo(f"{out} is already finished (summary.json exists); nothing to do")
         return
     check_writable(out, "--out")
-    check_device(backend, device)
-    summary = train_run(cfg, out, trainer_factory(backend, device, compile, tf32),
-                        progress=True)
+    execution.check_device()
+    summary = train_run(cfg, out, execution.trainer_factory(), progress=True)
     click.echo(summary_line(summary, out))
 
 
@@ -243,26 +243,26 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
           retry_failed, max_runs, runs_dir, overrides, device, compile, tf32):
     """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
     resumes interrupted ones."""
-    from sweeps.run.backends import check_device
+    from sweeps.run.backends import Execution
     from sweeps.sweep.executors import make_executor
     from sweeps.core.files import check_writable
     from sweeps.sweep.runner import Sweep, dry_run as show_plan, run_sweep
     from sweeps.sweep.spec import load_spec
 
+    execution = Execution(backend, device, compile, tf32, retry_failed)
     plan = Sweep(load_spec(name, max_runs), backend, overrides, runs_dir, max_runs)
     if estimate:
         from sweeps.sweep.estimate import estimate_sweep
 
-        check_device(backend, device)
-        estimate_sweep(plan, backend, device, compile, tf32, echo=click.echo)
+        execution.check_device()
+        estimate_sweep(plan, execution, echo=click.echo)
     if dry_run:
         return show_plan(plan, click.echo)
     check_writable(plan.dir, "--runs-dir")
     if executor == "local":  # a Ray cluster's nodes have their own devices
-        check_device(backend, device)
-    start = make_executor(executor, workers, address, backend, device, compile, tf32,
-                          retry_failed, gpus_per_run)
-    counts = run_sweep(plan, start, click.echo, retry_failed=retry_failed,
+        execution.check_device()
+    start = make_executor(executor, execution, workers, address, gpus_per_run)
+    counts = run_sweep(plan, start, click.echo, retry_failed=execution.retry_failed,
                        prepare_data=executor == "local")
     if counts.get("failed"):
         sys.exit(1)

@@ -22,11 +22,9 @@ def smoke_config(backend: str, *overrides: str):
 
 
 def make_trainer(backend: str, cfg):
-    if backend == "torch":
-        from qktorch.train import Trainer
-    else:
-        from qkmlx.train import Trainer
-    return Trainer(cfg, device="cpu")
+    from sweeps.run.backends import trainer_factory
+
+    return trainer_factory(backend, "cpu")(cfg)
 
 
 def train_steps(trainer, tokens, lr: float, steps: int = 1, batch_size: int = 4) -> list:

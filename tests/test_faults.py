@@ -34,6 +34,7 @@ from click.testing import CliRunner
 from sweeps.sweep import runner as runner_mod
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError, EnvironmentFault
+from sweeps.run.backends import Execution
 from sweeps.sweep.executors import execute_run, probe_address
 from sweeps.sweep.grid import extension_points, grid_additions
 from sweeps.run.loop import train_run
@@ -219,9 +220,11 @@ def test_retry_failed_recovers_a_run_that_failed_on_a_garbled_checkpoint(tmp_pat
     run = interrupted_run(tmp_path / "run")
     (run.checkpoints()[-1] / "state.json").write_text("{garbage")
     run.record_failure(run_cfg(), "JSONDecodeError: state.json")  # how it ended before
-    args = (str(run.path), run_cfg().to_dict(), "torch", "cpu", False, False)
-    assert execute_run(*args)["skipped"]  # a plain rerun keeps the failure ...
-    assert execute_run(*args, retry_failed=True)["status"] == "ok"  # ... --retry-failed not
+    args = (str(run.path), run_cfg().to_dict())
+    execution = Execution("torch", "cpu", compile=False, tf32=False)
+    assert execute_run(*args, execution)["skipped"]  # a plain rerun keeps the failure ...
+    retry = dataclasses.replace(execution, retry_failed=True)
+    assert execute_run(*args, retry)["status"] == "ok"  # ... --retry-failed not
     assert_same_as_clean(run.path, clean_run)
 
 
@@ -428,8 +431,8 @@ def test_a_worker_on_a_full_disk_records_nothing_and_stops_the_sweep(tmp_path, m
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "checkpoint/step_00000004")
     monkeypatch.setattr(RunDir, "save_checkpoint", full)
-    result = execute_run(str(tmp_path / "run"), run_cfg().to_dict(), "torch", "cpu", False,
-                         False)
+    result = execute_run(str(tmp_path / "run"), run_cfg().to_dict(),
+                         Execution("torch", "cpu", compile=False, tf32=False))
     assert result["status"] == "fault" and "no space left" in result["error"]
     assert RunDir(tmp_path / "run").state() == "interrupted"  # no failure recorded
 

@@ -276,6 +276,59 @@ def test_a_sweep_runs_to_completion_and_a_rerun_skips_everything(finished_sweep)
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
+def foreign_run(sweep_dir: Path, rows: int = 50) -> Path:
+    """A finished run of another config in the sweep's folder, its files in agreement."""
+    from sweeps.core.presets import get_preset
+
+    cfg = get_preset("tiny").with_overrides(["backend=torch", "seed=99"])
+    run = RunDir(sweep_dir / cfg.run_id)
+    run.write_config(cfg)
+    run.append_metrics([{"step": i, "train_loss": 3.0} for i in range(rows)])
+    run.write_summary({"run_id": cfg.run_id, "status": "ok", "final_val_loss": 2.5,
+                       "metrics": run.metrics_fingerprint()})
+    return run.path
+
+
+def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monkeypatch):
+    """The sweep hashes each finished run's metrics once, when it finishes, and a run it did
+    not plan never; figures hashes every run directory once."""
+    from figures.results import load_results
+
+    spec = write_spec(tmp_path, "once", [1e-2, 3e-2])
+    foreign = foreign_run(tmp_path / "runs" / "once")
+    hashed = []
+    fingerprint = RunDir.metrics_fingerprint
+    monkeypatch.setattr(RunDir, "metrics_fingerprint",
+                        lambda self: hashed.append(self.path.name) or fingerprint(self))
+    result = sweep("torch", spec, tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    planned = [rid for rid in pd.read_parquet(tmp_path / "runs" / "once" / "results.parquet")
+               .run_id]
+    assert len(planned) == 8 and foreign.name not in planned
+    assert sorted(hashed) == sorted(planned)  # once each (the workers hash in their process)
+    hashed.clear()
+    assert "nothing to run" in sweep("torch", spec, tmp_path / "runs").output
+    assert sorted(hashed) == sorted(planned)
+    hashed.clear()
+    results = load_results(tmp_path / "runs" / "once")
+    assert sorted(hashed) == sorted(planned + [foreign.name])
+    assert results.ignored == [foreign.name]
+    assert {rid: results.config(rid).run_id for rid in planned} == {rid: rid for rid in planned}
+    assert results.config(foreign.name) is None  # not in the plan, not in the report
+
+
+def test_corrupt_metrics_are_found_by_the_one_read(tmp_path):
+    run = RunDir(foreign_run(tmp_path))
+    assert run.record().finished and run.record().status == "ok"
+    with open(run.metrics_path, "r+b") as f:  # same size, one byte changed
+        f.seek(3)
+        f.write(b"X")
+    record = run.record()
+    assert record.status == "corrupt" and record.summary is None
+    assert "metrics.jsonl changed after the run finished" in record.problem
+    assert record.config is not None and record.row()["status"] == "corrupt"
+
+
 def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     spec, runs, _ = finished_sweep
     result = CliRunner().invoke(make_cli("mlx"), ["status", spec, "--runs-dir", str(runs)])

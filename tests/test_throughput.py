@@ -25,6 +25,7 @@ from sweeps.sweep.estimate import (
     sweep_estimate,
 )
 from sweeps.platform.devices import peak_flops
+from sweeps.run.backends import Execution
 from sweeps.core.params import count_params, decays, init_params
 from sweeps.core.presets import get_preset
 from sweeps.sweep.runner import Sweep
@@ -288,7 +289,7 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
                     'sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
     sweep = Sweep(load_spec(str(spec)), backend, SMALL_DATA, tmp_path / "runs")
     lines = []
-    result = estimate_sweep(sweep, backend, "cpu", seconds=0.3, echo=lines.append)
+    result = estimate_sweep(sweep, Execution(backend, "cpu"), seconds=0.3, echo=lines.append)
     assert result["runs"] == 16 and result["extra_runs"] == 4
     assert "n_layer 3" in lines[0] and "worst case: 20 runs" in "\n".join(lines)
     largest = max(60 * 256 * flops_per_token(c.model, 256) for c in sweep.configs.values())

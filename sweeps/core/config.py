@@ -243,8 +243,8 @@ class RunConfig:
     def run_id(self) -> str:
         """Readable prefix + hash of the full config: same config, same directory."""
         m, t = self.model, self.train
-        arm = self.arm or f"qk{m.qk_norm}"
-        return f"{self.backend}-{arm}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-{self.config_hash()}"
+        return (f"{self.backend}-{arm_label(self)}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-"
+                f"{self.config_hash()}")
 
     def with_overrides(self, overrides: typing.Iterable[str]) -> "RunConfig":
         """Apply dotted `section.field=value` overrides with type checking."""
@@ -354,3 +354,8 @@ def _choice(obj, name: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ConfigError(f"unknown {_section_name(obj)}{name} '{value}'; choose one of: "
                           f"{', '.join(choices)}")
+
+
+def arm_label(cfg: RunConfig) -> str:
+    """The run's arm: its name, or "qk<kind>" for runs made before arms existed."""
+    return cfg.arm or f"qk{cfg.model.qk_norm}"

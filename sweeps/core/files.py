@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -61,9 +62,10 @@ def write_json_atomic(path: Path, obj) -> None:
 
 
 def clean_json(obj):
-    """NaN and Inf become null: strict JSON that every reader accepts."""
+    """JSON-ready and strict, the one sanitiser: NaN and Inf (and pandas' NA) become null,
+    numpy scalars Python ones, keys strings."""
     if isinstance(obj, dict):
-        return {k: clean_json(v) for k, v in obj.items()}
+        return {k if isinstance(k, str) else str(k): clean_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [clean_json(v) for v in obj]
     if isinstance(obj, (float, np.floating)):
@@ -72,7 +74,14 @@ def clean_json(obj):
         return int(obj)
     if isinstance(obj, np.bool_):
         return bool(obj)
+    if _is_pandas_missing(obj):
+        return None
     return obj
+
+
+def _is_pandas_missing(obj) -> bool:
+    pandas = sys.modules.get("pandas")  # only a program that imported pandas can hold its NA
+    return pandas is not None and (obj is pandas.NA or obj is pandas.NaT)
 
 
 def read_json(path: Path, fix: str = "delete the run directory to rerun it") -> dict:

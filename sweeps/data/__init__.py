@@ -9,7 +9,7 @@
 """
 from sweeps.data.baselines import entropies, split_baselines
 from sweeps.data.batches import batch_starts, get_batch, val_batches, windows
-from sweeps.data.cache import TokenSplits, cache_path, load_tokens, read_manifest
+from sweeps.data.cache import TokenSplits, cache_path, load_tokens, offline_tokens, read_manifest
 
 __all__ = ["TokenSplits", "batch_starts", "cache_path", "entropies", "get_batch", "load_tokens",
-           "read_manifest", "split_baselines", "val_batches", "windows"]
+           "offline_tokens", "read_manifest", "split_baselines", "val_batches", "windows"]

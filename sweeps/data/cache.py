@@ -77,6 +77,17 @@ def load_tokens(data: DataConfig, cache_dir: str | Path | None = None,
     return _open(directory, manifest)
 
 
+def offline_tokens(data: DataConfig) -> TokenSplits | None:
+    """The corpus's token splits where no network is needed: prepared now if need be, except
+    tinystories, which only a prepared cache holds (preparing it downloads); None then."""
+    if data.corpus == "tinystories":
+        try:
+            read_manifest(data)
+        except DataError:
+            return None
+    return load_tokens(data)
+
+
 def read_manifest(data: DataConfig, cache_dir: str | Path | None = None) -> dict:
     data.validate()
     directory = cache_path(data, cache_dir)

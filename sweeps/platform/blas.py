@@ -22,6 +22,9 @@ OPENBLAS_GLOBS = (
     "/usr/lib/*-linux-gnu/libopenblas.so.0",
     "/usr/lib64/libopenblas.so.0",
 )
+# The thread counts of the BLAS and OpenMP libraries: a pool of CPU workers shares the cores
+# out through them (sweeps.sweep.executors), the throughput benchmark pins them.
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 INSTALL_HINT = ("MLX is using its slow reference BLAS (CPU training about 13x slower); "
                 "install OpenBLAS: sudo apt-get install libopenblas0-pthread")
 

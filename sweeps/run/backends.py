@@ -1,14 +1,15 @@
 """The trainer backends: their contract (the `Trainer` protocol the shared loop drives) and the
 registry that maps a backend name to its trainer factory, imported only when needed.
 
-A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer` and
-`trainer_factory(device, compile, tf32) -> (RunConfig -> Trainer)`, and a console script
-`qkNAME` that calls `sweeps.cli.main("NAME")`. Registering one is its name in
-sweeps.core.config.BACKENDS and its devices in DEVICES below.
+A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer(cfg, device, compile,
+tf32)` and `pick_device(name)`, and a console script `qkNAME` that calls
+`sweeps.cli.main("NAME")`; trainer_factory below is the one way to get a backend's trainer.
+Registering one is its name in sweeps.core.config.BACKENDS and its devices in DEVICES below.
 """
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -51,8 +52,22 @@ class Trainer(Protocol):
         """The explicit attention path on x: per-layer logits, weights, residuals and QK-norm
         gains, and the output logits (sweeps.core.diagnostics.Probe)."""
 
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """The output logits [B, T, vocab] of a batch, float32, no update (crosscheck)."""
+
+    def grads(self, x: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
+        """(loss, unclipped gradients as float32 by shared name) of a batch, no update
+        (crosscheck)."""
+
+    def get_params(self) -> dict[str, np.ndarray]:
+        """The parameters as numpy under their shared names."""
+
+    def set_params(self, params: dict[str, np.ndarray]) -> None:
+        """Load parameters (every shared name, from either backend or sweeps.core.params)."""
+
     def get_state(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """(params, optimizer state) as numpy, for a checkpoint."""
+        """(params, optimizer state) as numpy, for a checkpoint (sweeps.run.checkpoint:
+        TrainerState gives both backends this and set_state)."""
 
     def set_state(self, params: dict[str, np.ndarray], optimizer: dict[str, np.ndarray]) -> None:
         """Load what get_state returned (from either backend)."""
@@ -72,17 +87,40 @@ def check_device(backend: str, device: str) -> None:
         raise ConfigError(f"unknown device '{device}' for {PROGRAMS[backend]}; choose one of: "
                           f"{', '.join(DEVICES[backend])}")
     if device not in ("auto", "cpu"):
-        importlib.import_module(f"qk{backend}.train").pick_device(device)
+        backend_module(backend).pick_device(device)
+
+
+def backend_module(backend: str):
+    """The backend's qkNAME.train module (imports mlx or torch only now)."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
+    return importlib.import_module(f"qk{backend}.train")
 
 
 def trainer_factory(backend: str, device: str = "auto", compile: bool | None = None,
                     tf32: bool = False) -> TrainerFactory:
-    """The backend's Trainer constructor; imports mlx or torch only now. compile None: the
-    backend's default (on for mlx, off for torch)."""
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
-    module = importlib.import_module(f"qk{backend}.train")
+    """The backend's Trainer constructor: RunConfig -> Trainer. compile None: the backend's
+    default (on for mlx, off for torch)."""
+    trainer = backend_module(backend).Trainer
     options = {"device": device, "tf32": tf32}
     if compile is not None:
         options["compile"] = compile
-    return module.trainer_factory(**options)
+    return lambda cfg: trainer(cfg, **options)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How runs execute, decided once (by the CLI) and passed down whole: to the executors,
+    their workers (execute_run) and the estimate. compile None: the backend's default."""
+
+    backend: str
+    device: str = "auto"
+    compile: bool | None = None
+    tf32: bool = False
+    retry_failed: bool = False  # train a run that failed again (--retry-failed)
+
+    def check_device(self) -> None:
+        check_device(self.backend, self.device)
+
+    def trainer_factory(self) -> TrainerFactory:
+        return trainer_factory(self.backend, self.device, self.compile, self.tf32)

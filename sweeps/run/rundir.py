@@ -16,11 +16,12 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sweeps.core.config import RunConfig
+from sweeps.core.config import RunConfig, arm_label
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import clean_json, read_json, write_atomic, write_json_atomic
 from sweeps.platform.provenance import provenance
@@ -128,7 +129,7 @@ class RunDir:
         files disagree: RunDir.problem), running (some process holds its lock), interrupted
         (started, not finished, not held) or pending."""
         if self.is_finished:
-            return "corrupt" if self.problem() else self.read_summary()["status"]
+            return self.record().status
         if self.is_locked():
             return "running"
         if self.metrics_path.exists() or self.checkpoint_dir.exists():
@@ -272,29 +273,94 @@ class RunDir:
         """Why a finished run's files do not agree (None when they do): an unreadable
         config or summary, a summary of another run, metrics that changed since the summary.
         A directory without config.json and summary.json has nothing to disagree yet."""
-        if not self.config_path.exists() and not self.summary_path.exists():
-            return None
-        try:
-            config = self.read_config_file()
-            cfg = RunConfig.from_dict(config["config"])
-            summary = self.read_summary()
-        except HarnessError as e:
-            return str(e).split(";")[0]
-        except (KeyError, TypeError, AttributeError):
-            return "config.json is not a run config"
-        if summary is None:
-            return None
-        if not isinstance(summary, dict) or summary.get("status") not in STATUSES:
-            return "summary.json has no valid status"
-        ids = {cfg.run_id, config.get("run_id"), summary.get("run_id")}
-        if len(ids) != 1:
-            return (f"config.json and summary.json name different runs "
-                    f"({', '.join(sorted(map(str, ids)))})")
-        recorded = summary.get("metrics")
-        if recorded and recorded != self.metrics_fingerprint():
+        return self.record().problem
+
+    def record(self) -> "RunRecord":
+        """Config, provenance, summary and integrity in one pass over the directory: each
+        file read once, metrics.jsonl hashed only when a summary recorded its fingerprint."""
+        has_config, has_summary = self.config_path.exists(), self.summary_path.exists()
+        config_file, cfg, summary, problem = {}, None, None, None
+        if has_config or has_summary:
+            try:
+                config_file = self.read_config_file()
+                cfg = RunConfig.from_dict(config_file["config"])
+                summary = self.read_summary()
+            except HarnessError as e:
+                problem = str(e).split(";")[0]
+            except (KeyError, TypeError, AttributeError):
+                problem = "config.json is not a run config"
+        if cfg is not None and summary is not None:
+            problem = _summary_problem(self, cfg, config_file, summary)
+        return RunRecord(path=self.path, run_id=cfg.run_id if cfg else self.path.name,
+                         config=cfg, summary=summary if problem is None else None,
+                         problem=problem, provenance=_provenance_of(config_file))
+
+def _summary_problem(run: RunDir, cfg: RunConfig, config: dict, summary) -> str | None:
+    """Why a readable config and summary disagree (with each other or with the metrics)."""
+    if not isinstance(summary, dict) or summary.get("status") not in STATUSES:
+        return "summary.json has no valid status"
+    ids = {cfg.run_id, config.get("run_id"), summary.get("run_id")}
+    if len(ids) != 1:
+        return (f"config.json and summary.json name different runs "
+                f"({', '.join(sorted(map(str, ids)))})")
+    recorded = summary.get("metrics")
+    if recorded:
+        now = run.metrics_fingerprint()
+        if recorded != now:
             return (f"metrics.jsonl changed after the run finished ({recorded['rows']} rows "
-                    f"recorded, {self.metrics_fingerprint()['rows']} now)")
-        return None
+                    f"recorded, {now['rows']} now)")
+    return None
+
+
+def _provenance_of(config_file) -> dict:
+    provenance = config_file.get("provenance") if isinstance(config_file, dict) else None
+    return provenance if isinstance(provenance, dict) else {}
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one read of a run directory found (RunDir.record): a command reads each run
+    directory once and works from this.
+
+    run_id is the config's, else the directory's name; config is None when config.json is
+    missing or unreadable; summary is summary.json when the run finished and its files agree,
+    else None; problem says why a finished run's files disagree (the run is corrupt)."""
+
+    path: Path
+    run_id: str
+    config: RunConfig | None
+    summary: dict | None
+    problem: str | None
+    provenance: dict
+
+    @property
+    def finished(self) -> bool:
+        """Finished and sound: its summary is final (a finished run never changes)."""
+        return self.summary is not None
+
+    @property
+    def status(self) -> str:
+        """The summary's status, 'corrupt', or 'incomplete' (not finished)."""
+        if self.problem:
+            return CORRUPT
+        return self.summary["status"] if self.summary else "incomplete"
+
+    def row(self) -> dict:
+        """The run's row of a runs table (runs_table)."""
+        if self.config is None:
+            return {"run_id": self.run_id, "path": str(self.path), "status": CORRUPT,
+                    "error": self.problem}
+        cfg = self.config
+        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend,
+               "arm": arm_label(cfg)}
+        for section in ("model", "train", "data"):
+            row.update(cfg.to_dict()[section])
+        row["data_path"] = row.pop("path")  # data.path; "path" is the run directory
+        row["path"] = str(self.path)
+        summary = ({"status": CORRUPT, "error": self.problem} if self.problem else
+                   self.summary or {"status": "incomplete"})
+        row.update({k: v for k, v in summary.items() if k not in row})
+        return row
 
 
 CHECKPOINT_FILES = ("model.safetensors", "optimizer.safetensors")
@@ -356,35 +422,22 @@ def find_run_dirs(root: str | Path) -> list[RunDir]:
             if not any(part.startswith(".") for part in p.parts[len(Path(root).parts):])]
 
 
-def load_runs(root: str | Path):
-    """All runs below root as one DataFrame: flattened config columns plus the summary.
+def scan_runs(root: str | Path) -> list[RunRecord]:
+    """Every run directory below root (find_run_dirs), each read once."""
+    return [run.record() for run in find_run_dirs(root)]
+
+
+def runs_table(records):
+    """Runs as one DataFrame: flattened config columns plus the summary.
 
     Unfinished runs appear with status 'incomplete'; a run whose files do not agree
     (RunDir.problem) with status 'corrupt' and the problem as its error, named by its
     directory when its config cannot be read. Config field names are unique across
     sections, so columns carry no section prefix (lr, n_layer, qk_norm, seed, ...), except
     data.path, which becomes data_path beside the run directory's own path. `arm` falls back
-    to "qk<kind>" for runs made before arms existed.
+    to "qk<kind>" for runs made before arms existed (arm_label).
     """
     import pandas as pd
 
-    rows = []
-    for run in find_run_dirs(root):
-        problem = run.problem()
-        try:
-            cfg = run.read_config()
-        except HarnessError:
-            rows.append({"run_id": run.path.name, "path": str(run.path), "status": "corrupt",
-                         "error": problem})
-            continue
-        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend,
-               "arm": cfg.arm or f"qk{cfg.model.qk_norm}"}
-        for section in ("model", "train", "data"):
-            row.update(cfg.to_dict()[section])
-        row["data_path"] = row.pop("path")  # data.path; "path" is the run directory
-        row["path"] = str(run.path)
-        summary = {"status": "corrupt", "error": problem} if problem else (
-            run.read_summary() or {"status": "incomplete"})
-        row.update({k: v for k, v in summary.items() if k not in row})
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([record.row() for record in records])
+

@@ -11,7 +11,7 @@ import numpy as np
 
 from sweeps.run.backends import TrainerFactory
 from sweeps.core.config import RunConfig
-from sweeps.data import load_tokens, read_manifest, val_batches
+from sweeps.data import offline_tokens, val_batches
 from sweeps.core.diagnostics import attn_logit_std
 from sweeps.core.errors import DataError
 
@@ -21,11 +21,13 @@ def probe_batch(cfg: RunConfig) -> tuple[np.ndarray, str]:
     offline, else seeded random token ids; and a description of which."""
     data = cfg.data
     try:
-        if data.corpus == "tinystories":
-            read_manifest(data)  # prepared already? (preparing it needs the network)
-        tokens = load_tokens(data).val
-        source = f"{data.corpus} validation batch"
+        splits = offline_tokens(data)
     except DataError:
+        splits = None
+    if splits is not None:
+        tokens = splits.val
+        source = f"{data.corpus} validation batch"
+    else:
         rng = np.random.default_rng(cfg.seed)
         tokens = rng.integers(0, cfg.vocab_size, 1 << 16).astype(np.uint16)
         source = "random token ids (the corpus is not prepared here)"

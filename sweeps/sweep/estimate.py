@@ -18,16 +18,16 @@ needs neither the corpus nor an import of mlx or torch here.
 from __future__ import annotations
 
 import gc
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from sweeps.sweep import grid
-from sweeps.run.backends import trainer_factory
+from sweeps.run.backends import Execution
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.data import batch_starts
+from sweeps.core.fmt import duration, si
 from sweeps.core.params import count_params
 from sweeps.platform.devices import peak_flops
 
@@ -79,19 +79,28 @@ class Measurement:
         return self.flops_per_s / peak if peak else None
 
 
-def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
-               block: int, lr: float) -> float:
-    """Seconds for n train steps from step `first`, read every `block` steps as the loop does."""
+def run_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int, block: int,
+              lr: float, seed: int | None = None) -> np.ndarray | None:
+    """n train steps from step `first` on the windows a run draws (with cfg.seed, or seed),
+    read every `block` steps as the loop does; the last read's [k, 2] (loss, grad norm)."""
     B, T = cfg.train.batch_size, cfg.model.block_size
-    began = time.perf_counter()
-    handles = []
+    seed = cfg.seed if seed is None else seed
+    handles, last = [], None
     for i in range(first, first + n):
-        handles.append(trainer.train_step(batch_starts(tokens_len, cfg.seed, i, B, T), lr))
+        handles.append(trainer.train_step(batch_starts(tokens_len, seed, i, B, T), lr))
         if len(handles) >= block:
-            trainer.read(handles)
+            last = trainer.read(handles)
             handles = []
     if handles:
-        trainer.read(handles)
+        last = trainer.read(handles)
+    return last
+
+
+def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
+               block: int, lr: float) -> float:
+    """Seconds for n train steps from step `first` (run_steps)."""
+    began = time.perf_counter()
+    run_steps(trainer, cfg, tokens_len, first, n, block, lr)
     return time.perf_counter() - began
 
 
@@ -167,15 +176,14 @@ def largest(configs: list[RunConfig]) -> RunConfig:
     return max(configs, key=step_flops)
 
 
-def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | None = None,
-                   tf32: bool = False, seconds: float = 3.0, echo=print) -> dict:
-    """Probe the sweep's largest config on the device and print what the sweep will cost.
-    sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
+def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print) -> dict:
+    """Probe the sweep's largest config on the execution's device and print what the sweep
+    will cost. sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
     configs = list(sweep.configs.values())
-    probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
-                    seconds=seconds, tf32=tf32)
+    probe = measure(execution.trainer_factory(), largest(configs), seconds=seconds,
+                    tf32=execution.tf32)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
-    for line in describe(result, probe, backend):
+    for line in describe(result, probe, execution.backend):
         echo(line)
     return result
 
@@ -209,23 +217,3 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
     lines.append("  (diverged runs stop early; several runs sharing one device: "
                  "benchmarks/throughput.py --workers)")
     return lines
-
-
-def si(x: float, unit: str = "") -> str:
-    """3 significant digits with an SI prefix: si(13.9e6) = '13.9M', si(2.3e15, 'FLOPs') =
-    '2.3 PFLOPs'."""
-    exp = 0
-    if x and math.isfinite(x):
-        exp = min(max(math.floor(math.log10(abs(x)) / 3), 0), 6)
-    prefix, value = " kMGTPE"[exp].strip(), f"{x / 10 ** (3 * exp):.3g}"
-    return f"{value} {prefix}{unit}" if unit else f"{value}{prefix}"
-
-
-def duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.1f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 3 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"

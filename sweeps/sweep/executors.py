@@ -24,11 +24,11 @@ from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
 from typing import Callable, Protocol
 
-from sweeps.platform.blas import preload_env
+from sweeps.platform.blas import THREAD_VARS, preload_env
 from sweeps.platform.devices import visible_gpus
 from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
+from sweeps.run.backends import Execution
 
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
 
 
@@ -52,13 +52,11 @@ class Executor(Protocol):
 
 
 # -- the worker side -----------------------------------------------------------------------
-_factories: dict = {}
+_factories: dict = {}  # Execution -> its trainer factory, built once per worker process
 
 
-def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: bool,
-                tf32: bool, retry_failed: bool = False) -> dict:
+def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
     """Train one run under its lock; a run that raises is recorded as failed, not raised."""
-    from sweeps.run.backends import trainer_factory
     from sweeps.core.config import RunConfig
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
@@ -69,16 +67,16 @@ def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: 
         if not lock.acquire():
             return {"status": "locked"}
         summary = run.read_summary()
-        if summary is not None and not (retry_failed and summary.get("status") == "failed"):
+        if summary is not None and not (execution.retry_failed
+                                        and summary.get("status") == "failed"):
             return {**summary, "skipped": True}
         run.clear_failure()
         cfg = RunConfig.from_dict(config)
         began = time.time()
         try:
-            key = (backend, device, compile, tf32)
-            if key not in _factories:
-                _factories[key] = trainer_factory(backend, device, compile, tf32)
-            return train_run(cfg, run.path, _factories[key])
+            if execution not in _factories:
+                _factories[execution] = execution.trainer_factory()
+            return train_run(cfg, run.path, _factories[execution])
         except Exception as e:  # recorded in the run directory; the sweep goes on
             if environment_fault(e):
                 raise
@@ -102,7 +100,7 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _worker_main(conn, parent_pid: int, env: dict, args: tuple) -> None:
+def _worker_main(conn, parent_pid: int, env: dict, execution: Execution) -> None:
     os.environ.update(env)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the sweep process's to handle
     from tqdm import tqdm
@@ -117,7 +115,7 @@ def _worker_main(conn, parent_pid: int, env: dict, args: tuple) -> None:
         if task is None:
             return
         run_id, run_dir, config = task
-        conn.send((run_id, execute_run(run_dir, config, *args)))
+        conn.send((run_id, execute_run(run_dir, config, execution)))
 
 
 # -- local pool -----------------------------------------------------------------------------
@@ -157,21 +155,19 @@ class LocalExecutor:
     name = "local"
 
     @classmethod
-    def from_options(cls, workers: int | None, address: str | None, backend: str, device: str,
-                     compile: bool, tf32: bool, retry_failed: bool,
+    def from_options(cls, execution: Execution, workers: int | None, address: str | None,
                      gpus_per_run: float | None) -> Callable[[], "LocalExecutor"]:
         if address is not None or gpus_per_run is not None:
             raise HarnessError("--address and --gpus-per-run are for --executor ray")
-        count = workers or max(1, len(uses_gpus(backend, device)))
-        return lambda: cls(count, backend, device, compile, tf32, retry_failed)
+        count = workers or max(1, len(uses_gpus(execution.backend, execution.device)))
+        return lambda: cls(count, execution)
 
-    def __init__(self, workers: int, backend: str, device: str, compile: bool, tf32: bool,
-                 retry_failed: bool = False):
+    def __init__(self, workers: int, execution: Execution):
         self.capacity = workers
-        self.args = (backend, device, compile, tf32, retry_failed)
+        self.execution = execution
         self.ctx = multiprocessing.get_context("spawn")
-        self.gpus = uses_gpus(backend, device)
-        extra = (preload_env() or {}) if backend == "mlx" else {}
+        self.gpus = uses_gpus(execution.backend, execution.device)
+        extra = (preload_env() or {}) if execution.backend == "mlx" else {}
         self.envs = [{**env, **extra} for env in
                      worker_envs(workers, self.gpus, os.cpu_count() or 1, os.environ)]
         self.slots = [_Slot(i) for i in range(workers)]
@@ -187,7 +183,7 @@ class LocalExecutor:
         env = self.envs[slot.index]
         parent_conn, child_conn = self.ctx.Pipe()
         slot.proc = self.ctx.Process(target=_worker_main, daemon=True,
-                                     args=(child_conn, os.getpid(), env, self.args))
+                                     args=(child_conn, os.getpid(), env, self.execution))
         slot.proc.start()
         child_conn.close()
         slot.conn, slot.run_id = parent_conn, None
@@ -253,17 +249,14 @@ class RayExecutor:
     name = "ray"
 
     @classmethod
-    def from_options(cls, workers: int | None, address: str | None, backend: str, device: str,
-                     compile: bool, tf32: bool, retry_failed: bool,
+    def from_options(cls, execution: Execution, workers: int | None, address: str | None,
                      gpus_per_run: float | None) -> Callable[[], "RayExecutor"]:
         if gpus_per_run is not None and gpus_per_run < 0:
             raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
         probe_address(address)  # now, before the sweep writes anything
-        return lambda: cls(address, workers, backend, device, compile, tf32, retry_failed,
-                           gpus_per_run)
+        return lambda: cls(execution, address, workers, gpus_per_run)
 
-    def __init__(self, address: str | None, workers: int | None, backend: str, device: str,
-                 compile: bool, tf32: bool, retry_failed: bool = False,
+    def __init__(self, execution: Execution, address: str | None, workers: int | None,
                  gpus_per_run: float | None = None, cpus_per_run: float = 1.0):
         try:
             import ray
@@ -273,7 +266,7 @@ class RayExecutor:
         self.ray = ray
         env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR")
                if k in os.environ}
-        if backend == "mlx":
+        if execution.backend == "mlx":
             env.update(preload_env() or {})
         on_sigterm = signal.getsignal(signal.SIGTERM)
         try:
@@ -286,7 +279,8 @@ class RayExecutor:
             signal.signal(signal.SIGTERM, on_sigterm)  # ray.init's sys.exit(15) handler: ours
         resources = ray.cluster_resources()
         if gpus_per_run is None:
-            gpus_per_run = 1.0 if resources.get("GPU", 0) > 0 and device != "cpu" else 0.0
+            gpus_per_run = (1.0 if resources.get("GPU", 0) > 0 and execution.device != "cpu"
+                            else 0.0)
         self.gpus_per_run = gpus_per_run
         self.cpus_per_run = cpus_per_run
         if workers is None:
@@ -296,7 +290,7 @@ class RayExecutor:
         self.capacity = workers
         self.task = ray.remote(execute_run).options(num_cpus=cpus_per_run,
                                                     num_gpus=gpus_per_run, max_retries=2)
-        self.args = (backend, device, compile, tf32, retry_failed)
+        self.execution = execution
         self.pending: dict = {}  # ObjectRef -> run_id
 
     def describe(self) -> str:
@@ -309,7 +303,7 @@ class RayExecutor:
         return self.capacity - len(self.pending)
 
     def submit(self, run_id: str, run_dir: str, config: dict) -> None:
-        ref = self.task.remote(str(Path(run_dir).resolve()), config, *self.args)
+        ref = self.task.remote(str(Path(run_dir).resolve()), config, self.execution)
         self.pending[ref] = run_id
 
     def wait(self, timeout: float) -> list[tuple[str, dict]]:
@@ -358,13 +352,12 @@ def probe_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -
 EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor}
 
 
-def make_executor(kind: str, workers: int | None, address: str | None, backend: str,
-                  device: str, compile: bool, tf32: bool, retry_failed: bool = False,
+def make_executor(kind: str, execution: Execution, workers: int | None = None,
+                  address: str | None = None,
                   gpus_per_run: float | None = None) -> Callable[[], Executor]:
     """A zero-argument constructor of the chosen executor (checked now, started later)."""
     if workers is not None and workers < 1:
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
     if kind not in EXECUTORS:
         raise HarnessError(f"unknown executor '{kind}'; choose one of: {', '.join(EXECUTORS)}")
-    return EXECUTORS[kind].from_options(workers, address, backend, device, compile, tf32,
-                                        retry_failed, gpus_per_run)
+    return EXECUTORS[kind].from_options(execution, workers, address, gpus_per_run)

@@ -13,10 +13,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from sweeps.core.config import RunConfig
-from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault, interrupted_code
+from sweeps.core.fmt import duration, si
+from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
-from sweeps.run.rundir import ERROR, RunDir, load_runs
+from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.sweep.spec import MAX_RUNS, SweepSpec
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -34,7 +35,7 @@ class Sweep:
         self.extra: dict[int, list[float]] = {}
         check_size(spec, max_runs)  # before expanding anything
         self.configs = self._expand()
-        self._finished: dict[str, dict] = {}
+        self._records: dict[str, RunRecord] = {}  # run_id -> what its directory held
 
     def _expand(self) -> dict[str, RunConfig]:
         return {c.run_id: c for c in self.spec.configs(self.backend, self.overrides, self.extra)}
@@ -42,32 +43,39 @@ class Sweep:
     def run_dir(self, run_id: str) -> Path:
         return self.dir / run_id
 
+    def record(self, run_id: str) -> RunRecord | None:
+        """The run directory as last read (RunDir.record), None when it cannot be read. Read
+        again only when its summary.json came or went: config.json never changes once
+        written, and a finished run never changes."""
+        run = RunDir(self.run_dir(run_id))
+        known = self._records.get(run_id)
+        if known is not None and known.config is not None and known.problem is None and (
+                known.summary is not None) == run.summary_path.exists():
+            return known
+        try:
+            self._records[run_id] = run.record()
+        except OSError:
+            self._records.pop(run_id, None)
+            return None
+        return self._records[run_id]
+
     def summary(self, run_id: str) -> dict | None:
-        """The run's summary once finished and sound (cached: a finished run never changes);
-        None for unfinished and corrupt runs."""
-        if run_id not in self._finished:
-            run = RunDir(self.run_dir(run_id))
-            try:
-                summary = run.read_summary()
-            except (OSError, HarnessError):
-                return None
-            if summary is None or run.problem():
-                return None
-            self._finished[run_id] = summary
-        return self._finished[run_id]
+        """The run's summary once finished and sound; None for unfinished and corrupt runs."""
+        record = self.record(run_id)
+        return record.summary if record is not None else None
 
     def corrupt(self) -> list[tuple[str, str]]:
         """(run_id, problem) of planned run directories whose files disagree."""
         out = []
         for rid in self.configs:
             run = RunDir(self.run_dir(rid))
-            problem = run.problem() if run.path.is_dir() and not run.is_locked() else None
-            if problem:
-                out.append((rid, problem))
+            record = self.record(rid) if run.path.is_dir() and not run.is_locked() else None
+            if record is not None and record.problem:
+                out.append((rid, record.problem))
         return out
 
     def forget(self, run_id: str) -> None:
-        self._finished.pop(run_id, None)
+        self._records.pop(run_id, None)
 
     def status(self, run_id: str) -> str | None:
         summary = self.summary(run_id)
@@ -102,11 +110,21 @@ class Sweep:
         self.files.write_plan(self.spec.to_dict(), self.backend, self.overrides, self.configs)
 
     def results(self):
-        df = load_runs(self.dir) if self.dir.exists() else None
-        if df is None or df.empty:
-            import pandas as pd
+        """One row per planned run that has a directory with config.json (the runs table of
+        sweeps.run.rundir), from the records the sweep already holds: only directories whose
+        summary came or went since are read again."""
+        import pandas as pd
+
+        records = []
+        for rid in self.configs:
+            record = self.record(rid) if self.run_dir(rid).is_dir() else None
+            if record is not None and record.run_id in self.configs and (
+                    record.config is not None or (record.path / "config.json").exists()):
+                records.append(record)
+        if not records:
             return pd.DataFrame(columns=["run_id", "status"])
-        df = df[df.run_id.isin(self.configs)].copy()
+        # rows in directory order, as a scan of the sweep folder finds them (column order)
+        df = runs_table(sorted(records, key=lambda r: str(r.path)))
         df["run_dir"] = [str(self.run_dir(rid)) for rid in df.run_id]
         rank = {rid: i for i, rid in enumerate(self.configs)}
         return df.sort_values("run_id", key=lambda s: s.map(rank)).reset_index(drop=True)
@@ -128,7 +146,7 @@ class Sweep:
         tokens = budgets[0][0] * budgets[0][1]
         total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
         params = ", ".join(
-            f"L{d} {_si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
+            f"L{d} {si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
             f"({tokens / n:.3g} tokens/param)" for d in depths)
         each = "; ".join(f"{steps} steps x {per:,} tokens = {steps * per:,} tokens"
                          for steps, per in budgets)
@@ -145,7 +163,7 @@ class Sweep:
             + (f" (+{len(cfgs) - n_grid} added by extension and refinement)"
                if len(cfgs) > n_grid else ""),
             f"  each run: {each}; params {params}",
-            f"  total: {len(cfgs)} runs, {_si(total_tokens)} tokens at most (failing runs stop "
+            f"  total: {len(cfgs)} runs, {si(total_tokens)} tokens at most (failing runs stop "
             f"early)",
             f"  growth: {self._growth_text()}; at most {max_extra_runs(spec)} more runs",
             f"  study: {_study_text(spec)}",
@@ -239,12 +257,12 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
         raise environment_fault(stopped) or stopped
     sweep.write_results()
     if stopped is not None:
-        echo(f"interrupted after {_duration(time.time() - began)}: runs in flight lose at "
+        echo(f"interrupted after {duration(time.time() - began)}: runs in flight lose at "
              f"most the steps since their last checkpoint; run the same command again to "
              f"finish the sweep")
         raise SystemExit(interrupted_code(stopped))
     counts = Counter(sweep.status(rid) for rid in sweep.configs)
-    echo(f"done in {_duration(time.time() - began)}: "
+    echo(f"done in {duration(time.time() - began)}: "
          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
          + f" -> {sweep.files.results_path}")
     if counts.get("failed"):
@@ -397,10 +415,10 @@ class _Progress:
         done, running, left = self.counts()
         total = len(self.sweep.configs)
         eta = self.eta()
-        eta = "--" if eta is None else _duration(eta)
+        eta = "--" if eta is None else duration(eta)
         width = len(str(total))
         return (f"[{done:>{width}}/{total} done, {running} running, {left} left | "
-                f"{_duration(time.time() - self.began)} elapsed, ETA {eta}]")
+                f"{duration(time.time() - self.began)} elapsed, ETA {eta}]")
 
     def eta(self) -> float | None:
         """Seconds left: steps left x seconds per step (per depth, from finished runs'
@@ -427,7 +445,7 @@ class _Progress:
         self.echo(f"{self.prefix()} {text}")
         self.last = time.time()
 
-    def finished(self, rid, summary, duration, note="") -> None:
+    def finished(self, rid, summary, seconds, note="") -> None:
         summary = summary or {}
         status = summary.get("status", "?")
         loss = summary.get("final_val_loss")
@@ -436,7 +454,7 @@ class _Progress:
             detail = f"at step {summary.get('diverged_at')}"
         elif status == "failed":
             detail = f"{summary.get('error', '')} (see {self.sweep.run_dir(rid) / ERROR})"
-        took = f"  {_duration(duration)}" if duration is not None else ""
+        took = f"  {duration(seconds)}" if seconds is not None else ""
         self.line(f"{status:<9} {rid}  {detail}{took} {note}".rstrip())
 
     def heartbeat(self) -> None:
@@ -450,19 +468,3 @@ class _Progress:
             where = " elsewhere" if rid in self.scheduler.elsewhere else ""
             parts.append(f"{rid} step {step if step is not None else '-'}/{total}{where}")
         self.line("running: " + "; ".join(parts))
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
-def _si(n: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return f"{n:g}"

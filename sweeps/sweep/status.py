@@ -9,6 +9,7 @@ from pathlib import Path
 from sweeps.run.backends import PROGRAMS
 from sweeps.core.errors import HarnessError
 from sweeps.sweep.runner import Sweep, settle
+from sweeps.core.config import arm_label
 from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -37,22 +38,26 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
     return files.path, sweep.configs
 
 
+def run_row(directory: Path, rid: str, cfg) -> dict:
+    """One planned run's line of the status table, its directory read once."""
+    run = RunDir(directory / rid)
+    record = run.record() if run.is_finished else None
+    state = record.status if record is not None else run.state()
+    summary = (record.summary if record is not None else None) or {}
+    steps = summary.get("steps_run")
+    if steps is None and state in ("running", "interrupted"):
+        steps = run.last_step()
+    return {"run_id": rid, "state": state, "arm": arm_label(cfg),
+            "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
+            "steps": steps, "max_steps": cfg.train.max_steps,
+            "loss": summary.get("final_val_loss"), "diverged_at": summary.get("diverged_at"),
+            "problem": record.problem if record is not None else None}
+
+
 def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     directory, configs = planned_runs(name, runs_dir, backend)
-    rows = []
-    for rid, cfg in configs.items():
-        run = RunDir(directory / rid)
-        state = run.state()
-        summary = run.read_summary() if state not in UNFINISHED + (CORRUPT,) else None
-        steps = (summary or {}).get("steps_run")
-        if steps is None and state in ("running", "interrupted"):
-            steps = run.last_step()
-        rows.append({"run_id": rid, "state": state, "arm": arm_of(cfg),
-                     "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
-                     "steps": steps, "max_steps": cfg.train.max_steps,
-                     "loss": (summary or {}).get("final_val_loss"),
-                     "diverged_at": (summary or {}).get("diverged_at")})
-    arms = list(dict.fromkeys(arm_of(cfg) for cfg in configs.values()))  # plan order
+    rows = [run_row(directory, rid, cfg) for rid, cfg in configs.items()]
+    arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
     rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
     lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
@@ -69,19 +74,13 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
             loss_text = "corrupt"
         lines.append(f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
                      f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}")
-    damaged = [(r["run_id"], RunDir(directory / r["run_id"]).problem()) for r in rows
-                if r["state"] == CORRUPT]
+    damaged = [(r["run_id"], r["problem"]) for r in rows if r["state"] == CORRUPT]
     if damaged:
         lines += [""] + [f"corrupt: {rid}: {problem}" for rid, problem in damaged] + [
             f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
             f"runs to {directory.name}/.damaged/ and trains them again"]
     lines += [""] + loss_table(rows)
     return lines
-
-
-def arm_of(cfg) -> str:
-    """The run's arm; runs planned before arms existed are named by their QK-norm kind."""
-    return cfg.arm or f"qk{cfg.model.qk_norm}"
 
 
 def loss_table(rows: list[dict]) -> list[str]:

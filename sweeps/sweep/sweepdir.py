@@ -2,7 +2,7 @@
 
 - plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]}, every
   planned run, grid extensions included (written by the runner, read by status and figures);
-- results.parquet: one row per planned run that has a directory (sweeps.run.rundir.load_runs);
+- results.parquet: one row per planned run that has a directory (sweeps.run.rundir.runs_table);
 - crosscheck.json: what `crosscheck --sweep NAME` found (read by the report).
 
 All written atomically; this module is the one place that reads and writes them.
@@ -44,9 +44,10 @@ class SweepDir:
         """plan.json as written, None when the sweep has never run."""
         return read_json(self.path / PLAN, REWRITE) if self.has_plan() else None
 
-    def planned_configs(self) -> dict[str, RunConfig]:
-        """run_id -> RunConfig of every planned run ({} without plan.json)."""
-        plan = self.read_plan() or {"runs": []}
+    def planned_configs(self, plan: dict | None = None) -> dict[str, RunConfig]:
+        """run_id -> RunConfig of every planned run ({} without plan.json); from `plan` when
+        the caller has read it already."""
+        plan = plan or self.read_plan() or {"runs": []}
         try:
             return {r["run_id"]: RunConfig.from_dict(r["config"]) for r in plan["runs"]}
         except (KeyError, TypeError) as e:
