@@ -158,8 +158,7 @@ def compile_step(step, optimizer: AdamW, graphs: bool):
     clipping, AdamW), with CUDA graphs (mode reduce-overhead) when graphs. The LR arrives as a
     device tensor, so a new LR is new data, not a recompile; the buffers the step updates in
     place keep their addresses, so a CUDA graph may write them."""
-    for t in (optimizer.flat, *optimizer.state.values(), optimizer.grad, optimizer.a,
-              optimizer.b):
+    for t in (*optimizer.state.values(), optimizer.grad, optimizer.a, optimizer.b):
         torch._dynamo.mark_static_address(t)
     compiled = torch.compile(step, mode="reduce-overhead" if graphs else None, dynamic=False)
     if not hasattr(torch._dynamo.config, "trace_autograd_ops"):
