@@ -1,37 +1,54 @@
 """The MLX Trainer driven by sweeps.run.loop.train_run. Mirrors qktorch/train.py line for line."""
 import os
 
-import mlx.core as mx
+os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
+import mlx.core as mx  # noqa: E402
 import numpy as np
 from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn
 from qkmlx.optim import AdamW, clip_gradients
-from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
-from sweeps.platform.devices import host_cpu_name
 from sweeps.core.params import init_params
-
-DEVICES = BACKEND_DEVICES["mlx"]
+from sweeps.platform.devices import host_cpu_name
+from sweeps.platform.devices import pick_device as choose_device
 
 
 def pick_device(name: str) -> str:
-    if name not in DEVICES:
-        raise HarnessError(f"unknown device '{name}'; choose one of: {', '.join(DEVICES)}")
-    available = {"cpu": True, "gpu": mx.metal.is_available() or mx.cuda.is_available()}
-    if name == "auto":
-        name = next(d for d in ("gpu", "cpu") if available[d])
-    if not available[name]:
-        raise HarnessError(f"device '{name}' is not available here; use --device auto or cpu")
+    """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
+    cuda = getattr(mx, "cuda", None)  # mlx before its CUDA backend has no mx.cuda
+    available = {"cpu": True, "gpu": mx.metal.is_available() or bool(cuda and
+                                                                      cuda.is_available())}
+    hint = (f"mlx {mx.__version__} has no CUDA backend here: install it with "
+            f"pip install -e '.[cuda]' (README, On a CUDA machine)")
+    name = choose_device("mlx", name, available, hint)
     mx.set_default_device(mx.gpu if name == "gpu" else mx.cpu)
     return name
 
 
 def device_name(device: str) -> str:
     """The device's model name, for peak FLOP/s (sweeps.platform.devices.PEAK_FLOPS)."""
-    return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+    if device != "gpu":
+        return host_cpu_name()
+    info = getattr(mx, "device_info", None) or mx.metal.device_info  # top-level in newer mlx
+    return info().get("device_name", device)
+
+
+_tf32 = []  # the setting this process's first Trainer gave MLX
+
+
+def set_tf32(tf32: bool) -> None:
+    """MLX reads MLX_ENABLE_TF32 once per process, at its first float32 matmul on a GPU that
+    has TF32: the first Trainer sets it, and a later one that asks for the other setting is
+    refused rather than silently trained with the first one's."""
+    if _tf32 and _tf32[0] != tf32:
+        raise HarnessError(f"--tf32 is {'on' if _tf32[0] else 'off'} for MLX in this process "
+                           f"already (MLX reads MLX_ENABLE_TF32 once); use a new process")
+    if not _tf32:
+        os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
+        _tf32.append(tf32)
 
 
 class Trainer:
@@ -41,7 +58,7 @@ class Trainer:
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
-        os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
+        set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
         self.model = GPT(cfg.model, cfg.vocab_size)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))

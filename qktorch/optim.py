@@ -19,11 +19,21 @@ import torch
 from sweeps.core.config import TrainConfig
 from sweeps.core.params import decays
 from sweeps.core.schedule import decay_per_lr
+from sweeps.platform.devices import async_copy
 
 
 def flatten(tensors, out=None) -> torch.Tensor:
     """The tensors (gradients, in the optimizer's order) as one flat buffer (into out)."""
     return torch.cat([t.reshape(-1) for t in tensors], out=out)
+
+
+def to_device(host: torch.Tensor, device) -> torch.Tensor:
+    """A host tensor on the device: without waiting only from pinned memory on CUDA (a
+    plain .to(cuda) from pageable memory synchronizes the stream; sweeps.platform.devices.
+    async_copy says where it is safe); elsewhere a plain copy."""
+    if async_copy(torch.device(device).type):
+        return host.pin_memory().to(device, non_blocking=True)
+    return host.to(device)
 
 
 def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
@@ -68,11 +78,9 @@ class AdamW:
     def lr_tensor(self, lr: float) -> torch.Tensor:
         """The step's scalars on the device, [lr, 1 - lr * decay_per_lr], rounded from the
         host's double precision to float32 as a Python scalar would be: a new LR is new data,
-        not a new graph. Copied from pinned memory without waiting for the device."""
+        not a new graph. On CUDA copied from pinned memory without waiting (to_device)."""
         host = torch.tensor([lr, 1 - lr * self.decay_per_lr], dtype=torch.float32)
-        if self.flat.device.type == "cuda":
-            host = host.pin_memory()
-        return host.to(self.flat.device, non_blocking=True)
+        return to_device(host, self.flat.device)
 
     @torch.no_grad()
     def update(self, params: dict, grads: torch.Tensor, lr: torch.Tensor):

@@ -6,27 +6,22 @@ import numpy as np
 import torch
 
 from qktorch.model import GPT, loss_fn
-from qktorch.optim import AdamW, clip_gradients, flatten
-from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
+from qktorch.optim import AdamW, clip_gradients, flatten, to_device
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
-from sweeps.platform.devices import host_cpu_name
 from sweeps.core.params import init_params
-
-DEVICES = BACKEND_DEVICES["torch"]
+from sweeps.platform.devices import host_cpu_name
+from sweeps.platform.devices import pick_device as choose_device
 
 
 def pick_device(name: str) -> str:
-    if name not in DEVICES:
-        raise HarnessError(f"unknown device '{name}'; choose one of: {', '.join(DEVICES)}")
+    """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
     available = {"cpu": True, "cuda": torch.cuda.is_available(),
                  "mps": torch.backends.mps.is_available()}
-    if name == "auto":
-        return next(d for d in ("cuda", "mps", "cpu") if available[d])
-    if not available[name]:
-        raise HarnessError(f"device '{name}' is not available here; use --device auto or cpu")
-    return name
+    hint = (f"torch {torch.__version__} (built for CUDA {torch.version.cuda}) cannot use it: "
+            f"install the torch wheel for the driver's CUDA version (README, On a CUDA machine)")
+    return choose_device("torch", name, available, hint)
 
 
 def device_name(device: str) -> str:
@@ -60,13 +55,8 @@ class Trainer:
         return torch.autocast(device_type=self.device, dtype=self.compute_dtype)
 
     def tensor(self, a: np.ndarray):
-        """A host array as int64 on the device without waiting for the device: a plain
-        .to(cuda) from pageable memory synchronizes the stream, a copy from pinned memory
-        does not."""
-        host = torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
-        if self.device == "cuda":
-            host = host.pin_memory()
-        return host.to(self.device, non_blocking=True)
+        """A host array as int64 on the device (on CUDA without waiting: to_device)."""
+        return to_device(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), self.device)
 
     def _step(self, x, y, lr):
         with self.autocast():

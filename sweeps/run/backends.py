@@ -9,6 +9,7 @@ sweeps.core.config.BACKENDS and its devices in DEVICES below.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -19,6 +20,13 @@ from sweeps.core.errors import ConfigError
 from sweeps.platform.devices import DEVICES
 
 PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console script
+# Each backend's framework module and how to install it. MLX is an extra on Linux (its wheels
+# need a recent glibc, and its CPU and CUDA backends exclude each other): pyproject.toml.
+FRAMEWORKS = {
+    "mlx": ("mlx.core", "pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
+                        "GPU (README, Install); qktorch works without it"),
+    "torch": ("torch", "pip install torch (README, Install)"),
+}
 
 class Trainer(Protocol):
     """One run's model and optimizer on one device.
@@ -59,6 +67,18 @@ class Trainer(Protocol):
 TrainerFactory = Callable[[RunConfig], Trainer]
 
 
+def check_installed(backend: str) -> None:
+    """Refuse, in one line naming what to install, a backend whose framework is missing."""
+    module, install = FRAMEWORKS[backend]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # its parent package is missing too
+        found = False
+    if not found:
+        raise ConfigError(f"{PROGRAMS[backend]} needs {module.split('.')[0]}, which is not "
+                          f"installed here: {install}")
+
+
 def check_device(backend: str, device: str) -> None:
     """Refuse, before any run is written, a device this backend does not know or this
     machine does not have (ConfigError, exit 2). The backend's own `pick_device` decides; its
@@ -69,6 +89,7 @@ def check_device(backend: str, device: str) -> None:
     if device not in DEVICES[backend]:
         raise ConfigError(f"unknown device '{device}' for {PROGRAMS[backend]}; choose one of: "
                           f"{', '.join(DEVICES[backend])}")
+    check_installed(backend)
     if device not in ("auto", "cpu"):
         importlib.import_module(f"qk{backend}.train").pick_device(device)
 
@@ -79,6 +100,7 @@ def trainer_factory(backend: str, device: str = "auto", compile: bool | None = N
     backend's default (on for mlx, off for torch)."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
+    check_installed(backend)
     module = importlib.import_module(f"qk{backend}.train")
     options = {"device": device, "tf32": tf32}
     if compile is not None:
