@@ -11,8 +11,8 @@ from qkmlx.optim import AdamW, clip_gradients
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
-from sweeps.core.params import init_params
-from sweeps.platform.devices import host_cpu_name
+from sweeps.core.params import check_fits_device, init_params
+from sweeps.platform.devices import deterministic_mode, host_cpu_name
 from sweeps.platform.devices import pick_device as choose_device
 
 
@@ -30,10 +30,23 @@ def pick_device(name: str) -> str:
 
 def device_name(device: str) -> str:
     """The device's model name, for peak FLOP/s (sweeps.platform.devices.PEAK_FLOPS)."""
-    if device != "gpu":
-        return host_cpu_name()
-    info = getattr(mx, "device_info", None) or mx.metal.device_info  # top-level in newer mlx
-    return info().get("device_name", device)
+    return gpu_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+
+
+def device_memory(device: str):
+    """(free, total) bytes of the GPU's own memory (CUDA; free: the total less what this
+    process holds, all MLX reports); None where runs use the host's memory (the CPU, Metal)."""
+    cuda = getattr(mx, "cuda", None)
+    if device != "gpu" or not (cuda and cuda.is_available()):
+        return None
+    total = gpu_info().get("memory_size")
+    active = getattr(mx, "get_active_memory", None) or mx.metal.get_active_memory
+    return (total - active(), total) if total else None
+
+
+def gpu_info() -> dict:
+    """MLX's description of the GPU: mx.device_info in newer mlx, mx.metal's before."""
+    return (getattr(mx, "device_info", None) or mx.metal.device_info)()
 
 
 _tf32 = []  # the setting this process's first Trainer gave MLX
@@ -53,10 +66,14 @@ def set_tf32(tf32: bool) -> None:
 
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
-                 tf32: bool = False):
+                 tf32: bool = False, deterministic: bool | None = None):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
+        check_fits_device(cfg, device_memory(self.device))  # before anything is allocated
+        # Bit-identical reruns on a GPU when asked for (--deterministic; the CPU always is).
+        if deterministic_mode() if deterministic is None else deterministic:
+            make_deterministic(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
@@ -153,6 +170,14 @@ class Trainer:
         self.optimizer.load_numpy(optimizer)
 
 
+def make_deterministic(device: str) -> None:
+    """MLX has no switch for deterministic GPU kernels: refused on the GPU; its CPU runs are
+    bit-identical already (tests/test_train.py)."""
+    if device == "gpu":
+        raise HarnessError("--deterministic is for qktorch: MLX has no deterministic mode for "
+                           "its GPU kernels; use --device cpu or qktorch")
+
+
 def compile_step(step, model, optimizer: AdamW):
     """mx.compile of the whole step (forward, backward, clipping, AdamW), with the model's
     and the optimizer's arrays as implicit inputs and outputs. The LR arrives as an array, so
@@ -161,5 +186,7 @@ def compile_step(step, model, optimizer: AdamW):
     return mx.compile(step, inputs=state, outputs=state)
 
 
-def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False):
-    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32)
+def trainer_factory(device: str = "auto", compile: bool = True, tf32: bool = False,
+                    deterministic: bool | None = None):
+    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32,
+                               deterministic=deterministic)

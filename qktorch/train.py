@@ -1,5 +1,6 @@
 """The PyTorch Trainer driven by sweeps.run.loop.train_run. Mirrors qkmlx/train.py line for line."""
 import contextlib
+import os
 import warnings
 
 import numpy as np
@@ -9,9 +10,8 @@ from qktorch.model import GPT, loss_fn
 from qktorch.optim import AdamW, clip_gradients, flatten, to_device
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
-from sweeps.core.errors import HarnessError
-from sweeps.core.params import init_params
-from sweeps.platform.devices import host_cpu_name
+from sweeps.core.params import check_fits_device, init_params
+from sweeps.platform.devices import deterministic_mode, host_cpu_name
 from sweeps.platform.devices import pick_device as choose_device
 
 
@@ -29,12 +29,22 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
 
 
+def device_memory(device: str):
+    """(free, total) bytes of the GPU's own memory (CUDA); None where runs use the host's
+    memory (the CPU, MPS's unified memory)."""
+    return torch.cuda.mem_get_info() if device == "cuda" else None
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
-                 tf32: bool = False):
+                 tf32: bool = False, deterministic: bool | None = None):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
+        check_fits_device(cfg, device_memory(self.device))  # before anything is allocated
+        # Bit-identical reruns on a GPU when asked for (--deterministic; the CPU always is).
+        if deterministic_mode() if deterministic is None else deterministic:
+            make_deterministic(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
@@ -143,6 +153,18 @@ class Trainer:
         self.optimizer.load_numpy(optimizer)
 
 
+def make_deterministic(device: str) -> None:
+    """Deterministic kernels for the rest of this process: every op its deterministic
+    algorithm (one without raises), cuBLAS a fixed workspace (set before its first use), and
+    attention SDPA's math backend (the flash, memory-efficient and cuDNN backwards accumulate
+    in a varying order). Slower on CUDA; on the CPU the results do not change."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
+    cuda = torch.backends.cuda
+    for enable in (cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp, cuda.enable_cudnn_sdp):
+        enable(False)
+
+
 def compile_step(step, optimizer: AdamW, graphs: bool):
     """torch.compile of the whole step (forward, backward traced into the same graph,
     clipping, AdamW), with CUDA graphs (mode reduce-overhead) when graphs. The LR arrives as a
@@ -156,5 +178,7 @@ def compile_step(step, optimizer: AdamW, graphs: bool):
     return torch._dynamo.config.patch(trace_autograd_ops=True)(compiled)
 
 
-def trainer_factory(device: str = "auto", compile: bool = False, tf32: bool = False):
-    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32)
+def trainer_factory(device: str = "auto", compile: bool = False, tf32: bool = False,
+                    deterministic: bool | None = None):
+    return lambda cfg: Trainer(cfg, device=device, compile=compile, tf32=tf32,
+                               deterministic=deterministic)

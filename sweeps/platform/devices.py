@@ -44,6 +44,16 @@ def pick_device(backend: str, name: str, available: dict, gpu_hint: str) -> str:
     return name
 
 
+DETERMINISTIC = "QKNORM_DETERMINISTIC"  # "1": --deterministic, for this process and its workers
+
+
+def deterministic_mode(environ=os.environ) -> bool:
+    """Whether --deterministic was asked for: GPU kernels chosen for bit-identical reruns
+    (docs/DESIGN.md, Reproducibility). An environment variable, like the settings it makes
+    (CUBLAS_WORKSPACE_CONFIG), so the sweep's worker processes inherit it."""
+    return environ.get(DETERMINISTIC) == "1"
+
+
 def async_copy(device: str) -> bool:
     """Whether a host-to-device copy may run without waiting for it: only to CUDA, and only
     from pinned memory (the caller pins). From pageable memory CUDA copies synchronously

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import gc
 import math
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +127,13 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
                        tf32)
 
 
+def measure_backend(backend: str, device: str, compile: bool | None, tf32: bool,
+                    cfg: RunConfig, seconds: float) -> Measurement:
+    """measure() of the backend's trainer (a plain function: a child process can run it)."""
+    return measure(trainer_factory(backend, device, compile, tf32), cfg, seconds=seconds,
+                   tf32=tf32)
+
+
 # -- a run and a sweep ---------------------------------------------------------------------
 def evaluations(cfg: RunConfig) -> tuple[int, int]:
     """(full evaluations, quick val-loss evaluations) of a run that goes to max_steps, as
@@ -168,12 +177,18 @@ def largest(configs: list[RunConfig]) -> RunConfig:
 
 
 def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | None = None,
-                   tf32: bool = False, seconds: float = 3.0, echo=print) -> dict:
+                   tf32: bool = False, seconds: float = 3.0, echo=print,
+                   apart: bool = False) -> dict:
     """Probe the sweep's largest config on the device and print what the sweep will cost.
-    sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
+    sweep: a sweeps.sweep.runner.Sweep (its planned configs). apart: probe in a child process,
+    so this one holds no GPU context (and its memory) while the sweep that follows runs."""
     configs = list(sweep.configs.values())
-    probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
-                    seconds=seconds, tf32=tf32)
+    args = (backend, device, compile, tf32, largest(configs), seconds)
+    if apart:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            probe = pool.submit(measure_backend, *args).result()
+    else:
+        probe = measure_backend(*args)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
     for line in describe(result, probe, backend):
         echo(line)

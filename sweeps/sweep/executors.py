@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 import traceback
@@ -25,8 +26,10 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from sweeps.platform.blas import preload_env
-from sweeps.platform.devices import visible_gpus
-from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
+from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
+from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
+from sweeps.core.errors import (EnvironmentFault, HarnessError, breaks_device,
+                                environment_fault)
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
@@ -82,8 +85,10 @@ def execute_run(run_dir: str, config: dict, backend: str, device: str, compile: 
         except Exception as e:  # recorded in the run directory; the sweep goes on
             if environment_fault(e):
                 raise
-            return run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
-                                      details=traceback.format_exc())
+            summary = run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
+                                         details=traceback.format_exc())
+            # A broken CUDA context fails every later run of this process: the worker ends.
+            return {**summary, "worker_exits": True} if breaks_device(e) else summary
     except OSError as e:  # the disk, not the run: nothing recorded, it resumes later
         fault = environment_fault(e)
         if fault is None:
@@ -117,7 +122,10 @@ def _worker_main(conn, parent_pid: int, env: dict, args: tuple) -> None:
         if task is None:
             return
         run_id, run_dir, config = task
-        conn.send((run_id, execute_run(run_dir, config, *args)))
+        result = execute_run(run_dir, config, *args)
+        conn.send((run_id, result))
+        if result.get("worker_exits"):  # the pool starts a fresh process in its place
+            return
 
 
 # -- local pool -----------------------------------------------------------------------------
@@ -139,8 +147,31 @@ def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]
     if not gpus and workers > 1:
         threads = str(max(1, cpus // workers))
         common.update({k: threads for k in THREAD_VARS if k not in environ})
-    return [{**common, **({"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {})}
-            for i in range(workers)]
+    if not gpus:
+        return [dict(common) for _ in range(workers)]
+    # Each worker's GPU, and how many workers share it (the memory check splits it).
+    mine = [gpus[i % len(gpus)] for i in range(workers)]
+    return [{**common, "CUDA_VISIBLE_DEVICES": gpu, RUNS_PER_GPU: str(mine.count(gpu))}
+            for gpu in mine]
+
+
+def sharing_per_gpu(workers: int, gpus: list[str]) -> int:
+    """The most workers of a local pool on one GPU (round robin)."""
+    return -(-workers // len(gpus)) if gpus else 1
+
+
+def check_gpus_fit(configs: list, workers: int | None, backend: str, device: str,
+                   run=subprocess.run) -> None:
+    """Refuse, before any run is written, a sweep whose largest model does not fit the free
+    memory of the GPUs a local pool would use, split between the workers sharing each GPU
+    (nvidia-smi's numbers: this process opens no CUDA context). Nothing to check on CPUs, MPS
+    and Metal (the host's memory, checked by the runner) or without nvidia-smi."""
+    gpus = uses_gpus(backend, device)
+    free = gpu_free_memory(gpus, run) if gpus else None
+    if free is None:
+        return
+    sharing = sharing_per_gpu(workers or len(gpus), gpus)
+    check_fits(max(configs, key=state_bytes), *gpu_share(free, None, sharing))
 
 
 class _Slot:
@@ -213,8 +244,12 @@ class LocalExecutor:
         for slot in busy:
             if slot.conn in ready:
                 try:
-                    events.append(slot.conn.recv())
+                    event = slot.conn.recv()
+                    events.append(event)
                     slot.run_id = None
+                    if event[1].get("worker_exits"):  # a broken GPU context: a new process
+                        slot.proc.join(30)
+                        self._start(slot)
                     continue
                 except (EOFError, OSError):
                     pass
@@ -271,8 +306,8 @@ class RayExecutor:
             raise HarnessError("the Ray executor needs ray: pip install 'qknorm-study[cluster]' "
                                "(or pip install 'ray[default]')") from None
         self.ray = ray
-        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR")
-               if k in os.environ}
+        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR",
+                                          DETERMINISTIC) if k in os.environ}
         if backend == "mlx":
             env.update(preload_env() or {})
         on_sigterm = signal.getsignal(signal.SIGTERM)
