@@ -1,6 +1,8 @@
 """What the first GPU or Mac run needs, checked on a CPU (issue 22): compiled steps CUDA graphs
 can capture, no asynchronous copies from pageable memory, the device pick and its warning,
 the GPU memory check, sticky CUDA errors, the deterministic mode, the GPU check script."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -73,3 +75,248 @@ def test_the_compiled_torch_step_mutates_only_static_inputs(monkeypatch):
     eager_params = eager_trainer.get_params()  # 6 steps at LR ~1e-2: each moved ~1e-2
     for name, p in compiled_trainer.get_params().items():
         np.testing.assert_allclose(p, eager_params[name], rtol=0, atol=1e-4, err_msg=name)
+
+
+# -- copies from the host: asynchronous only where it is safe --------------------------------
+@pytest.mark.parametrize("device, asynchronous", [("cuda", True), ("cpu", False),
+                                                  ("mps", False)])
+def test_only_cuda_copies_without_waiting_and_only_from_pinned_memory(device, asynchronous):
+    from qktorch.optim import to_device
+    from sweeps.platform.devices import async_copy
+
+    assert async_copy(device) is asynchronous
+
+    class Host:  # records what to_device asks of a host tensor
+        def __init__(self, pinned=False):
+            self.pinned, self.calls = pinned, []
+
+        def pin_memory(self):
+            return Host(pinned=True)
+
+        def to(self, where, non_blocking=False):
+            self.calls.append((where, non_blocking, self.pinned))
+            return self
+
+    copied = to_device(Host(), device)
+    assert copied.calls == [(device, asynchronous, asynchronous)]  # async only when pinned
+
+
+def test_the_trainers_copies_on_the_cpu_are_plain_and_exact():
+    import torch
+
+    from qktorch.optim import to_device
+    from qktorch.train import Trainer
+
+    host = torch.arange(5, dtype=torch.float32)
+    assert torch.equal(to_device(host, "cpu"), host)
+    trainer = Trainer(smoke_config("torch"), device="cpu")
+    assert trainer.tensor(np.array([3, 1, 2])).tolist() == [3, 1, 2]
+    lr = trainer.optimizer.lr_tensor(1e-3)
+    assert lr.dtype == torch.float32 and lr[0].item() == np.float32(1e-3)
+
+
+# -- the device pick both trainers share -------------------------------------------------------
+NVIDIA_SMI_L = """GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-aaaa)
+  MIG 3g.40gb     Device  0: (UUID: MIG-bbbb)
+  MIG 3g.40gb     Device  1: (UUID: MIG-cccc)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-dddd)
+  MIG 7g.80gb     Device  0: (UUID: MIG-eeee)
+"""
+
+
+def fake_nvidia_smi(monkeypatch, listing: str = NVIDIA_SMI_L, query: str = ""):
+    """nvidia-smi on PATH, answering -L with listing and --query-gpu with query."""
+    import subprocess
+
+    from sweeps.platform import devices
+
+    def run(args, **kwargs):
+        out = listing if args[1] == "-L" else query
+        return subprocess.CompletedProcess(args, 0, stdout=out, stderr="")
+    monkeypatch.setattr(devices.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(devices.subprocess, "run", run)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
+def test_visible_gpus_numbers_gpu_lines_by_their_own_index_not_mig_lines(monkeypatch):
+    from sweeps.platform.devices import listed_gpus, visible_gpus
+
+    fake_nvidia_smi(monkeypatch)
+    assert listed_gpus() == ["0", "1"] and visible_gpus() == ["0", "1"]
+    fake_nvidia_smi(monkeypatch, "GPU 0: A (UUID: x)\nGPU 3: B (UUID: y)\n")
+    assert visible_gpus() == ["0", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert visible_gpus() == ["1"]
+
+
+def test_pick_device_refuses_unknown_and_absent_devices_and_orders_auto(monkeypatch):
+    from sweeps.core.errors import HarnessError
+    from sweeps.platform import devices
+
+    monkeypatch.setattr(devices, "listed_gpus", lambda: [])
+    everything = {"cpu": True, "cuda": True, "mps": True}
+    assert devices.pick_device("torch", "auto", everything, "") == "cuda"
+    assert devices.pick_device("torch", "auto", {"cpu": True, "mps": True}, "") == "mps"
+    assert devices.pick_device("mlx", "auto", {"cpu": True, "gpu": True}, "") == "gpu"
+    assert devices.pick_device("torch", "cpu", everything, "") == "cpu"
+    with pytest.raises(HarnessError, match="unknown device 'gpu'; choose one of: auto, cpu, "
+                                           "cuda, mps"):
+        devices.pick_device("torch", "gpu", everything, "")
+    with pytest.raises(HarnessError, match="^device 'cuda' is not available here; use"):
+        devices.pick_device("torch", "cuda", {"cpu": True}, "hint")
+
+
+@pytest.mark.parametrize("backend", ["torch", "mlx"])
+def test_auto_warns_once_when_a_gpu_is_present_that_the_framework_cannot_use(
+        backend, monkeypatch, capsys):
+    """On this CPU machine each framework sees no GPU; a fake nvidia-smi lists one."""
+    from sweeps.core.errors import HarnessError
+    from sweeps.platform import devices
+
+    train = __import__(f"qk{backend}.train", fromlist=["pick_device"])
+    monkeypatch.setattr(devices, "_warned", set())
+    assert train.pick_device("auto") == "cpu"
+    assert capsys.readouterr().err == ""  # no nvidia-smi here: nothing to say
+    fake_nvidia_smi(monkeypatch)
+    assert train.pick_device("auto") == "cpu" and train.pick_device("auto") == "cpu"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1  # once per process
+    assert err[0].startswith(f"qk{backend}: an NVIDIA GPU is present (nvidia-smi) but ")
+    assert err[0].endswith("; training on the CPU")
+    assert ("torch wheel for the driver's CUDA version" if backend == "torch" else
+            "pip install -e '.[cuda]'") in err[0]
+    gpu = "cuda" if backend == "torch" else "gpu"
+    with pytest.raises(HarnessError, match=f"device '{gpu}' is not available here: a GPU is "
+                                           f"present"):
+        train.pick_device(gpu)
+
+
+# -- GPU memory: the device's free memory, split between the workers sharing it ---------------
+def test_check_fits_device_splits_the_gpu_between_the_runs_sharing_it(monkeypatch):
+    from sweeps.core.errors import ConfigError
+    from sweeps.core.params import RUNS_PER_GPU, check_fits_device, state_bytes
+
+    cfg = smoke_config("torch")
+    need = state_bytes(cfg)
+    check_fits_device(cfg, None)  # the host's memory: nothing more to check
+    check_fits_device(cfg, (need, 4 * need))
+    with pytest.raises(ConfigError, match="more than the .* of GPU memory free; shrink"):
+        check_fits_device(cfg, (need - 1, 4 * need))
+    monkeypatch.setenv(RUNS_PER_GPU, "4")  # four workers on this GPU: a quarter each
+    check_fits_device(cfg, (4 * need, 4 * need))
+    with pytest.raises(ConfigError, match="GPU memory one of 4 runs sharing the GPU may use"):
+        check_fits_device(cfg, (4 * need, 4 * need - 4))
+    with pytest.raises(ConfigError):  # a quarter of the total, but less is free now
+        check_fits_device(cfg, (need - 1, 8 * need))
+
+
+def test_each_backend_asks_its_gpu_for_free_and_total_memory(monkeypatch):
+    import mlx.core as mx
+    import torch
+
+    import qkmlx.train
+    import qktorch.train
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (3 << 30, 80 << 30))
+    assert qktorch.train.device_memory("cuda") == (3 << 30, 80 << 30)
+    assert qktorch.train.device_memory("cpu") is None
+    assert qktorch.train.device_memory("mps") is None  # unified: the host's memory
+    assert qkmlx.train.device_memory("cpu") is None
+    assert qkmlx.train.device_memory("gpu") is None  # no CUDA backend here
+    monkeypatch.setattr(mx.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(qkmlx.train, "gpu_info", lambda: {"memory_size": 80 << 30})
+    monkeypatch.setattr(mx, "get_active_memory", lambda: 1 << 30)
+    assert qkmlx.train.device_memory("gpu") == (79 << 30, 80 << 30)
+
+
+def test_a_local_pool_counts_its_workers_per_gpu_and_checks_nvidia_smis_free_memory(
+        monkeypatch):
+    from sweeps.core.errors import ConfigError
+    from sweeps.core.params import RUNS_PER_GPU, state_bytes
+    from sweeps.platform.devices import gpu_free_memory
+    from sweeps.sweep.executors import check_gpus_fit, worker_envs
+
+    envs = worker_envs(3, ["3", "5"], 16, {})
+    assert [(e["CUDA_VISIBLE_DEVICES"], e[RUNS_PER_GPU]) for e in envs] == [
+        ("3", "2"), ("5", "1"), ("3", "2")]
+    cfg = smoke_config("torch")
+    need = state_bytes(cfg)
+    mib = -(-need // 2**20)  # nvidia-smi speaks MiB
+    fake_nvidia_smi(monkeypatch, query=f"0, {4 * mib}\n1, {2 * mib}\n")
+    assert gpu_free_memory(["0", "1"]) == 2 * mib * 2**20
+    assert gpu_free_memory(["7"]) is None  # not a GPU nvidia-smi knows
+    check_gpus_fit([cfg], 4, "torch", "cuda")  # 2 per GPU: 1 need each on GPU 1
+    with pytest.raises(ConfigError, match="one of 3 runs sharing the GPU"):
+        check_gpus_fit([cfg], 6, "torch", "cuda")  # 3 per GPU
+    check_gpus_fit([cfg], 6, "torch", "cpu")  # no GPU: the host's memory, checked elsewhere
+
+
+# -- a CUDA error breaks its worker's process: the worker is replaced ---------------------------
+def test_breaks_device_knows_sticky_cuda_errors():
+    from sweeps.core.errors import breaks_device
+
+    class AcceleratorError(RuntimeError):
+        pass
+    assert breaks_device(AcceleratorError("anything"))
+    assert breaks_device(RuntimeError("CUDA error: device-side assert triggered"))
+    assert breaks_device(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert not breaks_device(RuntimeError("shapes do not match"))
+    assert not breaks_device(FileNotFoundError("metrics.jsonl"))
+
+
+STICKY = '''
+import os
+
+import sweeps.run.loop as loop
+
+real, broken = loop.train_run, []
+
+
+class AcceleratorError(RuntimeError):
+    pass
+
+
+def train_run(cfg, run_dir, make_trainer, **kwargs):
+    # like a real broken CUDA context: once broken, every later run of this process fails
+    if broken or cfg.train.lr == float(os.environ["FAKE_CUDA_ERROR_AT_LR"]):
+        broken.append(True)
+        raise AcceleratorError("CUDA error: an illegal memory access was encountered")
+    return real(cfg, run_dir, make_trainer, **kwargs)
+
+
+loop.train_run = train_run
+'''
+
+
+def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_path,
+                                                                           monkeypatch):
+    """One worker, three runs: the first hits a (simulated) sticky CUDA error. Reused, the
+    worker would fail the two after it too; replaced, they train."""
+    import os
+
+    from sweeps.run.rundir import RunDir
+    from sweeps.sweep.executors import LocalExecutor
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(STICKY)  # loaded by the spawned workers
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hook), os.environ.get(
+        "PYTHONPATH", ""), str(Path(__file__).resolve().parent.parent)]))
+    monkeypatch.setenv("FAKE_CUDA_ERROR_AT_LR", "0.002")
+    fast = ["train.max_steps=12", "train.warmup_steps=2", "train.eval_interval=6",
+            "train.checkpoint_interval=4"]  # tests/test_sweeps.py's FAST
+    configs = [smoke_config("torch", f"train.lr={lr}", *fast) for lr in (2e-3, 3e-3, 4e-3)]
+    executor = LocalExecutor(1, "torch", "cpu", False, False)
+    results = {}
+    try:
+        for cfg in configs:
+            executor.submit(cfg.run_id, str(tmp_path / cfg.run_id), cfg.to_dict())
+            while cfg.run_id not in results:
+                results.update(executor.wait(5.0))
+    finally:
+        executor.close()
+    first, *others = (results[c.run_id] for c in configs)
+    assert [r["status"] for r in others] == ["ok", "ok"]  # "failed" in a reused worker
+    assert first["status"] == "failed" and first["worker_exits"]
+    assert "AcceleratorError: CUDA error: an illegal memory access" in first["error"]
+    assert RunDir(tmp_path / configs[0].run_id).read_summary()["status"] == "failed"

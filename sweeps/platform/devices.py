@@ -104,36 +104,37 @@ def host_cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def listed_gpus(run=subprocess.run) -> list[str]:
+def listed_gpus() -> list[str]:
     """The NVIDIA GPUs nvidia-smi lists, by index ([] without nvidia-smi). `nvidia-smi -L`
     prints a `GPU N: ...` line per GPU and, under a GPU split by MIG, indented `MIG ...` lines:
     only the GPU lines count, each by its own index."""
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return []
     return [m.group(1) for m in re.finditer(r"^GPU (\d+):", out.stdout, re.MULTILINE)]
 
 
-def visible_gpus(run=subprocess.run) -> list[str]:
+def visible_gpus() -> list[str]:
     """CUDA devices this process may use: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None:
         return [d.strip() for d in env.split(",") if d.strip() and d.strip() != "-1"]
-    return listed_gpus(run)
+    return listed_gpus()
 
 
-def gpu_free_memory(gpus: list[str], run=subprocess.run) -> int | None:
+def gpu_free_memory(gpus: list[str]) -> int | None:
     """The least free memory, in bytes, of the GPUs with these nvidia-smi indices, asked of
     nvidia-smi (so this process opens no CUDA context); None when it cannot tell (no
     nvidia-smi, UUIDs or MIG names in CUDA_VISIBLE_DEVICES)."""
     if not gpus or shutil.which("nvidia-smi") is None:
         return None
     try:
-        out = run(["nvidia-smi", "--query-gpu=index,memory.free", "--format=csv,noheader,nounits"],
-                  capture_output=True, text=True, timeout=20)
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,memory.free",
+                              "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return None
     free = {}

@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import signal
 import socket
-import subprocess
 import threading
 import time
 import traceback
@@ -160,14 +159,13 @@ def sharing_per_gpu(workers: int, gpus: list[str]) -> int:
     return -(-workers // len(gpus)) if gpus else 1
 
 
-def check_gpus_fit(configs: list, workers: int | None, backend: str, device: str,
-                   run=subprocess.run) -> None:
+def check_gpus_fit(configs: list, workers: int | None, backend: str, device: str) -> None:
     """Refuse, before any run is written, a sweep whose largest model does not fit the free
     memory of the GPUs a local pool would use, split between the workers sharing each GPU
     (nvidia-smi's numbers: this process opens no CUDA context). Nothing to check on CPUs, MPS
     and Metal (the host's memory, checked by the runner) or without nvidia-smi."""
     gpus = uses_gpus(backend, device)
-    free = gpu_free_memory(gpus, run) if gpus else None
+    free = gpu_free_memory(gpus) if gpus else None
     if free is None:
         return
     sharing = sharing_per_gpu(workers or len(gpus), gpus)
