@@ -320,3 +320,167 @@ def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_p
     assert first["status"] == "failed" and first["worker_exits"]
     assert "AcceleratorError: CUDA error: an illegal memory access" in first["error"]
     assert RunDir(tmp_path / configs[0].run_id).read_summary()["status"] == "failed"
+
+
+# -- the deterministic mode ---------------------------------------------------------------------
+@pytest.fixture
+def deterministic_flags_restored():
+    import torch
+
+    cuda = torch.backends.cuda
+    before = (torch.are_deterministic_algorithms_enabled(), cuda.flash_sdp_enabled(),
+              cuda.mem_efficient_sdp_enabled(), cuda.cudnn_sdp_enabled())
+    yield
+    torch.use_deterministic_algorithms(before[0])
+    for enable, on in zip((cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp,
+                           cuda.enable_cudnn_sdp), before[1:]):
+        enable(on)
+
+
+def test_deterministic_sets_the_flags_and_changes_no_cpu_result(monkeypatch,
+                                                              deterministic_flags_restored):
+    import os
+
+    import torch
+    from click.testing import CliRunner
+
+    from qktorch.train import Trainer
+    from sweeps.cli import make_cli
+    from sweeps.platform.devices import DETERMINISTIC, deterministic_mode
+
+    cfg = smoke_config("torch", "model.qk_norm=rms")
+    plain = torch_steps(Trainer(cfg, device="cpu"), steps=3)
+    assert not torch.are_deterministic_algorithms_enabled()
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setenv(DETERMINISTIC, "1")  # what --deterministic sets
+    deterministic = torch_steps(Trainer(cfg, device="cpu"), steps=3)
+    assert torch.are_deterministic_algorithms_enabled()
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    assert not torch.backends.cuda.flash_sdp_enabled()
+    assert not torch.backends.cuda.mem_efficient_sdp_enabled()
+    np.testing.assert_array_equal(deterministic, plain)
+    monkeypatch.delenv(DETERMINISTIC)
+    assert not deterministic_mode()
+    result = CliRunner().invoke(make_cli("torch"), ["train", "--deterministic",
+                                                    "--set", "train.lr=-1"])
+    assert result.exit_code == 2  # the bad LR, after the options were read
+    assert deterministic_mode()  # the flag sets it for this process and its workers
+
+
+def test_qkmlx_refuses_deterministic_on_a_gpu():
+    from qkmlx.train import make_deterministic
+    from sweeps.core.errors import HarnessError
+
+    make_deterministic("cpu")  # its CPU runs are bit-identical already
+    with pytest.raises(HarnessError, match="MLX has no deterministic mode"):
+        make_deterministic("gpu")
+
+
+# -- MLX: TF32 is read once per process; MLX may be missing -------------------------------------
+def test_mlx_tf32_is_set_once_per_process_and_a_change_is_refused(monkeypatch):
+    import os
+
+    import qkmlx.train
+    from sweeps.core.errors import HarnessError
+
+    monkeypatch.setattr(qkmlx.train, "_tf32", [])  # a fresh process
+    monkeypatch.setenv("MLX_ENABLE_TF32", "1")
+    qkmlx.train.set_tf32(False)
+    assert os.environ["MLX_ENABLE_TF32"] == "0"
+    qkmlx.train.set_tf32(False)  # the same again is fine
+    with pytest.raises(HarnessError, match="--tf32 is off for MLX in this process already"):
+        qkmlx.train.set_tf32(True)
+
+
+def test_without_mlx_qkmlx_says_what_to_install_and_qktorch_still_works(monkeypatch, tmp_path):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from sweeps.cli import make_cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith(
+        "mlx") else real(name, *a))
+    result = CliRunner().invoke(make_cli("mlx"), ["train", "--preset", "smoke", "--out",
+                                                  str(tmp_path / "run")])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines[-1].startswith("Error: qkmlx needs mlx, which is not installed here: pip "
+                                "install -e '.[cpu]'") and "'.[cuda]'" in lines[-1]
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+    from sweeps.run.backends import check_device
+
+    check_device("torch", "cpu")  # qktorch does not need MLX
+
+
+# -- sweep --estimate before a sweep: the probe in a child process --------------------------------
+def test_an_estimate_before_a_sweep_probes_in_a_child_process(tmp_path):
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+from sweeps.sweep.estimate import estimate_sweep
+from sweeps.sweep.runner import Sweep
+from sweeps.sweep.spec import load_spec
+sweep = Sweep(load_spec("smoke"), "torch", ["data.builtin_stories=300"], {str(tmp_path)!r})
+result = estimate_sweep(sweep, "torch", "cpu", seconds=0.2, echo=lambda line: None, apart=True)
+print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "qktorch")))
+"""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "24 []"  # measured, and no torch in this process
+
+
+# -- the GPU check script, on the CPU --------------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_throughput_prints_each_row_as_measured_and_the_table_to_a_summary(tmp_path):
+    import subprocess
+    import sys
+
+    summary = tmp_path / "tables"
+    out = subprocess.run(
+        [sys.executable, "benchmarks/throughput.py", "--preset", "smoke", "--backends", "torch",
+         "--threads", "1", "--steps", "1", "--rounds", "2", "--warmup", "1", "--workers", "1,2",
+         "--summary", str(summary)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    rows = [i for i, line in enumerate(lines) if line.startswith("round ")]
+    table = next(i for i, line in enumerate(lines) if line.startswith("case "))
+    assert lines[0].startswith("throughput: preset smoke") and "ready: qktorch" in lines[1]
+    assert len(rows) == 4 and max(rows) < table  # qktorch and qktorch x2, each round
+    assert "round 2/2: qktorch x2" in lines[max(rows)] and "aggregate" in lines[max(rows)]
+    written = summary.read_text()
+    assert "case " in written and "2 worker(s):" in written and "round " not in written
+
+
+def test_gpu_check_needs_only_python3_and_ends_with_its_summary(tmp_path):
+    """The script's skeleton in seconds: python3 only on PATH (no `python`), the environment
+    section, then a budget too small for the rest, which is skipped and listed."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (bin_dir / "python3").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "DEVICE": "cpu", "BUDGET_S": "25",
+           "OUT": str(tmp_path)}
+    env.pop("PYTHON", None)
+    out = subprocess.run(["bash", "benchmarks/gpu_check.sh"], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert f"python {sys.version.split()[0]} {sys.executable}" in text
+    assert "torch " in text and "== summary (" in text
+    summary = text[text.index("== summary ("):].splitlines()
+    assert summary[1].split()[:2] == ["environment", "ok"]
+    assert [line.split()[0] for line in summary[2:5]] == ["compiled", "throughput", "throughput"]
+    assert all("skipped" in line for line in summary[2:6])
+    assert (tmp_path / "gpu_check.log").read_text().rstrip().endswith(summary[-1])
