@@ -2,7 +2,7 @@
 import os
 
 os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
-import mlx.core as mx  # noqa: E402
+import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_map, tree_unflatten
 

@@ -19,8 +19,9 @@ def pick_device(name: str) -> str:
     """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
     available = {"cpu": True, "cuda": torch.cuda.is_available(),
                  "mps": torch.backends.mps.is_available()}
-    hint = (f"torch {torch.__version__} (built for CUDA {torch.version.cuda}) cannot use it: "
-            f"install the torch wheel for the driver's CUDA version (README, On a CUDA machine)")
+    build = f"built for CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+    hint = (f"torch {torch.__version__} ({build}) cannot use it: install the torch wheel for "
+            f"the driver's CUDA version (README, On a CUDA machine)")
     return choose_device("torch", name, available, hint)
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from crosscheck.tolerances import TOLERANCES
-from sweeps.data import batch_starts
 from sweeps.core.schedule import lr_at
+from sweeps.data import batch_starts
 from tests.conftest import smoke_config
 
 
@@ -153,7 +153,7 @@ def test_pick_device_refuses_unknown_and_absent_devices_and_orders_auto(monkeypa
     from sweeps.core.errors import HarnessError
     from sweeps.platform import devices
 
-    monkeypatch.setattr(devices, "listed_gpus", lambda: [])
+    monkeypatch.setattr(devices, "listed_gpus", list)
     everything = {"cpu": True, "cuda": True, "mps": True}
     assert devices.pick_device("torch", "auto", everything, "") == "cuda"
     assert devices.pick_device("torch", "auto", {"cpu": True, "mps": True}, "") == "mps"
@@ -429,8 +429,8 @@ result = estimate_sweep(sweep, "torch", "cpu", seconds=0.2, echo=lambda line: No
 print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "qktorch")))
 """
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=root, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                         text=True, cwd=root, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "24 []"  # measured, and no torch in this process
 
@@ -447,7 +447,7 @@ def test_throughput_prints_each_row_as_measured_and_the_table_to_a_summary(tmp_p
     out = subprocess.run(
         [sys.executable, "benchmarks/throughput.py", "--preset", "smoke", "--backends", "torch",
          "--threads", "1", "--steps", "1", "--rounds", "2", "--warmup", "1", "--workers", "1,2",
-         "--summary", str(summary)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+         "--summary", str(summary)], check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     rows = [i for i, line in enumerate(lines) if line.startswith("round ")]
@@ -473,8 +473,8 @@ def test_gpu_check_needs_only_python3_and_ends_with_its_summary(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "DEVICE": "cpu", "BUDGET_S": "25",
            "OUT": str(tmp_path)}
     env.pop("PYTHON", None)
-    out = subprocess.run(["bash", "benchmarks/gpu_check.sh"], capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=120)
+    out = subprocess.run(["bash", "benchmarks/gpu_check.sh"], check=False, capture_output=True,
+                         text=True, cwd=ROOT, env=env, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert f"python {sys.version.split()[0]} {sys.executable}" in text

@@ -111,7 +111,8 @@ def listed_gpus() -> list[str]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+        out = subprocess.run(["nvidia-smi", "-L"], check=False, capture_output=True, text=True,
+                             timeout=20)
     except (OSError, subprocess.SubprocessError):
         return []
     return [m.group(1) for m in re.finditer(r"^GPU (\d+):", out.stdout, re.MULTILINE)]
@@ -134,7 +135,7 @@ def gpu_free_memory(gpus: list[str]) -> int | None:
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=index,memory.free",
                               "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20)
+                             check=False, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return None
     free = {}

@@ -23,8 +23,8 @@ PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console sc
 # Each backend's framework module and how to install it. MLX is an extra on Linux (its wheels
 # need a recent glibc, and its CPU and CUDA backends exclude each other): pyproject.toml.
 FRAMEWORKS = {
-    "mlx": ("mlx.core", "pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
-                        "GPU (README, Install); qktorch works without it"),
+    "mlx": ("mlx.core", ("pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
+                         "GPU (README, Install); qktorch works without it")),
     "torch": ("torch", "pip install torch (README, Install)"),
 }
 

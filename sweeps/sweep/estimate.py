@@ -26,12 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.sweep import grid
-from sweeps.run.backends import trainer_factory
 from sweeps.core.config import ModelConfig, RunConfig
-from sweeps.data import batch_starts
 from sweeps.core.params import count_params
+from sweeps.data import batch_starts
 from sweeps.platform.devices import peak_flops
+from sweeps.run.backends import trainer_factory
+from sweeps.sweep import grid
+
 
 def flops_per_token(model: ModelConfig, vocab_size: int) -> int:
     """Training FLOPs per token, forward and backward (PaLM's 6 N + 12 L T C; see above)."""
