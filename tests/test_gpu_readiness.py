@@ -159,8 +159,8 @@ def test_pick_device_refuses_unknown_and_absent_devices_and_orders_auto(monkeypa
     assert devices.pick_device("torch", "auto", {"cpu": True, "mps": True}, "") == "mps"
     assert devices.pick_device("mlx", "auto", {"cpu": True, "gpu": True}, "") == "gpu"
     assert devices.pick_device("torch", "cpu", everything, "") == "cpu"
-    with pytest.raises(HarnessError, match="unknown device 'gpu'; choose one of: auto, cpu, "
-                                           "cuda, mps"):
+    with pytest.raises(HarnessError, match="unknown device 'gpu' for qktorch; choose one of: "
+                                           "auto, cpu, cuda, mps"):
         devices.pick_device("torch", "gpu", everything, "")
     with pytest.raises(HarnessError, match="^device 'cuda' is not available here; use"):
         devices.pick_device("torch", "cuda", {"cpu": True}, "hint")

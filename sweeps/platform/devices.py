@@ -19,15 +19,20 @@ AUTO_ORDER = {"mlx": ("gpu", "cpu"), "torch": ("cuda", "mps", "cpu")}
 _warned: set = set()  # the unusable-GPU warning, once per process and backend
 
 
+def check_known(backend: str, name: str) -> None:
+    """Refuse a --device the backend does not know (HarnessError, exit 2)."""
+    if name not in DEVICES[backend]:
+        raise HarnessError(f"unknown device '{name}' for qk{backend}; choose one of: "
+                           f"{', '.join(DEVICES[backend])}")
+
+
 def pick_device(backend: str, name: str, available: dict, gpu_hint: str) -> str:
     """The device `--device name` means for backend, given which of its devices the framework
     can use here (available, asked by the trainer). auto takes the first of AUTO_ORDER; when
     that is the CPU although nvidia-smi lists a GPU, one line on stderr says so and how to
     fix it (gpu_hint: the backend's install advice). An unknown or unusable device is a
     HarnessError (exit 2)."""
-    if name not in DEVICES[backend]:
-        raise HarnessError(f"unknown device '{name}'; choose one of: "
-                           f"{', '.join(DEVICES[backend])}")
+    check_known(backend, name)
     accelerator = any(available.get(d) for d in AUTO_ORDER[backend] if d != "cpu")
     if name == "auto":
         name = next(d for d in AUTO_ORDER[backend] if available.get(d))

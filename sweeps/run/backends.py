@@ -4,7 +4,7 @@ registry that maps a backend name to its trainer factory, imported only when nee
 A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer` and
 `trainer_factory(device, compile, tf32) -> (RunConfig -> Trainer)`, and a console script
 `qkNAME` that calls `sweeps.cli.main("NAME")`. Registering one is its name in
-sweeps.core.config.BACKENDS and its devices in DEVICES below.
+sweeps.core.config.BACKENDS and its devices in sweeps.platform.devices.DEVICES.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from sweeps.core.config import BACKENDS, RunConfig
 from sweeps.core.diagnostics import Probe
 from sweeps.core.errors import ConfigError
-from sweeps.platform.devices import DEVICES
+from sweeps.platform.devices import check_known
 
 PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console script
 # Each backend's framework module and how to install it. MLX is an extra on Linux (its wheels
@@ -86,9 +86,7 @@ def check_device(backend: str, device: str) -> None:
     resolve."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
-    if device not in DEVICES[backend]:
-        raise ConfigError(f"unknown device '{device}' for {PROGRAMS[backend]}; choose one of: "
-                          f"{', '.join(DEVICES[backend])}")
+    check_known(backend, device)
     check_installed(backend)
     if device not in ("auto", "cpu"):
         importlib.import_module(f"qk{backend}.train").pick_device(device)
