@@ -31,9 +31,13 @@ def device_name(device: str) -> str:
 
 
 def device_memory(device: str):
-    """(free, total) bytes of the GPU's own memory (CUDA); None where runs use the host's
+    """(free, total) bytes of the GPU's own memory (CUDA; free counts what this process's
+    allocator holds and would reuse, e.g. a previous run's); None where runs use the host's
     memory (the CPU, MPS's unified memory)."""
-    return torch.cuda.mem_get_info() if device == "cuda" else None
+    if device != "cuda":
+        return None
+    free, total = torch.cuda.mem_get_info()
+    return free + torch.cuda.memory_reserved(), total
 
 
 class Trainer:

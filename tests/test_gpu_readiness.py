@@ -218,7 +218,8 @@ def test_each_backend_asks_its_gpu_for_free_and_total_memory(monkeypatch):
     import qktorch.train
 
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (3 << 30, 80 << 30))
-    assert qktorch.train.device_memory("cuda") == (3 << 30, 80 << 30)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 1 << 30)  # reusable here
+    assert qktorch.train.device_memory("cuda") == (4 << 30, 80 << 30)
     assert qktorch.train.device_memory("cpu") is None
     assert qktorch.train.device_memory("mps") is None  # unified: the host's memory
     assert qkmlx.train.device_memory("cpu") is None
