@@ -8,7 +8,10 @@ The runner talks to an executor through the `Executor` protocol. A result is the
 summary, `{"status": "locked"}` when another process holds the run, `{"status": "died",
 "exitcode": n}` when the worker process itself died mid-run, or `{"status": "fault",
 "error": line}` when the machine failed it (a full or read-only disk, sweeps.core.errors): not
-the run's failure, so nothing is recorded and the sweep stops. EXECUTORS is the registry the
+the run's failure, so nothing is recorded and the sweep stops. A run that hit a CUDA error
+which breaks its process's GPU context (sweeps.core.errors.breaks_device) is recorded as
+failed and its summary carries `"worker_exits": True`: the local worker exits and the pool
+starts a fresh one in its place (Ray gives each GPU task a fresh worker process by default). EXECUTORS is the registry the
 CLI offers (--executor); adding one is a class with `from_options` and an entry there.
 """
 from __future__ import annotations
