@@ -1,7 +1,9 @@
 """The compiled qktorch step on a device against the eager one: per-step loss and grad norm
 within crosscheck's tolerances (float32; a 2e-2 sanity bound in bfloat16) over N steps with a
 new LR every step, one graph without recompiles or graph breaks, whether CUDA graphs were
-skipped, and (CUDA) that neither step synchronizes with the host once warm
+skipped (inductor skips them when the step mutates a non-static input, as it did while the
+parameters aliased the optimizer's flat buffer: tests/test_gpu_readiness.py checks the inputs
+on the CPU), and (CUDA) that neither step synchronizes with the host once warm
 (torch.cuda.set_sync_debug_mode("error")).
 
     python benchmarks/compiled_check.py --device cuda --preset tiny --steps 20

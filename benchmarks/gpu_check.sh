@@ -1,77 +1,143 @@
 #!/usr/bin/env bash
-# The GPU checks of the throughput work, for a session with a CUDA device. Run from the
-# repository root, on the device machine, as one command (it keeps itself under BUDGET_S):
+# The GPU check of a fresh CUDA machine, in one command from the repository root; it needs
+# only python3 with torch (and numpy, click) installed, MLX optional, no network:
 #
-#     BUDGET_S=480 bash benchmarks/gpu_check.sh
+#     bash benchmarks/gpu_check.sh
 #
-# (with the device tool: run(command="BUDGET_S=480 bash benchmarks/gpu_check.sh",
-#  timeout_s=560)). Everything it prints also lands in $OUT/gpu_check.log when $OUT is set.
+# (with the device tool: run(command="bash benchmarks/gpu_check.sh", timeout_s=480)). It keeps
+# itself under BUDGET_S (default 420 s: 7 minutes, inside an 8-minute slot), prints every
+# measured row the moment it has it (a section stopped by its time limit keeps its rows), and
+# ends with a summary table. Everything it prints also lands in $OUT/gpu_check.log when $OUT
+# is set.
 #
-# In order of importance, each section skipped once the budget would run out:
-#   1. environment: GPU, torch, CUDA, mlx
-#   2. compiled vs eager qktorch on CUDA (tiny, float32, 20 steps): per-step loss within
-#      crosscheck's 1e-4, one graph, CUDA graphs not skipped, no host sync in train_step
-#      (torch.cuda.set_sync_debug_mode("error")) for the eager and the compiled step
-#   3. throughput, tiny float32: eager vs compiled, the plain-torch reference, and 1, 4 and 8
-#      runs sharing the GPU (aggregate tokens/s, MFU, memory per run)
-#   4. throughput, core bfloat16, then core float32, then tiny bfloat16: the same cases
-#      (no reference)
-#   5. the cost estimate of the depth sweep on this GPU
-# Knobs: BUDGET_S (seconds, default 480), WORKERS (default 1,4,8), STEPS (default 20),
-# ROUNDS (default 3), PYTHON (default python), DEVICE (default cuda; cpu to try the script).
+# Sections, in order of importance, each skipped once the budget would run out (expected
+# time on one H100/H200 in brackets; about 5 minutes in all):
+#   1. environment: GPU, driver, python, torch and its CUDA, mlx; stops here if torch cannot
+#      use the GPU (README: match the wheel to the driver)                             [~10 s]
+#   2. compiled vs eager qktorch (tiny, float32, 20 steps): per-step loss within crosscheck's
+#      1e-4, one graph, CUDA graphs not skipped, no host sync in train_step      [~60-90 s]
+#   3. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
+#      is installed), the plain-torch reference, and 1 and 4 runs sharing the GPU [~90 s]
+#   4. throughput core bfloat16: the same cases, one run at a time                 [~90 s]
+#   5. the cost estimate of the depth sweep on this GPU                            [~30 s]
+# Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), STEPS (default 20), ROUNDS
+# (default 3), PYTHON (default python3, else python), PRESET_SMALL and PRESET_LARGE (default
+# tiny and core), ESTIMATE_SPEC (default depth), DEVICE (default cuda). To try it on a CPU
+# (about 5 minutes on 2 cores; tests/test_gpu_readiness.py runs its skeleton):
+#     DEVICE=cpu PRESET_SMALL=smoke PRESET_LARGE=smoke ESTIMATE_SPEC=smoke STEPS=2 ROUNDS=1 \
+#         WORKERS=1,2 bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-BUDGET_S=${BUDGET_S:-480}
-WORKERS=${WORKERS:-1,4,8}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+BUDGET_S=${BUDGET_S:-420}
+WORKERS=${WORKERS:-1,4}
 STEPS=${STEPS:-20}
 ROUNDS=${ROUNDS:-3}
-PY=${PYTHON:-python}
+PY=${PYTHON:-$(command -v python3 || command -v python)}
 DEVICE=${DEVICE:-cuda}
+PRESET_SMALL=${PRESET_SMALL:-tiny}
+PRESET_LARGE=${PRESET_LARGE:-core}
+ESTIMATE_SPEC=${ESTIMATE_SPEC:-depth}
 LOG=${OUT:+$OUT/gpu_check.log}
 LOG=${LOG:-/dev/null}
+WORK=$(mktemp -d)
+export PY DEVICE WORK PRESET_SMALL ESTIMATE_SPEC
 START=$(date +%s)
+: >"$WORK/sections"
 
 say() { echo "$@" | tee -a "$LOG"; }
 left() { echo $((BUDGET_S - ($(date +%s) - START))); }
 # section NEEDED_S LIMIT_S TITLE COMMAND...: runs COMMAND under `timeout LIMIT_S` when at
-# least NEEDED_S of the budget are left, else says it was skipped.
+# least NEEDED_S of the budget are left, else says it was skipped; records the outcome.
 section() {
-  local need=$1 limit=$2 title=$3; shift 3
+  local need=$1 limit=$2 title=$3 began rc status; shift 3
   if [ "$(left)" -lt "$need" ]; then
     say "== $title: skipped ($(left) s of the budget left, needs about $need s)"
-    return
+    printf '%s\t%s\t%s\n' "$title" "skipped" "-" >>"$WORK/sections"
+    return 1
   fi
   [ "$limit" -gt "$(left)" ] && limit=$(left)
-  say "== $title ($(date +%T), $(left) s of the budget left)"
+  say "== $title ($(date +%T), $(left) s of the budget left, limit $limit s)"
+  began=$(date +%s)
   timeout "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  [ "$rc" -ne 0 ] && say "== $title: exit code $rc$([ "$rc" -eq 124 ] && echo ' (timed out)')"
+  rc=${PIPESTATUS[0]}
+  case $rc in 0) status=ok ;; 124) status="timed out" ;; *) status="FAIL (exit $rc)" ;; esac
+  [ "$rc" -ne 0 ] && say "== $title: $status"
+  printf '%s\t%s\t%s\n' "$title" "$status" "$(($(date +%s) - began))" >>"$WORK/sections"
+  return "$rc"
 }
 
-section 10 30 "environment" bash -c "
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-  $PY -c 'import sys, torch; print(\"python\", sys.version.split()[0], \"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"available\", torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else \"\")'
-  $PY -c 'import mlx.core as mx; print(\"mlx\", mx.__version__, \"gpu\", mx.cuda.is_available())' 2>/dev/null || echo 'mlx: not installed (the qkmlx cases are left out)'
-  $PY -c 'import click, numpy; print(\"click, numpy: ok\")'"
+summary() {
+  say ""
+  say "== summary ($(($(date +%s) - START)) s of a $BUDGET_S s budget)"
+  while IFS=$'\t' read -r title status secs; do
+    say "$(printf '  %-52s %-16s %6s s' "$title" "$status" "$secs")"
+  done <"$WORK/sections"
+  [ -s "$WORK/checks" ] && { say ""; say "compiled vs eager:"; say "$(cat "$WORK/checks")"; }
+  [ -s "$WORK/tables" ] && { say ""; say "$(cat "$WORK/tables")"; }
+}
+trap 'summary; rm -rf "$WORK"' EXIT
+
+if [ -z "$PY" ]; then
+  say "gpu_check: no python3 or python on PATH"
+  exit 2
+fi
+
+environment() {
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,memory.free,driver_version --format=csv,noheader
+  command -v nvidia-smi >/dev/null && nvidia-smi | grep -m1 "CUDA Version"
+  "$PY" - "$DEVICE" <<'EOF'
+import sys
+print("python", sys.version.split()[0], sys.executable)
+import torch
+cuda = torch.cuda.is_available()
+print("torch", torch.__version__, "built for CUDA", torch.version.cuda, "available", cuda,
+      torch.cuda.get_device_name() if cuda else "")
+try:
+    import mlx.core as mx
+    gpu = getattr(mx, "cuda", None) is not None and mx.cuda.is_available()
+    print("mlx", mx.__version__, "CUDA backend", gpu)
+except ImportError:
+    print("mlx: not installed (pip install -e '.[cuda]'); the qkmlx cases are left out")
+import numpy, click  # noqa: F401  the harness's own needs
+import qktorch.train, sweeps.cli  # noqa: F401
+if sys.argv[1] == "cuda" and not cuda:
+    sys.exit("torch cannot use the GPU: install the torch wheel for the driver's CUDA "
+             "version (README, On a CUDA machine)")
+EOF
+}
+export -f environment
+section 10 60 "environment" bash -c environment || exit 1
+
 BACKENDS=torch
-$PY -c 'import mlx.core as mx; assert mx.cuda.is_available()' 2>/dev/null && BACKENDS=torch,mlx
+"$PY" -c 'import mlx.core as mx; assert mx.cuda.is_available()' 2>/dev/null && [ "$DEVICE" = cuda ] \
+  && BACKENDS=torch,mlx
 
-section 90 150 "compiled vs eager on CUDA (tiny, float32)" \
-  $PY benchmarks/compiled_check.py --device $DEVICE --preset tiny --steps 20
-
-bench() {  # bench PRESET DTYPE [extra options]
-  local preset=$1 dtype=$2; shift 2
-  section 60 200 "throughput $preset $dtype" $PY benchmarks/throughput.py --device $DEVICE \
-    --preset "$preset" --dtype "$dtype" --compile --backends "$BACKENDS" --workers "$WORKERS" \
-    --steps "$STEPS" --rounds "$ROUNDS" "$@"
+compiled() {
+  set -o pipefail
+  "$PY" benchmarks/compiled_check.py --device "$DEVICE" --preset "$PRESET_SMALL" --steps 20 \
+    | tee "$WORK/compiled"
+  local rc=$?
+  grep -E "^  .*(pass|FAIL)  |^compiled_check:" "$WORK/compiled" >"$WORK/checks"
+  return $rc
 }
-bench tiny float32 --reference
-bench core bfloat16
-bench core float32
-bench tiny bfloat16
+export -f compiled
+section 60 150 "compiled vs eager ($PRESET_SMALL, float32)" bash -c compiled
 
-section 30 60 "estimate of the depth sweep on this GPU (eager, float32)" bash -c "
-  $PY -c 'from qktorch.cli import main; main()' sweep depth --dry-run --estimate \
-    --device $DEVICE --runs-dir /tmp/gpu-check-runs | head -8"
-say "== done in $(( $(date +%s) - START )) s"
+bench() {  # bench NEEDED LIMIT PRESET DTYPE WORKERS [extra options]
+  local need=$1 limit=$2 preset=$3 dtype=$4 workers=$5; shift 5
+  section "$need" "$limit" "throughput $preset $dtype (workers $workers)" \
+    "$PY" benchmarks/throughput.py --device "$DEVICE" --preset "$preset" --dtype "$dtype" \
+    --compile --backends "$BACKENDS" --workers "$workers" --steps "$STEPS" --rounds "$ROUNDS" \
+    --blas openblas --summary "$WORK/tables" "$@"
+}
+bench 60 140 "$PRESET_SMALL" float32 "$WORKERS" --reference
+bench 60 120 "$PRESET_LARGE" bfloat16 1
+
+estimate() {
+  "$PY" -c 'from qktorch.cli import main; main()' sweep "$ESTIMATE_SPEC" --dry-run --estimate \
+    --device "$DEVICE" --runs-dir "$WORK/runs" | head -8
+}
+export -f estimate
+section 30 60 "estimate of the $ESTIMATE_SPEC sweep (eager, float32)" bash -c estimate
+exit 0

@@ -207,6 +207,11 @@ def mlx_device(device: str) -> str:
     return "gpu" if device in ("cuda", "mps") else device
 
 
+def say(line: str) -> None:
+    """A progress line, on stdout at once: a run stopped by its time limit keeps what it had."""
+    print(line, flush=True)
+
+
 # -- measuring -----------------------------------------------------------------------------
 def measure_round(group: list[Worker], steps: int) -> dict:
     """All workers of a group run `steps` steps at once: the group's aggregate rate."""
@@ -259,6 +264,8 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads per process (default: the cores, shared out between "
                              "the workers of a group)")
+    parser.add_argument("--summary", metavar="FILE",
+                        help="also append the final table to FILE (benchmarks/gpu_check.sh)")
     args = parser.parse_args(argv)
     if args.worker:
         return worker(json.loads(args.worker))
@@ -281,6 +288,9 @@ def main(argv=None) -> None:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: clean up workers
     singles = cases(args, find_openblas())
+    say(f"throughput: preset {args.preset}, {args.dtype} on {args.device}: "
+        f"{len(singles)} case(s), {counts or [1]} worker(s), {args.rounds} rounds of "
+        f"{args.steps} steps; each row as it is measured, the table at the end")
     workers = {case.label: Worker(case, threads(1)) for case in singles}
     groups = {}
     finished = False
@@ -297,41 +307,55 @@ def main(argv=None) -> None:
         groups = {k: g for k, g in groups.items() if all(w.info for w in g)}
         rates = {label: [] for label in alive}
         scaled = {key: [] for key in groups}
+        for label, w in alive.items():
+            say(f"ready: {label} ({w.info['startup_s']:.1f} s to build and warm up)")
+        for label, error in failed.items():
+            say(f"failed: {label}: {error}")
         for r in range(args.rounds):  # interleaved: every case once per round, order rotating
             order = list(alive.items())
             order = order[r % len(order):] + order[: r % len(order)] if order else order
             for label, w in order:
                 res = measure_round([w], args.steps)
                 rates[label].append(args.steps * cfg.tokens_per_step / res["wall"])
+                say(f"round {r + 1}/{args.rounds}: {label:34s} {rates[label][-1]:12,.0f} "
+                    f"tokens/s")
             for key, group in groups.items():
                 res = measure_round(group, args.steps)
                 scaled[key].append(len(group) * args.steps * cfg.tokens_per_step / res["wall"])
+                say(f"round {r + 1}/{args.rounds}: {key[0] + f' x{key[1]}':34s} "
+                    f"{scaled[key][-1]:12,.0f} tokens/s aggregate")
         finished = True
     finally:
         for w in [*workers.values(), *(w for g in groups.values() for w in g)]:
             w.close(kill=not finished)
 
+    lines = []
+
+    def table(line: str = "") -> None:  # the final table, on stdout and into --summary
+        lines.extend(line.split("\n"))
+        print(line, flush=True)
+
     first = next(iter(alive.values()), None)
     device, name = (first.info["device"], first.info["device_name"]) if first else ("?", "?")
     peak, peak_name = peak_flops(device, name, args.dtype, args.tf32)
     params = count_params(cfg.model, cfg.vocab_size)
-    print(f"preset {args.preset}: {params['total'] / 1e6:.2f}M params "
+    table(f"preset {args.preset}: {params['total'] / 1e6:.2f}M params "
           f"({params['non_embedding'] / 1e6:.2f}M non-embedding), {fpt / 1e6:.2f} MFLOPs/token, "
           f"{cfg.tokens_per_step:,} tokens/step")
-    print(f"device {args.device} ({name}), {args.dtype}{', tf32' if args.tf32 else ''}, "
+    table(f"device {args.device} ({name}), {args.dtype}{', tf32' if args.tf32 else ''}, "
           f"{threads(1)} thread(s) per single run; {args.steps} steps x {args.rounds} rounds "
           f"after {args.warmup} warm-up steps, interleaved"
           + (f"; peak {peak / 1e12:.1f} TFLOP/s ({peak_name})" if peak else
              "; no known peak FLOP/s for this device (no MFU)"))
-    print(f"{'case':34s} {'tokens/s best':>12s} {'median':>12s}   {'FLOP/s':>9s}  {'MFU':>6s}"
+    table(f"{'case':34s} {'tokens/s best':>12s} {'median':>12s}   {'FLOP/s':>9s}  {'MFU':>6s}"
           f"   vs first (median of rounds)")
     base = rates[next(iter(rates))] if rates else []
     for label, values in rates.items():
-        print(report_line(label, values, fpt, peak, base))
+        table(report_line(label, values, fpt, peak, base))
     for label, error in failed.items():
-        print(f"{label:34s} failed: {error}")
+        table(f"{label:34s} failed: {error}")
     if counts:
-        print(f"\nruns sharing the device: aggregate tokens/s (best round), "
+        table(f"\nruns sharing the device: aggregate tokens/s (best round), "
               f"{'per-worker threads: cores / workers' if on_cpu else 'one process per run'}")
         for case in singles:
             if case.label not in alive or case.spec["kind"] == "reference":
@@ -339,14 +363,17 @@ def main(argv=None) -> None:
             one = max(rates[case.label])
             memory = workers[case.label].info.get("memory_bytes")
             mem = f", {memory / 2**30:.2f} GiB device memory per run" if memory else ""
-            print(f"  {case.label}{mem}")
+            table(f"  {case.label}{mem}")
             for n in counts:
                 agg = one if n == 1 else max(scaled.get((case.label, n), [0]))
                 if n > 1 and (case.label, n) not in scaled:
                     continue
-                print(f"    {n} worker(s): {agg:12,.0f} tokens/s aggregate, "
+                table(f"    {n} worker(s): {agg:12,.0f} tokens/s aggregate, "
                       f"{agg / n:12,.0f} per run, {agg / one:5.2f}x one run"
                       + (f", MFU {agg * fpt / peak:.1%}" if peak else ""))
+    if args.summary:
+        with open(args.summary, "a") as f:
+            f.write("\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":

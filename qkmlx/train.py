@@ -1,50 +1,84 @@
 """The MLX Trainer driven by sweeps.run.loop.train_run. Mirrors qktorch/train.py line for line."""
 import os
 
+os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
 import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn, objective
 from qkmlx.optim import AdamW, clip_gradients, clip_qk
-from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
-from sweeps.platform.devices import host_cpu_name
-from sweeps.core.params import init_params
+from sweeps.core.params import check_fits_device, init_params
+from sweeps.platform.devices import deterministic_mode, host_cpu_name
+from sweeps.platform.devices import pick_device as choose_device
 from sweeps.run.checkpoint import TrainerState
-
-DEVICES = BACKEND_DEVICES["mlx"]
 
 
 def pick_device(name: str) -> str:
-    if name not in DEVICES:
-        raise HarnessError(f"unknown device '{name}'; choose one of: {', '.join(DEVICES)}")
-    available = {"cpu": True, "gpu": mx.metal.is_available() or mx.cuda.is_available()}
-    if name == "auto":
-        name = next(d for d in ("gpu", "cpu") if available[d])
-    if not available[name]:
-        raise HarnessError(f"device '{name}' is not available here; use --device auto or cpu")
+    """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
+    cuda = getattr(mx, "cuda", None)  # mlx before its CUDA backend has no mx.cuda
+    available = {"cpu": True, "gpu": mx.metal.is_available() or bool(cuda and
+                                                                      cuda.is_available())}
+    hint = (f"mlx {mx.__version__} has no CUDA backend here: install it with "
+            f"pip install -e '.[cuda]' (README, On a CUDA machine)")
+    name = choose_device("mlx", name, available, hint)
     mx.set_default_device(mx.gpu if name == "gpu" else mx.cpu)
     return name
 
 
 def device_name(device: str) -> str:
     """The device's model name, for peak FLOP/s (sweeps.platform.devices.PEAK_FLOPS)."""
-    return mx.device_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+    return gpu_info().get("device_name", device) if device == "gpu" else host_cpu_name()
+
+
+def device_memory(device: str):
+    """(free, total) bytes of the GPU's own memory (CUDA; free: the total less what this
+    process holds, all MLX reports); None where runs use the host's memory (the CPU, Metal)."""
+    cuda = getattr(mx, "cuda", None)
+    if device != "gpu" or not (cuda and cuda.is_available()):
+        return None
+    total = gpu_info().get("memory_size")
+    active = getattr(mx, "get_active_memory", None) or mx.metal.get_active_memory
+    return (total - active(), total) if total else None
+
+
+def gpu_info() -> dict:
+    """MLX's description of the GPU: mx.device_info in newer mlx, mx.metal's before."""
+    return (getattr(mx, "device_info", None) or mx.metal.device_info)()
+
+
+_tf32 = []  # the setting this process's first Trainer gave MLX
+
+
+def set_tf32(tf32: bool) -> None:
+    """MLX reads MLX_ENABLE_TF32 once per process, at its first float32 matmul on a GPU that
+    has TF32: the first Trainer sets it, and a later one that asks for the other setting is
+    refused rather than silently trained with the first one's."""
+    if _tf32 and _tf32[0] != tf32:
+        raise HarnessError(f"--tf32 is {'on' if _tf32[0] else 'off'} for MLX in this process "
+                           f"already (MLX reads MLX_ENABLE_TF32 once); use a new process")
+    if not _tf32:
+        os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
+        _tf32.append(tf32)
 
 
 class Trainer(TrainerState):
     """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
 
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
-                 tf32: bool = False):
+                 tf32: bool = False, deterministic: bool | None = None):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
+        check_fits_device(cfg, device_memory(self.device))  # before anything is allocated
+        # Bit-identical reruns on a GPU when asked for (--deterministic; the CPU always is).
+        if deterministic_mode() if deterministic is None else deterministic:
+            make_deterministic(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
-        os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
+        set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
         self.model = GPT(cfg.model, cfg.vocab_size)
         # Interventions in the step (sweeps.core.interventions); both off: the plain step.
@@ -149,6 +183,14 @@ class Trainer(TrainerState):
     def set_params(self, params: dict) -> None:
         self.model.load_weights([(k, mx.array(v)) for k, v in params.items()], strict=True)
         mx.eval(self.model.parameters())
+
+
+def make_deterministic(device: str) -> None:
+    """MLX has no switch for deterministic GPU kernels: refused on the GPU; its CPU runs are
+    bit-identical already (tests/test_train.py)."""
+    if device == "gpu":
+        raise HarnessError("--deterministic is for qktorch: MLX has no deterministic mode for "
+                           "its GPU kernels; use --device cpu or qktorch")
 
 
 def compile_step(step, model, optimizer: AdamW):

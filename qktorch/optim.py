@@ -6,7 +6,9 @@ arithmetic and share one checkpoint format (MLX's AdamW has no bias correction b
 
 Multi-tensor: the parameters, their gradient and the Adam moments each live in one flat
 buffer (the decayed 2-D weights first), so a step is a dozen whole-buffer ops instead of a
-dozen per tensor; the model's parameters are views into the buffer. Every element goes through
+dozen per tensor; the model's parameters are views into the buffer, and the step writes them
+through those views (two foreach ops), never through the buffer itself, so a compiled step has
+no aliased inputs and CUDA graphs can capture it. Every element goes through
 exactly the operations of the per-tensor formula, in the same order and precision, so the
 result is bit-identical to updating tensor by tensor (tests/test_throughput.py). MLX fuses its
 per-tensor graph under mx.compile instead (qkmlx/optim.py).
@@ -17,11 +19,21 @@ from sweeps.core.config import TrainConfig
 from sweeps.core.params import decays
 from sweeps.core.schedule import decay_per_lr
 from sweeps.run.checkpoint import pack_optimizer, unpack_optimizer
+from sweeps.platform.devices import async_copy
 
 
 def flatten(tensors, out=None) -> torch.Tensor:
     """The tensors (gradients, in the optimizer's order) as one flat buffer (into out)."""
     return torch.cat([t.reshape(-1) for t in tensors], out=out)
+
+
+def to_device(host: torch.Tensor, device) -> torch.Tensor:
+    """A host tensor on the device: without waiting only from pinned memory on CUDA (a
+    plain .to(cuda) from pageable memory synchronizes the stream; sweeps.platform.devices.
+    async_copy says where it is safe); elsewhere a plain copy."""
+    if async_copy(torch.device(device).type):
+        return host.pin_memory().to(device, non_blocking=True)
+    return host.to(device)
 
 
 def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
@@ -60,7 +72,7 @@ class AdamW:
         # The buffer's order: decayed (2-D) weights first, so decay is one slice.
         order = sorted(params, key=lambda name: not decays(name, params[name].shape))
         self.params = {name: params[name] for name in order}
-        self.n_decay = sum(p.numel() for n, p in self.params.items() if decays(n, p.shape))
+        self.n_decayed = sum(decays(n, p.shape) for n, p in self.params.items())  # tensors
         self.flat = flatten(p.detach() for p in self.params.values())
         for p, view in zip(self.params.values(), self.views(self.flat)):
             p.data = view  # the model now trains in the buffer
@@ -81,11 +93,9 @@ class AdamW:
     def lr_tensor(self, lr: float) -> torch.Tensor:
         """The step's scalars on the device, [lr, 1 - lr * decay_per_lr], rounded from the
         host's double precision to float32 as a Python scalar would be: a new LR is new data,
-        not a new graph. Copied from pinned memory without waiting for the device."""
+        not a new graph. On CUDA copied from pinned memory without waiting (to_device)."""
         host = torch.tensor([lr, 1 - lr * self.decay_per_lr], dtype=torch.float32)
-        if self.flat.device.type == "cuda":
-            host = host.pin_memory()
-        return host.to(self.flat.device, non_blocking=True)
+        return to_device(host, self.flat.device)
 
     @torch.no_grad()
     def update(self, params: dict, grads: torch.Tensor, lr: torch.Tensor):
@@ -99,13 +109,17 @@ class AdamW:
         step = self.state["step"].add_(1)
         bias1 = 1 - self.beta1 ** step
         bias2 = 1 - self.beta2 ** step
-        p, g, m, v, a, b = self.flat, grads, self.state["m"], self.state["v"], self.a, self.b
+        g, m, v, a, b = grads, self.state["m"], self.state["v"], self.a, self.b
         m.mul_(self.beta1).add_(torch.mul(g, 1 - self.beta1, out=a))
         v.mul_(self.beta2).add_(torch.mul(g, 1 - self.beta2, out=a).mul_(g))
-        p[: self.n_decay].mul_(lr[1])
+        # The parameters are written through their own views, never through self.flat: a
+        # compiled step that saw both would get aliased mutated inputs, which AOTAutograd
+        # merges into one non-static input and CUDA graphs then skip (issue 22).
+        views = list(params.values())
+        torch._foreach_mul_(views[: self.n_decayed], lr[1])
         torch.div(m, bias1, out=a).mul_(lr[0])
         torch.div(v, bias2, out=b).sqrt_().add_(self.eps)
-        p.sub_(a.div_(b))
+        torch._foreach_sub_(views, self.views(a.div_(b)))
 
     def state_numpy(self) -> dict:
         """The checkpoint format of sweeps.run.checkpoint."""

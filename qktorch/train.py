@@ -1,33 +1,29 @@
 """The PyTorch Trainer driven by sweeps.run.loop.train_run. Mirrors qkmlx/train.py line for line."""
 import contextlib
+import os
 import warnings
 
 import numpy as np
 import torch
 
 from qktorch.model import GPT, loss_fn, objective
-from qktorch.optim import AdamW, clip_gradients, clip_qk, flatten
-from sweeps.platform.devices import DEVICES as BACKEND_DEVICES
+from qktorch.optim import AdamW, clip_gradients, clip_qk, flatten, to_device
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
-from sweeps.core.errors import HarnessError
-from sweeps.platform.devices import host_cpu_name
-from sweeps.core.params import init_params
+from sweeps.core.params import check_fits_device, init_params
+from sweeps.platform.devices import deterministic_mode, host_cpu_name
+from sweeps.platform.devices import pick_device as choose_device
 from sweeps.run.checkpoint import TrainerState
-
-DEVICES = BACKEND_DEVICES["torch"]
 
 
 def pick_device(name: str) -> str:
-    if name not in DEVICES:
-        raise HarnessError(f"unknown device '{name}'; choose one of: {', '.join(DEVICES)}")
+    """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
     available = {"cpu": True, "cuda": torch.cuda.is_available(),
                  "mps": torch.backends.mps.is_available()}
-    if name == "auto":
-        return next(d for d in ("cuda", "mps", "cpu") if available[d])
-    if not available[name]:
-        raise HarnessError(f"device '{name}' is not available here; use --device auto or cpu")
-    return name
+    build = f"built for CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+    hint = (f"torch {torch.__version__} ({build}) cannot use it: install the torch wheel for "
+            f"the driver's CUDA version (README, On a CUDA machine)")
+    return choose_device("torch", name, available, hint)
 
 
 def device_name(device: str) -> str:
@@ -35,14 +31,28 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name() if device == "cuda" else host_cpu_name()
 
 
+def device_memory(device: str):
+    """(free, total) bytes of the GPU's own memory (CUDA; free counts what this process's
+    allocator holds and would reuse, e.g. a previous run's); None where runs use the host's
+    memory (the CPU, MPS's unified memory)."""
+    if device != "cuda":
+        return None
+    free, total = torch.cuda.mem_get_info()
+    return free + torch.cuda.memory_reserved(), total
+
+
 class Trainer(TrainerState):
     """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
 
     def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
-                 tf32: bool = False):
+                 tf32: bool = False, deterministic: bool | None = None):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
+        check_fits_device(cfg, device_memory(self.device))  # before anything is allocated
+        # Bit-identical reruns on a GPU when asked for (--deterministic; the CPU always is).
+        if deterministic_mode() if deterministic is None else deterministic:
+            make_deterministic(self.device)
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
@@ -66,13 +76,8 @@ class Trainer(TrainerState):
         return torch.autocast(device_type=self.device, dtype=self.compute_dtype)
 
     def tensor(self, a: np.ndarray):
-        """A host array as int64 on the device without waiting for the device: a plain
-        .to(cuda) from pageable memory synchronizes the stream, a copy from pinned memory
-        does not."""
-        host = torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
-        if self.device == "cuda":
-            host = host.pin_memory()
-        return host.to(self.device, non_blocking=True)
+        """A host array as int64 on the device (on CUDA without waiting: to_device)."""
+        return to_device(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), self.device)
 
     def objective_of(self, x, y):
         """(objective, cross entropy, *QK-clip's max logits): qktorch.model.objective."""
@@ -168,13 +173,24 @@ class Trainer(TrainerState):
                                    strict=True)
 
 
+def make_deterministic(device: str) -> None:
+    """Deterministic kernels for the rest of this process: every op its deterministic
+    algorithm (one without raises), cuBLAS a fixed workspace (set before its first use), and
+    attention SDPA's math backend (the flash, memory-efficient and cuDNN backwards accumulate
+    in a varying order). Slower on CUDA; on the CPU the results do not change."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
+    cuda = torch.backends.cuda
+    for enable in (cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp, cuda.enable_cudnn_sdp):
+        enable(False)
+
+
 def compile_step(step, optimizer: AdamW, graphs: bool):
     """torch.compile of the whole step (forward, backward traced into the same graph,
     clipping, AdamW), with CUDA graphs (mode reduce-overhead) when graphs. The LR arrives as a
     device tensor, so a new LR is new data, not a recompile; the buffers the step updates in
     place keep their addresses, so a CUDA graph may write them."""
-    for t in (optimizer.flat, *optimizer.state.values(), optimizer.grad, optimizer.a,
-              optimizer.b):
+    for t in (*optimizer.state.values(), optimizer.grad, optimizer.a, optimizer.b):
         torch._dynamo.mark_static_address(t)
     compiled = torch.compile(step, mode="reduce-overhead" if graphs else None, dynamic=False)
     if not hasattr(torch._dynamo.config, "trace_autograd_ops"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from sweeps.platform.devices import DEVICES
+from sweeps.platform.devices import DETERMINISTIC, DEVICES
 from sweeps.run.backends import PROGRAMS
 from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.sweep.executors import EXECUTORS
@@ -95,9 +96,19 @@ runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False), d
                                show_default=True, help="Sweeps live in RUNS_DIR/NAME/.")
 
 
+def _set_deterministic(ctx, param, value) -> None:
+    if value:  # read by each Trainer, in this process and in the workers it starts
+        os.environ[DETERMINISTIC] = "1"
+
+
 def device_options(f):
-    """--device, --compile/--no-compile and --tf32, the same names on both backends."""
+    """--device, --compile/--no-compile, --tf32 and --deterministic, the same names on both
+    backends."""
     devices = "; ".join(f"{PROGRAMS[b]}: {'|'.join(d)}" for b, d in DEVICES.items())
+    f = click.option("--deterministic", is_flag=True, expose_value=False,
+                     callback=_set_deterministic,
+                     help="Bit-identical reruns on CUDA (qktorch): deterministic kernels, "
+                          "slower (docs/DESIGN.md, Reproducibility).")(f)
     f = click.option("--tf32/--no-tf32", default=False, show_default=True,
                      help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
     f = click.option("--compile/--no-compile", default=None,
@@ -255,12 +266,17 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
         from sweeps.sweep.estimate import estimate_sweep
 
         execution.check_device()
-        estimate_sweep(plan, execution, echo=click.echo)
+        # A sweep that follows: probe in a child process, so this one keeps no GPU context.
+        estimate_sweep(plan, execution, echo=click.echo, apart=not dry_run)
     if dry_run:
         return show_plan(plan, click.echo)
     check_writable(plan.dir, "--runs-dir")
     if executor == "local":  # a Ray cluster's nodes have their own devices
+        from sweeps.sweep.executors import check_gpus_fit
+
         execution.check_device()
+        check_gpus_fit(list(plan.configs.values()), workers, execution.backend,
+                       execution.device)
     start = make_executor(executor, execution, workers, address, gpus_per_run)
     counts = run_sweep(plan, start, click.echo, retry_failed=execution.retry_failed,
                        prepare_data=executor == "local")

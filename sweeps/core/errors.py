@@ -49,6 +49,20 @@ def environment_fault(error: BaseException) -> EnvironmentFault | None:
                             f"choose another directory (--runs-dir, --out, QKNORM_DATA_DIR)")
 
 
+# What a CUDA error that breaks the process's context says (torch raises them as
+# torch.AcceleratorError or RuntimeError "CUDA error: ..."; MLX's CUDA backend says the same).
+BROKEN_DEVICE = ("cuda error", "device-side assert", "illegal memory access",
+                 "illegal instruction", "misaligned address", "unspecified launch failure")
+
+
+def breaks_device(error: BaseException) -> bool:
+    """Whether error leaves this process's GPU context unusable: after a device-side assert
+    or an illegal address every later CUDA call of the process fails too, so the worker that
+    saw it must exit (and be replaced) instead of taking the next run."""
+    text = f"{type(error).__name__}: {error}".lower()
+    return type(error).__name__ == "AcceleratorError" or any(p in text for p in BROKEN_DEVICE)
+
+
 ONE_LINE = (HarnessError, EnvironmentFault, OSError, MemoryError)  # what one_line describes
 
 

@@ -139,9 +139,11 @@ def available_memory() -> int | None:
         return None
 
 
-def check_fits(cfg: RunConfig, available: int | None = None) -> None:
+def check_fits(cfg: RunConfig, available: int | None = None,
+               memory: str = "memory available here") -> None:
     """Refuse, before anything is allocated, a run whose parameters, gradients, AdamW state
-    and activations (state_bytes) exceed the memory available here."""
+    and activations (state_bytes) exceed the memory available to it (the host's, by default;
+    memory: what `available` is, for the message)."""
     need = state_bytes(cfg)
     available = available_memory() if available is None else available
     if available is not None and need > available:
@@ -150,8 +152,36 @@ def check_fits(cfg: RunConfig, available: int | None = None) -> None:
             f"the model has {params:,} parameters and needs about {_gib(need)} to train "
             f"({_gib(STATE_BYTES_PER_PARAM * params)} for weights, gradients and AdamW state, "
             f"{_gib(activation_bytes(cfg))} for the activations of a batch), more than the "
-            f"{_gib(available)} of memory available here; shrink model.n_embd, model.n_layer, "
+            f"{_gib(available)} of {memory}; shrink model.n_embd, model.n_layer, "
             f"model.block_size, train.batch_size or the vocabulary")
+
+
+def gpu_share(free: int, total: int | None, sharing: int) -> tuple[int, str]:
+    """(bytes, description) of the GPU memory one of `sharing` runs on a GPU may use: its
+    share of the total and no more than is free now (total None: a share of the free)."""
+    if sharing <= 1:
+        return free, "GPU memory free"
+    share = min(free, total // sharing) if total else free // sharing
+    return share, (f"GPU memory one of {sharing} runs sharing the GPU may use "
+                   f"(fewer workers per GPU leave each more)")
+
+
+def check_fits_device(cfg: RunConfig, memory: tuple[int, int] | None) -> None:
+    """check_fits against the GPU's own memory, in the process about to train on it: memory
+    is (free, total) bytes from the backend's query (None: the device shares the host's
+    memory, which check_fits already counted), split between the runs_per_gpu() runs."""
+    if memory is not None:
+        check_fits(cfg, *gpu_share(*memory, runs_per_gpu()))
+
+
+RUNS_PER_GPU = "QKNORM_RUNS_PER_GPU"  # set by the local executor for its GPU workers
+
+
+def runs_per_gpu(environ=os.environ) -> int:
+    """How many runs this process shares its GPU with, itself included (1 unless the local
+    executor put several workers on one GPU)."""
+    value = environ.get(RUNS_PER_GPU, "1")
+    return max(1, int(value)) if value.isdigit() else 1
 
 
 def _gib(n: int) -> str:

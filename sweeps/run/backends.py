@@ -4,11 +4,13 @@ registry that maps a backend name to its trainer factory, imported only when nee
 A backend NAME is a package `qkNAME` whose `train.py` defines `Trainer(cfg, device, compile,
 tf32)` and `pick_device(name)`, and a console script `qkNAME` that calls
 `sweeps.cli.main("NAME")`; trainer_factory below is the one way to get a backend's trainer.
-Registering one is its name in sweeps.core.config.BACKENDS and its devices in DEVICES below.
+Registering one is its name in sweeps.core.config.BACKENDS and its devices in
+sweeps.platform.devices.DEVICES.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
@@ -17,9 +19,16 @@ import numpy as np
 from sweeps.core.config import BACKENDS, RunConfig
 from sweeps.core.diagnostics import Probe
 from sweeps.core.errors import ConfigError
-from sweeps.platform.devices import DEVICES
+from sweeps.platform.devices import check_known
 
 PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console script
+# Each backend's framework module and how to install it. MLX is an extra on Linux (its wheels
+# need a recent glibc, and its CPU and CUDA backends exclude each other): pyproject.toml.
+FRAMEWORKS = {
+    "mlx": ("mlx.core", ("pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
+                         "GPU (README, Install); qktorch works without it")),
+    "torch": ("torch", "pip install torch (README, Install)"),
+}
 
 class Trainer(Protocol):
     """One run's model and optimizer on one device.
@@ -76,6 +85,18 @@ class Trainer(Protocol):
 TrainerFactory = Callable[[RunConfig], Trainer]
 
 
+def check_installed(backend: str) -> None:
+    """Refuse, in one line naming what to install, a backend whose framework is missing."""
+    module, install = FRAMEWORKS[backend]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # its parent package is missing too
+        found = False
+    if not found:
+        raise ConfigError(f"{PROGRAMS[backend]} needs {module.split('.')[0]}, which is not "
+                          f"installed here: {install}")
+
+
 def check_device(backend: str, device: str) -> None:
     """Refuse, before any run is written, a device this backend does not know or this
     machine does not have (ConfigError, exit 2). The backend's own `pick_device` decides; its
@@ -83,9 +104,8 @@ def check_device(backend: str, device: str) -> None:
     resolve."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
-    if device not in DEVICES[backend]:
-        raise ConfigError(f"unknown device '{device}' for {PROGRAMS[backend]}; choose one of: "
-                          f"{', '.join(DEVICES[backend])}")
+    check_known(backend, device)
+    check_installed(backend)
     if device not in ("auto", "cpu"):
         backend_module(backend).pick_device(device)
 
@@ -101,6 +121,7 @@ def trainer_factory(backend: str, device: str = "auto", compile: bool | None = N
                     tf32: bool = False) -> TrainerFactory:
     """The backend's Trainer constructor: RunConfig -> Trainer. compile None: the backend's
     default (on for mlx, off for torch)."""
+    check_installed(backend)
     trainer = backend_module(backend).Trainer
     options = {"device": device, "tf32": tf32}
     if compile is not None:

@@ -18,18 +18,21 @@ needs neither the corpus nor an import of mlx or torch here.
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.sweep import grid
-from sweeps.run.backends import Execution
 from sweeps.core.config import ModelConfig, RunConfig
-from sweeps.data import batch_starts
 from sweeps.core.fmt import duration, si
 from sweeps.core.params import count_params
+from sweeps.data import batch_starts
 from sweeps.platform.devices import peak_flops
+from sweeps.run.backends import Execution
+from sweeps.sweep import grid
+
 
 def flops_per_token(model: ModelConfig, vocab_size: int) -> int:
     """Training FLOPs per token, forward and backward (PaLM's 6 N + 12 L T C; see above)."""
@@ -134,6 +137,11 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
                        tf32)
 
 
+def measure_backend(execution: Execution, cfg: RunConfig, seconds: float) -> Measurement:
+    """measure() of the execution's trainer (a plain function: a child process can run it)."""
+    return measure(execution.trainer_factory(), cfg, seconds=seconds, tf32=execution.tf32)
+
+
 # -- a run and a sweep ---------------------------------------------------------------------
 def evaluations(cfg: RunConfig) -> tuple[int, int]:
     """(full evaluations, quick val-loss evaluations) of a run that goes to max_steps, as
@@ -176,12 +184,19 @@ def largest(configs: list[RunConfig]) -> RunConfig:
     return max(configs, key=step_flops)
 
 
-def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print) -> dict:
+def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print,
+                   apart: bool = False) -> dict:
     """Probe the sweep's largest config on the execution's device and print what the sweep
-    will cost. sweep: a sweeps.sweep.runner.Sweep (its planned configs)."""
+    will cost. sweep: a sweeps.sweep.runner.Sweep (its planned configs). apart: probe in a
+    child process, so this one holds no GPU context (and its memory) while the sweep that
+    follows runs."""
     configs = list(sweep.configs.values())
-    probe = measure(execution.trainer_factory(), largest(configs), seconds=seconds,
-                    tf32=execution.tf32)
+    args = (execution, largest(configs), seconds)
+    if apart:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            probe = pool.submit(measure_backend, *args).result()
+    else:
+        probe = measure_backend(*args)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
     for line in describe(result, probe, execution.backend):
         echo(line)

@@ -8,7 +8,10 @@ The runner talks to an executor through the `Executor` protocol. A result is the
 summary, `{"status": "locked"}` when another process holds the run, `{"status": "died",
 "exitcode": n}` when the worker process itself died mid-run, or `{"status": "fault",
 "error": line}` when the machine failed it (a full or read-only disk, sweeps.core.errors): not
-the run's failure, so nothing is recorded and the sweep stops. EXECUTORS is the registry the
+the run's failure, so nothing is recorded and the sweep stops. A run that hit a CUDA error
+which breaks its process's GPU context (sweeps.core.errors.breaks_device) is recorded as
+failed and its summary carries `"worker_exits": True`: the local worker exits and the pool
+starts a fresh one in its place (Ray gives each GPU task a fresh worker process by default). EXECUTORS is the registry the
 CLI offers (--executor); adding one is a class with `from_options` and an entry there.
 """
 from __future__ import annotations
@@ -24,9 +27,11 @@ from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
 from typing import Callable, Protocol
 
+from sweeps.core.errors import (EnvironmentFault, HarnessError, breaks_device,
+                                environment_fault)
+from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
 from sweeps.platform.blas import THREAD_VARS, preload_env
-from sweeps.platform.devices import visible_gpus
-from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
+from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
 from sweeps.run.backends import Execution
 
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
@@ -80,8 +85,10 @@ def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
         except Exception as e:  # recorded in the run directory; the sweep goes on
             if environment_fault(e):
                 raise
-            return run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
-                                      details=traceback.format_exc())
+            summary = run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
+                                         details=traceback.format_exc())
+            # A broken CUDA context fails every later run of this process: the worker ends.
+            return {**summary, "worker_exits": True} if breaks_device(e) else summary
     except OSError as e:  # the disk, not the run: nothing recorded, it resumes later
         fault = environment_fault(e)
         if fault is None:
@@ -115,7 +122,10 @@ def _worker_main(conn, parent_pid: int, env: dict, execution: Execution) -> None
         if task is None:
             return
         run_id, run_dir, config = task
-        conn.send((run_id, execute_run(run_dir, config, execution)))
+        result = execute_run(run_dir, config, execution)
+        conn.send((run_id, result))
+        if result.get("worker_exits"):  # the pool starts a fresh process in its place
+            return
 
 
 # -- local pool -----------------------------------------------------------------------------
@@ -137,8 +147,30 @@ def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]
     if not gpus and workers > 1:
         threads = str(max(1, cpus // workers))
         common.update({k: threads for k in THREAD_VARS if k not in environ})
-    return [{**common, **({"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {})}
-            for i in range(workers)]
+    if not gpus:
+        return [dict(common) for _ in range(workers)]
+    # Each worker's GPU, and how many workers share it (the memory check splits it).
+    mine = [gpus[i % len(gpus)] for i in range(workers)]
+    return [{**common, "CUDA_VISIBLE_DEVICES": gpu, RUNS_PER_GPU: str(mine.count(gpu))}
+            for gpu in mine]
+
+
+def sharing_per_gpu(workers: int, gpus: list[str]) -> int:
+    """The most workers of a local pool on one GPU (round robin)."""
+    return -(-workers // len(gpus)) if gpus else 1
+
+
+def check_gpus_fit(configs: list, workers: int | None, backend: str, device: str) -> None:
+    """Refuse, before any run is written, a sweep whose largest model does not fit the free
+    memory of the GPUs a local pool would use, split between the workers sharing each GPU
+    (nvidia-smi's numbers: this process opens no CUDA context). Nothing to check on CPUs, MPS
+    and Metal (the host's memory, checked by the runner) or without nvidia-smi."""
+    gpus = uses_gpus(backend, device)
+    free = gpu_free_memory(gpus) if gpus else None
+    if free is None:
+        return
+    sharing = sharing_per_gpu(workers or len(gpus), gpus)
+    check_fits(max(configs, key=state_bytes), *gpu_share(free, None, sharing))
 
 
 class _Slot:
@@ -209,8 +241,12 @@ class LocalExecutor:
         for slot in busy:
             if slot.conn in ready:
                 try:
-                    events.append(slot.conn.recv())
+                    event = slot.conn.recv()
+                    events.append(event)
                     slot.run_id = None
+                    if event[1].get("worker_exits"):  # a broken GPU context: a new process
+                        slot.proc.join(30)
+                        self._start(slot)
                     continue
                 except (EOFError, OSError):
                     pass
@@ -264,8 +300,8 @@ class RayExecutor:
             raise HarnessError("the Ray executor needs ray: pip install 'qknorm-study[cluster]' "
                                "(or pip install 'ray[default]')") from None
         self.ray = ray
-        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR")
-               if k in os.environ}
+        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR",
+                                          DETERMINISTIC) if k in os.environ}
         if execution.backend == "mlx":
             env.update(preload_env() or {})
         on_sigterm = signal.getsignal(signal.SIGTERM)
