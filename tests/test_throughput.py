@@ -284,13 +284,13 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
     monkeypatch.setattr(sweeps.sweep.grid, "max_extra_runs", lambda spec: 4)
     spec = tmp_path / "two.toml"
     spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 3]\nseed = [0, 1]\n[study]\ndelta = 0.1\n'
+                    'n_layer = [1, 3]\nseed = [0, 1, 2]\n[study]\ndelta = 0.1\n'
                     'sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
     sweep = Sweep(load_spec(str(spec)), backend, SMALL_DATA, tmp_path / "runs")
     lines = []
     result = estimate_sweep(sweep, backend, "cpu", seconds=0.3, echo=lines.append)
-    assert result["runs"] == 16 and result["extra_runs"] == 4
-    assert "n_layer 3" in lines[0] and "worst case: 20 runs" in "\n".join(lines)
+    assert result["runs"] == 24 and result["extra_runs"] == 4
+    assert "n_layer 3" in lines[0] and "worst case: 28 runs" in "\n".join(lines)
     largest = max(60 * 256 * flops_per_token(c.model, 256) for c in sweep.configs.values())
     assert result["per_run"]["flops"] == largest  # n_layer 3 with QK-norm's gains
 
