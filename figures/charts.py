@@ -168,14 +168,15 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
 
 def paired_effect(analysis: dict) -> alt.FacetChart | None:
     """Per comparison and depth: the paired difference baseline - treatment per LR with its
-    95% interval; the minimum effect as a dashed line; necessary LRs filled."""
+    90% interval (its ends are the one-sided 95% bounds that decide); the minimum effect as a
+    dashed line; necessary LRs filled."""
     rows = []
     for depth, d in analysis["depths"].items():
         for key, c in d["comparisons"].items():
             for e in c["per_lr"]:
-                if e["n"] >= 2 and not e["ceiling"]:
+                if e["judged"]:
                     rows.append({"comparison": key, "n_layer": int(depth), "lr": e["lr"],
-                                 "mean": e["mean"], "lo": e["lo"], "hi": e["hi"],
+                                 "mean": e["mean"], "lo": e["ci90"][0], "hi": e["ci90"][1],
                                  "necessary": "necessary" if e["necessary"] else "not"})
     if not rows:
         return None
@@ -194,7 +195,7 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
     return alt.layer(bars, points, rule, data=data).properties(width=220, height=160).facet(
         row=alt.Row("comparison:N", title=None), column=DEPTH).resolve_scale(
         y="independent").properties(title=_title(
-            "Paired effect per learning rate, with 95% intervals",
+            "Paired effect per learning rate, with 90% intervals",
             "Baseline minus treatment effective loss over paired seeds (positive: the "
             "treatment is better); filled: necessary (one-sided 95% bound above the minimum "
             "effect, dashed)."))

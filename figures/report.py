@@ -139,7 +139,8 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
         f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
         f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
-        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; target loss "
+        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
+        f"effect {s['min_sensitivity']:g} nats; target loss "
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.1f}M tokens; "
@@ -192,7 +193,7 @@ def _verdicts(result: dict) -> str:
                   "", f"*Test:* {v['test']}", ""]
         lines += [f"- {e}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
-    lines += [f"- {rule}" for _, rule in sorted(result["rules"].items(),
+    lines += [f"- {rule['text']}" for _, rule in sorted(result["rules"].items(),
                                                 key=lambda kv: int(kv[0]))] or ["- n/a"]
     return "\n".join(lines + [""])
 
@@ -236,8 +237,10 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
     for key in _comparison_keys(result):
         lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
                   f"Mean over seeds of the baseline minus treatment effective loss with its "
-                  f"two-sided 95% t interval; necessary where the one-sided 95% bound exceeds "
-                  f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
+                  f"two-sided 90% t interval, whose lower end is the one-sided 95% bound that "
+                  f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
+                  f"run of both arms failed; 'mixed failures': failures that do not say which "
+                  f"arm is better (docs/STUDY.md section 4). Speed-up: "
                   f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
                   "", tables.effects(result, key)]
     lines += ["### Necessity thresholds", "", tables.thresholds(result),

@@ -143,11 +143,12 @@ def effects(result: dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = "ceiling" if e["ceiling"] else fmt.pm_interval(e)
+            text = ("ceiling" if e["ceiling"] else "mixed failures" if e["mixed"] else
+                    fmt.pm_interval(e))
             row += [f"**{text}**" if e["necessary"] else text,
                     "-" if e["speedup"] is None else f"x{e['speedup']:.2f}"]
         rows.append(row)
-    header = ["LR"] + [h for d in depths for h in (f"L{d} effect [95% CI]", f"L{d} speed-up")]
+    header = ["LR"] + [h for d in depths for h in (f"L{d} effect [90% CI]", f"L{d} speed-up")]
     return markdown(header, rows)
 
 
@@ -155,10 +156,13 @@ def thresholds(result: dict) -> str:
     rows = []
     for d in _depths(result):
         for key, c in result["depths"][d]["comparisons"].items():
-            rows.append([d, key, fmt.grid(c["threshold"]), fmt.seed_grid(c["seed_thresholds"]),
-                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-"])
-    return markdown(["n_layer", "comparison", "necessity threshold", "per seed",
-                     "common ceiling"], rows)
+            movers = sorted({str(m["run_id"]) for m in c["influence"]})
+            rows.append([d, key, fmt.threshold(c), fmt.seed_grid(c["seed_thresholds"]),
+                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
+                         ", ".join(fmt.lr(x) for x in c["mixed"]) or "-",
+                         ", ".join(f"`{m}`" for m in movers) or "none"])
+    return markdown(["n_layer", "comparison", "necessity threshold (90% interval)", "per seed",
+                     "common ceiling", "mixed failures", "runs that alone move it"], rows)
 
 
 def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[str]) -> str:
