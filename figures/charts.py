@@ -17,6 +17,7 @@ import vl_convert as vlc
 from figures.formats import FORMATS
 from sweeps.core.files import write_atomic
 from sweeps.core.norms import QK_NORMS
+from sweeps.study.rules import Comparison
 
 # Fixed colours for the arms docs/STUDY.md names; any other arm takes the next free colour.
 ARM_COLORS = {"off": "#D55E00", "on": "#0072B2", "off-warm": "#E69F00", "on-cool": "#56B4E9"}
@@ -98,7 +99,7 @@ def stability(analysis: dict) -> alt.LayerChart | None:
             if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
                 continue
             rows.append(_stability_row(f"critical LR, {arm}", arm, depth, a["eta_crit"]))
-        primary = d["comparisons"].get(f"{s['reference']} vs {s['primary']}")
+        primary = d["comparisons"].get(Comparison(s["reference"], s["primary"]).key)
         if primary and primary["threshold"]["kind"] in ("", "below"):
             seeds = list(primary["seed_thresholds"].values())
             rows.append(_stability_row("necessity threshold", "threshold", depth, {
@@ -142,9 +143,10 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per depth: does the answer depend on
     the margin? The pre-registered delta is marked."""
     s = analysis["settings"]
+    primary = Comparison(s["reference"], s["primary"]).key
     rows = [{"n_layer": depth, "delta": r["delta"], "ratio": r["ratio"]}
             for depth, d in analysis["depths"].items()
-            for key, c in d["comparisons"].items() if key == f"{s['reference']} vs {s['primary']}"
+            for key, c in d["comparisons"].items() if key == primary
             for r in c["eta_max_ratio"] if r["ratio"]]
     if not rows:
         return None

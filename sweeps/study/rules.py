@@ -339,7 +339,7 @@ def negligible(p: Paired, min_effect: float, bound: float) -> bool:
             and p.lower <= min_effect and p.upper >= -min_effect)
 
 
-__all__ = ["NONE", "outcome_class", "fails", "Comparison", "Study", "Cells", "Pairs", "Judgement", "build_cells",
-           "pairs", "compare", "judge_pairs", "critical_lrs", "effective_loss",
-           "refinement_brackets", "midpoints", "h2a_stats", "h2b_stats", "paired_verdict", "negligible",
-           "round_lr"]
+__all__ = ["NONE", "outcome_class", "fails", "Comparison", "Study", "Cells", "Pairs",
+           "Judgement", "build_cells", "pairs", "compare", "judge_pairs", "critical_lrs",
+           "effective_loss", "refinement_brackets", "midpoints", "h2a_stats", "h2b_stats",
+           "paired_verdict", "negligible", "round_lr"]
