@@ -25,7 +25,7 @@ from sweeps.sweep.estimate import flops_per_token
 from sweeps.run.outcomes import OUTCOMES
 from sweeps.core.params import count_params
 from sweeps.study import rules
-from sweeps.study.stats import STUDY_SHA256, GridValue, Paired, eta_max, sensitivity
+from sweeps.study.stats import STUDY_SHA256, GridValue, Paired, eta_max
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
 
@@ -194,20 +194,15 @@ def best_losses(runs: pd.DataFrame) -> dict:
 
 def arm_analysis(part: pd.DataFrame, cells: rules.Cells, settings: dict, best: dict,
                  steps: pd.DataFrame) -> dict:
-    lrs = sorted(part.lr.unique())
     seeds = sorted(part.seed.unique())
-    cell = {(r.lr, r.seed): r for r in part.itertuples()}
     arm = str(part.arm.iloc[0])
     crit = {int(s): v for s, v in rules.critical_lrs(cells, arm).items() if s in set(seeds)}
-    worst = [max(cell[(lr, s)].loss for s in seeds) if all((lr, s) in cell for s in seeds)
-             else math.nan for lr in lrs]
+    lrs, worst = rules.worst_losses(cells, arm)
     budget = str(int(part.budget.iloc[0]))
     l_star = best.get(budget, math.nan)
-    low, high = settings["sensitivity_range"]
-    in_range = [lr for lr in settings["base_lrs"]
-                if low * (1 - 1e-9) <= lr <= high * (1 + 1e-9)]
-    sens = {int(s): sensitivity([cell[(lr, s)].loss if (lr, s) in cell else math.nan
-                                 for lr in in_range]) for s in seeds}
+    in_range = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
+    sens = {int(s): v for s, v in rules.sensitivities(cells, arm, in_range).items()
+            if s in set(seeds)}
     return {
         "lrs": lrs, "seeds": [int(s) for s in seeds], "budget": float(budget),
         "eta_crit": {"seeds": {s: _grid(v) for s, v in crit.items()},

@@ -15,7 +15,7 @@ import numpy as np
 
 from sweeps.run.outcomes import FAILED, OUTCOMES
 from sweeps.study.stats import (NONE, GridValue, Necessity, Paired, critical_lr, necessity,
-                                paired, quantization_sd)
+                                paired, quantization_sd, sensitivity)
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 MIN_SEEDS = 3  # every rule needs 3 paired seeds (docs/STUDY.md section 2)
@@ -267,6 +267,40 @@ def critical_lrs(cells: Cells, arm: str) -> dict[int, GridValue]:
     return out
 
 
+def worst_losses(cells: Cells, arm: str) -> tuple[list[float], list[float]]:
+    """W(eta) of eta_max (docs/STUDY.md section 4): per LR the arm finished runs at, the worst
+    seed's effective loss, NaN unless every seed of the arm finished there."""
+    if not cells.has(arm):
+        return [], []
+    a = cells.arm(arm)
+    fin = cells.finished()[a]  # [LR, seed]
+    seeds = fin.any(axis=0)
+    lrs = [j for j in range(len(cells.lrs)) if fin[j].any()]
+    worst = [float(cells.loss[a, j, seeds].max()) if fin[j, seeds].all() else math.nan
+             for j in lrs]
+    return [cells.lrs[j] for j in lrs], worst
+
+
+# -- LR sensitivity ----------------------------------------------------------------------------
+def sensitivity_lrs(base_lrs, sensitivity_range) -> list[float]:
+    """The base-grid LRs inside the pre-registered range (the same for every arm and depth;
+    extension and refinement LRs never enter)."""
+    low, high = sensitivity_range
+    return [float(lr) for lr in base_lrs if low * (1 - 1e-9) <= lr <= high * (1 + 1e-9)]
+
+
+def sensitivities(cells: Cells, arm: str, lrs) -> dict[int, float]:
+    """S per seed of one arm over `lrs` (stats.sensitivity); NaN (incomplete) where a run is
+    missing or failed as a process."""
+    if not cells.has(arm):
+        return {}
+    a = cells.arm(arm)
+    at = {lr: j for j, lr in enumerate(cells.lrs)}
+    return {seed: sensitivity([cells.loss[a, at[lr], k] if lr in at else math.nan
+                               for lr in lrs])
+            for k, seed in enumerate(cells.seeds)}
+
+
 # -- refinement --------------------------------------------------------------------------------
 def refinement_brackets(cells: Cells, study: Study, arms: Iterable[str]
                         ) -> list[tuple[float, float, str]]:
@@ -341,5 +375,5 @@ def negligible(p: Paired, min_effect: float, bound: float) -> bool:
 
 __all__ = ["NONE", "outcome_class", "fails", "Comparison", "Study", "Cells", "Pairs",
            "Judgement", "build_cells", "pairs", "compare", "judge_pairs", "critical_lrs",
-           "effective_loss", "refinement_brackets", "midpoints", "h2a_stats", "h2b_stats",
+           "effective_loss", "worst_losses", "sensitivity_lrs", "sensitivities", "refinement_brackets", "midpoints", "h2a_stats", "h2b_stats",
            "paired_verdict", "negligible", "round_lr"]

@@ -189,8 +189,7 @@ def hypothesis_nulls(cond: Condition, sweeps: int, seed: int = 4) -> dict[str, f
         p, _ = rules.h2a_stats(rules.critical_lrs(cells, "off"),
                                rules.critical_lrs(cells, "on"))
         support["H2a"].append(rules.paired_verdict(p) == rules.SUPPORTED)
-        s = {arm: {k: stats.sensitivity(x[a, :, k]) for k in range(cond.seeds)}
-             for a, arm in enumerate(("off", "on"))}
+        s = {arm: rules.sensitivities(cells, arm, lrs) for arm in ("off", "on")}
         q = rules.h2b_stats(s["off"], s["on"], j.floor)
         support["H2b"].append(rules.paired_verdict(q, 0.05) == rules.SUPPORTED)
     return {k: float(np.mean(v)) for k, v in support.items()}

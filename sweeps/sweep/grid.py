@@ -14,8 +14,9 @@ from collections import defaultdict
 
 from sweeps.core.config import RunConfig
 from sweeps.run.outcomes import FAILED
-from sweeps.study.rules import RESOLUTION_SLACK, build_cells, midpoints, refinement_brackets
-from sweeps.sweep.spec import SweepSpec, round_lr
+from sweeps.study.rules import (RESOLUTION_SLACK, build_cells, midpoints, refinement_brackets,
+                                round_lr)
+from sweeps.sweep.spec import SweepSpec
 
 
 def grid_additions(spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from sweeps.core.config import ARM_NAME, RunConfig
 from sweeps.core.errors import ConfigError, HarnessError
-from sweeps.study.rules import MIN_SEEDS, Comparison, Study, round_lr
+from sweeps.study.rules import MIN_SEEDS, Comparison, Study
 from sweeps.sweep.tomlfields import flatten, list_of, lr_list, no_unknown, number
 
 if sys.version_info >= (3, 11):
