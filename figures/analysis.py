@@ -4,7 +4,13 @@ parsing markdown. The report (figures/report.py) and the charts render from this
 
 Layout (JSON): {"study_sha256", "sweep", "settings", "runs": [...], "depths": {"<L>": {
 "arms": {arm: {...}}, "comparisons": {"B vs T": {...}}, ...}}, "verdicts": {"H1", "H2a",
-"H2b", "H3", "C1"}, "rules": {"<L>": sentence}, "compute": {...}, "problems": [...]}.
+"H2b", "H3", "C1"}, "rules": {"<L>": {"text": sentence, "influence": [{run_id,
+threshold_without}]}}, "compute": {...}, "problems": [...]}.
+
+The study's rules live in sweeps/study (rules.py: the (arm, LR, seed) table, effective loss,
+paired differences, the necessity rule, critical LRs; stats.py: the bounds): this module
+lays out what they compute and re-derives none of it. Every decided quantity carries `lower`
+(the one-sided 95% bound that decided) and `ci90` (the two-sided 90% interval).
 """
 from __future__ import annotations
 
@@ -16,26 +22,29 @@ import pandas as pd
 from figures.results import SweepResults
 from sweeps.core.config import DataConfig, ModelConfig
 from sweeps.sweep.estimate import flops_per_token
-from sweeps.run.outcomes import FAILED, OUTCOMES
+from sweeps.run.outcomes import OUTCOMES
 from sweeps.core.params import count_params
-from sweeps.study.stats import (STUDY_SHA256, GridValue, critical_lr, eta_max, necessity, paired,
-                          sensitivity)
+from sweeps.study import rules
+from sweeps.study.stats import STUDY_SHA256, GridValue, Paired, eta_max
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
-DEFAULT_STUDY = {"reference": "off", "primary": "on", "start_control": None, "comparisons": [],
-                 "min_effect": 0.02, "negligible": 0.05}
 
 
 def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     """The analysis dict of a sweep (runs table and training curves of figures.results)."""
     settings = study_settings(results)
     runs = run_table(results.runs)
+    settings["tokens_per_param"] = {}
     steps = steps_to_target(curves, settings["target_loss"])
+    cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"))
     depths = {}
     for depth in sorted(runs.n_layer.dropna().unique()):
         at_depth = runs[(runs.n_layer == depth) & runs.outcome.notna()]
         if not at_depth.empty:
-            depths[str(int(depth))] = depth_analysis(at_depth, settings, steps)
+            name = str(int(depth))
+            depths[name] = depth_analysis(at_depth, cells[int(depth)], settings, steps)
+            settings["tokens_per_param"][name] = next(
+                iter(depths[name]["tokens_per_param"]["by_budget"].values()), None)
     from figures.verdicts import judge, practitioner_rules  # verdicts read this dict
 
     out = {"study_sha256": STUDY_SHA256, "sweep": results.name, "settings": settings,
@@ -48,29 +57,33 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
 
 # -- the pre-registration as the analysis uses it --------------------------------------------
 def study_settings(results: SweepResults) -> dict:
-    """[study] of the plan's spec (docs/STUDY.md section 6); defaults where the plan has none,
-    marked `preregistered: False` (the verdicts then say so)."""
+    """[study] of the plan's spec (docs/STUDY.md section 6) as sweeps.study.rules.Study reads
+    it, defaults where the plan has none, marked `preregistered: False` (the verdicts then say
+    so); the data's baselines and the grid."""
     spec = results.spec or {}
-    study = spec.get("study") or {}
     grid_lrs = spec.get("grid", {}).get("lr") or sorted(results.runs.lr.dropna().unique())
-    settings = {**DEFAULT_STUDY, **{k: v for k, v in study.items() if v is not None}}
-    settings.setdefault("delta", 0.1)
-    settings.setdefault("sensitivity_range", [min(grid_lrs), max(grid_lrs)])
-    settings.setdefault("target_loss", None)
-    settings["preregistered"] = bool(study)
+    study = rules.Study.from_dict(spec.get("study"), [float(x) for x in grid_lrs])
+    settings = {**study.to_dict(), "preregistered": bool(spec.get("study"))}
     settings["base_lrs"] = [float(x) for x in grid_lrs]
     arms = spec.get("arms") or {}
     settings["arms"] = list(arms) or sorted(results.runs.arm.dropna().unique(),
                                             key=lambda a: (a != "off", a))
     settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
-    comparisons = [[settings["reference"], settings["primary"]]]
-    if settings["start_control"]:
-        comparisons.append([settings["start_control"], settings["primary"]])
-    for pair in settings["comparisons"]:
-        if list(pair) not in comparisons:
-            comparisons.append(list(pair))
-    settings["all_comparisons"] = comparisons
+    settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
+    settings["baselines"] = baselines(results.runs)
     return settings
+
+
+def baselines(runs: pd.DataFrame) -> dict:
+    """What counting alone achieves on the sweep's training data (sweeps.data.baselines), in
+    nats per token of the runs' tokenizer, as the runs recorded it."""
+    def first(column):
+        values = pd.to_numeric(runs[column], errors="coerce").dropna() if column in runs \
+            else pd.Series(dtype=float)
+        return float(values.iloc[0]) if len(values) else None
+    tokenizer = runs.tokenizer.dropna() if "tokenizer" in runs else pd.Series(dtype=object)
+    return {"bigram": first("bigram_loss"), "unigram": first("unigram_loss"),
+            "unit": "nats/token", "tokenizer": str(tokenizer.iloc[0]) if len(tokenizer) else None}
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -83,12 +96,11 @@ def run_table(runs: pd.DataFrame) -> pd.DataFrame:
                    "block_size", "error"):
         if column not in df:
             df[column] = None
-    df["outcome"] = df.status.where(df.status.isin(OUTCOMES))
-    df["failing"] = df.outcome.isin(FAILED)
-    init = pd.to_numeric(df.init_loss, errors="coerce")
-    final = pd.to_numeric(df.final_val_loss, errors="coerce")
-    loss = np.where(df.outcome == "diverged", init, np.fmin(final, init))
-    df["loss"] = np.where(df.outcome.notna(), loss, np.nan)
+    df["outcome"] = [rules.outcome_class(s) for s in df.status]
+    df["failing"] = [rules.fails(s) for s in df.status]
+    df["loss"] = [rules.effective_loss(o, _float(i), _float(f)) for o, i, f in
+                  zip(df.outcome, pd.to_numeric(df.init_loss, errors="coerce"),
+                      pd.to_numeric(df.final_val_loss, errors="coerce"))]
     df["budget"] = (pd.to_numeric(df.max_steps, errors="coerce")
                     * pd.to_numeric(df.batch_size, errors="coerce")
                     * pd.to_numeric(df.block_size, errors="coerce"))
@@ -133,20 +145,38 @@ def _params(r) -> dict:
 
 
 # -- one depth ---------------------------------------------------------------------------------
-def depth_analysis(runs: pd.DataFrame, settings: dict, steps: pd.DataFrame) -> dict:
+def depth_analysis(runs: pd.DataFrame, cells: rules.Cells, settings: dict,
+                   steps: pd.DataFrame) -> dict:
     arms = [a for a in settings["arms"] if a in set(runs.arm)]
     best = best_losses(runs)
     out = {"arms": {}, "comparisons": {}, "l_star": best}
     for arm in arms:
         part = runs[runs.arm == arm]
-        out["arms"][arm] = arm_analysis(part, settings, best, steps)
-    for baseline, treatment in settings["all_comparisons"]:
-        if baseline in arms and treatment in arms:
-            key = f"{baseline} vs {treatment}"
-            out["comparisons"][key] = comparison(runs, baseline, treatment, settings, steps,
-                                                 out["arms"])
+        out["arms"][arm] = arm_analysis(part, cells, settings, best, steps)
+    for pair in settings["all_comparisons"]:
+        c = rules.Comparison(*pair)
+        if c.baseline in arms and c.treatment in arms:
+            out["comparisons"][c.key] = comparison(cells, c, settings, out["arms"])
     out["tokens_per_param"] = _tokens_per_param(runs)
+    ref, primary = settings["reference"], settings["primary"]
+    if ref in arms and primary in arms:
+        out.update(paired_hypotheses(cells, settings, out))
     return out
+
+
+def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
+    """H2a's log10 ratios of critical LRs and H2b's sensitivity differences per seed, with the
+    bounds and the verdict of sweeps.study.rules (docs/STUDY.md section 5)."""
+    ref, primary = settings["reference"], settings["primary"]
+    p, r = rules.h2a_stats(rules.critical_lrs(cells, ref), rules.critical_lrs(cells, primary))
+    s_ref = depth["arms"][ref]["sensitivity"]["seeds"]
+    s_on = depth["arms"][primary]["sensitivity"]["seeds"]
+    key = rules.Comparison(ref, primary).key
+    floor = depth["comparisons"][key]["noise_floor"] if key in depth["comparisons"] else 0.0
+    q = rules.h2b_stats(s_ref, s_on, floor or 0.0)
+    return {"h2a": {**paired_entry(p), "log10_ratios": r, "verdict": rules.paired_verdict(p)},
+            "h2b": {**paired_entry(q), "min_effect": settings["min_sensitivity"],
+                    "verdict": rules.paired_verdict(q, settings["min_sensitivity"])}}
 
 
 def best_losses(runs: pd.DataFrame) -> dict:
@@ -162,22 +192,17 @@ def best_losses(runs: pd.DataFrame) -> dict:
     return out
 
 
-def arm_analysis(part: pd.DataFrame, settings: dict, best: dict, steps: pd.DataFrame) -> dict:
-    lrs = sorted(part.lr.unique())
+def arm_analysis(part: pd.DataFrame, cells: rules.Cells, settings: dict, best: dict,
+                 steps: pd.DataFrame) -> dict:
     seeds = sorted(part.seed.unique())
-    cell = {(r.lr, r.seed): r for r in part.itertuples()}
-    crit = {int(s): critical_lr(
-        lrs, [bool(cell[(lr, s)].failing) if (lr, s) in cell else None for lr in lrs],
-        [cell[(lr, s)].loss if (lr, s) in cell else math.nan for lr in lrs]) for s in seeds}
-    worst = [max(cell[(lr, s)].loss for s in seeds) if all((lr, s) in cell for s in seeds)
-             else math.nan for lr in lrs]
+    arm = str(part.arm.iloc[0])
+    crit = {int(s): v for s, v in rules.critical_lrs(cells, arm).items() if s in set(seeds)}
+    lrs, worst = rules.worst_losses(cells, arm)
     budget = str(int(part.budget.iloc[0]))
     l_star = best.get(budget, math.nan)
-    low, high = settings["sensitivity_range"]
-    in_range = [lr for lr in settings["base_lrs"]
-                if low * (1 - 1e-9) <= lr <= high * (1 + 1e-9)]
-    sens = {int(s): sensitivity([cell[(lr, s)].loss if (lr, s) in cell else math.nan
-                                 for lr in in_range]) for s in seeds}
+    in_range = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
+    sens = {int(s): v for s, v in rules.sensitivities(cells, arm, in_range).items()
+            if s in set(seeds)}
     return {
         "lrs": lrs, "seeds": [int(s) for s in seeds], "budget": float(budget),
         "eta_crit": {"seeds": {s: _grid(v) for s, v in crit.items()},
@@ -207,34 +232,54 @@ def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
             if len(reached) == len(cell) and reached.steps.notna().all() else None}
 
 
-def comparison(runs: pd.DataFrame, baseline: str, treatment: str, settings: dict,
-               steps: pd.DataFrame, arms: dict) -> dict:
-    """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4)."""
-    loss = runs.set_index(["arm", "lr", "seed"]).loss
-    failing = runs.set_index(["arm", "lr", "seed"]).failing
-    lrs = sorted(set(runs[runs.arm == baseline].lr) & set(runs[runs.arm == treatment].lr))
-    seeds = sorted(runs.seed.unique())
-    d = np.array([[loss.get((baseline, lr, s), np.nan) - loss.get((treatment, lr, s), np.nan)
-                   for s in seeds] for lr in lrs]).reshape(len(lrs), len(seeds))
-    ceiling = [bool(failing[failing.index.get_level_values("lr") == lr]
-                    .loc[[baseline, treatment]].all()) for lr in lrs]
-    result = necessity(lrs, d, ceiling, settings["min_effect"])
-    stats_at = dict(zip(result.lrs, zip(result.stats, result.necessary)))
+def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict) -> dict:
+    """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
+    sweeps.study.rules judges it, with the leave-one-run-out check."""
+    judged = rules.compare(cells, c, settings["min_effect"])
+    p, result = judged.pairs, judged.necessity
+    stats_at = dict(zip(result.lrs, result.stats))
     per_lr = []
-    for i, lr in enumerate(lrs):
-        p = paired(d[i])
-        entry = {"lr": lr, "n": p.n, "mean": p.mean, "sd": p.sd, "lb": p.lb, "ub": p.ub,
-                 "lo": p.lo, "hi": p.hi, "lb75": p.lb75, "ceiling": ceiling[i],
-                 "necessary": bool(stats_at.get(lr, (None, False))[1]),
-                 "seeds": [None if math.isnan(x) else float(x) for x in d[i]],
-                 "speedup": _speedup(arms[baseline], arms[treatment], lr)}
-        per_lr.append(entry)
+    for i, lr in enumerate(p.lrs):
+        stat = stats_at.get(lr)
+        shown = stat or _unjudged(p.d[i])
+        per_lr.append({"lr": lr, **paired_entry(shown), "judged": stat is not None,
+                       "ceiling": bool(p.ceiling[i]), "mixed": bool(p.mixed[i]),
+                       "necessary": bool(stat is not None and stat.lower > settings["min_effect"]),
+                       "seeds": [None if math.isnan(x) else float(x) for x in p.d[i]],
+                       "speedup": _speedup(arms[c.baseline], arms[c.treatment], lr)})
     ratio = [{"delta": a["delta"], "ratio": _ratio(a, b)} for a, b in
-             zip(arms[baseline]["eta_max_curve"], arms[treatment]["eta_max_curve"])]
-    return {"baseline": baseline, "treatment": treatment, "per_lr": per_lr,
+             zip(arms[c.baseline]["eta_max_curve"], arms[c.treatment]["eta_max_curve"])]
+    return {"baseline": c.baseline, "treatment": c.treatment, "per_lr": per_lr,
             "threshold": _grid(result.threshold),
-            "seed_thresholds": {int(s): _grid(t) for s, t in zip(seeds, result.seed_thresholds)},
-            "ceiling": result.ceiling, "eta_max_ratio": ratio}
+            "threshold_estimate": _grid(result.estimate),
+            "threshold_ci90": list(result.ci90),
+            "seed_thresholds": {int(s): _grid(t) for s, t in zip(p.seeds,
+                                                                   result.seed_thresholds)},
+            "ceiling": result.ceiling, "mixed": [lr for lr, m in zip(p.lrs, p.mixed) if m],
+            "noise_floor": result.floor, "eta_max_ratio": ratio,
+            "influence": [{"run_id": rid, "lr": _lr_of(cells, rid), "threshold_without": _grid(t)}
+                          for rid, t in judged.influence]}
+
+
+def _lr_of(cells: rules.Cells, run_id: str) -> float | None:
+    """The LR of a run in the table (the leave-one-run-out list names it with its LR)."""
+    where = np.argwhere(cells.run_ids == run_id)
+    return float(cells.lrs[where[0][1]]) if len(where) else None
+
+
+def paired_entry(p: Paired) -> dict:
+    """A paired statistic as analysis.json writes it: the bound that decides (`lower`, one-sided
+    95%) and the two-sided 90% interval (`ci90`) made of the two one-sided 95% bounds."""
+    return {"n": p.n, "mean": p.mean, "sd": p.sd, "sd_used": p.sd_used, "lower": p.lower,
+            "upper": p.upper, "ci90": [p.lower, p.upper], "lower75": p.lower75}
+
+
+def _unjudged(d) -> Paired:
+    """An LR the rule skipped (ceiling, mixed failures, too few pairs): its mean only."""
+    x = np.asarray(d, float)
+    x = x[np.isfinite(x)]
+    mean = float(x.mean()) if len(x) else math.nan
+    return Paired(len(x), mean, *[math.nan] * 5)
 
 
 # -- steps to target ---------------------------------------------------------------------------

@@ -355,7 +355,7 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
     for depth, d in analysis["depths"].items():
         for key, c in d["comparisons"].items():
             for e in c["per_lr"]:
-                if e["n"] >= 2 and not e["ceiling"]:
+                if e["n"] >= 2 and not e["ceiling"] and e.get("judged", True):
                     lo, hi, label = present.effect_interval(e)
                     entries.append((key, int(depth), e, lo, hi, label))
     if not entries:

@@ -45,12 +45,13 @@ def interval(lo: float, hi: float) -> str:
 
 
 def pm_interval(entry: dict, digits: int = 3) -> str:
-    """A paired mean with its interval: '0.123 [0.050, 0.196], n=3' - the two-sided 90%
-    `ci90` when the entry has it, else the older two-sided 95% lo/hi."""
-    lo, hi = entry.get("ci90") or (entry.get("lo"), entry.get("hi"))
-    if _missing(lo):
+    """A paired mean with the interval that decides it, the two-sided 90% one (its ends are
+    the one-sided 95% bounds): '0.123 [0.050, 0.196], n=3'."""
+    ci = entry.get("ci90") or [None, None]
+    if _missing(ci[0]):
         return f"{num(entry.get('mean'), digits)} (n={entry.get('n', 0)})"
-    return f"{num(entry['mean'], digits)} [{num(lo, digits)}, {num(hi, digits)}], n={entry['n']}"
+    return (f"{num(entry['mean'], digits)} [{num(ci[0], digits)}, "
+            f"{num(ci[1], digits)}], n={entry['n']}")
 
 
 def grid(value: dict | None) -> str:
@@ -85,13 +86,14 @@ def seed_range(seeds: dict) -> str:
     return ", ".join(filter(None, [text, *outside])) or "n/a"
 
 
-def ratio(p) -> str:
-    """A paired mean of log10 ratios as a geometric-mean ratio with its 95% interval."""
-    if p.n == 0:
+def ratio(entry: dict) -> str:
+    """A paired mean of log10 ratios as a geometric-mean ratio with its 90% interval."""
+    if not entry.get("n") or _missing(entry.get("mean")):
         return "n/a"
-    if _missing(p.lo):
-        return f"x{10 ** p.mean:.2f}"
-    return f"x{10 ** p.mean:.2f} [x{10 ** p.lo:.2f}, x{10 ** p.hi:.2f}]"
+    lo, hi = entry.get("ci90") or [None, None]
+    if _missing(lo):
+        return f"x{10 ** entry['mean']:.2f}"
+    return f"x{10 ** entry['mean']:.2f} [x{10 ** lo:.2f}, x{10 ** hi:.2f}]"
 
 
 def threshold(value: dict) -> str:
@@ -108,3 +110,15 @@ def per_seed(seeds: dict) -> str:
     """'seed 0 none in the grid, seed 1 0.318': each seed named with its value."""
     return ", ".join(f"seed {k} {grid(v)}"
                      for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))
+
+
+def threshold_with_interval(c: dict) -> str:
+    """A comparison's necessity threshold with its 90% interval: 'necessary from 0.0256 (the
+    effect reaches m at ~0.015, 90% interval <= 0.001 to 0.0256)'."""
+    t = c["threshold"]
+    if t["kind"] != "":
+        return grid(t)
+    lo, hi = c.get("threshold_ci90") or [None, None]
+    low = f"<= {lr(c['per_lr'][0]['lr'])}" if _missing(lo) and c.get("per_lr") else lr(lo)
+    return (f"{lr(t['value'])} (the effect reaches m at ~{grid(c['threshold_estimate'])}, "
+            f"90% interval {low} to {lr(hi)})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from figures import fmt
 from figures.tables import markdown
+from sweeps.study.rules import Comparison
 
 
 def intervention_arms(result: dict) -> list[str]:
@@ -38,7 +39,7 @@ def section(result: dict) -> str:
         f"{s['min_effect']:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
         f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "
         f"{primary}`) and the largest mean gap (arm minus {primary}, nats) with its two-sided "
-        f"95% t interval.", "",
+        f"90% t interval, whose ends are the one-sided 95% bounds that decide.", "",
         table(result, [ref, primary, *arms])])
 
 
@@ -52,12 +53,12 @@ def table(result: dict, arms: list[str]) -> str:
             a = d["arms"].get(arm)
             if a is None:
                 continue
-            against_ref = d["comparisons"].get(f"{ref} vs {arm}")
-            against_primary = d["comparisons"].get(f"{arm} vs {primary}")
+            against_ref = d["comparisons"].get(Comparison(ref, arm).key)
+            against_primary = d["comparisons"].get(Comparison(arm, primary).key)
             rows.append([depth, arm, fmt.median_range(a["eta_crit"]), _sensitivity(a),
                          _best(a), "-" if arm == ref else _threshold(against_ref),
                          "-" if arm in (ref, primary) else _gap(against_primary)])
-    return markdown(["n_layer", "arm", "critical LR: median (seeds)", "LR sensitivity (nats)",
+    return markdown(["depth", "arm", "critical LR: median (seeds)", "LR sensitivity (nats)",
                      "best loss (LR)", f"threshold vs {ref}", f"gap to {primary}"], rows)
 
 
@@ -79,17 +80,16 @@ def _threshold(comparison: dict | None) -> str:
         return "n/a"
     seeds = comparison.get("seed_thresholds") or {}
     spread = f" (seeds {fmt.seed_range(seeds)})" if seeds else ""
-    return fmt.grid(comparison.get("threshold")) + spread
+    return fmt.threshold_with_interval(comparison) + spread
 
 
 def _gap(comparison: dict | None) -> str:
     """Where the primary arm is still necessary over this one, and the largest gap."""
     if comparison is None:
         return "n/a"
-    judged = [e for e in comparison["per_lr"]
-              if not e.get("ceiling") and e.get("mean") is not None]
+    judged = [e for e in comparison["per_lr"] if e.get("judged") and e.get("mean") is not None]
     if not judged:
         return "n/a"
     widest = max(judged, key=lambda e: e["mean"])
-    return (f"{fmt.grid(comparison.get('threshold'))}; largest {fmt.pm_interval(widest)} at "
+    return (f"{fmt.threshold_with_interval(comparison)}; largest {fmt.pm_interval(widest)} at "
             f"{fmt.lr(widest['lr'])}")

@@ -1,13 +1,11 @@
 """How the report and the charts read the analysis dict's decided quantities: one place that
 knows the keys, so a chart and the table beside it print the same interval.
 
-The analysis (figures/analysis.py, sweeps/study/stats.py) is moving to intervals that say
-which decision they belong to: `lower` (the one-sided 95% bound that decided) and `ci90`
-([lo, hi], two-sided 90%) on every decided quantity, `threshold_ci90` per depth, and
-`settings["baselines"]` ({"bigram", "unigram", "unit", "tokenizer"}). Each reader here takes
-those keys first and falls back to the older ones (`lb`, `lo`/`hi` two-sided 95%, the
-per-seed range of thresholds and critical LRs, the runs' bigram_loss), naming the interval it
-found so the text says what it shows.
+The analysis (figures/analysis.py, sweeps/study/) gives intervals that say which decision
+they belong to: `lower` (the one-sided 95% bound that decided) and `ci90` ([lo, hi],
+two-sided 90%: its ends are the one-sided 95% bounds) on every decided quantity,
+`threshold_ci90` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
+"tokenizer"}). A critical LR has no interval of its own: its seed range is shown, named so.
 """
 from __future__ import annotations
 
@@ -15,37 +13,36 @@ import math
 
 import pandas as pd
 
+from sweeps.study.rules import Comparison
+
 
 def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def effect_interval(entry: dict) -> tuple[float | None, float | None, str]:
-    """A paired effect's interval: (lo, hi, label) - ci90 when the analysis has it."""
-    if entry.get("ci90"):
-        lo, hi = entry["ci90"]
-        return _num(lo), _num(hi), "90%"
-    return _num(entry.get("lo")), _num(entry.get("hi")), "95%"
+    """A paired effect's interval: (lo, hi, "90%"), the two-sided 90% interval whose ends are
+    the one-sided 95% bounds that decide (docs/STUDY.md)."""
+    lo, hi = entry.get("ci90") or (None, None)
+    return _num(lo), _num(hi), "90%"
 
 
 def lower_bound(entry: dict) -> float | None:
     """The one-sided 95% lower bound that decided necessity."""
-    return _num(entry["lower"] if "lower" in entry else entry.get("lb"))
+    return _num(entry.get("lower"))
 
 
 def threshold_interval(comparison: dict, depth: dict | None = None
                        ) -> tuple[float | None, float | None, str]:
-    """The necessity threshold's interval: threshold_ci90 (on the comparison, else the depth)
-    when the analysis has it, else the range of the per-seed thresholds inside the grid."""
-    for holder in (comparison, depth or {}):
-        ci = holder.get("threshold_ci90")
-        if ci and ci[0] is not None and ci[1] is not None:
-            return float(ci[0]), float(ci[1]), "90%"
-    inside = [t["value"] for t in comparison.get("seed_thresholds", {}).values()
-              if t and t.get("kind") == "" and t.get("value") is not None]
-    if not inside:
+    """The necessity threshold's 90% interval (threshold_ci90); a lower end below the grid
+    (null) is drawn from the lowest LR judged."""
+    ci = comparison.get("threshold_ci90") or (depth or {}).get("threshold_ci90")
+    if not ci or ci[1] is None:
         return None, None, ""
-    return min(inside), max(inside), "seed range"
+    lo = ci[0]
+    if lo is None:
+        lo = min((e["lr"] for e in comparison.get("per_lr", [])), default=ci[1])
+    return float(lo), float(ci[1]), "90%"
 
 
 def crit_interval(eta_crit: dict) -> tuple[float | None, float | None, str]:
@@ -85,7 +82,7 @@ def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
 
 def primary_key(analysis: dict) -> str:
     s = analysis["settings"]
-    return f"{s['reference']} vs {s['primary']}"
+    return Comparison(s["reference"], s["primary"]).key
 
 
 def seconds(total: float) -> str:

@@ -170,7 +170,8 @@ def _setup(results: SweepResults, result: dict) -> str:
         f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
         f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
         f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
-        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; target loss "
+        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
+        f"effect {s['min_sensitivity']:g} nats; target loss "
         f"{fmt.num(s['target_loss'], 2)} nats",
         f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
         f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
@@ -252,14 +253,11 @@ def answer_lines(view: dict) -> list[str]:
     for depth in sorted(view["depths"], key=int):
         d = view["depths"][depth]
         if depth in view["rules"]:
-            lines.append(view["rules"][depth])
+            lines.append(view["rules"][depth]["text"])
         parts = []
         c = d["comparisons"].get(present.primary_key(view))
         if c is not None and c["threshold"]["kind"] in ("", "below"):
-            lo, hi, label = present.threshold_interval(c, d)
-            parts.append(f"necessity threshold {fmt.grid(c['threshold'])}"
-                         + (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
-                            if lo is not None and lo != hi else ""))
+            parts.append(f"necessity threshold {fmt.threshold_with_interval(c)}")
         crit = []
         for arm, a in d["arms"].items():
             median = a["eta_crit"]["median"]
@@ -332,7 +330,7 @@ def _verdicts(result: dict) -> str:
                   "", f"*Test:* {v['test']}", ""]
         lines += [f"- {_words(e)}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
-    lines += [f"- {rule}" for _, rule in sorted(result["rules"].items(),
+    lines += [f"- {rule['text']}" for _, rule in sorted(result["rules"].items(),
                                                 key=lambda kv: int(kv[0]))] or ["- n/a"]
     return "\n".join(lines + [""])
 
@@ -383,9 +381,10 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
     for key in _comparison_keys(result):
         lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
                   f"Mean over seeds of the baseline minus treatment effective loss with its "
-                  f"two-sided {_interval_label(result, key)} t interval; necessary where the "
-                  f"one-sided 95% lower bound exceeds "
-                  f"{s['min_effect']:g}; 'ceiling': every run of both arms failed. Speed-up: "
+                  f"two-sided 90% t interval, whose lower end is the one-sided 95% bound that "
+                  f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
+                  f"run of both arms failed; 'mixed failures': failures that do not say which "
+                  f"arm is better (docs/STUDY.md section 4). Speed-up: "
                   f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
                   "", tables.effects(result, key)]
     lines += ["### Necessity thresholds", "", tables.thresholds(result),
@@ -403,16 +402,6 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
                   tables.diagnostics(_final_diagnostics(curves, list(columns)), columns,
                                      s["arms"])]
     return "\n".join(lines)
-
-
-def _interval_label(result: dict, key: str) -> str:
-    """'90%' when the analysis gives ci90 intervals, else '95%' (older analysis.json)."""
-    for d in result["depths"].values():
-        for e in d["comparisons"].get(key, {}).get("per_lr", []):
-            lo, _, label = present.effect_interval(e)
-            if lo is not None:
-                return label
-    return "95%"
 
 
 def _comparison_keys(result: dict) -> list[str]:

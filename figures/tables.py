@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from figures import fmt, present
+from figures import fmt
 from sweeps.core.norms import qk_norm
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
@@ -144,12 +144,12 @@ def effects(result: dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = "ceiling" if e["ceiling"] else fmt.pm_interval(e)
+            text = ("ceiling" if e["ceiling"] else "mixed failures" if e["mixed"] else
+                    fmt.pm_interval(e))
             row += [f"**{text}**" if e["necessary"] else text,
                     "-" if e["speedup"] is None else f"x{e['speedup']:.2f}"]
         rows.append(row)
-    label = next((present.effect_interval(e)[2] for d in depths for e in entries[d].values()
-                  if present.effect_interval(e)[0] is not None), "95%")
+    label = "90%"
     header = ["LR"] + [h for d in depths for h in (f"depth {d} effect [{label} CI]",
                                                     f"depth {d} speed-up")]
     return markdown(header, rows)
@@ -159,13 +159,13 @@ def thresholds(result: dict) -> str:
     rows = []
     for d in _depths(result):
         for key, c in result["depths"][d]["comparisons"].items():
-            lo, hi, label = present.threshold_interval(c, result["depths"][d])
-            span = f"{fmt.interval(lo, hi)} ({label})" if lo is not None else "-"
-            rows.append([d, key, fmt.grid(c["threshold"]), span,
-                         fmt.seed_grid(c["seed_thresholds"]),
-                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-"])
-    return markdown(["depth", "comparison", "necessity threshold", "interval", "per seed",
-                     "common ceiling"], rows)
+            movers = sorted({str(m["run_id"]) for m in c["influence"]})
+            rows.append([d, key, fmt.threshold_with_interval(c), fmt.seed_grid(c["seed_thresholds"]),
+                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
+                         ", ".join(fmt.lr(x) for x in c["mixed"]) or "-",
+                         ", ".join(f"`{m}`" for m in movers) or "none"])
+    return markdown(["depth", "comparison", "necessity threshold (90% interval)", "per seed",
+                     "common ceiling", "mixed failures", "runs that alone move it"], rows)
 
 
 def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[str]) -> str:

@@ -414,7 +414,7 @@ def test_an_injected_failure_exits_1(monkeypatch):
 def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path):
     spec = tmp_path / "mini.toml"
     spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 2]\nseed = [0, 1]\n[set]\ntrain.warmup_steps = 5\n'
+                    'n_layer = [1, 2]\nseed = [0, 1, 2]\n[set]\ntrain.warmup_steps = 5\n'
                     '[study]\ndelta = 0.1\nsensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
     result = invoke("--sweep", str(spec), "--runs-dir", str(tmp_path / "runs"), "--steps", "0")
     assert result.exit_code == 0, result.output

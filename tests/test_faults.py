@@ -162,7 +162,7 @@ def test_garbage_config_or_cut_metrics_of_a_finished_run_are_moved_aside_and_rer
     for rid in (garbled, cut):
         assert f"corrupt   {rid}: " in again.output and "queued to run again" in again.output
         assert len(list((runs / "faults" / ".damaged").glob(f"{rid}.*"))) == 1  # kept
-    assert "8 runs" in again.output and "done in" in again.output
+    assert "12 runs" in again.output and "done in" in again.output
     assert final_losses(runs / "faults") == final_losses(clean_dir)  # 8 rows, same numbers
     assert metrics(runs / "faults") == metrics(clean_dir)
 
@@ -336,12 +336,12 @@ def test_a_huge_grid_is_refused_in_under_a_second_before_expanding(tmp_path):
         assert "plans up to 2,000,000 runs (2,000 arm-LR points x 1 depth(s) x 1,000 seed(s)" \
                in line and "more than the cap of 10,000" in line and "--max-runs" in line
     assert not (tmp_path / "runs").exists()
-    # growth counts: 8 grid runs + 2 extension LRs x 2 arms x 2 seeds
+    # growth counts: 12 grid runs + 2 extension LRs x 2 arms x 3 seeds
     grows = write_spec(tmp_path, "grows", [1e-2, 1e-1], extend={"max_extra_lrs": 2})
     args = ["sweep", grows, "--runs-dir", tmp_path / "runs", "--dry-run", "--max-runs"]
-    line = only_line(cli(*args, 15), 2)
-    assert "plans up to 16 runs" in line and "8 more from extension and refinement" in line
-    assert cli(*args, 16).exit_code == 0
+    line = only_line(cli(*args, 23), 2)
+    assert "plans up to 24 runs" in line and "12 more from extension and refinement" in line
+    assert cli(*args, 24).exit_code == 0
 
 
 def test_a_model_too_large_for_memory_is_refused_with_its_size(tmp_path, monkeypatch):
@@ -597,7 +597,7 @@ def test_status_with_a_truncated_plan_falls_back_to_the_spec(clean_sweep, tmp_pa
         assert result.exit_code == 0, result.output
         warning = result.stderr.strip()
         assert warning.startswith(f"warning: {plan}") and "\n" not in warning
-        assert "8 runs: 4 ok, 4 diverged" in result.stdout
+        assert "12 runs: 6 ok, 6 diverged" in result.stdout
         by_name = only_line(cli("status", "faults", "--runs-dir", runs), 2)  # no spec to use
         assert f"{plan}" in by_name
 

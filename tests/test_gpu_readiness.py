@@ -436,7 +436,7 @@ print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torc
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
                          text=True, cwd=root, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[0] == "24 []"  # measured, and no torch in this process
+    assert out.stdout.split("\n")[0] == "36 []"  # measured, and no torch in this process
 
 
 # -- the GPU check script, on the CPU --------------------------------------------------------

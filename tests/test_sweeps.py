@@ -32,7 +32,7 @@ FAST = {"data.builtin_stories": 300, "train.max_steps": 12, "train.warmup_steps"
 QKTORCH = [sys.executable, "-c", "from qktorch.cli import main; main()"]
 
 
-def write_spec(tmp_path, name, lr, qk_norm=("none", "rms"), n_layer=(2,), seed=(0, 1),
+def write_spec(tmp_path, name, lr, qk_norm=("none", "rms"), n_layer=(2,), seed=(0, 1, 2),
                settings=None, extend=None):
     """A toy spec: arms off and on from the qk_norm list, the analysis pre-registered."""
     settings = {**FAST, **(settings or {})}
@@ -93,7 +93,7 @@ def test_shipped_specs_expand_to_the_study_grid():
 
 
 def test_spec_set_values_and_run_ids(tmp_path):
-    spec = load_spec(write_spec(tmp_path, "ids", [1e-2, 0.1], seed=(0, 1)))
+    spec = load_spec(write_spec(tmp_path, "ids", [1e-2, 0.1], seed=(0, 1, 2)))
     configs = spec.configs("mlx")
     assert all(c.train.max_steps == 12 and c.data.builtin_stories == 300 for c in configs)
     assert all(c.backend == "mlx" for c in configs)
@@ -117,7 +117,7 @@ def test_a_valid_spec_with_arms_a_control_subset_and_comparisons_parses():
         "set": {"model.qk_norm": "none", "model.qk_init": "matched"}, "lr": [1e-3]}},
         study={**STUDY, "start_control": "off-warm", "comparisons": [["off", "off-warm"]]}))
     arms = [c.arm for c in spec.configs("torch")]
-    assert arms.count("off-warm") == 3 and arms.count("on") == 9  # one LR x 3 seeds
+    assert arms.count("off-warm") == 4 and arms.count("on") == 12  # one LR x 4 seeds
     assert spec.study.all_comparisons() == [("off", "on"), ("off-warm", "on"),
                                             ("off", "off-warm")]
 
@@ -142,7 +142,7 @@ def test_a_valid_spec_with_arms_a_control_subset_and_comparisons_parses():
     ({"study": {k: v for k, v in STUDY.items() if k != "target_loss"}}, "has no target_loss"),
     ({"study": {**STUDY, "primary": "off"}}, "primary and reference are both"),
     ({"study": {**STUDY, "start_control": "warm"}}, "start_control 'warm' is not an arm"),
-    ({"grid": {**GRID, "seed": [0]}}, "at least 2 seeds"),
+    ({"grid": {**GRID, "seed": [0, 1]}}, "at least 3 distinct seeds"),
     ({"target_loss": 2.0}, "no longer a top-level key"),
     # arms (issue: controls)
     ({"arms": {**ARMS, "x": {"set": {"seed": 3}}}}, "set may not fix seed"),
@@ -161,7 +161,7 @@ def test_bad_specs_are_refused_with_a_clear_message(parts, message):
 def test_unknown_spec_and_swept_overrides_exit_2_with_one_line(tmp_path):
     result = CliRunner().invoke(make_cli("torch"), ["sweep", "nope", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 2 and result.output.strip().count("\n") == 0
-    assert "unknown sweep spec 'nope'" in result.output and "core, depth" in result.output
+    assert "unknown sweep spec 'nope'" in result.output and "core, cpu" in result.output
     result = sweep("torch", "smoke", tmp_path, "--set", "train.lr=1")
     assert result.exit_code == 2 and "train.lr is fixed by the spec's grid" in result.output
     assert not any(tmp_path.iterdir())
@@ -172,7 +172,7 @@ def summary(status: str, final: float = 2.0) -> dict:
 
 
 def test_the_grid_extends_to_failure_then_bisects_brackets_to_the_resolution():
-    spec = parse_spec(raw_spec(grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1]}, extend={
+    spec = parse_spec(raw_spec(grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]}, extend={
         "max_extra_lrs": 2, "until": "all", "refine": True, "resolution": 0.25}))
     configs = spec.configs("torch")
     done = {c.run_id: summary("ok") for c in configs}
@@ -182,7 +182,7 @@ def test_the_grid_extends_to_failure_then_bisects_brackets_to_the_resolution():
     top = [c for c in configs if c.train.lr == 0.1]
     done[top[0].run_id] = summary("unstable")
     assert grid_additions(spec, configs, done)[2][0] == [1.0]
-    for c in top:  # off fails at 0.1 in both seeds, on does not
+    for c in top:  # off fails at 0.1 in every seed, on does not
         done[c.run_id] = summary("diverged" if c.arm == "off" else "ok")
     configs = spec.configs("torch", lrs={2: [1.0]})
     done.update({c.run_id: summary("diverged") for c in configs if c.train.lr == 1.0})
@@ -209,19 +209,20 @@ def test_refinement_bisects_the_necessity_threshold_bracket():
         "max_extra_lrs": 0, "refine": True, "resolution": 0.5}))
     configs = spec.configs("torch")
     gap = {1e-3: 0.0, 1e-2: 0.0, 1e-1: 0.6}  # QK-norm helps from 0.1 on, nowhere fails
-    done = {c.run_id: summary("ok", 2.0 + (gap[c.train.lr] if c.arm == "off" else 0.0)
-                              + 0.01 * c.seed) for c in configs}
+    done = {c.run_id: summary("ok", 2.0 + (gap[c.train.lr] + 0.004 * (c.seed - 1)
+                                           if c.arm == "off" else 0.0) + 0.01 * c.seed)
+            for c in configs}  # off's seed jitter: exact ties bound nothing
     added = grid_additions(spec, configs, done)[2]
     assert added[0] == [0.0316] and "necessity threshold between 0.01 and 0.1" in added[1]
 
 
 def test_max_extra_runs_bounds_extension_and_refinement():
     plain = parse_spec(raw_spec(extend={"max_extra_lrs": 2}))
-    assert max_extra_runs(plain) == 2 * 2 * 3  # 2 LRs x 2 arms x 3 seeds
+    assert max_extra_runs(plain) == 2 * 2 * 4  # 2 LRs x 2 arms x 4 seeds
     refined = parse_spec(raw_spec(extend={"max_extra_lrs": 0, "refine": True,
                                           "resolution": 0.25}))
-    # gaps of a decade: 2 rounds (0.5, 0.25), each at most min(7 brackets, gaps x 2^r) LRs
-    assert max_extra_runs(refined) == (2 + 4) * 6
+    # gaps of a decade: 2 rounds (0.5, 0.25), each at most min(9 brackets, gaps x 2^r) LRs
+    assert max_extra_runs(refined) == (2 + 4) * 8
 
 
 def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
@@ -244,14 +245,14 @@ def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
     result = sweep("torch", "smoke", tmp_path / "runs", "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "= 24 runs" in result.output and "tokens" in result.output
-    assert result.output.count("pending     torch-o") == 24
+    assert "= 36 runs" in result.output and "tokens" in result.output
+    assert result.output.count("pending     torch-o") == 36
     assert not (tmp_path / "runs").exists()
 
 
 @pytest.fixture(scope="module")
 def finished_sweep(tmp_path_factory):
-    """A 2-LR x 2-arm torch sweep (the top LR diverges), run once with two workers."""
+    """A 2-LR x 2-arm x 3-seed torch sweep (the top LR diverges), run once with two workers."""
     tmp = tmp_path_factory.mktemp("sweep")
     spec = write_spec(tmp, "basic", [1e-2, 1.0])
     result = sweep("torch", spec, tmp / "runs", "--workers", "2")
@@ -261,7 +262,7 @@ def finished_sweep(tmp_path_factory):
 def test_a_sweep_runs_to_completion_and_a_rerun_skips_everything(finished_sweep):
     spec, runs, result = finished_sweep
     assert result.exit_code == 0, result.output
-    assert "8 runs" in result.output and "ETA" in result.output
+    assert "12 runs" in result.output and "ETA" in result.output
     assert "2 worker process(es)" in result.output
     plan = json.loads((runs / "basic" / "plan.json").read_text())
     assert plan["name"] == "basic" and plan["spec"]["grid"]["lr"] == [0.01, 1.0]
@@ -269,7 +270,7 @@ def test_a_sweep_runs_to_completion_and_a_rerun_skips_everything(finished_sweep)
     df = pd.read_parquet(runs / "basic" / "results.parquet")
     assert sorted(df.run_id) == sorted(r["run_id"] for r in plan["runs"])
     assert dict(zip(df.lr, df.status)) == {0.01: "ok", 1.0: "diverged"}
-    assert set(df.arm) == {"off", "on"} and df.final_val_loss.notna().sum() == 4
+    assert set(df.arm) == {"off", "on"} and df.final_val_loss.notna().sum() == 6
     stamps = {p: p.stat().st_mtime_ns for p in (runs / "basic").glob("*/summary.json")}
     again = sweep("torch", spec, runs, "--workers", "2")
     assert again.exit_code == 0 and "nothing to run" in again.output
@@ -304,7 +305,7 @@ def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monke
     assert result.exit_code == 0, result.output
     planned = [rid for rid in pd.read_parquet(tmp_path / "runs" / "once" / "results.parquet")
                .run_id]
-    assert len(planned) == 8 and foreign.name not in planned
+    assert len(planned) == 12 and foreign.name not in planned  # 2 arms x 2 LRs x 3 seeds
     assert sorted(hashed) == sorted(planned)  # once each (the workers hash in their process)
     hashed.clear()
     assert "nothing to run" in sweep("torch", spec, tmp_path / "runs").output
@@ -334,23 +335,23 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     result = CliRunner().invoke(make_cli("mlx"), ["status", spec, "--runs-dir", str(runs)])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "8 runs: 4 ok, 4 diverged" in out
-    assert out.count("torch-o") == 8 and "div@" in out
+    assert "12 runs: 6 ok, 6 diverged" in out
+    assert out.count("torch-o") == 12 and "div@" in out
     assert "final val loss by lr and arm" in out and "n_layer 2" in out
     table = out.split("final val loss by lr and arm")[1].splitlines()
     assert table[2].split() == ["lr", "off", "on"]
     assert table[-1].split() == ["1", "div", "div"]
     # by sweep name too (plan.json), and before any run: everything pending
     by_name = CliRunner().invoke(make_cli("torch"), ["status", "basic", "--runs-dir", str(runs)])
-    assert by_name.exit_code == 0 and "8 runs: 4 ok, 4 diverged" in by_name.output
+    assert by_name.exit_code == 0 and "12 runs: 6 ok, 6 diverged" in by_name.output
     fresh = CliRunner().invoke(make_cli("torch"), ["status", "smoke", "--runs-dir", str(tmp_path)])
-    assert fresh.exit_code == 0 and "24 runs: 24 pending" in fresh.output
+    assert fresh.exit_code == 0 and "36 runs: 36 pending" in fresh.output
     unknown = CliRunner().invoke(make_cli("torch"), ["status", "nope", "--runs-dir", str(runs)])
     assert unknown.exit_code == 2 and "unknown sweep spec" in unknown.output
 
 
 def test_the_grid_extends_until_a_run_diverges(tmp_path):
-    spec = write_spec(tmp_path, "grows", [1e-3, 1e-2], seed=(0, 1),
+    spec = write_spec(tmp_path, "grows", [1e-3, 1e-2], seed=(0, 1, 2),
                       extend={"factor": 10.0, "max_extra_lrs": 3})
     result = sweep("torch", spec, tmp_path / "runs")
     assert result.exit_code == 0, result.output
@@ -376,7 +377,7 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert "1 run(s) failed" in result.output
     statuses = {rid: s for rid, (s, _) in final_losses(runs / "faulty").items()}
     assert statuses[victim.run_id] == "failed"
-    assert sorted(statuses.values()) == ["diverged"] * 4 + ["failed"] + ["ok"] * 3
+    assert sorted(statuses.values()) == ["diverged"] * 6 + ["failed"] + ["ok"] * 5
     error = (runs / "faulty" / victim.run_id / "error.txt").read_text()
     assert "Traceback" in error and "IsADirectoryError" in error
     summary = RunDir(runs / "faulty" / victim.run_id).read_summary()
@@ -433,7 +434,7 @@ def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
     trained = [{m[1] for m in map(finished.match, out.splitlines())
                 if m and "finished elsewhere" not in m.string} for out in outputs]
     everything = {rid for rid, _ in final_losses(runs / "shared").items()}
-    assert len(everything) == 8 and trained[0] | trained[1] == everything
+    assert len(everything) == 12 and trained[0] | trained[1] == everything
     assert not trained[0] & trained[1]
     for rows in metrics(runs / "shared").values():
         steps = [r["step"] for r in rows]
@@ -482,7 +483,7 @@ def test_an_mlx_sweep_writes_the_same_layout(backend, tmp_path):
     result = sweep(backend, spec, tmp_path / "runs", "--workers", "2")
     assert result.exit_code == 0, result.output
     runs = final_losses(tmp_path / "runs" / "mlx")
-    assert sorted(s for s, _ in runs.values()) == ["diverged"] * 4 + ["ok"] * 4
+    assert sorted(s for s, _ in runs.values()) == ["diverged"] * 6 + ["ok"] * 6
     assert all(rid.startswith("mlx-") for rid in runs)
 
 

@@ -264,16 +264,16 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
     configs = list(sweep.configs.values())
     result = sweep_estimate(configs, 3, probe)
     assert probe.step_s > 0 and probe.eval_s > 0 and probe.steps >= 2
-    assert result["runs"] == len(configs) == 24
-    assert result["planned"]["tokens"] == 24 * 60 * 256
+    assert result["runs"] == len(configs) == 36
+    assert result["planned"]["tokens"] == 36 * 60 * 256
     assert result["planned"]["flops"] == sum(60 * 256 * flops_per_token(c.model, 256)
                                              for c in configs)
     per_run = result["per_run"]  # the probed config; QK-norm's gains add 0.3% FLOPs
-    assert result["planned"]["seconds"] == pytest.approx(24 * per_run["seconds"], rel=0.01)
-    assert result["worst"]["seconds"] == pytest.approx(27 * per_run["seconds"], rel=0.01)
+    assert result["planned"]["seconds"] == pytest.approx(36 * per_run["seconds"], rel=0.01)
+    assert result["worst"]["seconds"] == pytest.approx(39 * per_run["seconds"], rel=0.01)
     assert result["worst"]["seconds"] > result["planned"]["seconds"] + 3 * per_run["seconds"]
     text = "\n".join(describe(result, probe, "torch"))
-    assert "planned: 24 runs" in text and "worst case: 27 runs (+3" in text
+    assert "planned: 36 runs" in text and "worst case: 39 runs (+3" in text
     assert "no known peak" in text  # a CPU
 
 
@@ -285,13 +285,13 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
     monkeypatch.setattr(sweeps.sweep.grid, "max_extra_runs", lambda spec: 4)
     spec = tmp_path / "two.toml"
     spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 3]\nseed = [0, 1]\n[study]\ndelta = 0.1\n'
+                    'n_layer = [1, 3]\nseed = [0, 1, 2]\n[study]\ndelta = 0.1\n'
                     'sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
     sweep = Sweep(load_spec(str(spec)), backend, SMALL_DATA, tmp_path / "runs")
     lines = []
     result = estimate_sweep(sweep, Execution(backend, "cpu"), seconds=0.3, echo=lines.append)
-    assert result["runs"] == 16 and result["extra_runs"] == 4
-    assert "n_layer 3" in lines[0] and "worst case: 20 runs" in "\n".join(lines)
+    assert result["runs"] == 24 and result["extra_runs"] == 4
+    assert "n_layer 3" in lines[0] and "worst case: 28 runs" in "\n".join(lines)
     largest = max(60 * 256 * flops_per_token(c.model, 256) for c in sweep.configs.values())
     assert result["per_run"]["flops"] == largest  # n_layer 3 with QK-norm's gains
 
@@ -302,8 +302,8 @@ def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
         "--runs-dir", str(tmp_path), *(a for s in SMALL_DATA for a in ("--set", s))])
     assert result.exit_code == 0, result.output
     assert re.search(r"estimate: torch on cpu .* ms/step", result.output)
-    assert re.search(r"planned: 24 runs, .* device-hours", result.output)
-    assert "worst case: 32 runs (+8" in result.output  # 2 extension LRs x 2 arms x 2 seeds
+    assert re.search(r"planned: 36 runs, .* device-hours", result.output)
+    assert "worst case: 48 runs (+12" in result.output  # 2 extension LRs x 2 arms x 3 seeds
     assert result.output.rstrip().endswith("dry run: nothing was written")
     assert not (tmp_path / "smoke").exists()
 

@@ -8,6 +8,8 @@
   of its data: it learned less than counting token pairs does.
 - ok: neither.
 A run whose process raised is `failed` (sweeps.run.rundir.RunDir.record_failure): no outcome.
+How the statistics count each class (the effective loss) is a rule of the study:
+sweeps.study.rules.
 """
 from __future__ import annotations
 
@@ -71,18 +73,3 @@ def unstable_reasons(final_val_loss: float, smoothed: SmoothedLoss,
         reasons.append(f"final val loss {final_val_loss:.3f} is worse than the {train.baseline} "
                        f"baseline {baseline_loss:.3f}")
     return reasons
-
-
-def effective_loss(summary: dict | None) -> float | None:
-    """A finished run's loss as the statistics count it (docs/STUDY.md section 4):
-    min(final val loss, loss at init) when ok or unstable, the loss at init when diverged;
-    None for unfinished and failed runs."""
-    if summary is None or summary.get("status") not in OUTCOMES:
-        return None
-    init = summary.get("init_loss")
-    if not isinstance(init, (int, float)) or not math.isfinite(init):
-        return None
-    final = summary.get("final_val_loss")
-    if summary["status"] == "diverged" or not isinstance(final, (int, float)):
-        return float(init)
-    return float(min(final, init)) if math.isfinite(final) else float(init)

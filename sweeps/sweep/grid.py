@@ -3,21 +3,20 @@ until runs fail, then adaptive refinement of each failure bracket and of the nec
 threshold's bracket down to the spec's resolution.
 
 Pure: from the spec, the planned configs and the finished runs' summaries to the LRs to add.
-Only the arms on the whole grid grow; every new LR runs for every seed.
+Only the arms on the whole grid grow; every new LR runs for every seed. Which brackets to
+bisect is a rule of the study (sweeps.study.rules.refinement_brackets, the same code the
+report and the simulations of docs/STUDY.md section 7 use); this module only grows the grid.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
 
-import numpy as np
-
 from sweeps.core.config import RunConfig
-from sweeps.run.outcomes import FAILED, effective_loss
-from sweeps.sweep.spec import SweepSpec, round_lr
-from sweeps.study.stats import critical_lr, necessity
-
-RESOLUTION_SLACK = 1.01
+from sweeps.run.outcomes import FAILED
+from sweeps.study.rules import (RESOLUTION_SLACK, build_cells, midpoints, refinement_brackets,
+                                round_lr)
+from sweeps.sweep.spec import SweepSpec
 
 
 def grid_additions(spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]
@@ -74,74 +73,18 @@ def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
 def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     """Midpoints of every bracket wider than the resolution: each full-grid arm's and seed's
     (last ok LR, first failing LR), and the primary comparison's necessity threshold."""
-    mids: dict[float, list[str]] = {}
-    for arm, seed, (ok, fail) in _failure_brackets(runs):
-        _add_midpoint(mids, spec, ok, fail, f"{arm} seed {seed}: {ok:g} ok, {fail:g} fails")
-    bracket = _threshold_bracket(spec, runs)
-    if bracket:
-        _add_midpoint(mids, spec, *bracket, f"necessity threshold between {bracket[0]:g} and "
-                                            f"{bracket[1]:g}")
-    planned = {cfg.train.lr for cfg, _ in runs}
-    new = sorted(lr for lr in mids if lr not in planned)
-    if not new:
+    rows = [{**summary, "run_id": cfg.run_id, "n_layer": cfg.model.n_layer, "arm": cfg.arm,
+             "lr": cfg.train.lr, "seed": cfg.seed} for cfg, summary in runs]
+    cells = next(iter(build_cells(rows).values()), None)
+    if cells is None:
         return None
-    reasons = "; ".join(r for lr in new for r in mids[lr])
-    return new, f"refining to {spec.extend.resolution:g} decades ({reasons})"
-
-
-def _add_midpoint(mids: dict, spec: SweepSpec, lo: float, hi: float, reason: str) -> None:
-    if _resolved(math.log10(hi / lo), spec):
-        return
-    mid = round_lr(math.sqrt(lo * hi))
-    if lo < mid < hi:
-        mids.setdefault(mid, []).append(reason)
-
-
-def _resolved(width: float, spec: SweepSpec) -> bool:
-    """A bracket of `width` decades is fine enough; 1% slack absorbs the three-digit rounding
-    of LRs (sqrt(10) becomes 3.16, a gap of 0.5003 decades)."""
-    return width <= spec.extend.resolution * RESOLUTION_SLACK
-
-
-def _failure_brackets(runs: list):
-    """(arm, seed, (ok LR, failing LR)) for every arm and seed with a failure inside its LRs."""
-    cells = defaultdict(dict)
-    for cfg, summary in runs:
-        if summary["status"] != "failed":
-            cells[(cfg.arm, cfg.seed)][cfg.train.lr] = (summary["status"] in FAILED,
-                                                        effective_loss(summary))
-    for (arm, seed), by_lr in sorted(cells.items()):
-        lrs = sorted(by_lr)
-        crit = critical_lr(lrs, [by_lr[lr][0] for lr in lrs], [by_lr[lr][1] for lr in lrs])
-        if crit.inside:
-            yield arm, seed, crit.bracket
-
-
-def _threshold_bracket(spec: SweepSpec, runs: list) -> tuple[float, float] | None:
-    """The primary comparison's necessity-threshold bracket, when it lies inside the grid."""
-    d, lrs, seeds, ceiling = paired_differences(runs, spec.study.reference, spec.study.primary)
-    if not lrs:
+    full = [a.name for a in spec.arms if a.full]
+    brackets = refinement_brackets(cells, spec.study, full)
+    mids = midpoints(brackets, spec.extend.resolution, {cfg.train.lr for cfg, _ in runs})
+    if not mids:
         return None
-    threshold = necessity(lrs, d, ceiling, spec.study.min_effect).threshold
-    return threshold.bracket if threshold.inside else None
-
-
-def paired_differences(runs: list, baseline: str, treatment: str):
-    """(d [LR, seed], LRs, seeds, common-ceiling mask) of baseline minus treatment effective
-    losses, from (config, summary) pairs; NaN where a pair is missing."""
-    loss, failed = {}, {}
-    for cfg, summary in runs:
-        value = effective_loss(summary)
-        if cfg.arm in (baseline, treatment) and value is not None:
-            loss[(cfg.arm, cfg.train.lr, cfg.seed)] = value
-            failed[(cfg.arm, cfg.train.lr, cfg.seed)] = summary["status"] in FAILED
-    lrs = sorted({lr for arm, lr, _ in loss if arm == baseline}
-                 & {lr for arm, lr, _ in loss if arm == treatment})
-    seeds = sorted({seed for _, _, seed in loss})
-    d = np.array([[loss.get((baseline, lr, s), math.nan) - loss.get((treatment, lr, s), math.nan)
-                   for s in seeds] for lr in lrs]).reshape(len(lrs), len(seeds))
-    ceiling = [all(f for (arm, x, _), f in failed.items() if x == lr) for lr in lrs]
-    return d, lrs, seeds, ceiling
+    reasons = "; ".join(r for rs in mids.values() for r in rs)
+    return list(mids), f"refining to {spec.extend.resolution:g} decades ({reasons})"
 
 
 def check_size(spec: SweepSpec, max_runs: int) -> None:

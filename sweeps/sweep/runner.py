@@ -195,10 +195,11 @@ def _arm_text(arm) -> str:
 def _study_text(spec) -> str:
     s = spec.study
     low, high = s.sensitivity_range
-    return (f"{s.reference} vs {s.primary}" + (f", start control {s.start_control}"
-                                                if s.start_control else "")
+    return (s.primary_comparison.key + (f", start control {s.start_control}"
+                                        if s.start_control else "")
             + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
-              f"{s.min_effect:g}, target loss {s.target_loss:g} (docs/STUDY.md)")
+              f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
+              f"{s.target_loss:g} (docs/STUDY.md)")
 
 
 def settle(sweep: Sweep) -> list[str]:

@@ -12,7 +12,7 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
     [grid]
     lr = [1e-3, 3.16e-3, 1e-2]        # strictly increasing
     n_layer = [4]                     # default: the preset's depth
-    seed = [0, 1, 2]                  # default: [0, 1, 2]; at least 2
+    seed = [0, 1, 2, 3]               # default: [0, 1, 2, 3]; at least 3
     [arms.off]
     set = { "model.qk_norm" = "none" }
     [arms.on]
@@ -29,6 +29,7 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
     sensitivity_range = [1e-3, 1e-2]  # LR range of the LR sensitivity (base grid only)
     min_effect = 0.02                 # nats (default 0.02)
     negligible = 0.05                 # nats (default 0.05)
+    min_sensitivity = 0.05            # H2b's minimum effect, nats (default 0.05)
     target_loss = 1.2                 # steps-to-target loss, nats
     [extend]
     factor = 3.16                     # next LR = top LR x factor (default: the grid's top ratio)
@@ -49,6 +50,7 @@ from pathlib import Path
 
 from sweeps.core.config import ARM_NAME, RunConfig
 from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.study.rules import MIN_SEEDS, Comparison, Study
 from sweeps.sweep.tomlfields import flatten, list_of, lr_list, no_unknown, number
 
 if sys.version_info >= (3, 11):
@@ -61,7 +63,7 @@ SPECS_DIR = Path(__file__).resolve().parents[1] / "specs"
 SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
 FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
 UNTIL = ("any", "all")
-MIN_SEEDS = 2  # the paired t bounds of docs/STUDY.md need two seeds
+DEFAULT_SEEDS = (0, 1, 2, 3)  # what docs/STUDY.md section 7's simulations need
 # The most runs a sweep may plan, its grid grown to its limits (extension and refinement,
 # sweeps.sweep.grid.max_extra_runs), counted from the spec before a single config is built; the
 # sweep command's --max-runs overrides it. 10,000 runs of the core preset are months of GPU.
@@ -74,7 +76,8 @@ _TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "e
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "seed"}
 _ARM_KEYS = {"set", "lr"}
 _STUDY_KEYS = {"reference", "primary", "start_control", "comparisons", "delta",
-               "sensitivity_range", "min_effect", "negligible", "target_loss"}
+               "sensitivity_range", "min_effect", "negligible", "min_sensitivity",
+               "target_loss"}
 _EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
 
 
@@ -88,26 +91,6 @@ class Arm:
     def full(self) -> bool:
         """On the whole grid: grows with it (extension, refinement)."""
         return self.lr is None
-
-
-@dataclass(frozen=True)
-class Study:
-    delta: float
-    sensitivity_range: tuple[float, float]
-    target_loss: float
-    reference: str = "off"
-    primary: str = "on"
-    start_control: str | None = None
-    comparisons: tuple[tuple[str, str], ...] = ()
-    min_effect: float = 0.02
-    negligible: float = 0.05
-
-    def all_comparisons(self) -> list[tuple[str, str]]:
-        """The primary comparison first, then the start control's, then the listed ones."""
-        out = [(self.reference, self.primary)]
-        if self.start_control:
-            out.append((self.start_control, self.primary))
-        return list(dict.fromkeys(out + list(self.comparisons)))
 
 
 @dataclass(frozen=True)
@@ -128,7 +111,7 @@ class SweepSpec:
     description: str = ""
     lr: tuple[float, ...] = ()
     n_layer: tuple[int, ...] = ()
-    seed: tuple[int, ...] = (0, 1, 2)
+    seed: tuple[int, ...] = DEFAULT_SEEDS
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
 
@@ -160,19 +143,13 @@ class SweepSpec:
 
     def to_dict(self) -> dict:
         """The spec as plan.json records it (and the report reads it back)."""
-        s = self.study
         return {
             "name": self.name, "preset": self.preset, "description": self.description,
             "grid": {"lr": list(self.lr), "n_layer": list(self.n_layer), "seed": list(self.seed)},
             "arms": {a.name: {"set": dict(a.set), **({"lr": list(a.lr)} if a.lr else {})}
                      for a in self.arms},
             "set": dict(self.set),
-            "study": {"reference": s.reference, "primary": s.primary,
-                      "start_control": s.start_control,
-                      "comparisons": [list(c) for c in s.comparisons], "delta": s.delta,
-                      "sensitivity_range": list(s.sensitivity_range),
-                      "min_effect": s.min_effect, "negligible": s.negligible,
-                      "target_loss": s.target_loss},
+            "study": self.study.to_dict(),
             "extend": {"factor": self.extend_factor, "max_extra_lrs": self.extend.max_extra_lrs,
                        "until": self.extend.until, "refine": self.extend.refine,
                        "resolution": self.extend.resolution}}
@@ -269,10 +246,11 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
     grid = raw.get("grid", {})
     no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
     lr = lr_list(grid, "lr", f"{where} [grid]", required=True)
-    seed = tuple(list_of(grid, "seed", int, where)) if "seed" in grid else (0, 1, 2)
-    if len(seed) < MIN_SEEDS:
-        raise ConfigError(f"{where} [grid]: seed needs at least {MIN_SEEDS} seeds for the paired "
-                          f"statistics of docs/STUDY.md (got {list(seed)}); 3 are recommended")
+    seed = tuple(list_of(grid, "seed", int, where)) if "seed" in grid else DEFAULT_SEEDS
+    if len(set(seed)) < MIN_SEEDS:
+        raise ConfigError(f"{where} [grid]: seed needs at least {MIN_SEEDS} distinct seeds for "
+                          f"the paired rules of docs/STUDY.md (got {list(seed)}); "
+                          f"{len(DEFAULT_SEEDS)} are recommended (section 7)")
     arms = _arms(raw, grid, lr, where)
     spec = SweepSpec(
         name=name, preset=raw["preset"], description=raw.get("description", ""), arms=arms,
@@ -336,10 +314,11 @@ def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> S
         target_loss=number(table, "target_loss", at, positive=True),
         reference=table.get("reference", "off"), primary=table.get("primary", "on"),
         start_control=table.get("start_control"),
-        comparisons=tuple(tuple(c) if isinstance(c, list) else c
+        comparisons=tuple(Comparison(*c) if isinstance(c, list) and len(c) == 2 else c
                           for c in table.get("comparisons", [])),
         min_effect=number(table, "min_effect", at, default=0.02),
-        negligible=number(table, "negligible", at, positive=True, default=0.05))
+        negligible=number(table, "negligible", at, positive=True, default=0.05),
+        min_sensitivity=number(table, "min_sensitivity", at, default=0.05))
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
         if value is not None and value not in names:
@@ -348,7 +327,7 @@ def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> S
         raise ConfigError(f"{at}: primary and reference are both '{study.primary}'; the "
                           f"primary comparison needs two arms")
     for pair in study.comparisons:
-        if (not isinstance(pair, tuple) or len(pair) != 2 or pair[0] == pair[1]
+        if (not isinstance(pair, Comparison) or pair[0] == pair[1]
                 or any(p not in names for p in pair)):
             raise ConfigError(f"{at}: comparisons must be pairs of two different arms "
                               f"[baseline, treatment] (got {pair!r})")
@@ -432,11 +411,6 @@ def _distinct_arms(spec: SweepSpec, configs: list[RunConfig], where: str) -> Non
             raise ConfigError(f"{where}: arms '{seen[key]}' and '{cfg.arm}' resolve to the same "
                               f"config; give each arm a different setting")
         seen[key] = cfg.arm
-
-
-def round_lr(lr: float) -> float:
-    """Three significant digits: readable run ids, and the same value however it is reached."""
-    return float(f"{lr:.3g}")
 
 
 def _text(value) -> str:
