@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "43ca08d88463c289245da8a92ef1d6d88b06a338ca6dce58a62c8e23d5c74265"
+STUDY_SHA256 = "c2a5736b3b914340d5df2b9e004beb09bcb8e9cdc984e72a762ae4cdb31308b0"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
