@@ -56,9 +56,24 @@ def preload_env(environ=os.environ) -> dict | None:
     return {"LD_PRELOAD": f"{library}:{preload}" if preload else library, GUARD: "1"}
 
 
-def ensure_fast_blas() -> None:
-    """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first)."""
-    if os.environ.get(GUARD):
+# The qkmlx commands that run MLX math (training, the probe of --estimate, the temperature
+# of `config show`): only these check the BLAS, so `--help`, `status`, `figures` and `data`
+# neither re-execute nor warn.
+MLX_COMMANDS = ("train", "sweep", "config", "crosscheck")
+
+
+def runs_mlx(args: list[str]) -> bool:
+    """Whether a qkmlx command line (without the program) will run MLX math."""
+    if any(a in ("-h", "--help") for a in args):
+        return False
+    command = next((a for a in args if not a.startswith("-")), None)
+    return command in MLX_COMMANDS
+
+
+def ensure_fast_blas(args: list[str] | None = None) -> None:
+    """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first),
+    or warn once; nothing for commands that run no MLX math (runs_mlx)."""
+    if os.environ.get(GUARD) or not runs_mlx(sys.argv[1:] if args is None else args):
         return
     os.environ[GUARD] = "1"
     env = preload_env()
