@@ -245,14 +245,31 @@ class RunConfig:
                 prefix = parts[0] + "."
             elif len(parts) != 1:
                 raise ConfigError(f"unknown setting '{key}': use model.X, train.X, data.X, "
-                                  f"seed, backend or arm")
+                                  f"seed, backend or arm{_did_you_mean(parts[-1])}")
             name = parts[-1]
             types = _field_types(cls)
             if name not in types or name in ("model", "train", "data"):
-                raise ConfigError(f"unknown setting '{key}'; known: "
-                                  f"{', '.join(prefix + n for n in types)}")
+                known = ", ".join(prefix + n for n in types if n not in SECTIONS)
+                raise ConfigError(f"unknown setting '{key}'{_did_you_mean(name, prefix)}; "
+                                  f"known: {known}" + ("" if prefix else
+                                                       ", or model.X, train.X, data.X"))
             target[name] = parse_value(value, types[name], key)
         return RunConfig.from_dict(d)
+
+
+SECTIONS = ("model", "train", "data")
+
+
+def _did_you_mean(name: str, prefix: str = "") -> str:
+    """': did you mean train.lr?' for a field given without its section (or misspelt)."""
+    import difflib
+
+    candidates = [f"{section}.{f.name}" for section, cls in
+                  (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig))
+                  for f in dataclasses.fields(cls)] + ["seed", "backend", "arm"]
+    exact = [c for c in candidates if c.split(".")[-1] == name]
+    close = exact or difflib.get_close_matches(prefix + name, candidates, n=2, cutoff=0.75)
+    return f": did you mean {' or '.join(close)}?" if close else ""
 
 
 def parse_value(text: str, kind: type, key: str):
