@@ -113,20 +113,23 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
     say = progress or (lambda text: None)
     began = time.perf_counter()
     B = cfg.train.batch_size
-    batch = B
+    batch, probe = B, None
     if B > 1:
         say(f"probe: a pilot step of 1 sequence (n_layer {cfg.model.n_layer}) ...")
         pilot = _Probe(make_trainer, _with_batch(cfg, 1), lr)
         per_sequence = pilot.step_s()
-        del pilot
-        gc.collect()
         left = budget_s - (time.perf_counter() - began)
         while batch > 1 and per_sequence * batch * (min_steps + 3) > left:
             batch //= 2
         say(f"probe: {per_sequence * 1e3:,.1f} ms per sequence; timing batch {batch}"
             + (f" of {B} (scaled up: a full batch would not fit the probe's time)"
                if batch < B else "") + " ...")
-    probe = _Probe(make_trainer, _with_batch(cfg, batch), lr)
+        if batch == 1:
+            probe = pilot  # already built and stepped
+        else:
+            del pilot
+            gc.collect()
+    probe = probe or _Probe(make_trainer, _with_batch(cfg, batch), lr)
     built = probe.built
     left = max(0.0, budget_s - (time.perf_counter() - began))
     steps, elapsed = 1, probe.time(1, 1)
