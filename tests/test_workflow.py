@@ -154,6 +154,9 @@ def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
     RunDir(runs / "grid" / mlx_cfg.run_id).write_config(mlx_cfg)  # an unfinished mlx run
     status = invoke("torch", "status", "grid", "--runs-dir", runs)
     assert "1 mlx run(s)" in status.output and "`qkmlx status grid`" in status.output
+    assert "`qkmlx sweep grid --dry-run`" in status.output
+    mlx_view = invoke("mlx", "status", "grid", "--runs-dir", runs)  # plan.json: the torch runs
+    assert "8 runs: 8 ok" in mlx_view.output and "1 mlx run(s)" in mlx_view.output
     report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
     assert report.exit_code == 0, report.output
     assert "1 mlx run(s)" in report.output and "`qkmlx figures grid`" in report.output

@@ -24,9 +24,9 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
             raise
         spec = None
     files = SweepDir(Path(runs_dir) / (spec.name if spec else name))
-    # plan.json is the last sweep's, of its backend: another backend's view plans from the
-    # spec (sweeps.sweep.sweepdir.SweepDir.left_out_note says what each view leaves out)
-    if files.has_plan() and (spec is None or files.plan_backend() in (None, backend)):
+    # plan.json is the last sweep's, of its backend, whichever program asks: runs of the
+    # other backend are left out, and SweepDir.left_out_note says so
+    if files.has_plan():
         try:
             return files.path, files.planned_configs()
         except HarnessError as e:  # a damaged plan.json: the spec plans the same runs

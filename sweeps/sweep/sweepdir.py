@@ -109,14 +109,13 @@ class SweepDir:
         parts = ", ".join(f"{n} {b}" for b, n in sorted(others.items()))
         hows = []
         for b in sorted(others):
-            if command == "figures":
-                hows.append(f"`{PROGRAMS[b]} sweep {self.name}` (skips finished runs, rewrites "
-                            f"plan.json for {b}) then `{PROGRAMS[b]} figures {self.name}`")
-            else:
-                hows.append(f"`{PROGRAMS[b]} {command} {self.name}`")
-        return (f"note: {parts} run(s) in {self.path} were left out (this view shows the {shown} "
-                f"runs of plan.json); to see them: {'; '.join(hows)}; keep backends in separate "
-                f"folders with --runs-dir")
+            program = PROGRAMS[b]
+            hows.append(f"`{program} sweep {self.name} --dry-run` lists their states; "
+                        f"`{program} sweep {self.name}` makes plan.json theirs (finished runs "
+                        f"are skipped), then `{program} {command} {self.name}`")
+        return (f"note: {parts} run(s) in {self.path} were left out (plan.json plans the "
+                f"{shown} runs); to include them: {'; '.join(hows)}; better, keep each backend "
+                f"in its own --runs-dir")
 
     # -- crosscheck.json ------------------------------------------------------------------
     @property
