@@ -10,7 +10,6 @@ import os
 import re
 import stat
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

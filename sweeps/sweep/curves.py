@@ -25,7 +25,11 @@ def run_scalars(run_dir: str | Path) -> list[tuple[int, str, float]]:
     """(step, metric, value) of every finite scalar in a run's metrics.jsonl, diagnostics
     reduced over layers."""
     out = []
-    for row in RunDir(run_dir).read_metrics():
+    try:
+        rows = RunDir(run_dir).read_metrics()
+    except (OSError, UnicodeDecodeError):  # a failed run's unreadable metrics: no curve
+        return out
+    for row in rows:
         step = row.get("step")
         if not isinstance(step, int):
             continue
