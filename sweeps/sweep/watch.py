@@ -44,9 +44,9 @@ class Running:
 
     @property
     def eta(self) -> float | None:
-        if self.step_s is None or self.step is None:
+        if self.step_s is None:
             return None
-        return max(0, self.max_steps - self.step) * self.step_s
+        return max(0, self.max_steps - (self.step or 0)) * self.step_s  # no row yet: step 0
 
 
 def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
