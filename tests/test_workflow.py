@@ -2,7 +2,7 @@
 ad-hoc grids, a bounded estimate, data found early, readable files, other backends' runs,
 and the smaller rough edges of the command line.
 
-One real ad-hoc sweep (smoke preset, 8 runs of 12 steps) is shared by the tests that read a
+One real ad-hoc sweep (smoke preset, 12 runs of 12 steps) is shared by the tests that read a
 finished sweep; everything else is files made by hand or fakes.
 """
 import json
@@ -28,7 +28,7 @@ from sweeps.sweep.watch import Seen, frame, watch
 FAST = ["data.builtin_stories=300", "train.max_steps=12", "train.warmup_steps=2",
         "train.eval_interval=6", "train.checkpoint_interval=4"]
 GRID = ["--preset", "smoke", "--grid", "train.lr=0.01,0.1", "--grid", "qk_norm=none,rms",
-        "--seeds", "2", "--name", "grid"]
+        "--seeds", "3", "--name", "grid"]
 
 
 def invoke(backend, *args):
@@ -57,8 +57,8 @@ def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
     runs, _, output = grid_sweep
     spec = (runs / "grid" / "spec.toml").read_text()
     assert 'preset = "smoke"' in spec and "lr = [0.01, 0.1]" in spec
-    assert "seed = [0, 1]" in spec and 'qk_norm = ["none", "rms"]' in spec
-    assert "done in" in output and "8 ok" in output
+    assert "seed = [0, 1, 2]" in spec and 'qk_norm = ["none", "rms"]' in spec
+    assert "done in" in output and "12 ok" in output
     again = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--device", "cpu", *sets(FAST))
     assert again.exit_code == 0 and "nothing to run" in again.output
     by_name = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--device", "cpu",
@@ -68,12 +68,12 @@ def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
                    "--runs-dir", runs, *sets(FAST))
     assert other.exit_code == 2 and "holds another grid" in other.output
     status = invoke("torch", "status", "grid", "--runs-dir", runs)
-    assert status.exit_code == 0 and "8 runs: 8 ok" in status.output
+    assert status.exit_code == 0 and "12 runs: 12 ok" in status.output
 
 
 def test_sweep_progress_counts_the_runs_that_started(grid_sweep):
     lines = [line for line in grid_sweep[2].splitlines() if line.startswith("[")]
-    assert len(lines) == 8
+    assert len(lines) == 12
     assert all(", 1 running," in line for line in lines[:-1]), lines  # one worker, never idle
     assert ", 0 running," in lines[-1]
 
@@ -83,7 +83,7 @@ def test_curves_parquet_is_the_long_table_of_every_run(grid_sweep):
     curves = pd.read_parquet(runs / "grid" / "curves.parquet")
     assert list(curves.columns) == ["run_id", "arm", "lr", "depth", "seed", "step", "metric",
                                     "value"]
-    assert curves.run_id.nunique() == 8 and set(curves.arm) == {"off", "on"}
+    assert curves.run_id.nunique() == 12 and set(curves.arm) == {"off", "on"}
     metrics = set(curves.metric)
     assert {"train_loss", "train_loss_ema", "val_loss", "grad_norm", "lr",
             "max_attn_logit", "attn_entropy"} <= metrics
@@ -115,12 +115,12 @@ def test_tensorboard_export_holds_scalars_and_hparams(grid_sweep, tmp_path, live
         out = tmp_path / "tb"
         result = invoke("torch", "export", "tensorboard", "grid", "--out", out,
                         "--runs-dir", runs)
-        assert result.exit_code == 0 and "exported 8 of 8" in result.output
+        assert result.exit_code == 0 and "exported 12 of 12" in result.output
         again = invoke("torch", "export", "tensorboard", "grid", "--out", out,
                        "--runs-dir", runs)
         assert again.exit_code == 0  # an export replaces the last: no doubled events
         tb = out
-    assert len([p for p in tb.iterdir() if p.is_dir()]) == 8
+    assert len([p for p in tb.iterdir() if p.is_dir()]) == 12
     run = next(p for p in sorted(tb.iterdir()) if "-on-" in p.name and "lr0.1-" in p.name)
     acc, hparams = read_tensorboard(run)
     tags = acc.Tags()["scalars"]
@@ -139,7 +139,7 @@ def test_watch_ends_with_the_sweep(grid_sweep, capsys):
     runs = grid_sweep[0]
     result = invoke("torch", "status", "grid", "--runs-dir", runs, "--watch", "--interval", 0)
     assert result.exit_code == 0
-    assert "8/8 done, 0 running, 0 left" in result.output
+    assert "12/12 done, 0 running, 0 left" in result.output
     assert result.output.rstrip().endswith("the sweep has ended")
 
 
@@ -155,7 +155,7 @@ def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
     assert "1 mlx run(s)" in status.output and "`qkmlx status grid`" in status.output
     assert "`qkmlx sweep grid --dry-run`" in status.output
     mlx_view = invoke("mlx", "status", "grid", "--runs-dir", runs)  # plan.json: the torch runs
-    assert "8 runs: 8 ok" in mlx_view.output and "1 mlx run(s)" in mlx_view.output
+    assert "12 runs: 12 ok" in mlx_view.output and "1 mlx run(s)" in mlx_view.output
     report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
     assert report.exit_code == 0, report.output
     assert "1 mlx run(s)" in report.output and "`qkmlx figures grid`" in report.output
@@ -164,7 +164,7 @@ def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
 # -- watching a run that is training --------------------------------------------------------
 def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
     runs = tmp_path / "runs"
-    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 2, "", write=True)
+    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     from sweeps.sweep.runner import Sweep
 
     sweep = Sweep(spec, "torch", FAST, runs)
@@ -184,20 +184,20 @@ def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
         lock.release()
     text = "\n".join(lines)
     assert not ended
-    assert "0/8 done, 1 running, 7 left" in lines[0]
+    assert "0/12 done, 1 running, 11 left" in lines[0]
     row = next(line for line in lines if rid in line)
     assert "6/12" in row and "2.5600" in row and "0.006" in row
     assert re.search(r"\s18s\s", row), row  # 6 steps left x 3 s
-    assert "sweep ETA" in text and "sweep ETA --" not in text  # 7 more runs x 12 steps x 3 s
+    assert "sweep ETA" in text and "sweep ETA --" not in text  # 11 more runs x 12 steps x 3 s
 
 
 def test_watch_frames_option_stops_a_sweep_that_has_not_ended(tmp_path):
     runs = tmp_path / "runs"
-    adhoc.adhoc_spec(runs, "idle", "smoke", ["lr=0.01,0.1"], 2, "", write=True)
+    adhoc.adhoc_spec(runs, "idle", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     sleeps, out = [], __import__("io").StringIO()
     ended = watch("idle", runs, "torch", interval=7, frames=3, out=out, sleep=sleeps.append)
     assert not ended and sleeps == [7, 7]
-    assert out.getvalue().count("0/8 done, 0 running, 8 left") == 3
+    assert out.getvalue().count("0/12 done, 0 running, 12 left") == 3
     assert "no run is training now" in out.getvalue()
 
 
@@ -255,7 +255,7 @@ def test_adhoc_grid_command_refusals(tmp_path):
                      "--dry-run")
     assert builtin.exit_code == 2 and "built-in spec" in builtin.output
     dry = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
-    assert dry.exit_code == 0 and "= 8 runs" in dry.output and not (tmp_path / "grid").exists()
+    assert dry.exit_code == 0 and "= 12 runs" in dry.output and not (tmp_path / "grid").exists()
 
 
 # -- the estimate ---------------------------------------------------------------------------
