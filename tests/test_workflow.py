@@ -410,3 +410,19 @@ def test_config_show_explain_gives_each_field_its_unit_and_meaning():
 def test_sweep_help_lists_the_specs():
     result = invoke("torch", "sweep", "--help")
     assert re.search(r"Specs: budget, control, core, depth, smoke, tiny", result.output)
+
+
+def test_an_adhoc_grid_resumes_with_the_spec_it_wrote(tmp_path):
+    first = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    path = tmp_path / "held" / adhoc.SPEC_FILE
+    path.write_text(path.read_text().replace("delta = 0.25", "delta = 0.3"))  # as if written
+    again = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    assert first.study.delta == 0.25 and again.study.delta == 0.3  # before smoke.toml changed
+
+
+def test_the_estimate_skips_the_pilot_on_an_accelerator():
+    cfg = get_preset("smoke").with_overrides(["train.batch_size=4"])
+    said = []
+    probe = estimate.measure(SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append,
+                             pilot=False)
+    assert probe.batch == 4 and not any("pilot" in s for s in said)

@@ -161,9 +161,12 @@ def adhoc_spec(runs_dir: str | Path, name: str, preset: str, grid_items, seeds: 
     path = folder / SPEC_FILE
     if path.exists():
         held = tomllib.loads(path.read_text(encoding="utf-8"))
-        if _plan_of(held) != _plan_of(raw):
+        if _asked(held) != _asked(raw):
             raise HarnessError(f"{path} holds another grid ({held.get('description', '')}); "
                                f"resume it with `sweep {name}`, or choose another --name")
+        # the spec as written when the grid started: a later edit of the preset's own spec
+        # does not change a sweep under way
+        return load_spec(str(path), max_runs)
     elif (folder / "plan.json").exists():
         raise HarnessError(f"{folder} holds a sweep that is not an ad-hoc grid; choose "
                            f"another --name")
@@ -174,9 +177,9 @@ def adhoc_spec(runs_dir: str | Path, name: str, preset: str, grid_items, seeds: 
     return spec
 
 
-def _plan_of(raw: dict) -> dict:
-    """What decides the runs of a spec (the description, the command's wording, does not)."""
-    return {k: v for k, v in raw.items() if k != "description"}
+def _asked(raw: dict) -> tuple:
+    """What the command asked for: the preset and the grid."""
+    return raw.get("preset"), raw.get("grid")
 
 
 def find_spec(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> SweepSpec:

@@ -97,11 +97,12 @@ def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
 
 
 PROBE_BUDGET_S = 45.0  # a probe stays about this long, whatever the device (plus one step)
+ACCELERATORS = ("cuda", "gpu", "mps")  # --device values that never need the pilot
 
 
 def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int = 2,
             tf32: bool = False, lr: float = 1e-4, budget_s: float = PROBE_BUDGET_S,
-            progress=None) -> Measurement:
+            progress=None, pilot: bool = True) -> Measurement:
     """Build cfg's trainer, take one untimed step (compilation, allocation), then time steps
     for about `seconds` (at least min_steps), and an evaluation batch.
 
@@ -109,12 +110,13 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
     would not fit min_steps + 2 steps in what is left of budget_s, the probe times a smaller
     batch (halving) and scales step and evaluation times by batch_size / its batch (a step's
     cost grows with the sequences in it; pessimistic where small batches use the device
-    less). progress(text) hears what the probe is doing."""
+    less). pilot=False skips the pilot (an accelerator: a step takes milliseconds, and a
+    second build would compile twice). progress(text) hears what the probe is doing."""
     say = progress or (lambda text: None)
     began = time.perf_counter()
     B = cfg.train.batch_size
     batch, probe = B, None
-    if B > 1:
+    if B > 1 and pilot:
         say(f"probe: a pilot step of 1 sequence (n_layer {cfg.model.n_layer}) ...")
         pilot = _Probe(make_trainer, _with_batch(cfg, 1), lr)
         per_sequence = pilot.step_s()
@@ -235,7 +237,8 @@ def estimate_sweep(sweep, backend: str, device: str = "auto", compile: bool | No
     progress(text): what the probe is doing while it runs."""
     configs = list(sweep.configs.values())
     probe = measure(trainer_factory(backend, device, compile, tf32), largest(configs),
-                    seconds=seconds, tf32=tf32, budget_s=budget_s, progress=progress)
+                    seconds=seconds, tf32=tf32, budget_s=budget_s, progress=progress,
+                    pilot=device not in ACCELERATORS)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
     for line in describe(result, probe, backend):
         echo(line)
