@@ -280,7 +280,7 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
     if dry_run or estimate:
         from sweeps.sweep.datacheck import data_lines
 
-        for line in data_lines(plan.configs.values()):
+        for line in data_lines(plan.configs.values(), PROGRAMS[backend]):
             click.echo(line)
     if estimate:
         from sweeps.sweep.estimate import estimate_sweep

@@ -311,11 +311,12 @@ def test_a_plan_over_a_month_warns():
 
 
 # -- data found early -----------------------------------------------------------------------
-def test_dry_run_says_which_data_is_missing_and_how_to_prepare_it(tmp_path):
-    result = invoke("mlx", "sweep", "core", "--dry-run", "--runs-dir", tmp_path)
+@pytest.mark.parametrize("backend", ["mlx", "torch"])
+def test_dry_run_says_which_data_is_missing_and_how_to_prepare_it(tmp_path, backend):
+    result = invoke(backend, "sweep", "core", "--dry-run", "--runs-dir", tmp_path)
     assert result.exit_code == 0, result.output
     assert ("data: tinystories corpus, tokenizer gpt2-compact: NOT prepared; needs the Hugging "
-            "Face hub once: run `qkmlx data prepare --corpus tinystories --tokenizer "
+            f"Face hub once: run `qk{backend} data prepare --corpus tinystories --tokenizer "
             "gpt2-compact`") in result.output
 
 

@@ -212,10 +212,10 @@ def _locked(directory: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def prepare_command(data: DataConfig) -> str:
+def prepare_command(data: DataConfig, program: str = "qkmlx") -> str:
     """The exact command that prepares this split (corpus, tokenizer and any non-default
-    data field)."""
-    parts = ["qkmlx data prepare", f"--corpus {data.corpus}", f"--tokenizer {data.tokenizer}"]
+    data field); either program prepares the same cache."""
+    parts = [f"{program} data prepare", f"--corpus {data.corpus}", f"--tokenizer {data.tokenizer}"]
     if data.path:
         parts.append(f"--path {shlex.quote(data.path)}")
     default = DataConfig()

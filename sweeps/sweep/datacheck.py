@@ -12,8 +12,8 @@ def needed_splits(configs) -> list:
     return list(dict.fromkeys(cfg.data for cfg in configs))
 
 
-def data_lines(configs) -> list[str]:
-    """One line per split: prepared, or not and how to prepare it."""
+def data_lines(configs, program: str = "qkmlx") -> list[str]:
+    """One line per split: prepared, or not and how to prepare it (with `program`)."""
     from sweeps.data.cache import cache_path, is_prepared, prepare_command
 
     lines = []
@@ -32,5 +32,5 @@ def data_lines(configs) -> list[str]:
             how = "needs the Hugging Face hub once: run"
         else:
             how = "the sweep prepares it first, or run"
-        lines.append(f"  data: {what}: NOT prepared; {how} `{prepare_command(data)}`")
+        lines.append(f"  data: {what}: NOT prepared; {how} `{prepare_command(data, program)}`")
     return lines

@@ -24,9 +24,11 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: a redraw in place on a ter
 
 @dataclass
 class Seen:
-    """What the watcher saw of running runs on the previous frame: run_id -> (time, step)."""
+    """What the watcher saw of running runs: run_id -> (time, step) when their step last
+    changed, and run_id -> the seconds per step measured then."""
 
     steps: dict = field(default_factory=dict)
+    rates: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -61,6 +63,7 @@ def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
         states[state] += 1
         if state != "running":
             seen.steps.pop(rid, None)
+            seen.rates.pop(rid, None)
             continue
         row = last_row(run.path) or {}
         step = row.get("step")
@@ -104,9 +107,12 @@ def _step_s(run: RunDir, rid: str, step, seen: Seen, now: float) -> float | None
     if step is None:
         return None
     before = seen.steps.get(rid)
-    seen.steps[rid] = (now, step) if before is None or step != before[1] else before
+    if before is None or step != before[1]:
+        seen.steps[rid] = (now, step)
     if before is not None and step > before[1]:
-        return (now - before[0]) / (step - before[1])
+        seen.rates[rid] = (now - before[0]) / (step - before[1])
+    if rid in seen.rates:
+        return seen.rates[rid]
     try:  # config.json is written when the run starts; metrics.jsonl with every row
         began = (run.path / "config.json").stat().st_mtime
         wrote = (run.path / "metrics.jsonl").stat().st_mtime
