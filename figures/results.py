@@ -74,7 +74,8 @@ def no_sweep_message(path: Path) -> str:
     close = difflib.get_close_matches(path.name, sweeps, n=3, cutoff=0.6)
     if close and not path.is_dir():
         return (f"no sweep '{path.name}' under {parent}: did you mean "
-                f"{' or '.join(repr(c) for c in close)}? (sweeps there: {', '.join(sweeps)})")
+                f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
+                f"{', '.join(sweeps)})")
     return (f"no run directories under {path}: run the sweep first (`qkmlx sweep {path.name}`) "
             f"or point --runs-dir at its parent"
             + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else ""))

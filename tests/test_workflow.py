@@ -395,7 +395,7 @@ def test_figures_of_a_misspelt_sweep_suggests_the_folder(tmp_path):
     (tmp_path / "smoke" / "plan.json").write_text(json.dumps({"runs": []}))
     result = invoke("torch", "figures", "smok", "--runs-dir", tmp_path)
     assert result.exit_code == 2
-    assert "did you mean 'smoke'" in result.output and "sweep smok" not in result.output
+    assert "did you mean `figures smoke`?" in result.output and "sweep smok" not in result.output
 
 
 def test_config_show_explain_gives_each_field_its_unit_and_meaning():
