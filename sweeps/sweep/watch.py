@@ -2,7 +2,8 @@
 
 Read from the run directories alone (plan.json, each run's lock, summary.json and the tail of
 metrics.jsonl: sweeps.run.tail), so it watches a sweep running in another terminal, or on a
-Ray cluster writing to a shared folder, and never disturbs it. Speeds come from what the
+Ray cluster writing to a shared folder (where another machine's lock may not show: a run
+whose metrics changed in the last RECENT_S seconds counts as running), and never disturbs it. Speeds come from what the
 watcher sees between two frames; on the first frame, from how long the run has been writing
 (config.json to the newest metrics row) or from finished runs of the same depth.
 """
@@ -20,6 +21,9 @@ from sweeps.sweep.status import arm_of, planned_runs
 from sweeps.sweep.sweepdir import SweepDir
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: a redraw in place on a terminal
+# An unfinished run whose metrics.jsonl changed this recently counts as running even when its
+# lock does not show (a lock held on another machine of a shared folder may not)
+RECENT_S = 120.0
 
 
 @dataclass
@@ -60,6 +64,8 @@ def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
     for rid, cfg in configs.items():
         run = RunDir(directory / rid)
         state = run.state()
+        if state == "interrupted" and _recently_written(run, now):
+            state = "running"
         states[state] += 1
         if state != "running":
             seen.steps.pop(rid, None)
@@ -100,6 +106,13 @@ def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
     if note:
         lines.append(note)
     return lines, done == len(configs)
+
+
+def _recently_written(run: RunDir, now: float) -> bool:
+    try:
+        return now - (run.path / "metrics.jsonl").stat().st_mtime < RECENT_S
+    except OSError:
+        return False
 
 
 def _step_s(run: RunDir, rid: str, step, seen: Seen, now: float) -> float | None:
