@@ -23,7 +23,8 @@ OPENBLAS_GLOBS = (
     "/usr/lib64/libopenblas.so.0",
 )
 INSTALL_HINT = ("MLX is using its slow reference BLAS (CPU training about 13x slower); "
-                "install OpenBLAS: sudo apt-get install libopenblas0-pthread")
+                "install OpenBLAS: sudo apt-get install libopenblas0-pthread, or train with "
+                "qktorch, the faster backend on a Linux CPU (README)")
 
 
 def mlx_uses_reference_blas() -> bool:
