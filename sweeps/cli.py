@@ -250,8 +250,9 @@ def config_show(backend, preset, overrides, temperature, explain):
 @click.option("--grid", "grid", multiple=True, metavar="FIELD=V1,V2",
               help="Ad-hoc grid: values of train.lr, model.n_layer, seed or model.qk_norm "
                    "(repeatable), e.g. --grid train.lr=1e-3,3e-3 --grid qk_norm=none,rms.")
-@click.option("--seeds", type=int, default=3, show_default=True,
-              help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them).")
+@click.option("--seeds", type=int, default=None,
+              help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them; default 3, "
+                   "docs/STUDY.md).")
 @click.option("--name", "sweep_name", default=None,
               help="Ad-hoc grid: its folder RUNS_DIR/NAME/ (spec.toml is written there; the "
                    "same command, or `sweep NAME`, resumes it).")
@@ -313,9 +314,10 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
 def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run):
     """The spec of `sweep NAME`, or of an ad-hoc grid (--preset, --grid, --name)."""
     from sweeps.core.errors import HarnessError
-    from sweeps.sweep.adhoc import adhoc_spec, find_spec
+    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_spec, find_spec
 
     if preset or grid:
+        seeds = DEFAULT_SEEDS if seeds is None else seeds
         if not preset:
             raise HarnessError("--grid needs --preset: the preset the grid sweeps")
         if name and sweep_name and name != sweep_name:
@@ -327,6 +329,9 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
                             f"--seeds {seeds}", f"--name {target}"])
         return adhoc_spec(runs_dir, target, preset, grid, seeds, command, write=not dry_run,
                           max_runs=max_runs)
+    if seeds is not None:
+        raise HarnessError("--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
+                           "spec's seeds are its [grid] seed list")
     if sweep_name and not name:
         name = sweep_name
     if not name:

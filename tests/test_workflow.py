@@ -258,6 +258,11 @@ def test_adhoc_grid_command_refusals(tmp_path):
     builtin = invoke("torch", "sweep", *GRID[:-1], "smoke", "--runs-dir", tmp_path,
                      "--dry-run")
     assert builtin.exit_code == 2 and "built-in spec" in builtin.output
+    seeds = invoke("torch", "sweep", "smoke", "--seeds", "4", "--runs-dir", tmp_path, "--dry-run")
+    assert seeds.exit_code == 2 and "--seeds sets the seeds of an ad-hoc grid" in seeds.output
+    default = invoke("torch", "sweep", "--preset", "smoke", "--grid", "lr=0.01,0.1", "--name",
+                     "three", "--runs-dir", tmp_path, "--dry-run")
+    assert default.exit_code == 0 and "x seed 0, 1, 2 = 12 runs" in default.output
     dry = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
     assert dry.exit_code == 0 and "= 12 runs" in dry.output and not (tmp_path / "grid").exists()
 

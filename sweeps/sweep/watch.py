@@ -3,9 +3,10 @@
 Read from the run directories alone (plan.json, each run's lock, summary.json and the tail of
 metrics.jsonl: sweeps.run.tail), so it watches a sweep running in another terminal, or on a
 Ray cluster writing to a shared folder (where another machine's lock may not show: a run
-whose metrics changed in the last RECENT_S seconds counts as running), and never disturbs it. Speeds come from what the
-watcher sees between two frames; on the first frame, from how long the run has been writing
-(config.json to the newest metrics row) or from finished runs of the same depth.
+whose metrics changed in the last RECENT_S seconds counts as running), and never disturbs it.
+Speeds come from what the watcher sees between two frames; on the first frame, from how long
+the run has been writing (config.json to the newest metrics row) or from finished runs of the
+same depth.
 """
 from __future__ import annotations
 
