@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 from pathlib import Path
 
@@ -157,7 +158,7 @@ class LiveExport:
             try:
                 self.poll()
             except Exception as e:  # never stop the sweep for its mirror
-                print(f"warning: TensorBoard export: {type(e).__name__}: {e}")
+                print(f"warning: TensorBoard export: {type(e).__name__}: {e}", file=sys.stderr)
 
     def poll(self) -> None:
         for rid, cfg in list(self.sweep.configs.items()):
