@@ -137,5 +137,6 @@ def main() -> None:
     os.environ["MLX_ENABLE_TF32"] = "0"
     from sweeps.platform.blas import ensure_fast_blas
 
-    ensure_fast_blas()  # may re-execute this command once with OpenBLAS preloaded
+    # may re-execute this command once with OpenBLAS preloaded (every crosscheck runs MLX)
+    ensure_fast_blas(["crosscheck", *sys.argv[1:]])
     cli(prog_name="crosscheck")

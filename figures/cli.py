@@ -25,10 +25,17 @@ def figures(name, runs_dir, out, formats):
 
     from figures.report import answer_lines, make_report
 
+    from sweeps.sweep.sweepdir import SweepDir
+
     report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
     for line in answer_lines(json.loads((report.parent / "analysis.json").read_text())):
         click.echo(line)
     click.echo(f"report: {report}")
+    files = SweepDir(Path(runs_dir) / name)
+    shown = files.plan_backend()
+    note = files.left_out_note(shown, "figures") if shown else None
+    if note:  # plan.json is one backend's: the report leaves the others' runs out
+        click.echo(note, err=True)
 
 
 def _formats(value: str) -> tuple[str, ...]:

@@ -47,8 +47,7 @@ def load_results(path: str | Path) -> SweepResults:
     sweep_dir = SweepDir(path)
     records = scan_runs(path) if path.is_dir() else []
     if not records:
-        raise HarnessError(f"no run directories under {path}: run the sweep first "
-                           f"(`qkmlx sweep {path.name}`) or point --runs-dir at its parent")
+        raise HarnessError(no_sweep_message(path))
     runs = runs_table(records)
     plan = sweep_dir.read_plan()
     planned = sweep_dir.planned_configs(plan)
@@ -71,6 +70,24 @@ def load_results(path: str | Path) -> SweepResults:
                         ignored=ignored, spec=(plan or {}).get("spec", {}),
                         has_plan=has_plan, crosscheck=sweep_dir.read_crosscheck(),
                         configs=configs)
+
+
+def no_sweep_message(path: Path) -> str:
+    """Why there is nothing to report under path: a misspelt name (suggest the sweep folders
+    that exist) or a sweep that has not run."""
+    import difflib
+
+    parent = path.parent
+    sweeps = sorted(p.name for p in parent.iterdir() if (p / "plan.json").exists()
+                    ) if parent.is_dir() else []
+    close = difflib.get_close_matches(path.name, sweeps, n=3, cutoff=0.6)
+    if close and not path.is_dir():
+        return (f"no sweep '{path.name}' under {parent}: did you mean "
+                f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
+                f"{', '.join(sweeps)})")
+    return (f"no run directories under {path}: run the sweep first (`qkmlx sweep {path.name}`) "
+            f"or point --runs-dir at its parent"
+            + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else ""))
 
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:

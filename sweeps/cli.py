@@ -10,6 +10,7 @@ or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import signal
@@ -77,7 +78,7 @@ def make_cli(backend: str, extra_commands=()) -> click.Group:
     """The command group of one backend ('mlx' or 'torch'), plus any extra commands."""
     return HarnessGroup(
         name=PROGRAMS[backend], help=HELP,
-        commands=[data, train, config, sweep, status, *extra_commands],
+        commands=[data, train, config, sweep, status, export, *extra_commands],
         context_settings={"help_option_names": ["-h", "--help"], "obj": backend})
 
 
@@ -207,13 +208,20 @@ def config():
 @set_option
 @click.option("--temperature/--no-temperature", default=True, show_default=True,
               help="Measure the initial attention-logit std (builds the model on a batch).")
+@click.option("--explain", is_flag=True,
+              help="Print every field with its value, unit and meaning instead of JSON.")
 @click.pass_obj
-def config_show(backend, preset, overrides, temperature):
+def config_show(backend, preset, overrides, temperature, explain):
     """Print the resolved config as JSON with total and non-embedding parameter counts and
     the attention-logit std it starts at (and would with QK-norm off and on)."""
     from sweeps.core.params import count_params, qk_init_scales
 
     cfg = resolve_config(preset, overrides, backend)
+    if explain:
+        from sweeps.core.explain import explain as explained
+
+        click.echo("\n".join(explained(cfg)))
+        return
     counts = count_params(cfg.model, cfg.vocab_size)
     std, gain = qk_init_scales(cfg.model)
     out = {"run_id": cfg.run_id, "config": cfg.to_dict(), "params": counts,
@@ -231,7 +239,7 @@ def config_show(backend, preset, overrides, temperature):
 
 # -- sweeps ----------------------------------------------------------------------------------
 @click.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option("--workers", type=int, default=None,
               help="Runs at once (local default: one per GPU, else 1).")
 @click.option("--executor", type=click.Choice(list(EXECUTORS)), default="local",
@@ -239,35 +247,61 @@ def config_show(backend, preset, overrides, temperature):
 @click.option("--address", default=None, help="Ray cluster address (default: a local one).")
 @click.option("--gpus-per-run", type=float, default=None,
               help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
-@click.option("--dry-run", is_flag=True, help="Print the plan and run states; write nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan, run states and whether the data is prepared; write "
+                   "nothing.")
 @click.option("--estimate", is_flag=True,
-              help="Time a short probe of the largest config on --device and print the "
-                   "sweep's wall time, tokens, FLOPs and device-hours first.")
+              help="Time a short probe (under a minute) of the largest config on --device "
+                   "and print the sweep's wall time, tokens, FLOPs and device-hours first.")
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=MAX_RUNS, show_default=True,
               help="Refuse a sweep whose grid, grown to its limits, has more runs.")
+@click.option("--preset", default=None,
+              help="Ad-hoc grid: the preset to sweep (with --grid and --name; no TOML file).")
+@click.option("--grid", "grid", multiple=True, metavar="FIELD=V1,V2",
+              help="Ad-hoc grid: values of train.lr, model.n_layer, seed or model.qk_norm "
+                   "(repeatable), e.g. --grid train.lr=1e-3,3e-3 --grid qk_norm=none,rms.")
+@click.option("--seeds", type=int, default=None,
+              help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them; default 3, "
+                   "docs/STUDY.md).")
+@click.option("--name", "sweep_name", default=None,
+              help="Ad-hoc grid: its folder RUNS_DIR/NAME/ (spec.toml is written there; the "
+                   "same command, or `sweep NAME`, resumes it).")
+@click.option("--tensorboard", "tensorboard_dir", type=click.Path(file_okay=False),
+              default=None, help="Also log every run to TensorBoard in this folder while it "
+                                 "trains (one TensorBoard run per run directory).")
 @runs_dir_option
 @set_option
 @device_options
 @click.pass_obj
 def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, estimate,
-          retry_failed, max_runs, runs_dir, overrides, device, compile, tf32):
-    """Run sweep NAME (sweeps/specs/NAME.toml, or a .toml path): skips finished runs,
-    resumes interrupted ones."""
+          retry_failed, max_runs, preset, grid, seeds, sweep_name, tensorboard_dir, runs_dir,
+          overrides, device, compile, tf32):
+    """Run sweep NAME (sweeps/specs/NAME.toml, a .toml path, or an ad-hoc grid's folder):
+    skips finished runs, resumes interrupted ones."""
+    from sweeps.core.errors import HarnessError
     from sweeps.run.backends import Execution
     from sweeps.sweep.executors import make_executor
     from sweeps.core.files import check_writable
     from sweeps.sweep.runner import Sweep, dry_run as show_plan, run_sweep
-    from sweeps.sweep.spec import load_spec
 
+    if workers is not None and workers < 1:  # refused before anything, dry run or not
+        raise HarnessError(f"--workers must be at least 1 (got {workers})")
     execution = Execution(backend, device, compile, tf32, retry_failed)
-    plan = Sweep(load_spec(name, max_runs), backend, overrides, runs_dir, max_runs)
+    spec = _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run)
+    plan = Sweep(spec, backend, overrides, runs_dir, max_runs)
+    if dry_run or estimate:
+        from sweeps.sweep.datacheck import data_lines
+
+        for line in data_lines(plan.configs.values(), PROGRAMS[backend]):
+            click.echo(line)
     if estimate:
         from sweeps.sweep.estimate import estimate_sweep
 
         execution.check_device()
         # A sweep that follows: probe in a child process, so this one keeps no GPU context.
-        estimate_sweep(plan, execution, echo=click.echo, apart=not dry_run)
+        estimate_sweep(plan, execution, echo=click.echo, apart=not dry_run,
+                       progress=lambda text: click.echo(text, err=True))
     if dry_run:
         return show_plan(plan, click.echo)
     check_writable(plan.dir, "--runs-dir")
@@ -278,21 +312,111 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
         check_gpus_fit(list(plan.configs.values()), workers, execution.backend,
                        execution.device)
     start = make_executor(executor, execution, workers, address, gpus_per_run)
-    counts = run_sweep(plan, start, click.echo, retry_failed=execution.retry_failed,
-                       prepare_data=executor == "local")
+    live = contextlib.nullcontext()
+    if tensorboard_dir:
+        from sweeps.sweep.export import LiveExport
+
+        check_writable(Path(tensorboard_dir), "--tensorboard")
+        live = LiveExport(plan, tensorboard_dir)
+    with live:
+        counts = run_sweep(plan, start, click.echo, retry_failed=execution.retry_failed,
+                           prepare_data=executor == "local")
+    if tensorboard_dir:
+        click.echo(f"tensorboard: tensorboard --logdir {tensorboard_dir}")
     if counts.get("failed"):
         sys.exit(1)
+
+
+def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run):
+    """The spec of `sweep NAME`, or of an ad-hoc grid (--preset, --grid, --name)."""
+    from sweeps.core.errors import HarnessError
+    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_spec, find_spec
+
+    if preset or grid:
+        seeds = DEFAULT_SEEDS if seeds is None else seeds
+        if not preset:
+            raise HarnessError("--grid needs --preset: the preset the grid sweeps")
+        if name and sweep_name and name != sweep_name:
+            raise HarnessError(f"two names: NAME {name} and --name {sweep_name}; give one")
+        target = sweep_name or name
+        if not target:
+            raise HarnessError("an ad-hoc grid needs --name NAME: its folder RUNS_DIR/NAME/")
+        command = " ".join(["sweep --preset", preset, *(f"--grid {g}" for g in grid),
+                            f"--seeds {seeds}", f"--name {target}"])
+        return adhoc_spec(runs_dir, target, preset, grid, seeds, command, write=not dry_run,
+                          max_runs=max_runs)
+    if seeds is not None:
+        raise HarnessError("--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
+                           "spec's seeds are its [grid] seed list")
+    if sweep_name and not name:
+        name = sweep_name
+    if not name:
+        raise HarnessError("which sweep? give NAME (a spec: " + ", ".join(_spec_names())
+                           + "), or an ad-hoc grid with --preset, --grid and --name")
+    return find_spec(name, runs_dir, max_runs)
+
+
+def _spec_names() -> list[str]:
+    from sweeps.sweep.spec import known_specs
+
+    return known_specs()
+
+
+sweep.help = inspect.cleandoc(sweep.help or "") + "\n\nSpecs: " + ", ".join(_spec_names()) + "."
 
 
 @click.command()
 @click.argument("name")
 @runs_dir_option
+@click.option("--watch", is_flag=True,
+              help="Redraw a live table (running runs' step, smoothed loss, LR, ETA; the "
+                   "sweep's ETA) until the sweep ends; reads only the run directories.")
+@click.option("--interval", type=click.FloatRange(min=0.0), default=5.0, show_default=True,
+              help="--watch: seconds between redraws.")
+@click.option("--frames", type=click.IntRange(min=0), default=0, show_default=True,
+              help="--watch: stop after this many redraws (0: when the sweep ends).")
 @click.pass_obj
-def status(backend, name, runs_dir):
+def status(backend, name, runs_dir, watch, interval, frames):
     """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
+    if watch:
+        from sweeps.sweep.watch import watch as watch_sweep
+
+        watch_sweep(name, runs_dir, backend, interval, frames)
+        return
     from sweeps.sweep.status import status_lines
 
     click.echo("\n".join(status_lines(name, runs_dir, backend)))
+
+
+@click.group()
+def export():
+    """Export a sweep's runs to experiment trackers."""
+
+
+@export.command("tensorboard")
+@click.argument("name")
+@click.option("--out", type=click.Path(file_okay=False), required=True,
+              help="TensorBoard log folder: one TensorBoard run per run directory.")
+@runs_dir_option
+@click.pass_obj
+def export_tensorboard(backend, name, out, runs_dir):
+    """Write every run of sweep NAME with metrics to TensorBoard: scalars (losses, grad norm,
+    LR, diagnostics) and hyperparameters (HParams view). Works while the sweep runs."""
+    from sweeps.core.files import check_writable
+    from sweeps.sweep.export import export_runs, summary_writer
+    from sweeps.sweep.status import planned_runs, shown_backend
+    from sweeps.sweep.sweepdir import SweepDir
+
+    summary_writer()  # the missing package first
+    directory, configs = planned_runs(name, runs_dir, backend)
+    check_writable(Path(out), "--out")
+    done = export_runs(directory, configs, out)
+    click.echo(f"exported {len(done)} of {len(configs)} planned runs of {directory.name} -> "
+               f"{out} (view: tensorboard --logdir {out})")
+    note = SweepDir(directory).left_out_note(shown_backend(directory, configs, backend),
+                                             "export tensorboard")
+    if note:
+        click.echo(note, err=True)
 
 
 def main(backend: str, extra_commands=()) -> None:

@@ -46,9 +46,10 @@ class ModelConfig:
     # (sweeps.core.params.qk_init_scales): QK-norm off gets W_q, W_k ~ N(0, 1/n_embd), QK-norm
     # on gets gains init_std * sqrt(n_embd). The start-temperature control of docs/STUDY.md.
     qk_init: str = "default"
-    # Interventions (sweeps.core.interventions), 0 = off: the attention-logit soft cap c of
-    # c * tanh(logits / c), and QK-clip's threshold tau on each head's max attention logit.
+    # An intervention (sweeps.core.interventions), 0 = off: attention logits s become
+    # c * tanh(s / c) with c = attn_softcap, before the mask and the softmax.
     attn_softcap: float = 0.0
+    # An intervention, 0 = off: QK-clip's threshold tau on each head's max attention logit.
     qk_clip: float = 0.0
 
     def validate(self) -> None:
@@ -259,14 +260,31 @@ class RunConfig:
                 prefix = parts[0] + "."
             elif len(parts) != 1:
                 raise ConfigError(f"unknown setting '{key}': use model.X, train.X, data.X, "
-                                  f"seed, backend or arm")
+                                  f"seed, backend or arm{_did_you_mean(parts[-1])}")
             name = parts[-1]
             types = _field_types(cls)
             if name not in types or name in ("model", "train", "data"):
-                raise ConfigError(f"unknown setting '{key}'; known: "
-                                  f"{', '.join(prefix + n for n in types)}")
+                known = ", ".join(prefix + n for n in types if n not in SECTIONS)
+                raise ConfigError(f"unknown setting '{key}'{_did_you_mean(name, prefix)}; "
+                                  f"known: {known}" + ("" if prefix else
+                                                       ", or model.X, train.X, data.X"))
             target[name] = parse_value(value, types[name], key)
         return RunConfig.from_dict(d)
+
+
+SECTIONS = ("model", "train", "data")
+
+
+def _did_you_mean(name: str, prefix: str = "") -> str:
+    """': did you mean train.lr?' for a field given without its section (or misspelt)."""
+    import difflib
+
+    candidates = [f"{section}.{f.name}" for section, cls in
+                  (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig))
+                  for f in dataclasses.fields(cls)] + ["seed", "backend", "arm"]
+    exact = [c for c in candidates if c.split(".")[-1] == name]
+    close = exact or difflib.get_close_matches(prefix + name, candidates, n=2, cutoff=0.75)
+    return f": did you mean {' or '.join(close)}?" if close else ""
 
 
 def parse_value(text: str, kind: type, key: str):

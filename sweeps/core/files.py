@@ -1,7 +1,9 @@
 """Files written atomically (temp file + fsync + rename) and strict JSON read and written.
 
 A killed process never leaves a half-written file behind: readers see the old file or the
-new one. NaN and Inf become null, so every JSON file here is strict JSON.
+new one. NaN and Inf become null, so every JSON file here is strict JSON. Files get the mode an
+ordinary open() would give them (0644 under umask 0022), not mkstemp's private 0600, so
+colleagues on a shared server can read a report.
 """
 from __future__ import annotations
 
@@ -16,12 +18,35 @@ import numpy as np
 
 from sweeps.core.errors import EnvironmentFault, HarnessError, environment_fault
 
+_UMASK: int | None = None
+
+
+def umask() -> int:
+    """The process's umask, read once (reading it means setting it; done before any thread
+    of ours writes files)."""
+    global _UMASK
+    if _UMASK is None:
+        _UMASK = os.umask(0o022)
+        os.umask(_UMASK)
+    return _UMASK
+
+
+def file_mode() -> int:
+    """What open() would give a new file: 0666 less the umask."""
+    return 0o666 & ~umask()
+
+
+def dir_mode() -> int:
+    """What mkdir() would give a new directory: 0777 less the umask."""
+    return 0o777 & ~umask()
+
 
 def write_atomic(path: Path, data: bytes | str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())  # mkstemp makes it 0600
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
             f.flush()

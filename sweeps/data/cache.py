@@ -24,7 +24,7 @@ import numpy as np
 
 from sweeps.core.config import DataConfig
 from sweeps.data.baselines import split_baselines
-from sweeps.data.corpora import describe, load_documents
+from sweeps.data.corpora import HubUnreachable, describe, load_documents
 from sweeps.data.tokenizers import SEPARATORS, apply_compact, compact_vocab, encode_documents
 from sweeps.core.errors import DataError
 from sweeps.core.files import write_atomic, write_json_atomic
@@ -70,7 +70,10 @@ def load_tokens(data: DataConfig, cache_dir: str | Path | None = None,
                 print(f"warning: damaged data cache {directory} ({problem}); rebuilding",
                       file=sys.stderr)
             if manifest is None:
-                manifest = _build(directory, data, cache_dir, progress)
+                try:
+                    manifest = _build(directory, data, cache_dir, progress)
+                except HubUnreachable as e:  # name the split this run needs (its tokenizer)
+                    raise HubUnreachable(e.repo, prepare_command(data)) from None
     if "baselines" not in manifest:  # a cache prepared before baselines were recorded
         with _locked(directory):
             manifest = _add_baselines(directory)
@@ -95,8 +98,21 @@ def read_manifest(data: DataConfig, cache_dir: str | Path | None = None) -> dict
     if manifest is None:
         state = f"is damaged ({problem})" if problem else "is not prepared yet"
         raise DataError(f"the {data.corpus} corpus with tokenizer {data.tokenizer} {state}: "
-                        f"run `{_prepare_command(data)}`")
+                        f"run `{prepare_command(data)}`")
     return manifest
+
+
+def is_prepared(data: DataConfig, cache_dir: str | Path | None = None) -> bool:
+    """Whether the split is in the cache, checked cheaply (the manifest and every file's size;
+    load_tokens verifies the checksums): what `sweep --dry-run` reports before any work."""
+    directory = cache_path(data, cache_dir)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        return (manifest["vocab_size"] == data.vocab_size and all(
+            (directory / name).stat().st_size == f["bytes"]
+            for name, f in manifest["files"].items()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def _build(directory: Path, data: DataConfig, cache_dir, progress: bool) -> dict:
@@ -207,8 +223,10 @@ def _locked(directory: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _prepare_command(data: DataConfig) -> str:
-    parts = ["qkmlx data prepare", f"--corpus {data.corpus}", f"--tokenizer {data.tokenizer}"]
+def prepare_command(data: DataConfig, program: str = "qkmlx") -> str:
+    """The exact command that prepares this split (corpus, tokenizer and any non-default
+    data field); either program prepares the same cache."""
+    parts = [f"{program} data prepare", f"--corpus {data.corpus}", f"--tokenizer {data.tokenizer}"]
     if data.path:
         parts.append(f"--path {shlex.quote(data.path)}")
     default = DataConfig()

@@ -22,6 +22,17 @@ FILE_TYPES = (".txt", ".jsonl", ".parquet")
 HUB_LAYOUT = "DIR/data/train-*.parquet and DIR/data/validation-*.parquet with a text column"
 
 
+class HubUnreachable(DataError):
+    """The hub could not be reached: sweeps.data.cache.load_tokens names the command that
+    prepares the split the run needs (with its tokenizer) once the network is back."""
+
+    def __init__(self, repo: str, prepare: str = "qkmlx data prepare --corpus tinystories"):
+        self.repo = repo
+        super().__init__(f"cannot reach the Hugging Face hub for {repo}: run `{prepare}` once "
+                         f"with network access, or pass --set data.path=DIR with a local copy "
+                         f"({HUB_LAYOUT})")
+
+
 def load_documents(data: DataConfig) -> tuple[list[str], list[str]]:
     if data.corpus == "builtin":
         stories = generate_stories(data.builtin_stories, data.builtin_seed)
@@ -147,9 +158,7 @@ def _load_tinystories(path: str) -> tuple[list[str], list[str]]:
     try:
         splits = [datasets.load_dataset(repo, split=s) for s in ("train", "validation")]
     except ConnectionError:
-        raise DataError(f"cannot reach the Hugging Face hub for {repo}: run `qkmlx data prepare "
-                        f"--corpus tinystories` once with network access, or pass --set "
-                        f"data.path=DIR with a local copy ({HUB_LAYOUT})") from None
+        raise HubUnreachable(repo) from None
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise DataError(f"cannot load tinystories from {repo} ({reason}); a local copy needs "

@@ -26,7 +26,8 @@ OPENBLAS_GLOBS = (
 # out through them (sweeps.sweep.executors), the throughput benchmark pins them.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 INSTALL_HINT = ("MLX is using its slow reference BLAS (CPU training about 13x slower); "
-                "install OpenBLAS: sudo apt-get install libopenblas0-pthread")
+                "install OpenBLAS: sudo apt-get install libopenblas0-pthread, or train with "
+                "qktorch, the faster backend on a Linux CPU (README)")
 
 
 def mlx_uses_reference_blas() -> bool:
@@ -59,9 +60,24 @@ def preload_env(environ=os.environ) -> dict | None:
     return {"LD_PRELOAD": f"{library}:{preload}" if preload else library, GUARD: "1"}
 
 
-def ensure_fast_blas() -> None:
-    """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first)."""
-    if os.environ.get(GUARD):
+# The qkmlx commands that run MLX math (training, the probe of --estimate, the temperature
+# of `config show`): only these check the BLAS, so `--help`, `status`, `figures` and `data`
+# neither re-execute nor warn.
+MLX_COMMANDS = ("train", "sweep", "config", "crosscheck")
+
+
+def runs_mlx(args: list[str]) -> bool:
+    """Whether a qkmlx command line (without the program) will run MLX math."""
+    if any(a in ("-h", "--help") for a in args):
+        return False
+    command = next((a for a in args if not a.startswith("-")), None)
+    return command in MLX_COMMANDS
+
+
+def ensure_fast_blas(args: list[str] | None = None) -> None:
+    """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first),
+    or warn once; nothing for commands that run no MLX math (runs_mlx)."""
+    if os.environ.get(GUARD) or not runs_mlx(sys.argv[1:] if args is None else args):
         return
     os.environ[GUARD] = "1"
     env = preload_env()

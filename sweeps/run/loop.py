@@ -115,8 +115,10 @@ class _Session:
                 self.handles.append(self.trainer.train_step(starts, lr))
                 self.queued.append((step + 1, lr))
                 self.done = step + 1
-                if self._due(self.done) and not self._read_block(self.done):
-                    break
+                if self._due(self.done):
+                    if not self._read_block(self.done):
+                        break
+                    bar.set_postfix_str(_bar_text(self.smoothed.value, lr), refresh=False)
                 bar.update(1)
         finally:
             bar.close()
@@ -242,6 +244,12 @@ class _Session:
 def _mean(values) -> float | None:
     """The mean of a per-layer list (the attention temperature at init, over layers)."""
     return sum(values) / len(values) if values else None
+
+
+def _bar_text(smoothed: float, lr: float) -> str:
+    """The progress bar's postfix: the smoothed train loss (what metrics.jsonl records as
+    train_loss_ema) and the step's LR."""
+    return f"loss {smoothed:.4f} lr {lr:.3g}"
 
 
 def _progress_bar(cfg: RunConfig, start: int, enabled: bool):

@@ -23,7 +23,8 @@ import numpy as np
 
 from sweeps.core.config import RunConfig, arm_label
 from sweeps.core.errors import HarnessError
-from sweeps.core.files import clean_json, read_json, write_atomic, write_json_atomic
+from sweeps.core.files import (clean_json, dir_mode, read_json, write_atomic,
+                               write_json_atomic)
 from sweeps.platform.provenance import provenance
 
 # What summary.json may say: the run is finished (its outcome, sweeps.run.outcomes, or failed).
@@ -207,6 +208,7 @@ class RunDir:
         final = self.checkpoint_dir / f"step_{step:08d}"
         tmp = Path(tempfile.mkdtemp(dir=self._ensure_checkpoint_dir(), prefix=".tmp_"))
         try:
+            os.chmod(tmp, dir_mode())  # mkdtemp makes it 0700
             for name, arrays in (("model.safetensors", params), ("optimizer.safetensors",
                                                                  optimizer)):
                 # bytes written by write_atomic, not safetensors' save_file: a full disk is

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ class Measurement:
     startup_s: float  # building the trainer and the first step beyond a steady step (compiling)
     steps: int  # steps timed
     tf32: bool = False
+    batch: int | None = None  # the batch the probe timed (scaled to cfg's); None: cfg's
 
     @property
     def tokens_per_s(self) -> float:
@@ -107,39 +109,108 @@ def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
     return time.perf_counter() - began
 
 
+PROBE_BUDGET_S = 45.0  # a probe stays about this long, whatever the device (plus one step)
+ACCELERATORS = ("cuda", "gpu", "mps")  # --device values that never need the pilot
+
+
 def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int = 2,
-            tf32: bool = False, lr: float = 1e-4) -> Measurement:
+            tf32: bool = False, lr: float = 1e-4, budget_s: float = PROBE_BUDGET_S,
+            progress=None, pilot: bool = True) -> Measurement:
     """Build cfg's trainer, take one untimed step (compilation, allocation), then time steps
-    for about `seconds` (at least min_steps), and two evaluation batches (the faster counts)."""
+    for about `seconds` (at least min_steps), and an evaluation batch.
+
+    Bounded in time: a pilot of one sequence per step comes first, and when a full batch
+    would not fit min_steps + 2 steps in what is left of budget_s, the probe times a smaller
+    batch (halving) and scales step and evaluation times by batch_size / its batch (a step's
+    cost grows with the sequences in it; pessimistic where small batches use the device
+    less). pilot=False skips the pilot (an accelerator: a step takes milliseconds, and a
+    second build would compile twice). progress(text) hears what the probe is doing."""
+    say = progress or (lambda text: None)
     began = time.perf_counter()
-    trainer = make_trainer(cfg)
-    tokens = random_tokens(cfg)
-    trainer.set_train_tokens(tokens)
-    time_steps(trainer, cfg, len(tokens), 0, 1, 1, lr)
-    built = time.perf_counter() - began
-    steps, elapsed = 1, time_steps(trainer, cfg, len(tokens), 1, 1, 1, lr)
-    block = max(1, min(cfg.train.log_interval, int(0.5 / elapsed)))
-    while steps < min_steps or elapsed < seconds:
-        n = max(1, min(block, int((seconds - elapsed) * steps / elapsed) + 1))
-        elapsed += time_steps(trainer, cfg, len(tokens), 1 + steps, n, block, lr)
+    B = cfg.train.batch_size
+    batch, probe = B, None
+    if B > 1 and pilot:
+        say(f"probe: a pilot step of 1 sequence (n_layer {cfg.model.n_layer}) ...")
+        pilot = _Probe(make_trainer, _with_batch(cfg, 1), lr)
+        per_sequence = pilot.step_s()
+        left = budget_s - (time.perf_counter() - began)
+        while batch > 1 and per_sequence * batch * (min_steps + 3) > left:
+            batch //= 2
+        say(f"probe: {per_sequence * 1e3:,.1f} ms per sequence; timing batch {batch}"
+            + (f" of {B} (scaled up: a full batch would not fit the probe's time)"
+               if batch < B else "") + " ...")
+        if batch == 1:
+            probe = pilot  # already built and stepped
+        else:
+            del pilot
+            gc.collect()
+    probe = probe or _Probe(make_trainer, _with_batch(cfg, batch), lr)
+    built = probe.built
+    left = max(0.0, budget_s - (time.perf_counter() - began))
+    steps, elapsed = 1, probe.time(1, 1)
+    want = min(seconds, max(left - 2 * elapsed, 0.0))
+    block = max(1, min(cfg.train.log_interval, int(0.5 / max(elapsed, 1e-9))))
+    while steps < min_steps or elapsed < want:
+        n = max(1, min(block, int((want - elapsed) * steps / elapsed) + 1))
+        elapsed += probe.time(1 + steps, n, block)
         steps += n
-    step_s = elapsed / steps
-    x = np.stack([tokens[i: i + cfg.model.block_size] for i in range(cfg.train.batch_size)])
-    evals = []
-    for _ in range(2):
-        t = time.perf_counter()
-        trainer.eval_loss(x.astype(np.int32), x.astype(np.int32))
-        evals.append(time.perf_counter() - t)
-    device, name = trainer.device, getattr(trainer, "device_name", trainer.device)
-    del trainer
+    scale = B / batch
+    step_s = elapsed / steps * scale
+    eval_s = probe.eval_s() * scale
+    say(f"probe: done in {time.perf_counter() - began:.1f} s")
+    device, name = probe.trainer.device, getattr(probe.trainer, "device_name",
+                                                 probe.trainer.device)
+    del probe
     gc.collect()
-    return Measurement(cfg, device, name, step_s, min(evals), max(0.0, built - step_s), steps,
-                       tf32)
+    return Measurement(cfg, device, name, step_s, eval_s, max(0.0, built - step_s), steps,
+                       tf32, batch)
 
 
-def measure_backend(execution: Execution, cfg: RunConfig, seconds: float) -> Measurement:
+def _with_batch(cfg: RunConfig, batch: int) -> RunConfig:
+    if batch == cfg.train.batch_size:
+        return cfg
+    return cfg.with_overrides([f"train.batch_size={batch}",
+                               f"train.diag_sequences={min(batch, cfg.train.diag_sequences)}"])
+
+
+class _Probe:
+    """A trainer on random tokens, built and stepped once (untimed: compiling, allocating)."""
+
+    def __init__(self, make_trainer, cfg: RunConfig, lr: float):
+        began = time.perf_counter()
+        self.cfg, self.lr = cfg, lr
+        self.trainer = make_trainer(cfg)
+        self.tokens = random_tokens(cfg)
+        self.trainer.set_train_tokens(self.tokens)
+        self.time(0, 1)
+        self.built = time.perf_counter() - began
+
+    def time(self, first: int, n: int, block: int = 1) -> float:
+        return time_steps(self.trainer, self.cfg, len(self.tokens), first, n, block, self.lr)
+
+    def step_s(self) -> float:
+        return self.time(1, 1)
+
+    def eval_s(self) -> float:
+        """Seconds for one evaluation batch (one timing: a slow device gets no second)."""
+        T = self.cfg.model.block_size
+        x = np.stack([self.tokens[i: i + T] for i in range(self.cfg.train.batch_size)])
+        t = time.perf_counter()
+        self.trainer.eval_loss(x.astype(np.int32), x.astype(np.int32))
+        return time.perf_counter() - t
+
+
+def measure_backend(execution: Execution, cfg: RunConfig, seconds: float,
+                    budget_s: float = PROBE_BUDGET_S, progress=None) -> Measurement:
     """measure() of the execution's trainer (a plain function: a child process can run it)."""
-    return measure(execution.trainer_factory(), cfg, seconds=seconds, tf32=execution.tf32)
+    return measure(execution.trainer_factory(), cfg, seconds=seconds, tf32=execution.tf32,
+                   budget_s=budget_s, progress=progress,
+                   pilot=execution.device not in ACCELERATORS)
+
+
+def _to_stderr(text: str) -> None:
+    """Progress from a probe in a child process (a plain function: it can be sent there)."""
+    print(text, file=sys.stderr, flush=True)
 
 
 # -- a run and a sweep ---------------------------------------------------------------------
@@ -185,18 +256,20 @@ def largest(configs: list[RunConfig]) -> RunConfig:
 
 
 def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print,
-                   apart: bool = False) -> dict:
-    """Probe the sweep's largest config on the execution's device and print what the sweep
-    will cost. sweep: a sweeps.sweep.runner.Sweep (its planned configs). apart: probe in a
-    child process, so this one holds no GPU context (and its memory) while the sweep that
-    follows runs."""
+                   apart: bool = False, progress=None,
+                   budget_s: float = PROBE_BUDGET_S) -> dict:
+    """Probe the sweep's largest config on the execution's device (about budget_s at most)
+    and print what the sweep will cost. sweep: a sweeps.sweep.runner.Sweep (its planned
+    configs); progress(text): what the probe is doing while it runs. apart: probe in a child
+    process, so this one holds no GPU context (and its memory) while the sweep that follows
+    runs (its progress then goes to stderr)."""
     configs = list(sweep.configs.values())
-    args = (execution, largest(configs), seconds)
     if apart:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            probe = pool.submit(measure_backend, *args).result()
+            probe = pool.submit(measure_backend, execution, largest(configs), seconds,
+                                budget_s, progress and _to_stderr).result()
     else:
-        probe = measure_backend(*args)
+        probe = measure_backend(execution, largest(configs), seconds, budget_s, progress)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
     for line in describe(result, probe, execution.backend):
         echo(line)
@@ -214,7 +287,9 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
         (f"estimate: {backend} on {probe.device} ({probe.device_name}), {cfg.train.dtype}; "
          f"probe of the largest config (n_layer {cfg.model.n_layer}, {si(params)} params, "
          f"{si(flops_per_token(cfg.model, cfg.vocab_size), 'FLOPs')}/token): {probe.steps} "
-         f"steps at {probe.step_s * 1e3:,.1f} ms/step"),
+         f"steps at {probe.step_s * 1e3:,.1f} ms/step"
+         + (f" (timed at batch {probe.batch} of {cfg.train.batch_size}, scaled)"
+            if probe.batch and probe.batch != cfg.train.batch_size else "")),
         f"  {rate}",
         (f"  per run: {cfg.train.max_steps} steps, {si(per_run['tokens'])} tokens, "
          f"{si(per_run['flops'], 'FLOPs')}, {duration(per_run['seconds'])} (training "
@@ -231,4 +306,13 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
                      f"device-hours ({duration(total['seconds'])} one run at a time)")
     lines.append("  (diverged runs stop early; several runs sharing one device: "
                  "benchmarks/throughput.py --workers)")
+    planned = result["planned"]["seconds"]
+    if planned > MONTH_S:
+        lines.append(f"warning: the planned runs need {duration(planned)} of {probe.device} "
+                     f"({probe.device_name}) one run at a time, more than a month: use a GPU "
+                     f"(--device cuda or gpu) or a smaller spec (tiny), or split the runs "
+                     f"over machines (--executor ray)")
     return lines
+
+
+MONTH_S = 30 * 86400

@@ -18,6 +18,7 @@ from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
+from sweeps.run.tail import last_row
 from sweeps.sweep.spec import MAX_RUNS, SweepSpec
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -132,6 +133,13 @@ class Sweep:
     def write_results(self) -> None:
         self.files.write_results(self.results())
 
+    def write_curves(self) -> None:
+        """curves.parquet (sweeps.sweep.curves): at the end of a sweep, not after every run
+        (it reads every metrics.jsonl)."""
+        from sweeps.sweep.curves import curves_frame
+
+        self.files.write_curves(curves_frame(self.dir, self.configs))
+
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
         from sweeps.sweep.grid import max_extra_runs
@@ -239,6 +247,7 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     sweep.write_plan()
     sweep.write_results()
     if retry is None:
+        sweep.write_curves()
         echo(f"nothing to run: every run of {sweep.spec.name} is finished -> "
              f"{sweep.files.results_path}")
         return Counter(sweep.status(rid) for rid in sweep.configs)
@@ -252,11 +261,13 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     except (KeyboardInterrupt, EnvironmentFault, OSError) as e:
         stopped = e
     finally:
+        scheduler.progress.flush()
         executor.close(kill=stopped is not None)
     if isinstance(stopped, (EnvironmentFault, OSError)):
         _write_results_if_possible(sweep)
         raise environment_fault(stopped) or stopped
     sweep.write_results()
+    sweep.write_curves()
     if stopped is not None:
         echo(f"interrupted after {duration(time.time() - began)}: runs in flight lose at "
              f"most the steps since their last checkpoint; run the same command again to "
@@ -335,6 +346,7 @@ class _Scheduler:
                                  self.sweep.configs[rid].to_dict())
             self.in_flight[rid] = time.time()
             self.retry.discard(rid)
+        self.progress.flush()  # finished lines count the runs that just started as running
         if not self.in_flight and not self.elsewhere and not pending:
             return False
         for rid, result in self.executor.wait(1.0):
@@ -405,6 +417,7 @@ class _Progress:
         self.sweep, self.scheduler, self.echo = sweep, scheduler, echo
         self.capacity = max(1, capacity)
         self.began = self.last = time.time()
+        self.waiting: list[str] = []  # finished lines, printed once the next runs started
 
     def counts(self) -> tuple[int, int, int]:
         total = len(self.sweep.configs)
@@ -456,7 +469,12 @@ class _Progress:
         elif status == "failed":
             detail = f"{summary.get('error', '')} (see {self.sweep.run_dir(rid) / ERROR})"
         took = f"  {duration(seconds)}" if seconds is not None else ""
-        self.line(f"{status:<9} {rid}  {detail}{took} {note}".rstrip())
+        self.waiting.append(f"{status:<9} {rid}  {detail}{took} {note}".rstrip())
+
+    def flush(self) -> None:
+        for text in self.waiting:
+            self.line(text)
+        self.waiting = []
 
     def heartbeat(self) -> None:
         running = self.scheduler.running()
@@ -464,8 +482,11 @@ class _Progress:
             return
         parts = []
         for rid in running:
-            step = RunDir(self.sweep.run_dir(rid)).last_step()
+            row = last_row(self.sweep.run_dir(rid)) or {}
+            step, loss = row.get("step"), row.get("train_loss_ema")
             total = self.sweep.configs[rid].train.max_steps
             where = " elsewhere" if rid in self.scheduler.elsewhere else ""
-            parts.append(f"{rid} step {step if step is not None else '-'}/{total}{where}")
+            parts.append(f"{rid} step {step if step is not None else '-'}/{total}"
+                         + (f" loss {loss:.4f}" if isinstance(loss, (int, float)) else "")
+                         + where)
         self.line("running: " + "; ".join(parts))

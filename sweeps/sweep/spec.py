@@ -162,8 +162,10 @@ class SweepSpec:
             key = item.split("=", 1)[0].strip()
             if key in FIXED_BY_SWEEP:
                 what = "the command's backend" if key == "backend" else "the spec's grid or arms"
+                grid = (f", or sweep an ad-hoc grid: sweep --preset {self.preset} --grid "
+                        f"{key}=V1,V2 --name NAME" if key in SWEPT else "")
                 raise ConfigError(f"--set {key} is fixed by {what} in sweep '{self.name}'; "
-                                  f"edit the spec instead")
+                                  f"edit the spec instead{grid}")
         fixed = [f"{k}={_text(v)}" for k, v in self.set.items()]
         try:
             preset = get_preset(self.preset)

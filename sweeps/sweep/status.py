@@ -16,15 +16,17 @@ from sweeps.sweep.sweepdir import SweepDir
 
 def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
     """(sweep directory, run_id -> RunConfig): plan.json when the sweep has run, else the spec."""
-    from sweeps.sweep.spec import load_spec
+    from sweeps.sweep.adhoc import find_spec
 
     try:
-        spec = load_spec(name)
+        spec = find_spec(name, runs_dir)
     except HarnessError:
         if not SweepDir(Path(runs_dir) / name).has_plan():
             raise
         spec = None
     files = SweepDir(Path(runs_dir) / (spec.name if spec else name))
+    # plan.json is the last sweep's, of its backend, whichever program asks: runs of the
+    # other backend are left out, and SweepDir.left_out_note says so
     if files.has_plan():
         try:
             return files.path, files.planned_configs()
@@ -80,7 +82,15 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
             f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
             f"runs to {directory.name}/.damaged/ and trains them again"]
     lines += [""] + loss_table(rows)
+    note = SweepDir(directory).left_out_note(shown_backend(directory, configs, backend), "status")
+    if note:
+        lines += ["", note]
     return lines
+
+
+def shown_backend(directory: Path, configs: dict, backend: str) -> str:
+    """The backend whose runs a view of these configs shows."""
+    return next((cfg.backend for cfg in configs.values()), backend)
 
 
 def loss_table(rows: list[dict]) -> list[str]:

@@ -3,7 +3,10 @@
 - plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]}, every
   planned run, grid extensions included (written by the runner, read by status and figures);
 - results.parquet: one row per planned run that has a directory (sweeps.run.rundir.runs_table);
-- crosscheck.json: what `crosscheck --sweep NAME` found (read by the report).
+- curves.parquet: every finished run's metrics, long (run_id, arm, lr, depth, seed, step,
+  metric, value), written with results.parquet (sweeps.sweep.curves);
+- crosscheck.json: what `crosscheck --sweep NAME` found (read by the report);
+- spec.toml: the spec of an ad-hoc grid (`sweep --preset P --grid ...`, sweeps.sweep.adhoc).
 
 All written atomically; this module is the one place that reads and writes them.
 """
@@ -18,6 +21,7 @@ from sweeps.core.files import read_json, write_atomic, write_json_atomic
 
 PLAN = "plan.json"
 RESULTS = "results.parquet"
+CURVES = "curves.parquet"
 CROSSCHECK = "crosscheck.json"
 REWRITE = "delete it and rerun the step that writes it"
 
@@ -63,6 +67,56 @@ class SweepDir:
     @property
     def results_path(self) -> Path:
         return self.path / RESULTS
+
+    def write_curves(self, df) -> None:
+        buffer = io.BytesIO()
+        df.to_parquet(buffer, index=False)
+        write_atomic(self.path / CURVES, buffer.getvalue())
+
+    @property
+    def curves_path(self) -> Path:
+        return self.path / CURVES
+
+    # -- runs of several backends ---------------------------------------------------------
+    def runs_by_backend(self) -> dict[str, int]:
+        """backend -> how many run directories of it this folder holds (a run id starts with
+        its backend: sweeps.core.config.RunConfig.run_id); read from the names alone."""
+        from sweeps.core.config import BACKENDS
+
+        counts: dict[str, int] = {}
+        if not self.path.is_dir():
+            return counts
+        for child in self.path.iterdir():
+            backend = child.name.split("-", 1)[0]
+            if backend in BACKENDS and (child / "config.json").exists():
+                counts[backend] = counts.get(backend, 0) + 1
+        return counts
+
+    def plan_backend(self) -> str | None:
+        try:
+            plan = self.read_plan()
+        except HarnessError:
+            return None
+        return (plan or {}).get("backend")
+
+    def left_out_note(self, shown: str, command: str) -> str | None:
+        """One line on run directories of other backends that a view of `shown`'s runs
+        leaves out, and how to see them (command: 'status' or 'figures'); None if none."""
+        from sweeps.run.backends import PROGRAMS
+
+        others = {b: n for b, n in self.runs_by_backend().items() if b != shown}
+        if not others:
+            return None
+        parts = ", ".join(f"{n} {b}" for b, n in sorted(others.items()))
+        hows = []
+        for b in sorted(others):
+            program = PROGRAMS[b]
+            hows.append(f"`{program} sweep {self.name} --dry-run` lists their states; "
+                        f"`{program} sweep {self.name}` makes plan.json theirs (finished runs "
+                        f"are skipped), then `{program} {command} {self.name}`")
+        return (f"note: {parts} run(s) in {self.path} were left out (plan.json plans the "
+                f"{shown} runs); to include them: {'; '.join(hows)}; better, keep each backend "
+                f"in its own --runs-dir")
 
     # -- crosscheck.json ------------------------------------------------------------------
     @property

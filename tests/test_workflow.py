@@ -1,0 +1,441 @@
+"""The researcher's workflow around a long sweep: watching it, TensorBoard, the curves table,
+ad-hoc grids, a bounded estimate, data found early, readable files, other backends' runs,
+and the smaller rough edges of the command line.
+
+One real ad-hoc sweep (smoke preset, 12 runs of 12 steps) is shared by the tests that read a
+finished sweep; everything else is files made by hand or fakes.
+"""
+import json
+import os
+import re
+import stat
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from sweeps.cli import make_cli
+from sweeps.core import files
+from sweeps.core.config import DataConfig
+from sweeps.core.errors import ConfigError, DataError
+from sweeps.core.presets import get_preset
+from sweeps.run.rundir import RunDir, RunLock
+from sweeps.sweep import adhoc, estimate
+from sweeps.sweep.watch import Seen, frame, watch
+
+FAST = ["data.builtin_stories=300", "train.max_steps=12", "train.warmup_steps=2",
+        "train.eval_interval=6", "train.checkpoint_interval=4"]
+GRID = ["--preset", "smoke", "--grid", "train.lr=0.01,0.1", "--grid", "qk_norm=none,rms",
+        "--seeds", "3", "--name", "grid"]
+
+
+def invoke(backend, *args):
+    from figures.cli import figures
+
+    return CliRunner().invoke(make_cli(backend, [figures]), [str(a) for a in args])
+
+
+def sets(overrides):
+    return [a for o in overrides for a in ("--set", o)]
+
+
+# -- one real ad-hoc sweep ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def grid_sweep(tmp_path_factory):
+    """An ad-hoc grid trained by the sweep command with live TensorBoard logging."""
+    root = tmp_path_factory.mktemp("workflow")
+    runs, tb = root / "runs", root / "tb"
+    result = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--device", "cpu",
+                    "--tensorboard", tb, *sets(FAST))
+    assert result.exit_code == 0, result.output
+    return runs, tb, result.output
+
+
+def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
+    runs, _, output = grid_sweep
+    spec = (runs / "grid" / "spec.toml").read_text()
+    assert 'preset = "smoke"' in spec and "lr = [0.01, 0.1]" in spec
+    assert "seed = [0, 1, 2]" in spec and 'qk_norm = ["none", "rms"]' in spec
+    assert "done in" in output and "12 ok" in output
+    again = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--device", "cpu", *sets(FAST))
+    assert again.exit_code == 0 and "nothing to run" in again.output
+    by_name = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--device", "cpu",
+                     *sets(FAST))
+    assert by_name.exit_code == 0 and "nothing to run" in by_name.output
+    other = invoke("torch", "sweep", *GRID[:3], "train.lr=0.01,0.3", *GRID[4:],
+                   "--runs-dir", runs, *sets(FAST))
+    assert other.exit_code == 2 and "holds another grid" in other.output
+    status = invoke("torch", "status", "grid", "--runs-dir", runs)
+    assert status.exit_code == 0 and "12 runs: 12 ok" in status.output
+
+
+def test_sweep_progress_counts_the_runs_that_started(grid_sweep):
+    lines = [line for line in grid_sweep[2].splitlines() if line.startswith("[")]
+    assert len(lines) == 12
+    assert all(", 1 running," in line for line in lines[:-1]), lines  # one worker, never idle
+    assert ", 0 running," in lines[-1]
+
+
+def test_curves_parquet_is_the_long_table_of_every_run(grid_sweep):
+    runs = grid_sweep[0]
+    curves = pd.read_parquet(runs / "grid" / "curves.parquet")
+    assert list(curves.columns) == ["run_id", "arm", "lr", "depth", "seed", "step", "metric",
+                                    "value"]
+    assert curves.run_id.nunique() == 12 and set(curves.arm) == {"off", "on"}
+    metrics = set(curves.metric)
+    assert {"train_loss", "train_loss_ema", "val_loss", "grad_norm", "lr",
+            "max_attn_logit", "attn_entropy"} <= metrics
+    one = curves[(curves.run_id == curves.run_id.iloc[0]) & (curves.metric == "train_loss")]
+    assert sorted(one.step) == list(range(1, 13))
+    results = pd.read_parquet(runs / "grid" / "results.parquet")
+    final = curves[(curves.metric == "val_loss") & (curves.step == 12)].set_index("run_id")
+    for row in results.itertuples():
+        assert final.value[row.run_id] == pytest.approx(row.final_val_loss)
+
+
+def read_tensorboard(path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    acc = EventAccumulator(str(path))
+    acc.Reload()
+    content = acc.PluginTagToContent("hparams")
+    start = plugin_data_pb2.HParamsPluginData.FromString(
+        content["_hparams_/session_start_info"]).session_start_info
+    hparams = {k: v.string_value or v.number_value for k, v in start.hparams.items()}
+    return acc, hparams
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_tensorboard_export_holds_scalars_and_hparams(grid_sweep, tmp_path, live):
+    runs, tb, _ = grid_sweep
+    if not live:
+        out = tmp_path / "tb"
+        result = invoke("torch", "export", "tensorboard", "grid", "--out", out,
+                        "--runs-dir", runs)
+        assert result.exit_code == 0 and "exported 12 of 12" in result.output
+        again = invoke("torch", "export", "tensorboard", "grid", "--out", out,
+                       "--runs-dir", runs)
+        assert again.exit_code == 0  # an export replaces the last: no doubled events
+        tb = out
+    assert len([p for p in tb.iterdir() if p.is_dir()]) == 12
+    run = next(p for p in sorted(tb.iterdir()) if "-on-" in p.name and "lr0.1-" in p.name)
+    acc, hparams = read_tensorboard(run)
+    tags = acc.Tags()["scalars"]
+    for tag in ("loss/train", "loss/train_smoothed", "loss/val", "optim/grad_norm",
+                "optim/lr", "diagnostics/max_attn_logit", "diagnostics/qk_gain_max"):
+        assert tag in tags, tag
+    assert [e.step for e in acc.Scalars("loss/train")] == list(range(1, 13))
+    metrics = RunDir(runs / "grid" / run.name).read_metrics()
+    assert acc.Scalars("loss/val")[-1].value == pytest.approx(metrics[-1]["val_loss"], rel=1e-6)
+    assert hparams["arm"] == "on" and hparams["qk_norm"] == "rms"
+    assert hparams["lr"] == pytest.approx(0.1) and hparams["depth"] == 2
+    assert hparams["seed"] in (0, 1)
+
+
+def test_watch_ends_with_the_sweep(grid_sweep, capsys):
+    runs = grid_sweep[0]
+    result = invoke("torch", "status", "grid", "--runs-dir", runs, "--watch", "--interval", 0)
+    assert result.exit_code == 0
+    assert "12/12 done, 0 running, 0 left" in result.output
+    assert result.output.rstrip().endswith("the sweep has ended")
+
+
+def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(grid_sweep[0] / "grid", runs / "grid")
+    torch_run = RunDir(next((runs / "grid").glob("torch-*")))
+    mlx_cfg = torch_run.read_config().with_overrides(["backend=mlx"])
+    RunDir(runs / "grid" / mlx_cfg.run_id).write_config(mlx_cfg)  # an unfinished mlx run
+    status = invoke("torch", "status", "grid", "--runs-dir", runs)
+    assert "1 mlx run(s)" in status.output and "`qkmlx status grid`" in status.output
+    assert "`qkmlx sweep grid --dry-run`" in status.output
+    mlx_view = invoke("mlx", "status", "grid", "--runs-dir", runs)  # plan.json: the torch runs
+    assert "12 runs: 12 ok" in mlx_view.output and "1 mlx run(s)" in mlx_view.output
+    report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
+    assert report.exit_code == 0, report.output
+    assert "1 mlx run(s)" in report.output and "`qkmlx figures grid`" in report.output
+
+
+# -- watching a run that is training --------------------------------------------------------
+def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
+    runs = tmp_path / "runs"
+    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    from sweeps.sweep.runner import Sweep
+
+    sweep = Sweep(spec, "torch", FAST, runs)
+    sweep.write_plan()
+    rid, cfg = next(iter(sweep.configs.items()))
+    run = RunDir(sweep.run_dir(rid))
+    run.write_config(cfg)
+    run.append_metrics([{"step": s, "train_loss": 3.0, "train_loss_ema": 2.5 + 0.01 * s,
+                         "lr": 0.001 * s} for s in range(1, 7)])
+    lock = RunLock(run.path)
+    assert lock.acquire()
+    try:
+        now = time.time()
+        seen = Seen({rid: (now - 12.0, 2)})  # the last frame saw step 2, 12 s ago: 3 s/step
+        lines, ended = frame("live", runs, "torch", seen, now=now)
+    finally:
+        lock.release()
+    text = "\n".join(lines)
+    assert not ended
+    assert "0/12 done, 1 running, 11 left" in lines[0]
+    row = next(line for line in lines if rid in line)
+    assert "6/12" in row and "2.5600" in row and "0.006" in row
+    assert re.search(r"\s18s\s", row), row  # 6 steps left x 3 s
+    assert "sweep ETA" in text and "sweep ETA --" not in text  # 11 more runs x 12 steps x 3 s
+    # a lock held on another machine may not show: a run writing metrics counts as running
+    assert "1 running" in frame("live", runs, "torch", Seen(), now=time.time())[0][0]
+    later = frame("live", runs, "torch", Seen(), now=time.time() + 600)[0]
+    assert "0 running" in later[0] and "no run is training now" in "\n".join(later)
+
+
+def test_watch_frames_option_stops_a_sweep_that_has_not_ended(tmp_path):
+    runs = tmp_path / "runs"
+    adhoc.adhoc_spec(runs, "idle", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    sleeps, out = [], __import__("io").StringIO()
+    ended = watch("idle", runs, "torch", interval=7, frames=3, out=out, sleep=sleeps.append)
+    assert not ended and sleeps == [7, 7]
+    assert out.getvalue().count("0/12 done, 0 running, 12 left") == 3
+    assert "no run is training now" in out.getvalue()
+
+
+def test_train_progress_shows_the_smoothed_loss(tmp_path):
+    result = invoke("torch", "train", "--preset", "smoke", *sets(FAST), "--out",
+                    tmp_path / "run", "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"loss \d+\.\d{4} lr ", result.output), result.output
+
+
+# -- ad-hoc grids ---------------------------------------------------------------------------
+def test_adhoc_grids_take_the_study_defaults_of_the_presets_spec():
+    raw = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["train.lr=1e-3,1e-2,0.1"]))
+    assert raw["grid"]["seed"] == [0, 1, 2]  # docs/STUDY.md: 3 seeds
+    assert raw["grid"]["qk_norm"] == ["none", "rms"] and raw["grid"]["n_layer"] == [4]
+    assert raw["set"]["train.weight_decay_mode"] == "independent"
+    assert raw["study"]["delta"] == 0.1 and raw["study"]["target_loss"] == 2.3
+    assert raw["study"]["sensitivity_range"] == [3.16e-4, 0.316]  # tiny's, holding 3 LRs
+    assert raw["extend"] == {"max_extra_lrs": 0}
+    deep = adhoc.adhoc_raw("x", "core-L12", adhoc.parse_grid(["lr=1e-3,1e-2"]))
+    assert deep["grid"]["n_layer"] == [12] and deep["study"]["target_loss"] == 2.0
+    assert deep["study"]["sensitivity_range"] == [3.16e-4, 0.316]
+    narrow = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["lr=1,3"]))
+    assert narrow["study"]["sensitivity_range"] == [1.0, 3.0]
+
+
+def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
+    from sweeps.sweep.spec import load_spec, parse_spec
+
+    raw = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["lr=1e-3,1e-2", "n_layer=2,4",
+                                                          "seed=0,1,5"]))
+    path = tmp_path / "x.toml"
+    path.write_text(adhoc.to_toml(raw))
+    assert load_spec(str(path)) == parse_spec(raw)
+    assert load_spec(str(path)).seed == (0, 1, 5)
+
+
+@pytest.mark.parametrize("items, message", [
+    (["train.batch_size=4,8"], "--set train.batch_size"),
+    (["lr"], "FIELD=V1,V2"),
+    (["lr=a,b"], "must be floats"),
+    (["lr=1e-3", "train.lr=1e-2"], "given twice"),
+    (["qk_norm=rms"], "give none and at least one kind"),
+])
+def test_bad_grids_are_one_line(items, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        adhoc.adhoc_raw("x", "smoke", adhoc.parse_grid(items))
+
+
+def test_adhoc_grid_command_refusals(tmp_path):
+    no_name = invoke("torch", "sweep", "--preset", "smoke", "--grid", "lr=0.01,0.1",
+                     "--runs-dir", tmp_path, "--dry-run")
+    assert no_name.exit_code == 2 and "--name" in no_name.output
+    builtin = invoke("torch", "sweep", *GRID[:-1], "smoke", "--runs-dir", tmp_path,
+                     "--dry-run")
+    assert builtin.exit_code == 2 and "built-in spec" in builtin.output
+    seeds = invoke("torch", "sweep", "smoke", "--seeds", "4", "--runs-dir", tmp_path, "--dry-run")
+    assert seeds.exit_code == 2 and "--seeds sets the seeds of an ad-hoc grid" in seeds.output
+    default = invoke("torch", "sweep", "--preset", "smoke", "--grid", "lr=0.01,0.1", "--name",
+                     "three", "--runs-dir", tmp_path, "--dry-run")
+    assert default.exit_code == 0 and "x seed 0, 1, 2 = 12 runs" in default.output
+    dry = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
+    assert dry.exit_code == 0 and "= 12 runs" in dry.output and not (tmp_path / "grid").exists()
+
+
+# -- the estimate ---------------------------------------------------------------------------
+class SlowTrainer:
+    """A trainer whose step costs 25 ms per sequence (and an eval batch the same): a device
+    too slow for a full probe."""
+
+    PER_SEQUENCE = 0.025
+
+    def __init__(self, cfg):
+        self.cfg, self.device, self.device_name = cfg, "cpu", "a slow test device"
+
+    def set_train_tokens(self, tokens):
+        pass
+
+    def train_step(self, starts, lr):
+        time.sleep(self.PER_SEQUENCE * len(starts))
+        return 0
+
+    def read(self, handles):
+        return np.zeros((len(handles), 2))
+
+    def eval_loss(self, x, y):
+        time.sleep(self.PER_SEQUENCE * len(x))
+        return 1.0
+
+
+def test_the_estimate_probe_is_bounded_and_scales_a_smaller_batch():
+    cfg = get_preset("smoke").with_overrides(["train.batch_size=32"])  # 0.8 s per step
+    said = []
+    began = time.perf_counter()
+    probe = estimate.measure(SlowTrainer, cfg, seconds=3.0, budget_s=1.0, progress=said.append)
+    took = time.perf_counter() - began
+    assert took < 2.5, took  # a full-batch probe would take over 4 s
+    assert probe.batch < 32 and said and "pilot" in said[0]
+    assert probe.step_s == pytest.approx(32 * SlowTrainer.PER_SEQUENCE, rel=0.3)
+    assert probe.eval_s == pytest.approx(32 * SlowTrainer.PER_SEQUENCE, rel=0.3)
+    text = "\n".join(estimate.describe(estimate.sweep_estimate([cfg], 0, probe), probe, "torch"))
+    assert f"timed at batch {probe.batch} of 32, scaled" in text
+
+
+def test_a_plan_over_a_month_warns():
+    cfg = get_preset("core")
+    probe = estimate.Measurement(cfg, "cpu", "slow", step_s=60.0, eval_s=1.0, startup_s=1.0,
+                                 steps=2)
+    text = "\n".join(estimate.describe(estimate.sweep_estimate([cfg] * 10, 0, probe), probe,
+                                       "mlx"))
+    assert "more than a month" in text
+    quick = estimate.Measurement(cfg, "cpu", "fast", step_s=0.01, eval_s=0.01,
+                                 startup_s=1.0, steps=2)
+    assert "month" not in "\n".join(estimate.describe(
+        estimate.sweep_estimate([cfg], 0, quick), quick, "mlx"))
+
+
+# -- data found early -----------------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["mlx", "torch"])
+def test_dry_run_says_which_data_is_missing_and_how_to_prepare_it(tmp_path, backend):
+    result = invoke(backend, "sweep", "core", "--dry-run", "--runs-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert ("data: tinystories corpus, tokenizer gpt2-compact: NOT prepared; needs the Hugging "
+            f"Face hub once: run `qk{backend} data prepare --corpus tinystories --tokenizer "
+            "gpt2-compact`") in result.output
+
+
+def test_dry_run_says_when_the_data_is_prepared(tmp_path):
+    from sweeps.data import load_tokens
+
+    load_tokens(DataConfig(builtin_stories=300))
+    result = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
+    assert "data: builtin corpus, tokenizer bytes: prepared" in result.output
+
+
+def test_the_offline_error_names_the_tokenizer(monkeypatch, tmp_path):
+    from sweeps.data import cache, corpora
+
+    def offline(path):
+        raise corpora.HubUnreachable("roneneldan/TinyStories")
+
+    monkeypatch.setattr(corpora, "_load_tinystories", offline)
+    with pytest.raises(DataError, match="--corpus tinystories --tokenizer gpt2-compact`"):
+        cache.load_tokens(DataConfig(corpus="tinystories", tokenizer="gpt2-compact"), tmp_path)
+
+
+# -- files ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_files_are_as_readable_as_the_umask_allows(tmp_path, monkeypatch, mask, mode):
+    monkeypatch.setattr(files, "_UMASK", None)
+    old = os.umask(mask)
+    try:
+        files.write_atomic(tmp_path / "report.md", "x")
+        files.write_json_atomic(tmp_path / "summary.json", {"a": 1})
+        run = RunDir(tmp_path / "run")
+        run.save_checkpoint(1, {"w": np.zeros(2, np.float32)}, {"m": np.zeros(2, np.float32)},
+                            {})
+    finally:
+        os.umask(old)
+        monkeypatch.setattr(files, "_UMASK", None)
+    for path in (tmp_path / "report.md", tmp_path / "summary.json",
+                 run.latest_checkpoint() / "model.safetensors"):
+        assert stat.S_IMODE(path.stat().st_mode) == mode, path
+    assert stat.S_IMODE(run.latest_checkpoint().stat().st_mode) == 0o777 & ~mask
+
+
+# -- the command line's smaller edges --------------------------------------------------------
+def test_blas_is_checked_only_by_commands_that_run_mlx(monkeypatch, capsys):
+    from sweeps.platform import blas
+
+    assert blas.runs_mlx(["sweep", "smoke"]) and blas.runs_mlx(["train", "--preset", "tiny"])
+    assert not blas.runs_mlx(["--help"]) and not blas.runs_mlx(["sweep", "--help"])
+    assert not blas.runs_mlx(["status", "smoke"]) and not blas.runs_mlx(["figures", "smoke"])
+    assert not blas.runs_mlx([])
+    monkeypatch.delenv(blas.GUARD, raising=False)
+    monkeypatch.setattr(blas, "preload_env", lambda environ=None: None)  # no OpenBLAS
+    blas.ensure_fast_blas(["status", "smoke"])
+    assert capsys.readouterr().err == ""
+    blas.ensure_fast_blas(["sweep", "smoke"])
+    assert capsys.readouterr().err.count("slow reference BLAS") == 1
+    blas.ensure_fast_blas(["sweep", "smoke"])  # once per command
+    assert capsys.readouterr().err == ""
+
+
+def test_workers_zero_is_refused_by_a_dry_run_too(tmp_path):
+    result = invoke("torch", "sweep", "smoke", "--workers", "0", "--dry-run",
+                    "--runs-dir", tmp_path)
+    assert result.exit_code == 2 and "--workers must be at least 1" in result.output
+
+
+def test_a_field_without_its_section_suggests_it(tmp_path):
+    result = invoke("torch", "train", "--set", "lr=1e-3", "--out", tmp_path / "x")
+    assert result.exit_code == 2 and "did you mean train.lr?" in result.output
+    with pytest.raises(ConfigError, match="did you mean train.max_steps"):
+        get_preset("smoke").with_overrides(["train.max_step=3"])
+
+
+def test_figures_of_a_misspelt_sweep_suggests_the_folder(tmp_path):
+    (tmp_path / "smoke").mkdir()
+    (tmp_path / "smoke" / "plan.json").write_text(json.dumps({"runs": []}))
+    result = invoke("torch", "figures", "smok", "--runs-dir", tmp_path)
+    assert result.exit_code == 2
+    assert "did you mean `figures smoke`?" in result.output and "sweep smok" not in result.output
+
+
+def test_config_show_explain_gives_each_field_its_unit_and_meaning():
+    result = invoke("torch", "config", "show", "tiny", "--explain")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.strip().startswith("train.max_steps"))
+    assert "400" in line and "[steps]" in line and "optimizer steps" in line
+    assert re.search(r"model\.block_size\s+= 128\s+\[tokens\]\s+context length", result.output)
+    for field in ("model.qk_init", "train.weight_decay_mode", "data.tokenizer", "seed"):
+        assert re.search(rf"^\s+{re.escape(field)}\s+=.*\]\s+\S", result.output, re.M), field
+
+
+def test_sweep_help_lists_the_specs():
+    result = invoke("torch", "sweep", "--help")
+    from sweeps.sweep.spec import SPECS_DIR
+
+    listed = " ".join(result.output.split())  # click wraps the line
+    assert "Specs: " + ", ".join(sorted(p.stem for p in SPECS_DIR.glob("*.toml"))) in listed
+
+
+def test_an_adhoc_grid_resumes_with_the_spec_it_wrote(tmp_path):
+    first = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    path = tmp_path / "held" / adhoc.SPEC_FILE
+    path.write_text(path.read_text().replace("delta = 0.25", "delta = 0.3"))  # as if written
+    again = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    assert first.study.delta == 0.25 and again.study.delta == 0.3  # before smoke.toml changed
+
+
+def test_the_estimate_skips_the_pilot_on_an_accelerator():
+    cfg = get_preset("smoke").with_overrides(["train.batch_size=4"])
+    said = []
+    probe = estimate.measure(SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append,
+                             pilot=False)
+    assert probe.batch == 4 and not any("pilot" in s for s in said)
