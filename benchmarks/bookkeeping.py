@@ -12,6 +12,7 @@ times is what the bookkeeping costs; reading each run once keeps it near 1.
 Run it from the repository root (or with the repository on PYTHONPATH). It writes only in a
 temporary folder, which it deletes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,11 +37,23 @@ def metrics_rows(rows: int) -> list[dict]:
     per_layer = [0.5 + 0.01 * i for i in range(LAYERS)]
     out = []
     for step in range(rows):
-        row = {"step": step, "lr": 1e-3, "train_loss": 3.0 - step * 1e-4, "grad_norm": 0.7,
-               "tokens_seen": step * 4096, "time_s": step * 0.01}
+        row = {
+            "step": step,
+            "lr": 1e-3,
+            "train_loss": 3.0 - step * 1e-4,
+            "grad_norm": 0.7,
+            "tokens_seen": step * 4096,
+            "time_s": step * 0.01,
+        }
         if step % 50 == 0:
-            row.update({"val_loss": 3.1 - step * 1e-4, "attn_logit_max": per_layer,
-                        "attn_entropy": per_layer, "resid_kurtosis": per_layer})
+            row.update(
+                {
+                    "val_loss": 3.1 - step * 1e-4,
+                    "attn_logit_max": per_layer,
+                    "attn_entropy": per_layer,
+                    "resid_kurtosis": per_layer,
+                }
+            )
         out.append(row)
     return out
 
@@ -63,16 +76,37 @@ def build_foreign(sweep_dir: Path, count: int, rows: int) -> None:
             template = run.metrics_path
         else:
             shutil.copyfile(template, run.metrics_path)
-        run.write_summary({"run_id": cfg.run_id, "status": "ok", "final_val_loss": 2.6,
-                           "best_val_loss": 2.6, "steps_run": rows, "wall_time_s": 60.0,
-                           "metrics": run.metrics_fingerprint()})
+        run.write_summary(
+            {
+                "run_id": cfg.run_id,
+                "status": "ok",
+                "final_val_loss": 2.6,
+                "best_val_loss": 2.6,
+                "steps_run": rows,
+                "wall_time_s": 60.0,
+                "metrics": run.metrics_fingerprint(),
+            }
+        )
 
 
 def time_sweep(runs_dir: Path, env: dict) -> float:
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from qktorch.cli import main; main()", "sweep",
-                    SWEEP, "--runs-dir", str(runs_dir), "--device", "cpu"],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from qktorch.cli import main; main()",
+            "sweep",
+            SWEEP,
+            "--runs-dir",
+            str(runs_dir),
+            "--device",
+            "cpu",
+        ],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - began
 
 
@@ -80,21 +114,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--foreign", type=int, default=300, help="foreign run directories")
     parser.add_argument("--rows", type=int, default=5000, help="metrics rows of each")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="sweeps of each kind, alternating (the best of each counts: a "
-                             "shared machine's slow spells fall on either)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="sweeps of each kind, alternating (the best of each counts: a "
+        "shared machine's slow spells fall on either)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bookkeeping-") as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "QKNORM_DATA_DIR": str(tmp / "data"),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
-                                                           os.environ.get("PYTHONPATH")]))}
-        subprocess.run([sys.executable, "-c", "from qktorch.cli import main; main()", "data",
-                        "prepare"], check=True, env=env, stdout=subprocess.DEVNULL)
+        env = {
+            **os.environ,
+            "QKNORM_DATA_DIR": str(tmp / "data"),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
+        subprocess.run(
+            [sys.executable, "-c", "from qktorch.cli import main; main()", "data", "prepare"],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         began = time.perf_counter()
         build_foreign(tmp / "foreign" / SWEEP, args.foreign, args.rows)
-        print(f"built {args.foreign} foreign runs of {args.rows} rows in "
-              f"{time.perf_counter() - began:.1f} s")
+        print(
+            f"built {args.foreign} foreign runs of {args.rows} rows in "
+            f"{time.perf_counter() - began:.1f} s"
+        )
         for i in range(args.repeat):  # copied now: no disk writeback during the timings
             shutil.copytree(tmp / "foreign", tmp / f"with{i}")
         os.sync()
@@ -109,6 +155,7 @@ def main() -> None:
 
 def _times(seconds: list[float]) -> str:
     return f"best {min(seconds):6.1f} s (" + ", ".join(f"{s:.1f}" for s in seconds) + ")"
+
 
 if __name__ == "__main__":
     main()

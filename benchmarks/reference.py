@@ -7,6 +7,7 @@ so both do the same FLOPs and the comparison measures the harness, not the archi
 fused_qkv=True makes one (3C, C) projection instead of separate q, k and v (C, C) ones, as
 nanoGPT's c_attn does: the same FLOPs in fewer, larger matmuls. Written for this benchmark.
 """
+
 import contextlib
 
 import torch
@@ -32,8 +33,7 @@ class Attention(nn.Module):
             q, k, v = self.qkv(x).split(C, dim=2)
         else:
             q, k, v = self.q(x), self.k(x), self.v(x)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-                   for t in (q, k, v))
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
@@ -53,8 +53,15 @@ class Block(nn.Module):
 
 
 class ReferenceGPT(nn.Module):
-    def __init__(self, vocab_size: int, block_size: int, n_layer: int, n_head: int,
-                 n_embd: int, fused_qkv: bool = False):
+    def __init__(
+        self,
+        vocab_size: int,
+        block_size: int,
+        n_layer: int,
+        n_head: int,
+        n_embd: int,
+        fused_qkv: bool = False,
+    ):
         super().__init__()
         self.tok = nn.Embedding(vocab_size, n_embd)
         self.pos = nn.Embedding(block_size, n_embd)
@@ -78,19 +85,29 @@ class ReferenceTrainer:
     def __init__(self, cfg, device: str = "cpu", fused_qkv: bool = False):
         m = cfg.model
         self.cfg, self.device = cfg, device
-        self.model = ReferenceGPT(cfg.vocab_size, m.block_size, m.n_layer, m.n_head, m.n_embd,
-                                  fused_qkv).to(device)
+        self.model = ReferenceGPT(
+            cfg.vocab_size, m.block_size, m.n_layer, m.n_head, m.n_embd, fused_qkv
+        ).to(device)
         decay = [p for p in self.model.parameters() if p.dim() == 2]
         other = [p for p in self.model.parameters() if p.dim() != 2]
         t = cfg.train
         self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": t.weight_decay},
-             {"params": other, "weight_decay": 0.0}],
-            lr=t.lr, betas=(t.beta1, t.beta2), eps=t.adam_eps, fused=True)
+            [
+                {"params": decay, "weight_decay": t.weight_decay},
+                {"params": other, "weight_decay": 0.0},
+            ],
+            lr=t.lr,
+            betas=(t.beta1, t.beta2),
+            eps=t.adam_eps,
+            fused=True,
+        )
         self.window = torch.arange(m.block_size + 1, device=device)
         self.tokens = None
-        self.autocast = (torch.autocast(device_type=device, dtype=torch.bfloat16)
-                         if t.dtype == "bfloat16" else contextlib.nullcontext())
+        self.autocast = (
+            torch.autocast(device_type=device, dtype=torch.bfloat16)
+            if t.dtype == "bfloat16"
+            else contextlib.nullcontext()
+        )
 
     def set_train_tokens(self, tokens) -> None:
         self.tokens = torch.from_numpy(tokens.astype("int64")).to(self.device)
@@ -105,8 +122,9 @@ class ReferenceTrainer:
         batch = self.tokens[starts[:, None] + self.window]
         with self.autocast:
             logits = self.model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
-                               batch[:, 1:].reshape(-1))
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(), batch[:, 1:].reshape(-1)
+        )
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.grad_clip)
         self.optimizer.step()

@@ -13,6 +13,7 @@ FLOP/s (sweeps.sweep.estimate.flops_per_token) and MFU where the device's peak i
 
 Run it from the repository root (or with the repository on PYTHONPATH).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,8 @@ def worker(spec: dict) -> None:
 
     backend = "torch" if spec["kind"] in ("torch", "reference") else "mlx"
     cfg = get_preset(spec["preset"]).with_overrides(
-        [f"backend={backend}", f"train.dtype={spec['dtype']}"])
+        [f"backend={backend}", f"train.dtype={spec['dtype']}"]
+    )
     if backend == "torch":
         import torch
 
@@ -61,9 +63,13 @@ def worker(spec: dict) -> None:
         return float(last[-1, 0])
 
     run(spec["warmup"])
-    info = {"ready": True, "startup_s": time.perf_counter() - began, "device": trainer.device,
-            "device_name": getattr(trainer, "device_name", trainer.device),
-            "memory_bytes": peak_memory(backend, trainer.device)}
+    info = {
+        "ready": True,
+        "startup_s": time.perf_counter() - began,
+        "device": trainer.device,
+        "device_name": getattr(trainer, "device_name", trainer.device),
+        "memory_bytes": peak_memory(backend, trainer.device),
+    }
     print(json.dumps(info), flush=True)
     for line in sys.stdin:
         command = line.split()
@@ -119,7 +125,12 @@ class Worker:
         self.case = case
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, cwd=ROOT)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            cwd=ROOT,
+        )
         self.info: dict | None = None
         self.error: str | None = None
 
@@ -157,41 +168,83 @@ class Worker:
 
 def cases(args, openblas: str | None) -> list[Case]:
     """The single-run cases: qktorch first (the ratios' base), then the others asked for."""
-    base = {"preset": args.preset, "dtype": args.dtype, "tf32": args.tf32,
-            "warmup": args.warmup, "fused_qkv": False}
+    base = {
+        "preset": args.preset,
+        "dtype": args.dtype,
+        "tf32": args.tf32,
+        "warmup": args.warmup,
+        "fused_qkv": False,
+    }
     out = []
     compiles = [False, True] if args.compile else [False]
     if "torch" in args.backends:
         for c in compiles:
-            out.append(Case("qktorch" + (" --compile" if c else ""),
-                            {**base, "kind": "torch", "compile": c,
-                             "device": torch_device(args.device)}))
+            out.append(
+                Case(
+                    "qktorch" + (" --compile" if c else ""),
+                    {**base, "kind": "torch", "compile": c, "device": torch_device(args.device)},
+                )
+            )
     if "mlx" in args.backends:
         blas = [("", {})]
         if args.device == "cpu" and sys.platform.startswith("linux"):
             blas = ([(", bundled BLAS", {})] if args.blas != "openblas" else []) + (
-                [(", OpenBLAS", {"LD_PRELOAD": openblas})] if openblas else [])
-        for c in ([True, False] if args.compile else [True]):
+                [(", OpenBLAS", {"LD_PRELOAD": openblas})] if openblas else []
+            )
+        for c in [True, False] if args.compile else [True]:
             for suffix, env in blas:
                 label = "qkmlx" + ("" if c else " --no-compile") + suffix
-                out.append(Case(label, {**base, "kind": "mlx", "compile": c,
-                                        "device": mlx_device(args.device)}, env))
+                out.append(
+                    Case(
+                        label,
+                        {**base, "kind": "mlx", "compile": c, "device": mlx_device(args.device)},
+                        env,
+                    )
+                )
     if args.baseline:
         root, name = str(Path(args.baseline).resolve()), Path(args.baseline).name
         if "torch" in args.backends:
-            out.append(Case(f"qktorch ({name})", {**base, "kind": "torch", "compile": False,
-                                                  "device": torch_device(args.device),
-                                                  "root": root}))
+            out.append(
+                Case(
+                    f"qktorch ({name})",
+                    {
+                        **base,
+                        "kind": "torch",
+                        "compile": False,
+                        "device": torch_device(args.device),
+                        "root": root,
+                    },
+                )
+            )
         if "mlx" in args.backends:
             fast = {"LD_PRELOAD": openblas} if openblas and args.device == "cpu" else {}
-            out.append(Case(f"qkmlx ({name}){', OpenBLAS' if fast else ''}",
-                            {**base, "kind": "mlx", "compile": True,
-                             "device": mlx_device(args.device), "root": root}, fast))
+            out.append(
+                Case(
+                    f"qkmlx ({name}){', OpenBLAS' if fast else ''}",
+                    {
+                        **base,
+                        "kind": "mlx",
+                        "compile": True,
+                        "device": mlx_device(args.device),
+                        "root": root,
+                    },
+                    fast,
+                )
+            )
     if args.reference:
         for fused in (False, True):
-            out.append(Case("reference" + (", fused qkv" if fused else ""),
-                            {**base, "kind": "reference", "compile": False,
-                             "device": torch_device(args.device), "fused_qkv": fused}))
+            out.append(
+                Case(
+                    "reference" + (", fused qkv" if fused else ""),
+                    {
+                        **base,
+                        "kind": "reference",
+                        "compile": False,
+                        "device": torch_device(args.device),
+                        "fused_qkv": fused,
+                    },
+                )
+            )
     return out
 
 
@@ -239,44 +292,70 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--preset", default="tiny")
-    parser.add_argument("--device", default="cpu",
-                        help="cpu | gpu (cuda or mps for torch, gpu for mlx) | cuda | mps | auto")
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu | gpu (cuda or mps for torch, gpu for mlx) | cuda | mps | auto",
+    )
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    parser.add_argument("--compile", action="store_true",
-                        help="also the compiled step (qktorch) and the uncompiled one (qkmlx)")
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also the compiled step (qktorch) and the uncompiled one (qkmlx)",
+    )
     parser.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA)")
-    parser.add_argument("--reference", action="store_true",
-                        help="also a plain torch GPT with fused AdamW (benchmarks/reference.py)")
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also a plain torch GPT with fused AdamW (benchmarks/reference.py)",
+    )
     parser.add_argument("--backends", default="torch,mlx")
-    parser.add_argument("--blas", default="both", choices=["both", "openblas"],
-                        help="qkmlx on Linux CPUs: MLX's bundled BLAS and OpenBLAS, or only "
-                             "OpenBLAS (the bundled one is ~13x slower: long on core)")
-    parser.add_argument("--baseline", metavar="DIR",
-                        help="also the trainers of another checkout of this repository (e.g. "
-                             "the code before a change, one with "
-                             "sweeps.sweep.estimate.run_steps), run the same way")
-    parser.add_argument("--workers", default="",
-                        help="runs sharing the device, e.g. 1,2,4,8: aggregate tokens/s of each "
-                             "trainer case (not the reference)")
+    parser.add_argument(
+        "--blas",
+        default="both",
+        choices=["both", "openblas"],
+        help="qkmlx on Linux CPUs: MLX's bundled BLAS and OpenBLAS, or only "
+        "OpenBLAS (the bundled one is ~13x slower: long on core)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also the trainers of another checkout of this repository (e.g. "
+        "the code before a change, one with "
+        "sweeps.sweep.estimate.run_steps), run the same way",
+    )
+    parser.add_argument(
+        "--workers",
+        default="",
+        help="runs sharing the device, e.g. 1,2,4,8: aggregate tokens/s of each "
+        "trainer case (not the reference)",
+    )
     parser.add_argument("--steps", type=int, default=10, help="timed steps per case per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps (compilation)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="CPU threads per process (default: the cores, shared out between "
-                             "the workers of a group)")
-    parser.add_argument("--summary", metavar="FILE",
-                        help="also append the final table to FILE (benchmarks/gpu_check.sh)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads per process (default: the cores, shared out between "
+        "the workers of a group)",
+    )
+    parser.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="also append the final table to FILE (benchmarks/gpu_check.sh)",
+    )
     args = parser.parse_args(argv)
     if args.worker:
         return worker(json.loads(args.worker))
     args.backends = args.backends.split(",")
     counts = [int(n) for n in args.workers.split(",") if n]
 
+    from sweeps.core.params import count_params
+    from sweeps.core.presets import get_preset
     from sweeps.platform.blas import find_openblas
     from sweeps.platform.devices import peak_flops
     from sweeps.sweep.estimate import flops_per_token
-    from sweeps.core.params import count_params
-    from sweeps.core.presets import get_preset
 
     cfg = get_preset(args.preset)
     fpt = flops_per_token(cfg.model, cfg.vocab_size)
@@ -288,18 +367,24 @@ def main(argv=None) -> None:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: clean up workers
     singles = cases(args, find_openblas())
-    say(f"throughput: preset {args.preset}, {args.dtype} on {args.device}: "
+    say(
+        f"throughput: preset {args.preset}, {args.dtype} on {args.device}: "
         f"{len(singles)} case(s), {counts or [1]} worker(s), {args.rounds} rounds of "
-        f"{args.steps} steps; each row as it is measured, the table at the end")
+        f"{args.steps} steps; each row as it is measured, the table at the end"
+    )
     workers = {case.label: Worker(case, threads(1)) for case in singles}
     groups = {}
     finished = False
     try:
         failed = {label: w.error for label, w in workers.items() if not w.ready()}
         # Groups start once the single runs are warm: compiled code is in the caches by then.
-        groups = {(case.label, n): [Worker(case, threads(n)) for _ in range(n)]
-                  for case in singles if case.label not in failed
-                  and case.spec["kind"] != "reference" for n in counts if n > 1}
+        groups = {
+            (case.label, n): [Worker(case, threads(n)) for _ in range(n)]
+            for case in singles
+            if case.label not in failed and case.spec["kind"] != "reference"
+            for n in counts
+            if n > 1
+        }
         for key, group in groups.items():
             if not all([w.ready() for w in group]):  # noqa: C419 (wait for every one)
                 failed[f"{key[0]} x{key[1]}"] = next(w.error for w in group if w.error)
@@ -313,17 +398,18 @@ def main(argv=None) -> None:
             say(f"failed: {label}: {error}")
         for r in range(args.rounds):  # interleaved: every case once per round, order rotating
             order = list(alive.items())
-            order = order[r % len(order):] + order[: r % len(order)] if order else order
+            order = order[r % len(order) :] + order[: r % len(order)] if order else order
             for label, w in order:
                 res = measure_round([w], args.steps)
                 rates[label].append(args.steps * cfg.tokens_per_step / res["wall"])
-                say(f"round {r + 1}/{args.rounds}: {label:34s} {rates[label][-1]:12,.0f} "
-                    f"tokens/s")
+                say(f"round {r + 1}/{args.rounds}: {label:34s} {rates[label][-1]:12,.0f} tokens/s")
             for key, group in groups.items():
                 res = measure_round(group, args.steps)
                 scaled[key].append(len(group) * args.steps * cfg.tokens_per_step / res["wall"])
-                say(f"round {r + 1}/{args.rounds}: {key[0] + f' x{key[1]}':34s} "
-                    f"{scaled[key][-1]:12,.0f} tokens/s aggregate")
+                say(
+                    f"round {r + 1}/{args.rounds}: {key[0] + f' x{key[1]}':34s} "
+                    f"{scaled[key][-1]:12,.0f} tokens/s aggregate"
+                )
         finished = True
     finally:
         for w in [*workers.values(), *(w for g in groups.values() for w in g)]:
@@ -339,24 +425,35 @@ def main(argv=None) -> None:
     device, name = (first.info["device"], first.info["device_name"]) if first else ("?", "?")
     peak, peak_name = peak_flops(device, name, args.dtype, args.tf32)
     params = count_params(cfg.model, cfg.vocab_size)
-    table(f"preset {args.preset}: {params['total'] / 1e6:.2f}M params "
-          f"({params['non_embedding'] / 1e6:.2f}M non-embedding), {fpt / 1e6:.2f} MFLOPs/token, "
-          f"{cfg.tokens_per_step:,} tokens/step")
-    table(f"device {args.device} ({name}), {args.dtype}{', tf32' if args.tf32 else ''}, "
-          f"{threads(1)} thread(s) per single run; {args.steps} steps x {args.rounds} rounds "
-          f"after {args.warmup} warm-up steps, interleaved"
-          + (f"; peak {peak / 1e12:.1f} TFLOP/s ({peak_name})" if peak else
-             "; no known peak FLOP/s for this device (no MFU)"))
-    table(f"{'case':34s} {'tokens/s best':>12s} {'median':>12s}   {'FLOP/s':>9s}  {'MFU':>6s}"
-          f"   vs first (median of rounds)")
+    table(
+        f"preset {args.preset}: {params['total'] / 1e6:.2f}M params "
+        f"({params['non_embedding'] / 1e6:.2f}M non-embedding), {fpt / 1e6:.2f} MFLOPs/token, "
+        f"{cfg.tokens_per_step:,} tokens/step"
+    )
+    table(
+        f"device {args.device} ({name}), {args.dtype}{', tf32' if args.tf32 else ''}, "
+        f"{threads(1)} thread(s) per single run; {args.steps} steps x {args.rounds} rounds "
+        f"after {args.warmup} warm-up steps, interleaved"
+        + (
+            f"; peak {peak / 1e12:.1f} TFLOP/s ({peak_name})"
+            if peak
+            else "; no known peak FLOP/s for this device (no MFU)"
+        )
+    )
+    table(
+        f"{'case':34s} {'tokens/s best':>12s} {'median':>12s}   {'FLOP/s':>9s}  {'MFU':>6s}"
+        f"   vs first (median of rounds)"
+    )
     base = rates[next(iter(rates))] if rates else []
     for label, values in rates.items():
         table(report_line(label, values, fpt, peak, base))
     for label, error in failed.items():
         table(f"{label:34s} failed: {error}")
     if counts:
-        table(f"\nruns sharing the device: aggregate tokens/s (best round), "
-              f"{'per-worker threads: cores / workers' if on_cpu else 'one process per run'}")
+        table(
+            f"\nruns sharing the device: aggregate tokens/s (best round), "
+            f"{'per-worker threads: cores / workers' if on_cpu else 'one process per run'}"
+        )
         for case in singles:
             if case.label not in alive or case.spec["kind"] == "reference":
                 continue
@@ -368,9 +465,11 @@ def main(argv=None) -> None:
                 agg = one if n == 1 else max(scaled.get((case.label, n), [0]))
                 if n > 1 and (case.label, n) not in scaled:
                     continue
-                table(f"    {n} worker(s): {agg:12,.0f} tokens/s aggregate, "
-                      f"{agg / n:12,.0f} per run, {agg / one:5.2f}x one run"
-                      + (f", MFU {agg * fpt / peak:.1%}" if peak else ""))
+                table(
+                    f"    {n} worker(s): {agg:12,.0f} tokens/s aggregate, "
+                    f"{agg / n:12,.0f} per run, {agg / one:5.2f}x one run"
+                    + (f", MFU {agg * fpt / peak:.1%}" if peak else "")
+                )
     if args.summary:
         with open(args.summary, "a") as f:
             f.write("\n".join(lines) + "\n\n")

@@ -4,6 +4,7 @@ otherwise seeded random token ids (the check is about arithmetic, not data).
 Either way batches come from sweeps.data (batch_starts, get_batch, val_batches), exactly as
 in a run: training steps gather their windows on the device from the same starts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ class Batches:
 
     def starts(self, step: int) -> np.ndarray:
         """Where the windows of train(step) start: what a trainer gathers on its device."""
-        return batch_starts(len(self.train_tokens), self.seed, step, self.batch_size,
-                            self.block_size)
+        return batch_starts(
+            len(self.train_tokens), self.seed, step, self.batch_size, self.block_size
+        )
 
     def diag(self, sequences: int) -> np.ndarray:
         return self.val[0][0][:sequences]
@@ -45,10 +47,13 @@ def make_batches(cfg: RunConfig) -> Batches:
     tokens = offline_tokens(data)
     if tokens is None:
         rng = np.random.default_rng([cfg.seed, 7])
-        train, val = (rng.integers(0, cfg.vocab_size, RANDOM_TOKENS).astype(np.uint16)
-                      for _ in range(2))
-        source = (f"random token ids (numpy, seed {cfg.seed}, vocab {cfg.vocab_size}): the "
-                  f"tinystories corpus is not prepared here and needs the network")
+        train, val = (
+            rng.integers(0, cfg.vocab_size, RANDOM_TOKENS).astype(np.uint16) for _ in range(2)
+        )
+        source = (
+            f"random token ids (numpy, seed {cfg.seed}, vocab {cfg.vocab_size}): the "
+            f"tinystories corpus is not prepared here and needs the network"
+        )
     else:
         train, val = tokens.train, tokens.val
         synthetic = " (synthetic)" if data.corpus == "builtin" else ""

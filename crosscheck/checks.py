@@ -5,6 +5,7 @@ Trainers come from a factory `make_trainer(backend, cfg)`, so a test can put a d
 wrong trainer on one side. torch is the reference that relative errors are measured against.
 A trainer that raises where the other one works is a mismatch too: it becomes a failed check.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,9 +21,9 @@ from crosscheck.weights import WEIGHT_SETS, make_weights
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import DIAGNOSTICS, diagnostics_row
 from sweeps.core.interventions import step_metrics
+from sweeps.core.schedule import lr_at
 from sweeps.run.backends import trainer_factory
 from sweeps.run.rundir import RunDir
-from sweeps.core.schedule import lr_at
 
 BACKENDS = ("torch", "mlx")  # the first is the reference for relative errors
 
@@ -44,9 +45,15 @@ class Check:
         return math.isfinite(self.rel_err) and self.rel_err <= self.tolerance
 
     def to_dict(self) -> dict:
-        return {"check": self.name, "kind": self.kind, "max_abs_err": self.abs_err,
-                "max_rel_err": self.rel_err, "tolerance": self.tolerance,
-                "passed": self.passed, "detail": self.detail}
+        return {
+            "check": self.name,
+            "kind": self.kind,
+            "max_abs_err": self.abs_err,
+            "max_rel_err": self.rel_err,
+            "tolerance": self.tolerance,
+            "passed": self.passed,
+            "detail": self.detail,
+        }
 
 
 class Stop(Exception):
@@ -88,20 +95,33 @@ def named_check(name: str, kind: str, a: dict, b: dict) -> Check:
         return Check(name, kind, math.inf, math.inf, f"different names: {', '.join(odd[:3])}")
     errors = {key: array_errors(a[key], b[key]) for key in sorted(b)}
     worst = max(errors, key=lambda key: errors[key][1])
-    detail = (f"{len(errors)} arrays, worst {worst}" if errors[worst][1] > 0 else
-              f"{len(errors)} arrays, all identical")
+    detail = (
+        f"{len(errors)} arrays, worst {worst}"
+        if errors[worst][1] > 0
+        else f"{len(errors)} arrays, all identical"
+    )
     return Check(name, kind, max(e[0] for e in errors.values()), errors[worst][1], detail)
 
 
 def scalar_check(name: str, kind: str, a: list, b: list, where: str, first: int = 0) -> Check:
     """`where` names the worst element: "{}" becomes its index counted from `first`."""
     err, rel, i = series_errors(a, b)
-    return Check(name, kind, err, rel,
-                 where.format(i + first) if i >= 0 else "non-finite or different lengths")
+    return Check(
+        name,
+        kind,
+        err,
+        rel,
+        where.format(i + first) if i >= 0 else "non-finite or different lengths",
+    )
 
 
-def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=default_factory,
-               log=lambda check: None) -> list[Check]:
+def run_checks(
+    cfg: RunConfig,
+    batches: Batches,
+    steps: int,
+    make_trainer=default_factory,
+    log=lambda check: None,
+) -> list[Check]:
     """All checks of one model config, in order; `log` sees each one as soon as it is made.
 
     Forward and one step on both weight sets, then (steps > 0) training, diagnostics and
@@ -122,8 +142,15 @@ def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=defaul
             raise
         except Exception as e:
             where = traceback.extract_tb(e.__traceback__)[-1]
-            add(Check(name, kind, math.inf, math.inf, f"{type(e).__name__}: {e} "
-                      f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
+            add(
+                Check(
+                    name,
+                    kind,
+                    math.inf,
+                    math.inf,
+                    f"{type(e).__name__}: {e} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
+                )
+            )
             raise Stop from e
 
     try:
@@ -132,16 +159,23 @@ def run_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer=defaul
         x, y = batches.train(0)
         weights = {kind: make_weights(cfg, kind) for kind in WEIGHT_SETS}
         for kind in WEIGHT_SETS:  # forward on both sets before any gradient
-            attempt(f"weights/{kind}", "weights",
-                    lambda: load_check(kind, trainers, weights[kind]))
+            attempt(f"weights/{kind}", "weights", lambda: load_check(kind, trainers, weights[kind]))
             attempt(f"forward/{kind}", "forward", lambda: forward_check(kind, trainers, x))
         grads: dict = {}
         for kind in WEIGHT_SETS:
-            attempt(f"loss/{kind}", "loss",
-                    lambda: loss_check(kind, trainers, weights[kind], x, y, grads))
+            attempt(
+                f"loss/{kind}",
+                "loss",
+                lambda: loss_check(kind, trainers, weights[kind], x, y, grads),
+            )
         for kind in WEIGHT_SETS:
-            attempt(f"grad/{kind}", "grad", lambda: named_check(
-                f"grad/{kind}", "grad", grads[kind]["mlx"], grads[kind]["torch"]))
+            attempt(
+                f"grad/{kind}",
+                "grad",
+                lambda: named_check(
+                    f"grad/{kind}", "grad", grads[kind]["mlx"], grads[kind]["torch"]
+                ),
+            )
         if steps > 0:
             train_checks(cfg, batches, steps, make_trainer, attempt)
     except Stop:
@@ -165,8 +199,13 @@ def load_check(kind: str, trainers: dict, weights: dict) -> Check:
 def forward_check(kind: str, trainers: dict, x) -> Check:
     logits = {b: t.logits(x) for b, t in trainers.items()}
     err, rel = array_errors(logits["mlx"], logits["torch"])
-    return Check(f"forward/{kind}", "forward", err, rel,
-                 f"logits {'x'.join(map(str, logits['torch'].shape))}")
+    return Check(
+        f"forward/{kind}",
+        "forward",
+        err,
+        rel,
+        f"logits {'x'.join(map(str, logits['torch'].shape))}",
+    )
 
 
 def loss_check(kind: str, trainers: dict, weights: dict, x, y, grads: dict) -> Check:
@@ -175,8 +214,9 @@ def loss_check(kind: str, trainers: dict, weights: dict, x, y, grads: dict) -> C
     for b, t in trainers.items():
         t.set_params(weights)
         losses[b], grads[kind][b] = t.grads(x, y)
-    return scalar_check(f"loss/{kind}", "loss", [losses["mlx"]], [losses["torch"]],
-                        f"loss {losses['torch']:.6f}")
+    return scalar_check(
+        f"loss/{kind}", "loss", [losses["mlx"]], [losses["torch"]], f"loss {losses['torch']:.6f}"
+    )
 
 
 def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, attempt) -> None:
@@ -184,30 +224,62 @@ def train_checks(cfg: RunConfig, batches: Batches, steps: int, make_trainer, att
     run's batches, the diagnostics at the end, then checkpoints moved across backends."""
     trainers: dict = {}
     history: dict = {b: [] for b in BACKENDS}
-    attempt("train/loss", "train_loss",
-            lambda: train_both(trainers, history, cfg, batches, steps, make_trainer))
-    attempt("train/grad_norm", "train_grad_norm", lambda: scalar_check(
-        "train/grad_norm", "train_grad_norm", [h[1] for h in history["mlx"]],
-        [h[1] for h in history["torch"]], "pre-clip, worst step {}", first=1))
+    attempt(
+        "train/loss",
+        "train_loss",
+        lambda: train_both(trainers, history, cfg, batches, steps, make_trainer),
+    )
+    attempt(
+        "train/grad_norm",
+        "train_grad_norm",
+        lambda: scalar_check(
+            "train/grad_norm",
+            "train_grad_norm",
+            [h[1] for h in history["mlx"]],
+            [h[1] for h in history["torch"]],
+            "pre-clip, worst step {}",
+            first=1,
+        ),
+    )
     for i, name in enumerate(step_metrics(cfg), start=2):  # interventions' per-step values
         attempt(f"train/{name}", name, lambda: step_metric_check(name, history, i))
     diagnostics_checks(trainers, cfg, batches, steps, attempt)
     with tempfile.TemporaryDirectory(prefix="crosscheck-") as tmp:
         for src, dst in (("torch", "mlx"), ("mlx", "torch")):
             loaded: dict = {}
-            attempt(f"checkpoint/{src}->{dst}", "checkpoint",
-                    lambda: checkpoint_check(src, dst, RunDir(f"{tmp}/{src}"), steps, trainers,
-                                             loaded, batches, make_trainer, cfg))
-            attempt(f"resume/{src}->{dst}", "resume",
-                    lambda: resume_check(src, dst, loaded, batches, steps, cfg))
+            attempt(
+                f"checkpoint/{src}->{dst}",
+                "checkpoint",
+                lambda: checkpoint_check(
+                    src,
+                    dst,
+                    RunDir(f"{tmp}/{src}"),
+                    steps,
+                    trainers,
+                    loaded,
+                    batches,
+                    make_trainer,
+                    cfg,
+                ),
+            )
+            attempt(
+                f"resume/{src}->{dst}",
+                "resume",
+                lambda: resume_check(src, dst, loaded, batches, steps, cfg),
+            )
         for src, dst in (("torch", "mlx"), ("mlx", "torch")):
-            attempt(f"checkpoint-stress/{src}->{dst}", "checkpoint",
-                    lambda: stress_checkpoint_check(src, dst, RunDir(f"{tmp}/stress-{src}"),
-                                                    batches, make_trainer, cfg))
+            attempt(
+                f"checkpoint-stress/{src}->{dst}",
+                "checkpoint",
+                lambda: stress_checkpoint_check(
+                    src, dst, RunDir(f"{tmp}/stress-{src}"), batches, make_trainer, cfg
+                ),
+            )
 
 
-def train_both(trainers: dict, history: dict, cfg: RunConfig, batches: Batches, steps: int,
-               make_trainer) -> Check:
+def train_both(
+    trainers: dict, history: dict, cfg: RunConfig, batches: Batches, steps: int, make_trainer
+) -> Check:
     """Fresh trainers from the init weights, `steps` steps each; their (loss, grad norm) per
     step into history; the train-loss check."""
     build(trainers, cfg, make_trainer)
@@ -221,13 +293,19 @@ def train_both(trainers: dict, history: dict, cfg: RunConfig, batches: Batches, 
             handles[b].append(t.train_step(batches.starts(step), lr_at(step, cfg.train)))
     for b, t in trainers.items():
         history[b] = [tuple(row) for row in t.read(handles[b])]
-    return scalar_check("train/loss", "train_loss", [h[0] for h in history["mlx"]],
-                        [h[0] for h in history["torch"]], f"{steps} steps, worst step {{}}",
-                        first=1)
+    return scalar_check(
+        "train/loss",
+        "train_loss",
+        [h[0] for h in history["mlx"]],
+        [h[0] for h in history["torch"]],
+        f"{steps} steps, worst step {{}}",
+        first=1,
+    )
 
 
-def diagnostics_checks(trainers: dict, cfg: RunConfig, batches: Batches, steps: int,
-                       attempt) -> None:
+def diagnostics_checks(
+    trainers: dict, cfg: RunConfig, batches: Batches, steps: int, attempt
+) -> None:
     """Every diagnostic of both trained models on the diagnostic sequences, probed once."""
     diag: dict = {}
 
@@ -243,8 +321,13 @@ def diagnostics_checks(trainers: dict, cfg: RunConfig, batches: Batches, steps: 
             return None  # not defined for this config (QK-norm gains without QK-norm)
         where = "worst layer {}" if DIAGNOSTICS[name].per_layer else "the model"
         as_list = {b: v if isinstance(v, list) else [v] for b, v in values.items()}
-        return scalar_check(f"diag/{name}", "diagnostics", as_list["mlx"], as_list["torch"],
-                            f"after {steps} steps, {where}")
+        return scalar_check(
+            f"diag/{name}",
+            "diagnostics",
+            as_list["mlx"],
+            as_list["torch"],
+            f"after {steps} steps, {where}",
+        )
 
     for name in DIAGNOSTICS:
         attempt(f"diag/{name}", "diagnostics", lambda: compare(name))
@@ -255,13 +338,17 @@ def step_metric_check(name: str, history: dict, column: int) -> Check:
     each step relative to itself; the detail says how often it acted on each side."""
     values = {b: [h[column] for h in history[b]] for b in BACKENDS}
     acted = ", ".join(f"{b} {sum(v != 0 for v in values[b])}" for b in BACKENDS)
-    return scalar_check(f"train/{name}", name, values["mlx"], values["torch"],
-                        f"worst step {{}}; nonzero on {acted} of {len(values['torch'])} steps",
-                        first=1)
+    return scalar_check(
+        f"train/{name}",
+        name,
+        values["mlx"],
+        values["torch"],
+        f"worst step {{}}; nonzero on {acted} of {len(values['torch'])} steps",
+        first=1,
+    )
 
 
-def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_trainer,
-                     cfg) -> Check:
+def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_trainer, cfg) -> Check:
     """src's checkpoint (RunDir.save_checkpoint / load_checkpoint) in a fresh dst trainer
     gives src's val loss. A fresh src trainer loads it too, for resume_check."""
     run.save_checkpoint(steps, *trainers[src].get_state(), {"crosscheck": True})
@@ -269,10 +356,16 @@ def checkpoint_check(src, dst, run, steps, trainers, loaded, batches, make_train
     for b in (src, dst):
         loaded[b] = make_trainer(b, cfg)
         loaded[b].set_state(params, optimizer)
-    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val])
-           for t in (loaded[dst], trainers[src])]
-    return scalar_check(f"checkpoint/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
-                        f"val loss {val[1]:.6f}, {len(batches.val)} batches")
+    val = [
+        np.mean([t.eval_loss(x, y) for x, y in batches.val]) for t in (loaded[dst], trainers[src])
+    ]
+    return scalar_check(
+        f"checkpoint/{src}->{dst}",
+        "checkpoint",
+        [val[0]],
+        [val[1]],
+        f"val loss {val[1]:.6f}, {len(batches.val)} batches",
+    )
 
 
 def stress_checkpoint_check(src, dst, run, batches, make_trainer, cfg) -> Check:
@@ -284,10 +377,14 @@ def stress_checkpoint_check(src, dst, run, batches, make_trainer, cfg) -> Check:
     run.save_checkpoint(0, *fresh[src].get_state(), {"crosscheck": True})
     params, optimizer, _ = run.load_checkpoint()
     fresh[dst].set_state(params, optimizer)
-    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val])
-           for t in (fresh[dst], fresh[src])]
-    return scalar_check(f"checkpoint-stress/{src}->{dst}", "checkpoint", [val[0]], [val[1]],
-                        f"val loss {val[1]:.6f} from the stress weights")
+    val = [np.mean([t.eval_loss(x, y) for x, y in batches.val]) for t in (fresh[dst], fresh[src])]
+    return scalar_check(
+        f"checkpoint-stress/{src}->{dst}",
+        "checkpoint",
+        [val[0]],
+        [val[1]],
+        f"val loss {val[1]:.6f} from the stress weights",
+    )
 
 
 def resume_check(src, dst, loaded, batches, steps, cfg) -> Check:

@@ -3,6 +3,7 @@
 Exit code 0 when every check passes, 1 when any fails, 2 on bad input, 1 on a fault of the
 machine (an unwritable --out), 130 or 143 when interrupted: one line on stderr for these.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,25 +32,59 @@ def float32_numerics(threads: int | None) -> None:
 
 @click.command(name="crosscheck", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--preset", default=None, help="Check one preset: smoke | tiny | core | NAME-L<n>.")
-@click.option("--sweep", default=None,
-              help="Check every distinct model config of sweeps/specs/NAME.toml (or a .toml).")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False),
-              help="With --sweep: crosscheck.json goes to RUNS_DIR/<sweep>/.")
-@click.option("--steps", default=50, show_default=True, type=click.IntRange(min=0),
-              help="Training steps compared; 0 checks forward and one step only.")
-@click.option("--set", "overrides", multiple=True, metavar="SECTION.FIELD=VALUE",
-              help="Override a config value, e.g. --set model.n_embd=64 (repeatable).")
-@click.option("--qk-norm", "qk_norms", multiple=True, metavar="none|rms|layernorm",
-              help="QK-norm settings to check (repeatable); default: off and on (none, rms), "
-                   "or the sweep's own.")
-@click.option("--interventions", is_flag=True,
-              help="With --preset: also check each intervention (sweeps/core/interventions.py) "
-                   "at its exercise value, QK-norm off.")
-@click.option("--out", default=None, type=click.Path(dir_okay=False),
-              help="Also write crosscheck.json here (default with --preset: none).")
-@click.option("--threads", default=None, type=click.IntRange(min=1),
-              help="CPU threads for torch (default: torch's choice). 1 is often faster on a "
-                   "busy machine or for smoke-sized models.")
+@click.option(
+    "--sweep",
+    default=None,
+    help="Check every distinct model config of sweeps/specs/NAME.toml (or a .toml).",
+)
+@click.option(
+    "--runs-dir",
+    default="runs",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="With --sweep: crosscheck.json goes to RUNS_DIR/<sweep>/.",
+)
+@click.option(
+    "--steps",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Training steps compared; 0 checks forward and one step only.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="SECTION.FIELD=VALUE",
+    help="Override a config value, e.g. --set model.n_embd=64 (repeatable).",
+)
+@click.option(
+    "--qk-norm",
+    "qk_norms",
+    multiple=True,
+    metavar="none|rms|layernorm",
+    help="QK-norm settings to check (repeatable); default: off and on (none, rms), "
+    "or the sweep's own.",
+)
+@click.option(
+    "--interventions",
+    is_flag=True,
+    help="With --preset: also check each intervention (sweeps/core/interventions.py) "
+    "at its exercise value, QK-norm off.",
+)
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also write crosscheck.json here (default with --preset: none).",
+)
+@click.option(
+    "--threads",
+    default=None,
+    type=click.IntRange(min=1),
+    help="CPU threads for torch (default: torch's choice). 1 is often faster on a "
+    "busy machine or for smoke-sized models.",
+)
 @click.pass_context
 def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, interventions, out, threads):
     """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32 on
@@ -57,18 +92,17 @@ def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, interventions,
     losses over a short training run with the real optimizer, schedule and clipping, the
     diagnostics at its end, and checkpoints moved from one backend to the other."""
     with one_line_errors(ctx):
-        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads,
-                   interventions)
+        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads, interventions)
     ctx.exit(code)
 
 
-def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
-        interventions=False) -> int:
+def run(
+    preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None, interventions=False
+) -> int:
     from sweeps.core.files import check_writable
     from sweeps.core.params import check_fits
 
-    spec, targets, path = _targets(preset, sweep, runs_dir, overrides, qk_norms,
-                                   interventions)
+    spec, targets, path = _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions)
     for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
         if target_path is not None:  # now, not after every check has run
             check_writable(target_path.parent, option)
@@ -79,8 +113,7 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
 
     began = time.perf_counter()
     results = [_check_target(target, steps) for target in targets]
-    doc = document(results, steps, ["crosscheck", *sys.argv[1:]],
-                   spec.to_dict() if spec else None)
+    doc = document(results, steps, ["crosscheck", *sys.argv[1:]], spec.to_dict() if spec else None)
     for target_path in filter(None, (path, Path(out) if out else None)):
         write(target_path, doc)
         click.echo(f"wrote {target_path}")
@@ -88,8 +121,10 @@ def run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None,
     bad = sum(not c["passed"] for r in results for c in r["checks"])
     elapsed = time.perf_counter() - began
     shown = "pass" if doc["verdict"] == "pass" else "FAIL"
-    click.echo(f"crosscheck: {shown}: {total - bad} of {total} checks passed, "
-               f"{len(results)} configs, {elapsed:.1f} s")
+    click.echo(
+        f"crosscheck: {shown}: {total - bad} of {total} checks passed, "
+        f"{len(results)} configs, {elapsed:.1f} s"
+    )
     return 0 if doc["verdict"] == "pass" else 1
 
 
@@ -104,13 +139,18 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
     if (preset is None) == (sweep is None):
         raise HarnessError("give exactly one of --preset NAME or --sweep NAME")
     if interventions and sweep is not None:
-        raise HarnessError("--interventions goes with --preset: a sweep's crosscheck covers "
-                           "the interventions its arms switch on")
+        raise HarnessError(
+            "--interventions goes with --preset: a sweep's crosscheck covers "
+            "the interventions its arms switch on"
+        )
     if sweep is None:
         return None, preset_targets(preset, overrides, qk_norms, interventions), None
     spec = load_spec(sweep)
-    return (spec, sweep_targets(spec, overrides, qk_norms),
-            SweepDir(Path(runs_dir) / spec.name).crosscheck_path)
+    return (
+        spec,
+        sweep_targets(spec, overrides, qk_norms),
+        SweepDir(Path(runs_dir) / spec.name).crosscheck_path,
+    )
 
 
 def _check_target(target, steps: int) -> dict:
@@ -126,11 +166,15 @@ def _check_target(target, steps: int) -> dict:
     checks = run_checks(target.cfg, batches, steps, log=lambda c: click.echo(row(c)))
     failed = [c.name for c in checks if not c.passed]
     seconds = time.perf_counter() - started
-    click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} "
-               f"({seconds:.1f} s)\n")
-    return {"label": target.label, "config": target.cfg.to_dict(), "data": batches.source,
-            "verdict": "fail" if failed else "pass", "seconds": round(seconds, 2),
-            "checks": [c.to_dict() for c in checks]}
+    click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} ({seconds:.1f} s)\n")
+    return {
+        "label": target.label,
+        "config": target.cfg.to_dict(),
+        "data": batches.source,
+        "verdict": "fail" if failed else "pass",
+        "seconds": round(seconds, 2),
+        "checks": [c.to_dict() for c in checks],
+    }
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ makes a config distinct. A sweep's own values may never act in a short check fro
 weights (a QK-clip threshold no logit reaches in 50 steps), so every target with one on is
 checked again at the intervention's exercise value, where it acts from the first steps.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,14 +31,16 @@ class Target:
     cfg: RunConfig
 
 
-def preset_targets(preset: str, overrides=(), qk_norms=(), interventions=False
-                   ) -> list[Target]:
+def preset_targets(preset: str, overrides=(), qk_norms=(), interventions=False) -> list[Target]:
     """interventions: also each intervention at its exercise value, QK-norm off."""
     base = get_preset(preset).with_overrides([*overrides, *FORCED])
     cfgs = [base.with_overrides([f"model.qk_norm={qk}"]) for qk in qk_norms or DEFAULT_QK_NORMS]
     if interventions:
-        cfgs += [base.with_overrides(["model.qk_norm=none", f"{i.field}={i.exercise!r}"])
-                 for i in INTERVENTIONS.values() if i.exercise is not None]
+        cfgs += [
+            base.with_overrides(["model.qk_norm=none", f"{i.field}={i.exercise!r}"])
+            for i in INTERVENTIONS.values()
+            if i.exercise is not None
+        ]
     return distinct(preset, cfgs)
 
 
@@ -63,11 +66,18 @@ def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
             targets.append(Target(label(name, cfg), cfg))
     last = targets[-1].cfg
     other = OTHER_DECAY[last.train.weight_decay_mode]
-    targets.append(Target(f"{targets[-1].label} weight_decay_mode={other}",
-                          last.with_overrides([f"train.weight_decay_mode={other}"])))
+    targets.append(
+        Target(
+            f"{targets[-1].label} weight_decay_mode={other}",
+            last.with_overrides([f"train.weight_decay_mode={other}"]),
+        )
+    )
     for target in list(targets):
-        strong = [f"{i.field}={i.exercise!r}" for i in active(target.cfg)
-                  if i.exercise is not None and value(target.cfg, i) != i.exercise]
+        strong = [
+            f"{i.field}={i.exercise!r}"
+            for i in active(target.cfg)
+            if i.exercise is not None and value(target.cfg, i) != i.exercise
+        ]
         cfg = target.cfg.with_overrides(strong)
         if strong and (cfg.model, cfg.data, cfg.train.z_loss) not in seen:
             seen.add((cfg.model, cfg.data, cfg.train.z_loss))

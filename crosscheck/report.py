@@ -1,4 +1,5 @@
 """The table on stdout and crosscheck.json (configs, versions, errors, tolerances, verdict)."""
+
 from __future__ import annotations
 
 import datetime
@@ -18,8 +19,10 @@ def heading(label: str, source: str, steps: int) -> str:
 
 
 def row(check: Check) -> str:
-    return (f"  {check.name:<30} {_num(check.abs_err):>12} {_num(check.rel_err):>12} "
-            f"{check.tolerance:>10.0e}  {'pass' if check.passed else 'FAIL'}    {check.detail}")
+    return (
+        f"  {check.name:<30} {_num(check.abs_err):>12} {_num(check.rel_err):>12} "
+        f"{check.tolerance:>10.0e}  {'pass' if check.passed else 'FAIL'}    {check.detail}"
+    )
 
 
 def _num(x: float) -> str:
@@ -27,8 +30,9 @@ def _num(x: float) -> str:
 
 
 def verdict(results: list[dict]) -> str:
-    ok = all(c["passed"] for r in results for c in r["checks"]) and all(r["checks"]
-                                                                          for r in results)
+    ok = all(c["passed"] for r in results for c in r["checks"]) and all(
+        r["checks"] for r in results
+    )
     return "pass" if ok else "fail"
 
 
@@ -43,8 +47,9 @@ def document(results: list[dict], steps: int, command: list[str], sweep: dict | 
         "provenance": provenance("cpu"),
         "numerics": "float32 on the CPU, TF32 off (MLX_ENABLE_TF32=0, torch allow_tf32 off)",
         "error_measures": ERROR_MEASURES,
-        "tolerances": {k: {"max_rel_err": t.rel, "reason": t.reason}
-                       for k, t in TOLERANCES.items()},
+        "tolerances": {
+            k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in TOLERANCES.items()
+        },
         "configs": results,
     }
 

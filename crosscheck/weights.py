@@ -9,6 +9,7 @@
   curved, and a dropped, misplaced or extra gain changes the output.
 Together they leave no cheap place for a mismatch to hide.
 """
+
 import numpy as np
 
 from sweeps.core.config import RunConfig

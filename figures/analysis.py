@@ -12,6 +12,7 @@ paired differences, the necessity rule, critical LRs; stats.py: the bounds): thi
 lays out what they compute and re-derives none of it. Every decided quantity carries `lower`
 (the one-sided 95% bound that decided) and `ci90` (the two-sided 90% interval).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,12 +21,13 @@ import numpy as np
 import pandas as pd
 
 from figures.results import SweepResults
-from sweeps.core.config import DataConfig, ModelConfig
-from sweeps.sweep.estimate import flops_per_token
-from sweeps.run.outcomes import OUTCOMES
+from sweeps.core.config import ModelConfig
+from sweeps.core.files import clean_json
 from sweeps.core.params import count_params
+from sweeps.run.outcomes import OUTCOMES
 from sweeps.study import rules
 from sweeps.study.stats import STUDY_SHA256, GridValue, Paired, eta_max
+from sweeps.sweep.estimate import flops_per_token
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
 
@@ -34,6 +36,8 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     """The analysis dict of a sweep (runs table and training curves of figures.results)."""
     settings = study_settings(results)
     runs = run_table(results.runs)
+    # each run's RunConfig (figures.results reads it once), not a config rebuilt from columns
+    runs["config"] = runs.run_id.map(results.config)
     settings["tokens_per_param"] = {}
     steps = steps_to_target(curves, settings["target_loss"])
     cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"))
@@ -44,15 +48,22 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
             name = str(int(depth))
             depths[name] = depth_analysis(at_depth, cells[int(depth)], settings, steps)
             settings["tokens_per_param"][name] = next(
-                iter(depths[name]["tokens_per_param"]["by_budget"].values()), None)
+                iter(depths[name]["tokens_per_param"]["by_budget"].values()), None
+            )
     from figures.verdicts import judge, practitioner_rules  # verdicts read this dict
 
-    out = {"study_sha256": STUDY_SHA256, "sweep": results.name, "settings": settings,
-           "runs": _records(runs), "depths": depths, "problems": problems(results, runs),
-           "compute": compute(runs)}
+    out = {
+        "study_sha256": STUDY_SHA256,
+        "sweep": results.name,
+        "settings": settings,
+        "runs": _records(runs),
+        "depths": depths,
+        "problems": problems(results, runs),
+        "compute": compute(runs),
+    }
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
-    return _clean(out)
+    return clean_json(out)
 
 
 # -- the pre-registration as the analysis uses it --------------------------------------------
@@ -66,8 +77,9 @@ def study_settings(results: SweepResults) -> dict:
     settings = {**study.to_dict(), "preregistered": bool(spec.get("study"))}
     settings["base_lrs"] = [float(x) for x in grid_lrs]
     arms = spec.get("arms") or {}
-    settings["arms"] = list(arms) or sorted(results.runs.arm.dropna().unique(),
-                                            key=lambda a: (a != "off", a))
+    settings["arms"] = list(arms) or sorted(
+        results.runs.arm.dropna().unique(), key=lambda a: (a != "off", a)
+    )
     settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
     settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
     settings["baselines"] = baselines(results.runs)
@@ -77,13 +89,22 @@ def study_settings(results: SweepResults) -> dict:
 def baselines(runs: pd.DataFrame) -> dict:
     """What counting alone achieves on the sweep's training data (sweeps.data.baselines), in
     nats per token of the runs' tokenizer, as the runs recorded it."""
+
     def first(column):
-        values = pd.to_numeric(runs[column], errors="coerce").dropna() if column in runs \
+        values = (
+            pd.to_numeric(runs[column], errors="coerce").dropna()
+            if column in runs
             else pd.Series(dtype=float)
+        )
         return float(values.iloc[0]) if len(values) else None
+
     tokenizer = runs.tokenizer.dropna() if "tokenizer" in runs else pd.Series(dtype=object)
-    return {"bigram": first("bigram_loss"), "unigram": first("unigram_loss"),
-            "unit": "nats/token", "tokenizer": str(tokenizer.iloc[0]) if len(tokenizer) else None}
+    return {
+        "bigram": first("bigram_loss"),
+        "unigram": first("unigram_loss"),
+        "unit": "nats/token",
+        "tokenizer": str(tokenizer.iloc[0]) if len(tokenizer) else None,
+    }
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -91,52 +112,88 @@ def run_table(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per run with its outcome (ok | unstable | diverged; None when failed,
     unfinished or corrupt), effective loss L, failing flag and token budget."""
     df = runs.copy()
-    for column in ("unstable_reasons", "tokens_seen", "wall_time_s", "device", "init_loss",
-                   "final_val_loss", "diverged_at", "steps_run", "max_steps", "batch_size",
-                   "block_size", "error"):
+    for column in (
+        "unstable_reasons",
+        "tokens_seen",
+        "wall_time_s",
+        "device",
+        "init_loss",
+        "final_val_loss",
+        "diverged_at",
+        "steps_run",
+        "max_steps",
+        "batch_size",
+        "block_size",
+        "error",
+    ):
         if column not in df:
             df[column] = None
     df["outcome"] = [rules.outcome_class(s) for s in df.status]
     df["failing"] = [rules.fails(s) for s in df.status]
-    df["loss"] = [rules.effective_loss(o, _float(i), _float(f)) for o, i, f in
-                  zip(df.outcome, pd.to_numeric(df.init_loss, errors="coerce"),
-                      pd.to_numeric(df.final_val_loss, errors="coerce"))]
-    df["budget"] = (pd.to_numeric(df.max_steps, errors="coerce")
-                    * pd.to_numeric(df.batch_size, errors="coerce")
-                    * pd.to_numeric(df.block_size, errors="coerce"))
-    return df.sort_values(["n_layer", "arm", "lr", "seed"], na_position="last",
-                          ignore_index=True)
+    df["loss"] = [
+        rules.effective_loss(o, _float(i), _float(f))
+        for o, i, f in zip(
+            df.outcome,
+            pd.to_numeric(df.init_loss, errors="coerce"),
+            pd.to_numeric(df.final_val_loss, errors="coerce"),
+        )
+    ]
+    df["budget"] = (
+        pd.to_numeric(df.max_steps, errors="coerce")
+        * pd.to_numeric(df.batch_size, errors="coerce")
+        * pd.to_numeric(df.block_size, errors="coerce")
+    )
+    return df.sort_values(["n_layer", "arm", "lr", "seed"], na_position="last", ignore_index=True)
 
 
 def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
     """Runs that are not in the statistics: failed, unfinished, corrupt, planned but missing."""
     bad = runs[~runs.status.isin(OUTCOMES)]
-    out = [{"run_id": r.run_id, "status": r.status, "arm": r.arm, "n_layer": r.n_layer,
-            "lr": r.lr, "seed": r.seed, "error": _first_line(r.error)}
-           for r in bad.itertuples()]
-    out += [{"run_id": r.run_id, "status": "missing", "arm": r.arm, "n_layer": r.n_layer,
-             "lr": r.lr, "seed": r.seed, "error": ""} for r in results.missing.itertuples()]
+    out = [
+        {
+            "run_id": r.run_id,
+            "status": r.status,
+            "arm": r.arm,
+            "n_layer": r.n_layer,
+            "lr": r.lr,
+            "seed": r.seed,
+            "error": _first_line(r.error),
+        }
+        for r in bad.itertuples()
+    ]
+    out += [
+        {
+            "run_id": r.run_id,
+            "status": "missing",
+            "arm": r.arm,
+            "n_layer": r.n_layer,
+            "lr": r.lr,
+            "seed": r.seed,
+            "error": "",
+        }
+        for r in results.missing.itertuples()
+    ]
     return sorted(out, key=lambda p: (p["status"], str(p["run_id"])))
 
 
 def compute(runs: pd.DataFrame) -> dict:
     """What the sweep spent: device-hours per device, tokens, and training FLOPs
     (sweeps.sweep.estimate.flops_per_token, PaLM's convention) over runs that trained."""
-    trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna()
-                   & runs.n_embd.notna()]
+    trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna() & runs.config.notna()]
     hours = trained.groupby(trained.device.fillna("unknown")).wall_time_s.sum() / 3600
     tokens = pd.to_numeric(trained.tokens_seen, errors="coerce").fillna(0)
     flops = sum(flops_per_token(*_model(r)) * t for r, t in zip(trained.itertuples(), tokens))
-    return {"device_hours": {k: float(v) for k, v in hours.items()},
-            "tokens": float(tokens.sum()), "flops": float(flops), "runs": int(len(trained))}
+    return {
+        "device_hours": {k: float(v) for k, v in hours.items()},
+        "tokens": float(tokens.sum()),
+        "flops": float(flops),
+        "runs": int(len(trained)),
+    }
 
 
 def _model(r) -> tuple[ModelConfig, int]:
-    """A runs-table row's model config and vocabulary size."""
-    model = ModelConfig(n_layer=int(r.n_layer), n_head=int(r.n_head), n_embd=int(r.n_embd),
-                        block_size=int(r.block_size), qk_norm=r.qk_norm,
-                        tie_embeddings=bool(r.tie_embeddings))
-    return model, DataConfig(tokenizer=r.tokenizer, compact_vocab=int(r.compact_vocab)).vocab_size
+    """A runs-table row's model config and vocabulary size (from its RunConfig)."""
+    return r.config.model, r.config.vocab_size
 
 
 def _params(r) -> dict:
@@ -145,8 +202,9 @@ def _params(r) -> dict:
 
 
 # -- one depth ---------------------------------------------------------------------------------
-def depth_analysis(runs: pd.DataFrame, cells: rules.Cells, settings: dict,
-                   steps: pd.DataFrame) -> dict:
+def depth_analysis(
+    runs: pd.DataFrame, cells: rules.Cells, settings: dict, steps: pd.DataFrame
+) -> dict:
     arms = [a for a in settings["arms"] if a in set(runs.arm)]
     best = best_losses(runs)
     out = {"arms": {}, "comparisons": {}, "l_star": best}
@@ -174,9 +232,14 @@ def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
     key = rules.Comparison(ref, primary).key
     floor = depth["comparisons"][key]["noise_floor"] if key in depth["comparisons"] else 0.0
     q = rules.h2b_stats(s_ref, s_on, floor or 0.0)
-    return {"h2a": {**paired_entry(p), "log10_ratios": r, "verdict": rules.paired_verdict(p)},
-            "h2b": {**paired_entry(q), "min_effect": settings["min_sensitivity"],
-                    "verdict": rules.paired_verdict(q, settings["min_sensitivity"])}}
+    return {
+        "h2a": {**paired_entry(p), "log10_ratios": r, "verdict": rules.paired_verdict(p)},
+        "h2b": {
+            **paired_entry(q),
+            "min_effect": settings["min_sensitivity"],
+            "verdict": rules.paired_verdict(q, settings["min_sensitivity"]),
+        },
+    }
 
 
 def best_losses(runs: pd.DataFrame) -> dict:
@@ -192,8 +255,9 @@ def best_losses(runs: pd.DataFrame) -> dict:
     return out
 
 
-def arm_analysis(part: pd.DataFrame, cells: rules.Cells, settings: dict, best: dict,
-                 steps: pd.DataFrame) -> dict:
+def arm_analysis(
+    part: pd.DataFrame, cells: rules.Cells, settings: dict, best: dict, steps: pd.DataFrame
+) -> dict:
     seeds = sorted(part.seed.unique())
     arm = str(part.arm.iloc[0])
     crit = {int(s): v for s, v in rules.critical_lrs(cells, arm).items() if s in set(seeds)}
@@ -201,19 +265,30 @@ def arm_analysis(part: pd.DataFrame, cells: rules.Cells, settings: dict, best: d
     budget = str(int(part.budget.iloc[0]))
     l_star = best.get(budget, math.nan)
     in_range = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
-    sens = {int(s): v for s, v in rules.sensitivities(cells, arm, in_range).items()
-            if s in set(seeds)}
+    sens = {
+        int(s): v for s, v in rules.sensitivities(cells, arm, in_range).items() if s in set(seeds)
+    }
     return {
-        "lrs": lrs, "seeds": [int(s) for s in seeds], "budget": float(budget),
-        "eta_crit": {"seeds": {s: _grid(v) for s, v in crit.items()},
-                     **_median(list(crit.values()))},
-        "eta_max": {"delta": settings["delta"], "l_star": l_star,
-                    **_grid(eta_max(lrs, worst, l_star + settings["delta"]))},
-        "eta_max_curve": [{"delta": d, **_grid(eta_max(lrs, worst, l_star + d))}
-                          for d in DELTAS],
-        "sensitivity": {"seeds": sens, "lrs": in_range,
-                        "complete": all(not math.isnan(v) for v in sens.values()),
-                        "mean": _nanmean(sens.values()), "sd": _nansd(sens.values())},
+        "lrs": lrs,
+        "seeds": [int(s) for s in seeds],
+        "budget": float(budget),
+        "eta_crit": {
+            "seeds": {s: _grid(v) for s, v in crit.items()},
+            **_median(list(crit.values())),
+        },
+        "eta_max": {
+            "delta": settings["delta"],
+            "l_star": l_star,
+            **_grid(eta_max(lrs, worst, l_star + settings["delta"])),
+        },
+        "eta_max_curve": [{"delta": d, **_grid(eta_max(lrs, worst, l_star + d))} for d in DELTAS],
+        "sensitivity": {
+            "seeds": sens,
+            "lrs": in_range,
+            "complete": all(not math.isnan(v) for v in sens.values()),
+            "mean": _nanmean(sens.values()),
+            "sd": _nansd(sens.values()),
+        },
         "cells": [cell_summary(part[part.lr == lr], steps) for lr in lrs],
         "init_logit_std": _init_logit_std(part),
     }
@@ -224,12 +299,17 @@ def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
     ok = cell[cell.outcome == "ok"]
     final = pd.to_numeric(ok.final_val_loss, errors="coerce")
     reached = steps[steps.run_id.isin(cell.run_id)]
-    return {"lr": float(cell.lr.iloc[0]), "n": int(len(cell)),
-            "outcomes": {o: int((cell.outcome == o).sum()) for o in OUTCOMES},
-            "final_mean": _float(final.mean()), "final_sd": _float(final.std(ddof=1)),
-            "loss_mean": _float(cell.loss.mean()),
-            "steps_to_target": _float(reached.steps.mean())
-            if len(reached) == len(cell) and reached.steps.notna().all() else None}
+    return {
+        "lr": float(cell.lr.iloc[0]),
+        "n": int(len(cell)),
+        "outcomes": {o: int((cell.outcome == o).sum()) for o in OUTCOMES},
+        "final_mean": _float(final.mean()),
+        "final_sd": _float(final.std(ddof=1)),
+        "loss_mean": _float(cell.loss.mean()),
+        "steps_to_target": _float(reached.steps.mean())
+        if len(reached) == len(cell) and reached.steps.notna().all()
+        else None,
+    }
 
 
 def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict) -> dict:
@@ -242,23 +322,39 @@ def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: di
     for i, lr in enumerate(p.lrs):
         stat = stats_at.get(lr)
         shown = stat or _unjudged(p.d[i])
-        per_lr.append({"lr": lr, **paired_entry(shown), "judged": stat is not None,
-                       "ceiling": bool(p.ceiling[i]), "mixed": bool(p.mixed[i]),
-                       "necessary": bool(stat is not None and stat.lower > settings["min_effect"]),
-                       "seeds": [None if math.isnan(x) else float(x) for x in p.d[i]],
-                       "speedup": _speedup(arms[c.baseline], arms[c.treatment], lr)})
-    ratio = [{"delta": a["delta"], "ratio": _ratio(a, b)} for a, b in
-             zip(arms[c.baseline]["eta_max_curve"], arms[c.treatment]["eta_max_curve"])]
-    return {"baseline": c.baseline, "treatment": c.treatment, "per_lr": per_lr,
-            "threshold": _grid(result.threshold),
-            "threshold_estimate": _grid(result.estimate),
-            "threshold_ci90": list(result.ci90),
-            "seed_thresholds": {int(s): _grid(t) for s, t in zip(p.seeds,
-                                                                   result.seed_thresholds)},
-            "ceiling": result.ceiling, "mixed": [lr for lr, m in zip(p.lrs, p.mixed) if m],
-            "noise_floor": result.floor, "eta_max_ratio": ratio,
-            "influence": [{"run_id": rid, "lr": _lr_of(cells, rid), "threshold_without": _grid(t)}
-                          for rid, t in judged.influence]}
+        per_lr.append(
+            {
+                "lr": lr,
+                **paired_entry(shown),
+                "judged": stat is not None,
+                "ceiling": bool(p.ceiling[i]),
+                "mixed": bool(p.mixed[i]),
+                "necessary": bool(stat is not None and stat.lower > settings["min_effect"]),
+                "seeds": [None if math.isnan(x) else float(x) for x in p.d[i]],
+                "speedup": _speedup(arms[c.baseline], arms[c.treatment], lr),
+            }
+        )
+    ratio = [
+        {"delta": a["delta"], "ratio": _ratio(a, b)}
+        for a, b in zip(arms[c.baseline]["eta_max_curve"], arms[c.treatment]["eta_max_curve"])
+    ]
+    return {
+        "baseline": c.baseline,
+        "treatment": c.treatment,
+        "per_lr": per_lr,
+        "threshold": _grid(result.threshold),
+        "threshold_estimate": _grid(result.estimate),
+        "threshold_ci90": list(result.ci90),
+        "seed_thresholds": {int(s): _grid(t) for s, t in zip(p.seeds, result.seed_thresholds)},
+        "ceiling": result.ceiling,
+        "mixed": [lr for lr, m in zip(p.lrs, p.mixed) if m],
+        "noise_floor": result.floor,
+        "eta_max_ratio": ratio,
+        "influence": [
+            {"run_id": rid, "lr": _lr_of(cells, rid), "threshold_without": _grid(t)}
+            for rid, t in judged.influence
+        ],
+    }
 
 
 def _lr_of(cells: rules.Cells, run_id: str) -> float | None:
@@ -270,8 +366,16 @@ def _lr_of(cells: rules.Cells, run_id: str) -> float | None:
 def paired_entry(p: Paired) -> dict:
     """A paired statistic as analysis.json writes it: the bound that decides (`lower`, one-sided
     95%) and the two-sided 90% interval (`ci90`) made of the two one-sided 95% bounds."""
-    return {"n": p.n, "mean": p.mean, "sd": p.sd, "sd_used": p.sd_used, "lower": p.lower,
-            "upper": p.upper, "ci90": [p.lower, p.upper], "lower75": p.lower75}
+    return {
+        "n": p.n,
+        "mean": p.mean,
+        "sd": p.sd,
+        "sd_used": p.sd_used,
+        "lower": p.lower,
+        "upper": p.upper,
+        "ci90": [p.lower, p.upper],
+        "lower75": p.lower75,
+    }
 
 
 def _unjudged(d) -> Paired:
@@ -314,8 +418,7 @@ def _speedup(base: dict, treat: dict, lr: float) -> float | None:
 
 # -- helpers -------------------------------------------------------------------------------------
 def _grid(v: GridValue) -> dict:
-    return {"value": v.value, "kind": v.kind,
-            "bracket": list(v.bracket) if v.bracket else None}
+    return {"value": v.value, "kind": v.kind, "bracket": list(v.bracket) if v.bracket else None}
 
 
 def _median(values: list[GridValue]) -> dict:
@@ -323,15 +426,25 @@ def _median(values: list[GridValue]) -> dict:
     if not values:
         return {"median": None, "min": None, "max": None, "censored": []}
     key = {"below": -1, "": 0, "above": 1, "none": 2}
-    ordered = sorted(values, key=lambda v: (key[v.kind] if v.kind != "" else 0,
-                                            v.value if v.kind == "" else 0))
+    ordered = sorted(
+        values, key=lambda v: (key[v.kind] if v.kind != "" else 0, v.value if v.kind == "" else 0)
+    )
     mid = ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else None
     if mid is None:  # even count: the geometric mean of the middle two, if both inside
         a, b = ordered[len(ordered) // 2 - 1], ordered[len(ordered) // 2]
-        mid = (GridValue(math.sqrt(a.value * b.value)) if a.inside and b.inside else
-               b if not b.inside else a)
-    return {"median": _grid(mid), "min": _grid(ordered[0]), "max": _grid(ordered[-1]),
-            "censored": sorted({v.kind for v in values if not v.inside})}
+        mid = (
+            GridValue(math.sqrt(a.value * b.value))
+            if a.inside and b.inside
+            else b
+            if not b.inside
+            else a
+        )
+    return {
+        "median": _grid(mid),
+        "min": _grid(ordered[0]),
+        "max": _grid(ordered[-1]),
+        "censored": sorted({v.kind for v in values if not v.inside}),
+    }
 
 
 def _ratio(a: dict, b: dict) -> float | None:
@@ -341,23 +454,48 @@ def _ratio(a: dict, b: dict) -> float | None:
 
 
 def _tokens_per_param(runs: pd.DataFrame) -> dict:
-    counts = _params(runs[runs.qk_norm == "none"].iloc[0] if (runs.qk_norm == "none").any()
-                     else runs.iloc[0])
-    return {"params": counts["total"], "non_embedding": counts["non_embedding"],
-            "by_budget": {str(int(b)): b / counts["total"]
-                          for b in sorted(runs.budget.dropna().unique())}}
+    counts = _params(
+        runs[runs.qk_norm == "none"].iloc[0] if (runs.qk_norm == "none").any() else runs.iloc[0]
+    )
+    return {
+        "params": counts["total"],
+        "non_embedding": counts["non_embedding"],
+        "by_budget": {
+            str(int(b)): b / counts["total"] for b in sorted(runs.budget.dropna().unique())
+        },
+    }
 
 
 def _init_logit_std(part: pd.DataFrame) -> float | None:
-    values = pd.to_numeric(part.get("init_logit_std"), errors="coerce") if \
-        "init_logit_std" in part else pd.Series(dtype=float)
+    values = (
+        pd.to_numeric(part.get("init_logit_std"), errors="coerce")
+        if "init_logit_std" in part
+        else pd.Series(dtype=float)
+    )
     return _float(values.mean()) if values.notna().any() else None
 
 
 def _records(runs: pd.DataFrame) -> list[dict]:
-    keep = ["run_id", "arm", "qk_norm", "n_layer", "lr", "seed", "status", "outcome",
-            "unstable_reasons", "init_loss", "final_val_loss", "loss", "steps_run",
-            "diverged_at", "tokens_seen", "wall_time_s", "device", "init_logit_std"]
+    keep = [
+        "run_id",
+        "arm",
+        "qk_norm",
+        "n_layer",
+        "lr",
+        "seed",
+        "status",
+        "outcome",
+        "unstable_reasons",
+        "init_loss",
+        "final_val_loss",
+        "loss",
+        "steps_run",
+        "diverged_at",
+        "tokens_seen",
+        "wall_time_s",
+        "device",
+        "init_logit_std",
+    ]
     return runs.reindex(columns=keep).to_dict("records")
 
 
@@ -379,21 +517,3 @@ def _first_line(error) -> str:
     if not isinstance(error, str) or not error.strip():
         return ""
     return error.strip().splitlines()[0][:160]
-
-
-def _clean(obj):
-    """JSON-ready: numpy scalars to Python, NaN and Inf to None, keys to strings."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if obj is pd.NA or obj is pd.NaT:
-        return None
-    return obj
-

@@ -1,5 +1,6 @@
 """The `figures` command that `qkmlx` and `qktorch` both offer (added by their console scripts:
 sweeps/ never imports figures/)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,20 +12,32 @@ from figures.formats import DEFAULT_FORMATS, FORMATS
 
 @click.command()
 @click.argument("name")
-@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True,
-              help="Sweeps live in RUNS_DIR/NAME/.")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).")
-@click.option("--formats", default=",".join(DEFAULT_FORMATS), show_default=True,
-              callback=lambda ctx, param, value: _formats(value),
-              help=f"The chart files to write, comma-separated, of {', '.join(FORMATS)}.")
+@click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False),
+    default="runs",
+    show_default=True,
+    help="Sweeps live in RUNS_DIR/NAME/.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).",
+)
+@click.option(
+    "--formats",
+    default=",".join(DEFAULT_FORMATS),
+    show_default=True,
+    callback=lambda ctx, param, value: _formats(value),
+    help=f"The chart files to write, comma-separated, of {', '.join(FORMATS)}.",
+)
 def figures(name, runs_dir, out, formats):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone."""
     import json
 
     from figures.report import answer_lines, make_report
-
     from sweeps.sweep.sweepdir import SweepDir
 
     report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
@@ -42,6 +55,7 @@ def _formats(value: str) -> tuple[str, ...]:
     formats = tuple(f.strip() for f in value.split(",") if f.strip())
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
-        raise click.BadParameter(f"unknown format {', '.join(unknown) or '(none)'}; choose from "
-                                 f"{', '.join(FORMATS)}")
+        raise click.BadParameter(
+            f"unknown format {', '.join(unknown) or '(none)'}; choose from {', '.join(FORMATS)}"
+        )
     return formats

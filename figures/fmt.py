@@ -1,4 +1,5 @@
 """Number formatting shared by verdicts and the report: fixed precision, so text is stable."""
+
 from __future__ import annotations
 
 import math
@@ -50,8 +51,9 @@ def pm_interval(entry: dict, digits: int = 3) -> str:
     ci = entry.get("ci90") or [None, None]
     if _missing(ci[0]):
         return f"{num(entry.get('mean'), digits)} (n={entry.get('n', 0)})"
-    return (f"{num(entry['mean'], digits)} [{num(ci[0], digits)}, "
-            f"{num(ci[1], digits)}], n={entry['n']}")
+    return (
+        f"{num(entry['mean'], digits)} [{num(ci[0], digits)}, {num(ci[1], digits)}], n={entry['n']}"
+    )
 
 
 def grid(value: dict | None) -> str:
@@ -93,7 +95,7 @@ def ratio(entry: dict) -> str:
     lo, hi = entry.get("ci90") or [None, None]
     if _missing(lo):
         return f"x{10 ** entry['mean']:.2f}"
-    return f"x{10 ** entry['mean']:.2f} [x{10 ** lo:.2f}, x{10 ** hi:.2f}]"
+    return f"x{10 ** entry['mean']:.2f} [x{10**lo:.2f}, x{10**hi:.2f}]"
 
 
 def threshold(value: dict) -> str:
@@ -108,8 +110,9 @@ def threshold(value: dict) -> str:
 
 def per_seed(seeds: dict) -> str:
     """'seed 0 none in the grid, seed 1 0.318': each seed named with its value."""
-    return ", ".join(f"seed {k} {grid(v)}"
-                     for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))
+    return ", ".join(
+        f"seed {k} {grid(v)}" for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0]))
+    )
 
 
 def threshold_with_interval(c: dict) -> str:
@@ -120,5 +123,7 @@ def threshold_with_interval(c: dict) -> str:
         return grid(t)
     lo, hi = c.get("threshold_ci90") or [None, None]
     low = f"<= {lr(c['per_lr'][0]['lr'])}" if _missing(lo) and c.get("per_lr") else lr(lo)
-    return (f"{lr(t['value'])} (the effect reaches m at ~{grid(c['threshold_estimate'])}, "
-            f"90% interval {low} to {lr(hi)})")
+    return (
+        f"{lr(t['value'])} (the effect reaches m at ~{grid(c['threshold_estimate'])}, "
+        f"90% interval {low} to {lr(hi)})"
+    )

@@ -8,6 +8,7 @@ primary` (where QK-norm still beats it: the gap across the grid), decided by the
 docs/STUDY.md like every other comparison. A spec that does not list both comparisons for some
 arm gets no table.
 """
+
 from __future__ import annotations
 
 from figures import fmt
@@ -20,8 +21,11 @@ def intervention_arms(result: dict) -> list[str]:
     s = result["settings"]
     ref, primary = s["reference"], s["primary"]
     pairs = {tuple(p) for p in s.get("all_comparisons", [])}
-    return [a for a in s["arms"] if a not in (ref, primary)
-            and (ref, a) in pairs and (a, primary) in pairs]
+    return [
+        a
+        for a in s["arms"]
+        if a not in (ref, primary) and (ref, a) in pairs and (a, primary) in pairs
+    ]
 
 
 def section(result: dict) -> str:
@@ -31,16 +35,21 @@ def section(result: dict) -> str:
         return ""
     s = result["settings"]
     ref, primary = s["reference"], s["primary"]
-    return "\n".join([
-        "### Interventions: each arm against no intervention and against QK-norm", "",
-        f"Per arm: its critical LR (median and seed range) and LR sensitivity; its best "
-        f"seed-mean effective loss and the LR of it; its necessity threshold against "
-        f"`{ref}` (the smallest LR from which the arm beats `{ref}` by more than "
-        f"{s['min_effect']:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
-        f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "
-        f"{primary}`) and the largest mean gap (arm minus {primary}, nats) with its two-sided "
-        f"90% t interval, whose ends are the one-sided 95% bounds that decide.", "",
-        table(result, [ref, primary, *arms])])
+    return "\n".join(
+        [
+            "### Interventions: each arm against no intervention and against QK-norm",
+            "",
+            f"Per arm: its critical LR (median and seed range) and LR sensitivity; its best "
+            f"seed-mean effective loss and the LR of it; its necessity threshold against "
+            f"`{ref}` (the smallest LR from which the arm beats `{ref}` by more than "
+            f"{s['min_effect']:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
+            f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "
+            f"{primary}`) and the largest mean gap (arm minus {primary}, nats) with its two-sided "
+            f"90% t interval, whose ends are the one-sided 95% bounds that decide.",
+            "",
+            table(result, [ref, primary, *arms]),
+        ]
+    )
 
 
 def table(result: dict, arms: list[str]) -> str:
@@ -55,11 +64,29 @@ def table(result: dict, arms: list[str]) -> str:
                 continue
             against_ref = d["comparisons"].get(Comparison(ref, arm).key)
             against_primary = d["comparisons"].get(Comparison(arm, primary).key)
-            rows.append([depth, arm, fmt.median_range(a["eta_crit"]), _sensitivity(a),
-                         _best(a), "-" if arm == ref else _threshold(against_ref),
-                         "-" if arm in (ref, primary) else _gap(against_primary)])
-    return markdown(["depth", "arm", "critical LR: median (seeds)", "LR sensitivity (nats)",
-                     "best loss (LR)", f"threshold vs {ref}", f"gap to {primary}"], rows)
+            rows.append(
+                [
+                    depth,
+                    arm,
+                    fmt.median_range(a["eta_crit"]),
+                    _sensitivity(a),
+                    _best(a),
+                    "-" if arm == ref else _threshold(against_ref),
+                    "-" if arm in (ref, primary) else _gap(against_primary),
+                ]
+            )
+    return markdown(
+        [
+            "depth",
+            "arm",
+            "critical LR: median (seeds)",
+            "LR sensitivity (nats)",
+            "best loss (LR)",
+            f"threshold vs {ref}",
+            f"gap to {primary}",
+        ],
+        rows,
+    )
 
 
 def _sensitivity(arm: dict) -> str:
@@ -91,5 +118,7 @@ def _gap(comparison: dict | None) -> str:
     if not judged:
         return "n/a"
     widest = max(judged, key=lambda e: e["mean"])
-    return (f"{fmt.threshold_with_interval(comparison)}; largest {fmt.pm_interval(widest)} at "
-            f"{fmt.lr(widest['lr'])}")
+    return (
+        f"{fmt.threshold_with_interval(comparison)}; largest {fmt.pm_interval(widest)} at "
+        f"{fmt.lr(widest['lr'])}"
+    )

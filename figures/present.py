@@ -7,6 +7,7 @@ two-sided 90%: its ends are the one-sided 95% bounds) on every decided quantity,
 `threshold_ci90` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
 "tokenizer"}). A critical LR has no interval of its own: its seed range is shown, named so.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,9 @@ def lower_bound(entry: dict) -> float | None:
     return _num(entry.get("lower"))
 
 
-def threshold_interval(comparison: dict, depth: dict | None = None
-                       ) -> tuple[float | None, float | None, str]:
+def threshold_interval(
+    comparison: dict, depth: dict | None = None
+) -> tuple[float | None, float | None, str]:
     """The necessity threshold's 90% interval (threshold_ci90); a lower end below the grid
     (null) is drawn from the lowest LR judged."""
     ci = comparison.get("threshold_ci90") or (depth or {}).get("threshold_ci90")
@@ -57,8 +59,11 @@ def crit_interval(eta_crit: dict) -> tuple[float | None, float | None, str]:
 def baselines(analysis: dict) -> dict:
     """{"bigram": nats or None, "unigram": ..., "rule": the train.baseline the runs used}."""
     b = analysis["settings"].get("baselines") or {}
-    return {"bigram": _num(b.get("bigram")), "unigram": _num(b.get("unigram")),
-            "rule": analysis["settings"].get("baseline_rule")}
+    return {
+        "bigram": _num(b.get("bigram")),
+        "unigram": _num(b.get("unigram")),
+        "rule": analysis["settings"].get("baseline_rule"),
+    }
 
 
 def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
@@ -70,13 +75,17 @@ def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
         found = {}
         for key in ("bigram", "unigram"):
             column = f"{key}_loss"
-            values = pd.to_numeric(runs[column], errors="coerce").dropna() \
-                if column in runs else pd.Series(dtype=float)
+            values = (
+                pd.to_numeric(runs[column], errors="coerce").dropna()
+                if column in runs
+                else pd.Series(dtype=float)
+            )
             found[key] = float(values.median()) if len(values) else None
         settings["baselines"] = {**found, "unit": "nats/token"}
     rules = sorted(set(runs["baseline"].dropna())) if "baseline" in runs else []
-    settings["baseline_rule"] = rules[0] if len(rules) == 1 else (
-        ", ".join(rules) if rules else None)
+    settings["baseline_rule"] = (
+        rules[0] if len(rules) == 1 else (", ".join(rules) if rules else None)
+    )
     return {**analysis, "settings": settings}
 
 

@@ -5,6 +5,7 @@ beside it as analysis.json. Deterministic: the same run directories give a byte-
 report.md, analysis.json and chart specs (everything sorted, numbers at fixed precision, no
 clock reads).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,7 @@ HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
-def make_report(sweep_dir: Path, out_dir: Path | None = None,
-                formats=DEFAULT_FORMATS) -> Path:
+def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=DEFAULT_FORMATS) -> Path:
     """Write analysis.json, the figure set (in `formats`) and report.md for runs/<sweep> into
     out_dir (default: the sweep's report/)."""
     results = load_results(sweep_dir)
@@ -42,9 +42,12 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None,
     view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
     sections = [_header(results, result)]
     if not result["depths"]:
-        sections += [_setup(results, result), _runs(view),
-                     "## Results\n\nNo run has finished yet (ok, unstable or diverged): "
-                     "nothing to analyse. Rerun this command when runs have finished.\n"]
+        sections += [
+            _setup(results, result),
+            _runs(view),
+            "## Results\n\nNo run has finished yet (ok, unstable or diverged): "
+            "nothing to analyse. Rerun this command when runs have finished.\n",
+        ]
     else:
         figures = _figures(view, curves)
         if "html" in formats:
@@ -52,9 +55,14 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None,
         for name, (_, chart) in figures.items():
             if chart is not None:
                 charts.save(chart, out_dir, name, formats)
-        sections += [_answer(results, view, figures, formats), _setup(results, result),
-                     _runs(view), _verdicts(result), _figure_section(figures, formats),
-                     _tables(result, curves)]
+        sections += [
+            _answer(results, view, figures, formats),
+            _setup(results, result),
+            _runs(view),
+            _verdicts(result),
+            _figure_section(figures, formats),
+            _tables(result, curves),
+        ]
         sections += filter(None, [interventions.section(result)])  # specs with such arms
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
@@ -67,8 +75,9 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     arms = result["settings"]["arms"]
     runs = pd.DataFrame([r for r in result["runs"] if r["outcome"]])
     lrs = sorted(runs.lr.unique())
-    picks = sorted({lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs)))
-                    .round().astype(int)})
+    picks = sorted(
+        {lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs))).round().astype(int)}
+    )
     differ = _most_different_lr(result)
     if differ is not None and differ not in picks:  # where the arms differ most, always
         nearest = min(picks, key=lambda lr: abs(np.log(lr) - np.log(differ)))
@@ -79,18 +88,28 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
-        "stability_vs_depth": ("Critical learning rate and necessity threshold vs depth",
-                               charts.stability(result)),
+        "stability_vs_depth": (
+            "Critical learning rate and necessity threshold vs depth",
+            charts.stability(result),
+        ),
         "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
-        "eta_max_ratio": ("How the max-LR ratio depends on the margin delta",
-                          charts.eta_max_ratio(result)),
+        "eta_max_ratio": (
+            "How the max-LR ratio depends on the margin delta",
+            charts.eta_max_ratio(result),
+        ),
         "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
-        "training_curves": ("Training curves at a few learning rates",
-                            charts.training_curves(curves, arms, picks, y_max, outcomes)),
-        "attention": (f"Attention logits and entropy over training at LR {high:.3g}",
-                      charts.attention(curves, arms, high)),
-        "residual_kurtosis": ("Residual-stream kurtosis over training",
-                              charts.kurtosis(curves, arms, sorted({lrs[0], high}))),
+        "training_curves": (
+            "Training curves at a few learning rates",
+            charts.training_curves(curves, arms, picks, y_max, outcomes),
+        ),
+        "attention": (
+            f"Attention logits and entropy over training at LR {high:.3g}",
+            charts.attention(curves, arms, high),
+        ),
+        "residual_kurtosis": (
+            "Residual-stream kurtosis over training",
+            charts.kurtosis(curves, arms, sorted({lrs[0], high})),
+        ),
     }
 
 
@@ -102,8 +121,7 @@ def _most_different_lr(result: dict) -> float | None:
     for d in result["depths"].values():
         c = d["comparisons"].get(key)
         for e in (c or {}).get("per_lr", []):
-            if e["n"] >= 1 and not e["ceiling"] and e["mean"] is not None \
-                    and abs(e["mean"]) > size:
+            if e["n"] >= 1 and not e["ceiling"] and e["mean"] is not None and abs(e["mean"]) > size:
                 best, size = e["lr"], abs(e["mean"])
     return best
 
@@ -128,15 +146,24 @@ def _configs(results: SweepResults) -> list:
 def _header(results: SweepResults, result: dict) -> str:
     lines = [f"# QK-norm study: sweep `{results.name}`", ""]
     if any(c.data.corpus == "builtin" for c in _configs(results)):
-        lines += ["> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
-                  "stories, not on TinyStories: they show the harness and the mechanism, not "
-                  "results about natural text.", ""]
+        lines += [
+            "> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
+            "stories, not on TinyStories: they show the harness and the mechanism, not "
+            "results about natural text.",
+            "",
+        ]
     if results.spec.get("description"):
         lines += [str(results.spec["description"]).strip(), ""]
-    lines += [f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
-              + ("" if result["settings"]["preregistered"] else
-                 " (the plan has no pre-registered [study]: verdicts are inconclusive)") + ".",
-              ""]
+    lines += [
+        f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
+        + (
+            ""
+            if result["settings"]["preregistered"]
+            else " (the plan has no pre-registered [study]: verdicts are inconclusive)"
+        )
+        + ".",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -150,44 +177,58 @@ def _setup(results: SweepResults, result: dict) -> str:
 
     crosscheck = _crosscheck_text(results)
     c = result["compute"]
-    hours = "; ".join(f"{present.seconds(h * 3600)} of device time on {d}"
-                      for d, h in sorted(c["device_hours"].items()))
-    return "\n".join([
-        "## Setup", "",
-        f"- Data: corpus {values('data.corpus')}, tokenizer {values('data.tokenizer')}",
-        f"- Model: nanoGPT-style pre-norm decoder, width {values('model.n_embd')}, heads "
-        f"{values('model.n_head')}, context {values('model.block_size')}, block norm "
-        f"{values('model.norm')}; depths (layers) {values('model.n_layer')}",
-        "- Parametrization: standard (no muP: it transfers learning rates by design and would "
-        "confound the result)",
-        f"- Optimizer: AdamW (betas {values('train.beta1')}/{values('train.beta2')}), weight "
-        f"decay {values('train.weight_decay')} ({values('train.weight_decay_mode')}) on 2-D "
-        f"weights, warmup {values('train.warmup_steps')} steps then cosine to "
-        f"{values('train.min_lr_ratio')} x peak, gradient clip {values('train.grad_clip')}",
-        f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
-        f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
-        f"- Token budget: {_budgets(result)}",
-        f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
-        f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
-        f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
-        f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
-        f"effect {s['min_sensitivity']:g} nats; target loss "
-        f"{fmt.num(s['target_loss'], 2)} nats",
-        f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
-        f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
-        f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
-        f"{c['runs']} runs",
-        "", "### Arms", "", tables.arms(results.spec, result), ""])
+    hours = "; ".join(
+        f"{present.seconds(h * 3600)} of device time on {d}"
+        for d, h in sorted(c["device_hours"].items())
+    )
+    return "\n".join(
+        [
+            "## Setup",
+            "",
+            f"- Data: corpus {values('data.corpus')}, tokenizer {values('data.tokenizer')}",
+            f"- Model: nanoGPT-style pre-norm decoder, width {values('model.n_embd')}, heads "
+            f"{values('model.n_head')}, context {values('model.block_size')}, block norm "
+            f"{values('model.norm')}; depths (layers) {values('model.n_layer')}",
+            "- Parametrization: standard (no muP: it transfers learning rates by design and would "
+            "confound the result)",
+            f"- Optimizer: AdamW (betas {values('train.beta1')}/{values('train.beta2')}), weight "
+            f"decay {values('train.weight_decay')} ({values('train.weight_decay_mode')}) on 2-D "
+            f"weights, warmup {values('train.warmup_steps')} steps then cosine to "
+            f"{values('train.min_lr_ratio')} x peak, gradient clip {values('train.grad_clip')}",
+            f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
+            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
+            f"- Token budget: {_budgets(result)}",
+            f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
+            f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
+            f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
+            f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
+            f"effect {s['min_sensitivity']:g} nats; target loss "
+            f"{fmt.num(s['target_loss'], 2)} nats",
+            f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
+            f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
+            f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
+            f"{c['runs']} runs",
+            "",
+            "### Arms",
+            "",
+            tables.arms(results.spec, result),
+            "",
+        ]
+    )
 
 
 def _crosscheck_text(results: SweepResults) -> str:
     cc = results.crosscheck
     if cc is None:
-        return ("**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
-                f"--sweep {results.name}` before trusting these results")
+        return (
+            "**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
+            f"--sweep {results.name}` before trusting these results"
+        )
     n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
-    return (f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
-            f"{len(cc.get('configs', []))} model configs)")
+    return (
+        f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
+        f"{len(cc.get('configs', []))} model configs)"
+    )
 
 
 def _budgets(result: dict) -> str:
@@ -195,8 +236,9 @@ def _budgets(result: dict) -> str:
     parts = []
     for depth in sorted(result["depths"], key=int):
         t = result["depths"][depth]["tokens_per_param"]
-        per = ", ".join(f"{int(b):,} tokens ({r:.3g} per parameter)"
-                        for b, r in t["by_budget"].items())
+        per = ", ".join(
+            f"{int(b):,} tokens ({r:.3g} per parameter)" for b, r in t["by_budget"].items()
+        )
         parts.append(f"depth {depth} ({t['params']:,} parameters): {per}")
     return "; ".join(parts) or "n/a"
 
@@ -206,17 +248,26 @@ def _runs(result: dict) -> str:
     counts = Counter(r["status"] for r in runs)
     counts["missing"] = sum(p["status"] == "missing" for p in result["problems"])
     order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]
-    lines = ["## Runs", "",
-             "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
-             "smoothed train loss ended above its minimum by more than the spike margin"
-             + _baseline_clause(result) + "); **diverged** (stopped: "
-             "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
-             "missing runs are left out of every statistic.", "",
-             tables.markdown(order + ["total"], [[str(counts[s]) for s in order]
-                                                 + [str(sum(counts[s] for s in order))]]),
-             "### The outcome of every run", "",
-             "One letter per seed: o ok, u unstable, d diverged, - not in the statistics.", "",
-             tables.outcome_grid(result)]
+    lines = [
+        "## Runs",
+        "",
+        "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
+        "smoothed train loss ended above its minimum by more than the spike margin"
+        + _baseline_clause(result)
+        + "); **diverged** (stopped: "
+        "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
+        "missing runs are left out of every statistic.",
+        "",
+        tables.markdown(
+            order + ["total"],
+            [[str(counts[s]) for s in order] + [str(sum(counts[s] for s in order))]],
+        ),
+        "### The outcome of every run",
+        "",
+        "One letter per seed: o ok, u unstable, d diverged, - not in the statistics.",
+        "",
+        tables.outcome_grid(result),
+    ]
     if result["problems"]:
         lines += ["### Runs not in the statistics", "", tables.problems(result["problems"])]
     unstable = [r for r in runs if r["status"] == "unstable"]
@@ -231,17 +282,22 @@ def _baseline_clause(view: dict) -> str:
     rule = b["rule"]
     if rule == "none":
         value = f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else ""
-        return (f"; the baseline rule is **off** for this sweep (train.baseline = none): a run "
-                f"worse than the bigram baseline{value} still counts as ok")
+        return (
+            f"; the baseline rule is **off** for this sweep (train.baseline = none): a run "
+            f"worse than the bigram baseline{value} still counts as ok"
+        )
     name = rule or "bigram"
     value = b.get(name) if name in ("bigram", "unigram") else None
-    return (f", or its final loss is worse than the data's {name} baseline"
-            + (f" ({value:.3f} nats)" if value is not None else ""))
+    return f", or its final loss is worse than the data's {name} baseline" + (
+        f" ({value:.3f} nats)" if value is not None else ""
+    )
 
 
-EFFECTIVE_LOSS = ("*Effective loss*: a run's final validation loss, or its loss at "
-                  "initialization when it diverged or ended above it, so a failed run counts "
-                  "as having learned nothing.")
+EFFECTIVE_LOSS = (
+    "*Effective loss*: a run's final validation loss, or its loss at "
+    "initialization when it diverged or ended above it, so a failed run counts "
+    "as having learned nothing."
+)
 
 
 def answer_lines(view: dict) -> list[str]:
@@ -264,8 +320,11 @@ def answer_lines(view: dict) -> list[str]:
             if arm in s["subset_arms"] or not median:
                 continue
             lo, hi, label = present.crit_interval(a["eta_crit"])
-            span = (f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
-                    if median["kind"] == "" and lo is not None and lo != hi else "")
+            span = (
+                f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+                if median["kind"] == "" and lo is not None and lo != hi
+                else ""
+            )
             crit.append(f"{arm} {fmt.grid(median)}{span}")
         if crit:
             parts.append("critical LR " + ", ".join(crit))
@@ -273,8 +332,10 @@ def answer_lines(view: dict) -> list[str]:
             lines.append(f"  depth {depth}: " + "; ".join(parts))
     verdicts = view.get("verdicts") or {}
     if verdicts:
-        lines.append("Verdicts: " + "; ".join(f"{h} {verdicts[h]['verdict']}"
-                                              for h in HYPOTHESES if h in verdicts))
+        lines.append(
+            "Verdicts: "
+            + "; ".join(f"{h} {verdicts[h]['verdict']}" for h in HYPOTHESES if h in verdicts)
+        )
     return lines
 
 
@@ -282,56 +343,86 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     """The opening: what the sweep says, on what data and budget, and the headline figures."""
     s = view["settings"]
     runs = results.runs
-    corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs \
+    corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs else "?"
+    tokenizer = (
+        ", ".join(sorted(map(str, runs.tokenizer.dropna().unique())))
+        if "tokenizer" in runs
         else "?"
-    tokenizer = ", ".join(sorted(map(str, runs.tokenizer.dropna().unique()))) \
-        if "tokenizer" in runs else "?"
+    )
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
-    lines = ["## The answer", "",
-             f"On corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds {seeds}; "
-             f"{len(view['runs'])} runs, primary comparison {s['reference']} vs {s['primary']}, "
-             f"minimum effect {s['min_effect']:g} nats.", ""]
+    lines = [
+        "## The answer",
+        "",
+        f"On corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds {seeds}; "
+        f"{len(view['runs'])} runs, primary comparison {s['reference']} vs {s['primary']}, "
+        f"minimum effect {s['min_effect']:g} nats.",
+        "",
+    ]
     rules = [line for line in answer_lines(view)]
-    lines += [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}"
-              for line in rules if not line.startswith("Verdicts")]
+    lines += [
+        f"  - {line.strip()}" if line.startswith("  ") else f"- {line}"
+        for line in rules
+        if not line.startswith("Verdicts")
+    ]
     verdict = next((line for line in rules if line.startswith("Verdicts")), None)
     if verdict:
         lines += ["", f"**{verdict}** (reasons under Verdicts below).", ""]
-    lines += [EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
-              f"bound of the paired effect (off - on effective loss) exceeds "
-              f"{s['min_effect']:g} nats; the *necessity threshold* is the LR from which it "
-              "stays necessary; an arm's *critical LR* is where its runs start to fail.", ""]
+    lines += [
+        EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
+        f"bound of the paired effect (off - on effective loss) exceeds "
+        f"{s['min_effect']:g} nats; the *necessity threshold* is the LR from which it "
+        "stays necessary; an arm's *critical LR* is where its runs start to fail.",
+        "",
+    ]
     b = present.baselines(view)
     if b["rule"] == "none":
-        lines += ["The bigram-baseline rule is **off** for this sweep (train.baseline = none): "
-                  "runs are unstable only by a loss spike, not by ending worse than the bigram "
-                  "baseline" + (f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None
-                                else "") + ".", ""]
+        lines += [
+            "The bigram-baseline rule is **off** for this sweep (train.baseline = none): "
+            "runs are unstable only by a loss spike, not by ending worse than the bigram "
+            "baseline" + (f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else "") + ".",
+            "",
+        ]
     image = next((ext for ext in ("png", "svg") if ext in formats), None)
     for name in HEADLINE:
         caption, chart = figures.get(name, ("", None))
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
-    lines += ["In the headline figure: lines are the seed mean of the effective loss per arm, "
-              "bands the range over seeds, marks every run (crosses: diverged, on the top "
-              "edge; triangles: unstable), dashed verticals each arm's critical LR, the grey "
-              "line and band the necessity threshold and its interval"
-              + ("; dotted: the bigram baseline" if b["bigram"] is not None else "") + ".", ""]
+    lines += [
+        "In the headline figure: lines are the seed mean of the effective loss per arm, "
+        "bands the range over seeds, marks every run (crosses: diverged, on the top "
+        "edge; triangles: unstable), dashed verticals each arm's critical LR, the grey "
+        "line and band the necessity threshold and its interval"
+        + ("; dotted: the bigram baseline" if b["bigram"] is not None else "")
+        + ".",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def _verdicts(result: dict) -> str:
-    lines = ["## Verdicts", "", "Decided by the rules docs/STUDY.md fixed before the runs "
-             "(section 5); each with its reason and the numbers behind it.", ""]
+    lines = [
+        "## Verdicts",
+        "",
+        "Decided by the rules docs/STUDY.md fixed before the runs "
+        "(section 5); each with its reason and the numbers behind it.",
+        "",
+    ]
     for name in HYPOTHESES:
         v = result["verdicts"][name]
-        lines += [f"### {name}: {v['claim']}", "",
-                  f"**Verdict: {v['verdict']}.** {_words(v['reason'])}",
-                  "", f"*Test:* {v['test']}", ""]
+        lines += [
+            f"### {name}: {v['claim']}",
+            "",
+            f"**Verdict: {v['verdict']}.** {_words(v['reason'])}",
+            "",
+            f"*Test:* {v['test']}",
+            "",
+        ]
         lines += [f"- {_words(e)}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
-    lines += [f"- {rule['text']}" for _, rule in sorted(result["rules"].items(),
-                                                key=lambda kv: int(kv[0]))] or ["- n/a"]
+    lines += [
+        f"- {rule['text']}"
+        for _, rule in sorted(result["rules"].items(), key=lambda kv: int(kv[0]))
+    ] or ["- n/a"]
     return "\n".join(lines + [""])
 
 
@@ -353,8 +444,11 @@ def _figure_section(figures: dict, formats) -> str:
             lines += ["_Shown under The answer, above._", ""]
         elif image:
             lines += [f"![{caption}]({name}.{image})", ""]
-        links = [f"[{label}]({name}.{ext})" for ext, label in names.items()
-                 if ext in formats and ext != image]
+        links = [
+            f"[{label}]({name}.{ext})"
+            for ext, label in names.items()
+            if ext in formats and ext != image
+        ]
         if links:
             lines += [" | ".join(links), ""]
     return "\n".join(lines)
@@ -362,45 +456,72 @@ def _figure_section(figures: dict, formats) -> str:
 
 def _tables(result: dict, curves: pd.DataFrame) -> str:
     s = result["settings"]
-    lines = ["## Tables", "", "Every number here is in analysis.json beside this report.", "",
-             "### Final validation loss (nats/token, mean ± sd over ok seeds)", "",
-             tables.final_loss(result),
-             "### Critical learning rate (the max stable LR)", "",
-             "The first LR above a seed's best LR at which its run diverges or ends unstable, "
-             "interpolated (geometric midpoint of the last ok and the first failing LR); median "
-             "and range over seeds. '>': no failure above the best LR in the grid (a lower "
-             "bound); '<=': even the best LR fails.", "", tables.critical_lr(result),
-             f"### eta_max(delta = {s['delta']:g} nats)", "",
-             "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
-             "best seed-mean loss of all arms at that depth and budget.", "",
-             tables.eta_max(result),
-             "### LR sensitivity (Wortsman et al. 2023)", "",
-             f"mean - min of the effective loss over the base-grid LRs in "
-             f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}], per seed; "
-             "'incomplete' when one of those runs is missing.", "", tables.sensitivity(result)]
+    lines = [
+        "## Tables",
+        "",
+        "Every number here is in analysis.json beside this report.",
+        "",
+        "### Final validation loss (nats/token, mean ± sd over ok seeds)",
+        "",
+        tables.final_loss(result),
+        "### Critical learning rate (the max stable LR)",
+        "",
+        "The first LR above a seed's best LR at which its run diverges or ends unstable, "
+        "interpolated (geometric midpoint of the last ok and the first failing LR); median "
+        "and range over seeds. '>': no failure above the best LR in the grid (a lower "
+        "bound); '<=': even the best LR fails.",
+        "",
+        tables.critical_lr(result),
+        f"### eta_max(delta = {s['delta']:g} nats)",
+        "",
+        "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
+        "best seed-mean loss of all arms at that depth and budget.",
+        "",
+        tables.eta_max(result),
+        "### LR sensitivity (Wortsman et al. 2023)",
+        "",
+        f"mean - min of the effective loss over the base-grid LRs in "
+        f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}], per seed; "
+        "'incomplete' when one of those runs is missing.",
+        "",
+        tables.sensitivity(result),
+    ]
     for key in _comparison_keys(result):
-        lines += [f"### Paired effect, {key} (nats; bold: QK-norm necessary)", "",
-                  f"Mean over seeds of the baseline minus treatment effective loss with its "
-                  f"two-sided 90% t interval, whose lower end is the one-sided 95% bound that "
-                  f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
-                  f"run of both arms failed; 'mixed failures': failures that do not say which "
-                  f"arm is better (docs/STUDY.md section 4). Speed-up: "
-                  f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
-                  "", tables.effects(result, key)]
-    lines += ["### Necessity thresholds", "", tables.thresholds(result),
-              f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats", "",
-              "Seed mean of the step where the quick validation loss (every 2% of the run) first "
-              "reaches the target, interpolated; '-' when not every seed reaches it.", "",
-              tables.steps(result)]
+        lines += [
+            f"### Paired effect, {key} (nats; bold: QK-norm necessary)",
+            "",
+            f"Mean over seeds of the baseline minus treatment effective loss with its "
+            f"two-sided 90% t interval, whose lower end is the one-sided 95% bound that "
+            f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
+            f"run of both arms failed; 'mixed failures': failures that do not say which "
+            f"arm is better (docs/STUDY.md section 4). Speed-up: "
+            f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
+            "",
+            tables.effects(result, key),
+        ]
+    lines += [
+        "### Necessity thresholds",
+        "",
+        tables.thresholds(result),
+        f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats",
+        "",
+        "Seed mean of the step where the quick validation loss (every 2% of the run) first "
+        "reaches the target, interpolated; '-' when not every seed reaches it.",
+        "",
+        tables.steps(result),
+    ]
     finished = {r["run_id"] for r in result["runs"] if r["outcome"] in ("ok", "unstable")}
     curves = curves[curves.run_id.isin(finished)]  # a diverged run's last eval is mid-run
     if not curves.empty:
         columns = {d.name: d.label for d in DIAGNOSTICS.values() if d.in_report}
-        lines += ["### Diagnostics at the end of training (median over seeds, last eval)", "",
-                  "Runs that trained to the end (ok or unstable); per layer the largest value "
-                  "(the lowest for entropy).", "",
-                  tables.diagnostics(_final_diagnostics(curves, list(columns)), columns,
-                                     s["arms"])]
+        lines += [
+            "### Diagnostics at the end of training (median over seeds, last eval)",
+            "",
+            "Runs that trained to the end (ok or unstable); per layer the largest value "
+            "(the lowest for entropy).",
+            "",
+            tables.diagnostics(_final_diagnostics(curves, list(columns)), columns, s["arms"]),
+        ]
     return "\n".join(lines)
 
 
@@ -414,36 +535,48 @@ def _comparison_keys(result: dict) -> list[str]:
 def _final_diagnostics(curves: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Per (arm, n_layer, lr): the median over seeds of each diagnostic at the run's last
     eval step (the last row that has val_loss)."""
-    last = curves.dropna(subset=["val_loss"]).sort_values("step").drop_duplicates(
-        "run_id", keep="last")
+    last = (
+        curves.dropna(subset=["val_loss"])
+        .sort_values("step")
+        .drop_duplicates("run_id", keep="last")
+    )
     out = last.groupby(["arm", "n_layer", "lr"])[columns].median()
     return out.reset_index().sort_values(["n_layer", "lr", "arm"], ignore_index=True)
 
 
 def _provenance(runs: pd.DataFrame) -> str:
     prov = [p for p in runs.provenance if isinstance(p, dict)]
-    commits = Counter((p.get("git_commit") or "unknown",
-                       {True: "dirty", False: "clean"}.get(p.get("git_dirty"), "unknown"))
-                      for p in prov)
+    commits = Counter(
+        (
+            p.get("git_commit") or "unknown",
+            {True: "dirty", False: "clean"}.get(p.get("git_dirty"), "unknown"),
+        )
+        for p in prov
+    )
     versions: dict[str, set] = {}
     for p in prov:
         for package, version in (p.get("versions") or {}).items():
             versions.setdefault(package, set()).add(version)
-    devices = Counter((str(r.backend), (r.provenance or {}).get("device") or "unknown")
-                      for r in runs.itertuples() if isinstance(r.provenance, dict))
+    devices = Counter(
+        (str(r.backend), (r.provenance or {}).get("device") or "unknown")
+        for r in runs.itertuples()
+        if isinstance(r.provenance, dict)
+    )
     started = sorted(p["started_at"] for p in prov if p.get("started_at"))
 
     def listing(counter):
         return "; ".join(f"{' '.join(k)} ({n} runs)" for k, n in sorted(counter.items()))
 
-    lines = ["## Provenance", "",
-             f"- Commits: {listing(commits)}",
-             f"- Backends and devices: {listing(devices)}",
-             "- Package versions: " + "; ".join(f"{k} {', '.join(sorted(v))}"
-                                                for k, v in sorted(versions.items())),
-             "- Python: " + ", ".join(sorted({p.get("python") or "unknown" for p in prov})),
-             "- Platforms: " + ", ".join(sorted({p.get("platform") or "unknown" for p in prov}))]
+    lines = [
+        "## Provenance",
+        "",
+        f"- Commits: {listing(commits)}",
+        f"- Backends and devices: {listing(devices)}",
+        "- Package versions: "
+        + "; ".join(f"{k} {', '.join(sorted(v))}" for k, v in sorted(versions.items())),
+        "- Python: " + ", ".join(sorted({p.get("python") or "unknown" for p in prov})),
+        "- Platforms: " + ", ".join(sorted({p.get("platform") or "unknown" for p in prov})),
+    ]
     if started:
         lines.append(f"- Runs started between {started[0]} and {started[-1]}")
     return "\n".join(lines + [""])
-

@@ -3,6 +3,7 @@
 Everything downstream (metrics, charts, report) works on what this returns and never opens
 a run directory itself, so the report depends on the run directories alone.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,9 +18,22 @@ from sweeps.run.rundir import RunDir, runs_table, scan_runs
 from sweeps.sweep.sweepdir import SweepDir
 
 RUN_KEYS = ["arm", "qk_norm", "n_layer", "lr", "seed"]
-SUMMARY_COLUMNS = ["status", "init_loss", "final_val_loss", "best_val_loss", "perplexity",
-                   "steps_run", "diverged_at", "wall_time_s", "tokens_per_s", "tokens_seen",
-                   "error", "unstable_reasons", "init_logit_std", "device"]
+SUMMARY_COLUMNS = [
+    "status",
+    "init_loss",
+    "final_val_loss",
+    "best_val_loss",
+    "perplexity",
+    "steps_run",
+    "diverged_at",
+    "wall_time_s",
+    "tokens_per_s",
+    "tokens_seen",
+    "error",
+    "unstable_reasons",
+    "init_logit_std",
+    "device",
+]
 FINISHED = ["ok", "unstable", "diverged"]
 
 
@@ -57,19 +71,38 @@ def load_results(path: str | Path) -> SweepResults:
     if has_plan:
         ignored = sorted(set(runs.run_id) - set(planned))
         runs = runs[runs.run_id.isin(planned)]
-        missing = pd.DataFrame([{"run_id": rid, **_run_keys(cfg)} for rid, cfg in planned.items()
-                                if rid not in set(runs.run_id)], columns=missing.columns)
+        missing = pd.DataFrame(
+            [
+                {"run_id": rid, **_run_keys(cfg)}
+                for rid, cfg in planned.items()
+                if rid not in set(runs.run_id)
+            ],
+            columns=missing.columns,
+        )
     runs = runs.reindex(columns=list(dict.fromkeys([*runs.columns, *SUMMARY_COLUMNS])))
     found = {r.run_id: r for r in records}
     runs = runs.assign(
         run_dir=runs.run_id.map(lambda r: str(found[r].path if r in found else path / r)),
-        provenance=runs.run_id.map(lambda r: found[r].provenance if r in found else {}))
-    configs = {**planned, **{rid: found[rid].config for rid in runs.run_id
-                             if rid in found and found[rid].config is not None}}
-    return SweepResults(name=path.name, runs=_sorted(runs), missing=_sorted(missing),
-                        ignored=ignored, spec=(plan or {}).get("spec", {}),
-                        has_plan=has_plan, crosscheck=sweep_dir.read_crosscheck(),
-                        configs=configs)
+        provenance=runs.run_id.map(lambda r: found[r].provenance if r in found else {}),
+    )
+    configs = {
+        **planned,
+        **{
+            rid: found[rid].config
+            for rid in runs.run_id
+            if rid in found and found[rid].config is not None
+        },
+    }
+    return SweepResults(
+        name=path.name,
+        runs=_sorted(runs),
+        missing=_sorted(missing),
+        ignored=ignored,
+        spec=(plan or {}).get("spec", {}),
+        has_plan=has_plan,
+        crosscheck=sweep_dir.read_crosscheck(),
+        configs=configs,
+    )
 
 
 def no_sweep_message(path: Path) -> str:
@@ -78,16 +111,23 @@ def no_sweep_message(path: Path) -> str:
     import difflib
 
     parent = path.parent
-    sweeps = sorted(p.name for p in parent.iterdir() if (p / "plan.json").exists()
-                    ) if parent.is_dir() else []
+    sweeps = (
+        sorted(p.name for p in parent.iterdir() if (p / "plan.json").exists())
+        if parent.is_dir()
+        else []
+    )
     close = difflib.get_close_matches(path.name, sweeps, n=3, cutoff=0.6)
     if close and not path.is_dir():
-        return (f"no sweep '{path.name}' under {parent}: did you mean "
-                f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
-                f"{', '.join(sweeps)})")
-    return (f"no run directories under {path}: run the sweep first (`qkmlx sweep {path.name}`) "
-            f"or point --runs-dir at its parent"
-            + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else ""))
+        return (
+            f"no sweep '{path.name}' under {parent}: did you mean "
+            f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
+            f"{', '.join(sweeps)})"
+        )
+    return (
+        f"no run directories under {path}: run the sweep first (`qkmlx sweep {path.name}`) "
+        f"or point --runs-dir at its parent"
+        + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else "")
+    )
 
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
@@ -98,17 +138,20 @@ def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
         frame = pd.DataFrame(metrics).reindex(columns=columns)
         for name in DIAGNOSTICS:
             frame[name] = frame[name].map(lambda values, name=name: reduce_layers(name, values))
-        frames.append(frame.assign(run_id=row.run_id,
-                                   **{k: getattr(row, k) for k in RUN_KEYS}))
+        frames.append(frame.assign(run_id=row.run_id, **{k: getattr(row, k) for k in RUN_KEYS}))
     if not frames:
         return pd.DataFrame(columns=["run_id", *RUN_KEYS, *columns])
-    return pd.concat(frames, ignore_index=True).sort_values(["run_id", "step"],
-                                                            ignore_index=True)
+    return pd.concat(frames, ignore_index=True).sort_values(["run_id", "step"], ignore_index=True)
 
 
 def _run_keys(cfg: RunConfig) -> dict:
-    return {"arm": arm_label(cfg), "qk_norm": cfg.model.qk_norm, "n_layer": cfg.model.n_layer,
-            "lr": cfg.train.lr, "seed": cfg.seed}
+    return {
+        "arm": arm_label(cfg),
+        "qk_norm": cfg.model.qk_norm,
+        "n_layer": cfg.model.n_layer,
+        "lr": cfg.train.lr,
+        "seed": cfg.seed,
+    }
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:

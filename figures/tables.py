@@ -1,4 +1,5 @@
 """Markdown tables of the analysis dict, rows and columns sorted so the text is deterministic."""
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,15 @@ def arms(spec: dict, result: dict) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in body.get("set", {}).items()) or "-"
         lrs = ", ".join(fmt.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
         std = stds.get(arm)
-        rows.append([arm, qk_display(kinds[arm]) if arm in kinds else "-", settings, lrs,
-                     fmt.num(sum(std) / len(std), 3) if std else "n/a"])
+        rows.append(
+            [
+                arm,
+                qk_display(kinds[arm]) if arm in kinds else "-",
+                settings,
+                lrs,
+                fmt.num(sum(std) / len(std), 3) if std else "n/a",
+            ]
+        )
     return markdown(["arm", "QK-norm", "settings", "LRs", "initial attention-logit std"], rows)
 
 
@@ -60,14 +68,27 @@ def outcome_grid(result: dict) -> str:
         key = (str(r["n_layer"] and int(r["n_layer"])), r["arm"], r["lr"])
         cells.setdefault(key, []).append((r["seed"], LETTERS.get(r["outcome"], "-")))
     lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
-    rows = [[fmt.lr(lr)] + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " "
-                            for d, a in cols] for lr in lrs]
+    rows = [
+        [fmt.lr(lr)]
+        + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " " for d, a in cols]
+        for lr in lrs
+    ]
     return markdown(["LR"] + [f"depth {d} {a}" for d, a in cols], rows)
 
 
 def problems(items: list[dict]) -> str:
-    rows = [[p["status"], f"`{p['run_id']}`", str(p["arm"]), str(p["n_layer"]), fmt.lr(p["lr"]),
-             str(p["seed"]), p["error"]] for p in items]
+    rows = [
+        [
+            p["status"],
+            f"`{p['run_id']}`",
+            str(p["arm"]),
+            str(p["n_layer"]),
+            fmt.lr(p["lr"]),
+            str(p["seed"]),
+            p["error"],
+        ]
+        for p in items
+    ]
     return markdown(["status", "run", "arm", "depth", "LR", "seed", "error"], rows)
 
 
@@ -93,22 +114,29 @@ def _by_lr(result: dict, cell) -> str:
 def final_loss(result: dict) -> str:
     def cell(c):
         text = fmt.pm(c["final_mean"], c["final_sd"]) if c["final_mean"] is not None else ""
-        failed = [f"{c['outcomes'][o]} {o}" for o in ("unstable", "diverged")
-                  if c["outcomes"][o]]
+        failed = [f"{c['outcomes'][o]} {o}" for o in ("unstable", "diverged") if c["outcomes"][o]]
         return " ".join(filter(None, [text, f"({', '.join(failed)})" if failed else ""]))
+
     return _by_lr(result, cell)
 
 
 def steps(result: dict) -> str:
     # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
-    return _by_lr(result, lambda c: "-" if c["steps_to_target"] is None
-                  else fmt.num(c["steps_to_target"], 1))
+    return _by_lr(
+        result, lambda c: "-" if c["steps_to_target"] is None else fmt.num(c["steps_to_target"], 1)
+    )
 
 
 def critical_lr(result: dict) -> str:
-    rows = [[d, a, fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
-             fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"])]
-            for d, a in _arm_columns(result)]
+    rows = [
+        [
+            d,
+            a,
+            fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
+            fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"]),
+        ]
+        for d, a in _arm_columns(result)
+    ]
     return markdown(["depth", "arm", "critical LR: median (seed range)", "per seed"], rows)
 
 
@@ -124,8 +152,9 @@ def sensitivity(result: dict) -> str:
     rows = []
     for d, a in _arm_columns(result):
         s = result["depths"][d]["arms"][a]["sensitivity"]
-        seeds = ", ".join(fmt.num(v) for _, v in sorted(s["seeds"].items(), key=lambda kv:
-                                                          int(kv[0])))
+        seeds = ", ".join(
+            fmt.num(v) for _, v in sorted(s["seeds"].items(), key=lambda kv: int(kv[0]))
+        )
         value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
         rows.append([d, a, value, seeds, str(len(s["lrs"]))])
     return markdown(["depth", "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"], rows)
@@ -133,8 +162,9 @@ def sensitivity(result: dict) -> str:
 
 def effects(result: dict, key: str) -> str:
     depths = [d for d in _depths(result) if key in result["depths"][d]["comparisons"]]
-    entries = {d: {e["lr"]: e for e in result["depths"][d]["comparisons"][key]["per_lr"]}
-               for d in depths}
+    entries = {
+        d: {e["lr"]: e for e in result["depths"][d]["comparisons"][key]["per_lr"]} for d in depths
+    }
     lrs = sorted({lr for d in depths for lr in entries[d]})
     rows = []
     for lr in lrs:
@@ -144,14 +174,22 @@ def effects(result: dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = ("ceiling" if e["ceiling"] else "mixed failures" if e["mixed"] else
-                    fmt.pm_interval(e))
-            row += [f"**{text}**" if e["necessary"] else text,
-                    "-" if e["speedup"] is None else f"x{e['speedup']:.2f}"]
+            text = (
+                "ceiling"
+                if e["ceiling"]
+                else "mixed failures"
+                if e["mixed"]
+                else fmt.pm_interval(e)
+            )
+            row += [
+                f"**{text}**" if e["necessary"] else text,
+                "-" if e["speedup"] is None else f"x{e['speedup']:.2f}",
+            ]
         rows.append(row)
     label = "90%"
-    header = ["LR"] + [h for d in depths for h in (f"depth {d} effect [{label} CI]",
-                                                    f"depth {d} speed-up")]
+    header = ["LR"] + [
+        h for d in depths for h in (f"depth {d} effect [{label} CI]", f"depth {d} speed-up")
+    ]
     return markdown(header, rows)
 
 
@@ -160,12 +198,29 @@ def thresholds(result: dict) -> str:
     for d in _depths(result):
         for key, c in result["depths"][d]["comparisons"].items():
             movers = sorted({str(m["run_id"]) for m in c["influence"]})
-            rows.append([d, key, fmt.threshold_with_interval(c), fmt.seed_grid(c["seed_thresholds"]),
-                         ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
-                         ", ".join(fmt.lr(x) for x in c["mixed"]) or "-",
-                         ", ".join(f"`{m}`" for m in movers) or "none"])
-    return markdown(["depth", "comparison", "necessity threshold (90% interval)", "per seed",
-                     "common ceiling", "mixed failures", "runs that alone move it"], rows)
+            rows.append(
+                [
+                    d,
+                    key,
+                    fmt.threshold_with_interval(c),
+                    fmt.seed_grid(c["seed_thresholds"]),
+                    ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
+                    ", ".join(fmt.lr(x) for x in c["mixed"]) or "-",
+                    ", ".join(f"`{m}`" for m in movers) or "none",
+                ]
+            )
+    return markdown(
+        [
+            "depth",
+            "comparison",
+            "necessity threshold (90% interval)",
+            "per seed",
+            "common ceiling",
+            "mixed failures",
+            "runs that alone move it",
+        ],
+        rows,
+    )
 
 
 def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[str]) -> str:
@@ -176,8 +231,9 @@ def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[st
     for d, lr in sorted(set(zip(table.n_layer, table.lr))):
         row = [str(d), fmt.lr(lr)]
         for col in columns:
-            row += [_num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-"
-                    for a in arms]
+            row += [
+                _num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-" for a in arms
+            ]
         rows.append(row)
     header = ["depth", "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
     return markdown(header, rows)

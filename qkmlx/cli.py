@@ -1,4 +1,5 @@
 """The `qkmlx` command: the shared CLI with the mlx backend fixed, plus `figures`."""
+
 from sweeps.platform.blas import ensure_fast_blas
 
 

@@ -3,6 +3,7 @@
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
 sweeps.core.params.init_params (numpy), so both backends start from identical weights.
 """
+
 import math
 
 import mlx.core as mx
@@ -140,8 +141,9 @@ class GPT(nn.Module):
 
 
 def cross_entropy(logits, y):
-    return nn.losses.cross_entropy(logits.reshape(-1, logits.shape[-1]).astype(mx.float32),
-                                   y.reshape(-1), reduction="mean")
+    return nn.losses.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).astype(mx.float32), y.reshape(-1), reduction="mean"
+    )
 
 
 def loss_fn(model, x, y):
@@ -160,7 +162,7 @@ def head_max_logits(scores):
 def z_term(logits):
     """The z-loss term: mean over tokens of (log Z)^2, log Z a token's logsumexp."""
     log_z = mx.logsumexp(logits.reshape(-1, logits.shape[-1]).astype(mx.float32), axis=-1)
-    return (log_z ** 2).mean()
+    return (log_z**2).mean()
 
 
 def objective(model, x, y, z_loss: float, clip: bool):

@@ -10,6 +10,7 @@ into one kernel. Every element goes through exactly the operations of the per-te
 in the same order and precision. qktorch keeps one flat buffer instead: eager torch pays per
 op, MLX's compiled graph does not.
 """
+
 import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_map
@@ -31,7 +32,6 @@ def clip_gradients(grads: dict, max_norm: float):
     return tree_map(lambda g: g * scale, grads), norm
 
 
-
 def clip_qk(params: dict, maxima, tau: float, head_dim: int):
     """QK-clip (sweeps.core.interventions): after the step, the W_q and W_k rows of each head
     whose max attention logit on the step's batch (maxima [n_layer, H]) exceeded tau are
@@ -45,6 +45,7 @@ def clip_qk(params: dict, maxima, tau: float, head_dim: int):
             name = f"blocks.{layer}.attn.{proj}.weight"  # [out, in]: rows are output features
             new[name] = params[name] * rows[layer][:, None]
     return new, (maxima > tau).sum().astype(mx.float32), maxima.max()
+
 
 class AdamW:
     def __init__(self, params: dict, train: TrainConfig):
@@ -74,16 +75,16 @@ class AdamW:
         """
         step = self.state["step"] + 1
         self.state["step"] = step
-        bias1 = 1 - self.beta1 ** step
-        bias2 = 1 - self.beta2 ** step
+        bias1 = 1 - self.beta1**step
+        bias2 = 1 - self.beta2**step
         m = tree_map(lambda m, g: self.beta1 * m + (1 - self.beta1) * g, self.state["m"], grads)
-        v = tree_map(lambda v, g: self.beta2 * v + (1 - self.beta2) * g * g, self.state["v"],
-                     grads)
+        v = tree_map(lambda v, g: self.beta2 * v + (1 - self.beta2) * g * g, self.state["v"], grads)
         self.state["m"], self.state["v"] = m, v
         decay = 1 - lr * self.decay_per_lr
         decayed = {name: p * decay if self.decayed[name] else p for name, p in params.items()}
-        return tree_map(lambda p, m, v: p - lr * (m / bias1) / (mx.sqrt(v / bias2) + self.eps),
-                        decayed, m, v)
+        return tree_map(
+            lambda p, m, v: p - lr * (m / bias1) / (mx.sqrt(v / bias2) + self.eps), decayed, m, v
+        )
 
     def state_numpy(self) -> dict:
         """The checkpoint format of sweeps.run.checkpoint."""

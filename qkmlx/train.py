@@ -1,4 +1,5 @@
 """The MLX Trainer driven by sweeps.run.loop.train_run. Mirrors qktorch/train.py line for line."""
+
 import os
 
 os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
@@ -20,10 +21,11 @@ from sweeps.run.checkpoint import TrainerState
 def pick_device(name: str) -> str:
     """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
     cuda = getattr(mx, "cuda", None)  # mlx before its CUDA backend has no mx.cuda
-    available = {"cpu": True, "gpu": mx.metal.is_available() or bool(cuda and
-                                                                      cuda.is_available())}
-    hint = (f"mlx {mx.__version__} has no CUDA backend here: install it with "
-            f"pip install -e '.[cuda]' (README, On a CUDA machine)")
+    available = {"cpu": True, "gpu": mx.metal.is_available() or bool(cuda and cuda.is_available())}
+    hint = (
+        f"mlx {mx.__version__} has no CUDA backend here: install it with "
+        f"pip install -e '.[cuda]' (README, On a CUDA machine)"
+    )
     name = choose_device("mlx", name, available, hint)
     mx.set_default_device(mx.gpu if name == "gpu" else mx.cpu)
     return name
@@ -58,8 +60,10 @@ def set_tf32(tf32: bool) -> None:
     has TF32: the first Trainer sets it, and a later one that asks for the other setting is
     refused rather than silently trained with the first one's."""
     if _tf32 and _tf32[0] != tf32:
-        raise HarnessError(f"--tf32 is {'on' if _tf32[0] else 'off'} for MLX in this process "
-                           f"already (MLX reads MLX_ENABLE_TF32 once); use a new process")
+        raise HarnessError(
+            f"--tf32 is {'on' if _tf32[0] else 'off'} for MLX in this process "
+            f"already (MLX reads MLX_ENABLE_TF32 once); use a new process"
+        )
     if not _tf32:
         os.environ["MLX_ENABLE_TF32"] = "1" if tf32 else "0"
         _tf32.append(tf32)
@@ -68,8 +72,14 @@ def set_tf32(tf32: bool) -> None:
 class Trainer(TrainerState):
     """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
 
-    def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = True,
-                 tf32: bool = False, deterministic: bool | None = None):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        device: str = "auto",
+        compile: bool = True,
+        tf32: bool = False,
+        deterministic: bool | None = None,
+    ):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
@@ -138,8 +148,9 @@ class Trainer(TrainerState):
     def read(self, handles: list) -> np.ndarray:
         """[n, 2 + k] (loss, grad norm, k step metrics) of the steps behind the handles, in
         one sync."""
-        return np.array(mx.stack([mx.stack(h) for h in handles]).astype(mx.float32),
-                        dtype=np.float64)
+        return np.array(
+            mx.stack([mx.stack(h) for h in handles]).astype(mx.float32), dtype=np.float64
+        )
 
     def grads(self, x: np.ndarray, y: np.ndarray):
         """The training objective (the loss unless z-loss is on) and its unclipped gradients
@@ -189,8 +200,10 @@ def make_deterministic(device: str) -> None:
     """MLX has no switch for deterministic GPU kernels: refused on the GPU; its CPU runs are
     bit-identical already (tests/test_train.py)."""
     if device == "gpu":
-        raise HarnessError("--deterministic is for qktorch: MLX has no deterministic mode for "
-                           "its GPU kernels; use --device cpu or qktorch")
+        raise HarnessError(
+            "--deterministic is for qktorch: MLX has no deterministic mode for "
+            "its GPU kernels; use --device cpu or qktorch"
+        )
 
 
 def compile_step(step, model, optimizer: AdamW):

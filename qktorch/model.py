@@ -3,6 +3,7 @@
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
 sweeps.core.params.init_params (numpy), so both backends start from identical weights.
 """
+
 import math
 
 import torch
@@ -160,7 +161,7 @@ def head_max_logits(scores):
 def z_term(logits):
     """The z-loss term: mean over tokens of (log Z)^2, log Z a token's logsumexp."""
     log_z = torch.logsumexp(logits.reshape(-1, logits.shape[-1]).float(), dim=-1)
-    return (log_z ** 2).mean()
+    return (log_z**2).mean()
 
 
 def objective(model, x, y, z_loss: float, clip: bool):

@@ -13,13 +13,14 @@ exactly the operations of the per-tensor formula, in the same order and precisio
 result is bit-identical to updating tensor by tensor (tests/test_throughput.py). MLX fuses its
 per-tensor graph under mx.compile instead (qkmlx/optim.py).
 """
+
 import torch
 
 from sweeps.core.config import TrainConfig
 from sweeps.core.params import decays
 from sweeps.core.schedule import decay_per_lr
-from sweeps.run.checkpoint import pack_optimizer, unpack_optimizer
 from sweeps.platform.devices import async_copy
+from sweeps.run.checkpoint import pack_optimizer, unpack_optimizer
 
 
 def flatten(tensors, out=None) -> torch.Tensor:
@@ -48,7 +49,6 @@ def clip_gradients(grads: torch.Tensor, max_norm: float, out=None):
     return grads.mul_(scale), norm
 
 
-
 @torch.no_grad()
 def clip_qk(params: dict, maxima, tau: float, head_dim: int):
     """QK-clip (sweeps.core.interventions): after the step, the W_q and W_k rows of each head
@@ -62,6 +62,7 @@ def clip_qk(params: dict, maxima, tau: float, head_dim: int):
             name = f"blocks.{layer}.attn.{proj}.weight"  # [out, in]: rows are output features
             params[name].mul_(rows[layer][:, None])
     return (maxima > tau).sum().float(), maxima.max()
+
 
 class AdamW:
     def __init__(self, params: dict, train: TrainConfig):
@@ -107,8 +108,8 @@ class AdamW:
             p = p - lr * (m / bias1) / (sqrt(v / bias2) + eps)
         """
         step = self.state["step"].add_(1)
-        bias1 = 1 - self.beta1 ** step
-        bias2 = 1 - self.beta2 ** step
+        bias1 = 1 - self.beta1**step
+        bias2 = 1 - self.beta2**step
         g, m, v, a, b = grads, self.state["m"], self.state["v"], self.a, self.b
         m.mul_(self.beta1).add_(torch.mul(g, 1 - self.beta1, out=a))
         v.mul_(self.beta2).add_(torch.mul(g, 1 - self.beta2, out=a).mul_(g))
@@ -123,14 +124,19 @@ class AdamW:
 
     def state_numpy(self) -> dict:
         """The checkpoint format of sweeps.run.checkpoint."""
-        m, v = ({name: t.numpy() for name, t in
-                 zip(self.params, self.views(self.state[key].detach().to("cpu", copy=True)))}
-                for key in "mv")
+        m, v = (
+            {
+                name: t.numpy()
+                for name, t in zip(
+                    self.params, self.views(self.state[key].detach().to("cpu", copy=True))
+                )
+            }
+            for key in "mv"
+        )
         return pack_optimizer(self.state["step"].item(), m, v)
 
     def load_numpy(self, state: dict) -> None:
         step, m, v = unpack_optimizer(state, self.params)
         self.state["step"].fill_(step)
         for key, moments in (("m", m), ("v", v)):
-            self.state[key].copy_(flatten(torch.from_numpy(moments[name])
-                                          for name in self.params))
+            self.state[key].copy_(flatten(torch.from_numpy(moments[name]) for name in self.params))

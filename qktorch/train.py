@@ -1,4 +1,5 @@
 """The PyTorch Trainer driven by sweeps.run.loop.train_run. Mirrors qkmlx/train.py line for line."""
+
 import contextlib
 import os
 import warnings
@@ -18,11 +19,16 @@ from sweeps.run.checkpoint import TrainerState
 
 def pick_device(name: str) -> str:
     """The device --device name means here (sweeps.platform.devices.pick_device decides)."""
-    available = {"cpu": True, "cuda": torch.cuda.is_available(),
-                 "mps": torch.backends.mps.is_available()}
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": torch.backends.mps.is_available(),
+    }
     build = f"built for CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
-    hint = (f"torch {torch.__version__} ({build}) cannot use it: install the torch wheel for "
-            f"the driver's CUDA version (README, On a CUDA machine)")
+    hint = (
+        f"torch {torch.__version__} ({build}) cannot use it: install the torch wheel for "
+        f"the driver's CUDA version (README, On a CUDA machine)"
+    )
     return choose_device("torch", name, available, hint)
 
 
@@ -44,8 +50,14 @@ def device_memory(device: str):
 class Trainer(TrainerState):
     """sweeps.run.backends.Trainer; get_state and set_state from sweeps.run.checkpoint."""
 
-    def __init__(self, cfg: RunConfig, device: str = "auto", compile: bool = False,
-                 tf32: bool = False, deterministic: bool | None = None):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        device: str = "auto",
+        compile: bool = False,
+        tf32: bool = False,
+        deterministic: bool | None = None,
+    ):
         self.cfg = cfg
         self.device = pick_device(device)
         self.device_name = device_name(self.device)
@@ -169,8 +181,7 @@ class Trainer(TrainerState):
 
     @torch.no_grad()
     def set_params(self, params: dict) -> None:
-        self.model.load_state_dict({k: torch.from_numpy(v) for k, v in params.items()},
-                                   strict=True)
+        self.model.load_state_dict({k: torch.from_numpy(v) for k, v in params.items()}, strict=True)
 
 
 def make_deterministic(device: str) -> None:

@@ -7,6 +7,7 @@ them, so `--help` is instant. Bad input is one line on stderr and exit code 2, a
 the machine (full or read-only disk, unreachable cluster) one line and exit code 1, Ctrl-C
 or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,9 +21,9 @@ from pathlib import Path
 
 import click
 
+from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.platform.devices import DETERMINISTIC, DEVICES
 from sweeps.run.backends import PROGRAMS
-from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.sweep.executors import EXECUTORS
 from sweeps.sweep.spec import MAX_RUNS
 
@@ -77,9 +78,11 @@ def sigterm_as_interrupt():
 def make_cli(backend: str, extra_commands=()) -> click.Group:
     """The command group of one backend ('mlx' or 'torch'), plus any extra commands."""
     return HarnessGroup(
-        name=PROGRAMS[backend], help=HELP,
+        name=PROGRAMS[backend],
+        help=HELP,
         commands=[data, train, config, sweep, status, export, *extra_commands],
-        context_settings={"help_option_names": ["-h", "--help"], "obj": backend})
+        context_settings={"help_option_names": ["-h", "--help"], "obj": backend},
+    )
 
 
 def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: int | None = None):
@@ -91,10 +94,20 @@ def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: 
     return cfg
 
 
-set_option = click.option("--set", "overrides", multiple=True, metavar="SECTION.FIELD=VALUE",
-                          help="Override a config value, e.g. --set train.lr=3e-3 (repeatable).")
-runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False), default="runs",
-                               show_default=True, help="Sweeps live in RUNS_DIR/NAME/.")
+set_option = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="SECTION.FIELD=VALUE",
+    help="Override a config value, e.g. --set train.lr=3e-3 (repeatable).",
+)
+runs_dir_option = click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False),
+    default="runs",
+    show_default=True,
+    help="Sweeps live in RUNS_DIR/NAME/.",
+)
 
 
 def _set_deterministic(ctx, param, value) -> None:
@@ -106,25 +119,39 @@ def device_options(f):
     """--device, --compile/--no-compile, --tf32 and --deterministic, the same names on both
     backends."""
     devices = "; ".join(f"{PROGRAMS[b]}: {'|'.join(d)}" for b, d in DEVICES.items())
-    f = click.option("--deterministic", is_flag=True, expose_value=False,
-                     callback=_set_deterministic,
-                     help="Bit-identical reruns on CUDA (qktorch): deterministic kernels, "
-                          "slower (docs/DESIGN.md, Reproducibility).")(f)
-    f = click.option("--tf32/--no-tf32", default=False, show_default=True,
-                     help="Allow TF32 matmuls on CUDA (faster, less exact).")(f)
-    f = click.option("--compile/--no-compile", default=None,
-                     help="mx.compile the step (qkmlx, default on) / torch.compile the whole "
-                          "step (qktorch, default off; CUDA graphs on CUDA).")(f)
-    return click.option("--device", default="auto", show_default=True,
-                        help=f"Where to train ({devices}).")(f)
+    f = click.option(
+        "--deterministic",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_deterministic,
+        help="Bit-identical reruns on CUDA (qktorch): deterministic kernels, "
+        "slower (docs/DESIGN.md, Reproducibility).",
+    )(f)
+    f = click.option(
+        "--tf32/--no-tf32",
+        default=False,
+        show_default=True,
+        help="Allow TF32 matmuls on CUDA (faster, less exact).",
+    )(f)
+    f = click.option(
+        "--compile/--no-compile",
+        default=None,
+        help="mx.compile the step (qkmlx, default on) / torch.compile the whole "
+        "step (qktorch, default off; CUDA graphs on CUDA).",
+    )(f)
+    return click.option(
+        "--device", default="auto", show_default=True, help=f"Where to train ({devices})."
+    )(f)
 
 
 def summary_line(summary: dict, out) -> str:
     loss = summary.get("final_val_loss")
     loss_text = f"{loss:.4f}" if isinstance(loss, float) else "n/a"
     rate = summary.get("tokens_per_s") or 0
-    return (f"{summary['status']}: val loss {loss_text} after {summary['steps_run']} steps "
-            f"({rate:,.0f} tokens/s) -> {out}")
+    return (
+        f"{summary['status']}: val loss {loss_text} after {summary['steps_run']} steps "
+        f"({rate:,.0f} tokens/s) -> {out}"
+    )
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -141,10 +168,8 @@ def _data_config(corpus: str, tokenizer: str, path: str, overrides):
 
 
 @data.command("prepare")
-@click.option("--corpus", default="builtin", show_default=True,
-              help="builtin | tinystories | file")
-@click.option("--tokenizer", default="bytes", show_default=True,
-              help="bytes | gpt2 | gpt2-compact")
+@click.option("--corpus", default="builtin", show_default=True, help="builtin | tinystories | file")
+@click.option("--tokenizer", default="bytes", show_default=True, help="bytes | gpt2 | gpt2-compact")
 @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
 @set_option
 def data_prepare(corpus, tokenizer, path, overrides):
@@ -170,18 +195,23 @@ def data_info(corpus, tokenizer, path, overrides):
 
 # -- train and config ------------------------------------------------------------------------
 @click.command()
-@click.option("--preset", default="smoke", show_default=True,
-              help="smoke | tiny | core | NAME-L<n>")
+@click.option(
+    "--preset", default="smoke", show_default=True, help="smoke | tiny | core | NAME-L<n>"
+)
 @set_option
 @click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Run directory (default runs/single/<run_id>).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Run directory (default runs/single/<run_id>).",
+)
 @device_options
 @click.pass_obj
 def train(backend, preset, overrides, seed, out, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
-    from sweeps.run.backends import Execution
     from sweeps.core.files import check_writable
+    from sweeps.run.backends import Execution
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
 
@@ -206,10 +236,17 @@ def config():
 @config.command("show")
 @click.argument("preset")
 @set_option
-@click.option("--temperature/--no-temperature", default=True, show_default=True,
-              help="Measure the initial attention-logit std (builds the model on a batch).")
-@click.option("--explain", is_flag=True,
-              help="Print every field with its value, unit and meaning instead of JSON.")
+@click.option(
+    "--temperature/--no-temperature",
+    default=True,
+    show_default=True,
+    help="Measure the initial attention-logit std (builds the model on a batch).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print every field with its value, unit and meaning instead of JSON.",
+)
 @click.pass_obj
 def config_show(backend, preset, overrides, temperature, explain):
     """Print the resolved config as JSON with total and non-embedding parameter counts and
@@ -224,12 +261,16 @@ def config_show(backend, preset, overrides, temperature, explain):
         return
     counts = count_params(cfg.model, cfg.vocab_size)
     std, gain = qk_init_scales(cfg.model)
-    out = {"run_id": cfg.run_id, "config": cfg.to_dict(), "params": counts,
-           "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps,
-           "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain}}
+    out = {
+        "run_id": cfg.run_id,
+        "config": cfg.to_dict(),
+        "params": counts,
+        "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps,
+        "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain},
+    }
     if temperature:
-        from sweeps.run.backends import trainer_factory
         from sweeps.core.params import check_fits
+        from sweeps.run.backends import trainer_factory
         from sweeps.run.temperature import temperatures
 
         check_fits(cfg)  # the measurement builds the model
@@ -240,50 +281,110 @@ def config_show(backend, preset, overrides, temperature, explain):
 # -- sweeps ----------------------------------------------------------------------------------
 @click.command()
 @click.argument("name", required=False)
-@click.option("--workers", type=int, default=None,
-              help="Runs at once (local default: one per GPU, else 1).")
-@click.option("--executor", type=click.Choice(list(EXECUTORS)), default="local",
-              show_default=True, help="A local process pool, or Ray tasks.")
+@click.option(
+    "--workers", type=int, default=None, help="Runs at once (local default: one per GPU, else 1)."
+)
+@click.option(
+    "--executor",
+    type=click.Choice(list(EXECUTORS)),
+    default="local",
+    show_default=True,
+    help="A local process pool, or Ray tasks.",
+)
 @click.option("--address", default=None, help="Ray cluster address (default: a local one).")
-@click.option("--gpus-per-run", type=float, default=None,
-              help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).")
-@click.option("--dry-run", is_flag=True,
-              help="Print the plan, run states and whether the data is prepared; write "
-                   "nothing.")
-@click.option("--estimate", is_flag=True,
-              help="Time a short probe (under a minute) of the largest config on --device "
-                   "and print the sweep's wall time, tokens, FLOPs and device-hours first.")
+@click.option(
+    "--gpus-per-run",
+    type=float,
+    default=None,
+    help="Ray: GPUs per run, fractions allowed (default 1 on GPU clusters).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan, run states and whether the data is prepared; write nothing.",
+)
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Time a short probe (under a minute) of the largest config on --device "
+    "and print the sweep's wall time, tokens, FLOPs and device-hours first.",
+)
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
-@click.option("--max-runs", type=click.IntRange(min=1), default=MAX_RUNS, show_default=True,
-              help="Refuse a sweep whose grid, grown to its limits, has more runs.")
-@click.option("--preset", default=None,
-              help="Ad-hoc grid: the preset to sweep (with --grid and --name; no TOML file).")
-@click.option("--grid", "grid", multiple=True, metavar="FIELD=V1,V2",
-              help="Ad-hoc grid: values of train.lr, model.n_layer, seed or model.qk_norm "
-                   "(repeatable), e.g. --grid train.lr=1e-3,3e-3 --grid qk_norm=none,rms.")
-@click.option("--seeds", type=int, default=None,
-              help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them; default 3, "
-                   "docs/STUDY.md).")
-@click.option("--name", "sweep_name", default=None,
-              help="Ad-hoc grid: its folder RUNS_DIR/NAME/ (spec.toml is written there; the "
-                   "same command, or `sweep NAME`, resumes it).")
-@click.option("--tensorboard", "tensorboard_dir", type=click.Path(file_okay=False),
-              default=None, help="Also log every run to TensorBoard in this folder while it "
-                                 "trains (one TensorBoard run per run directory).")
+@click.option(
+    "--max-runs",
+    type=click.IntRange(min=1),
+    default=MAX_RUNS,
+    show_default=True,
+    help="Refuse a sweep whose grid, grown to its limits, has more runs.",
+)
+@click.option(
+    "--preset",
+    default=None,
+    help="Ad-hoc grid: the preset to sweep (with --grid and --name; no TOML file).",
+)
+@click.option(
+    "--grid",
+    "grid",
+    multiple=True,
+    metavar="FIELD=V1,V2",
+    help="Ad-hoc grid: values of train.lr, model.n_layer, seed or model.qk_norm "
+    "(repeatable), e.g. --grid train.lr=1e-3,3e-3 --grid qk_norm=none,rms.",
+)
+@click.option(
+    "--seeds",
+    type=int,
+    default=None,
+    help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them; default 3, docs/STUDY.md).",
+)
+@click.option(
+    "--name",
+    "sweep_name",
+    default=None,
+    help="Ad-hoc grid: its folder RUNS_DIR/NAME/ (spec.toml is written there; the "
+    "same command, or `sweep NAME`, resumes it).",
+)
+@click.option(
+    "--tensorboard",
+    "tensorboard_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also log every run to TensorBoard in this folder while it "
+    "trains (one TensorBoard run per run directory).",
+)
 @runs_dir_option
 @set_option
 @device_options
 @click.pass_obj
-def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, estimate,
-          retry_failed, max_runs, preset, grid, seeds, sweep_name, tensorboard_dir, runs_dir,
-          overrides, device, compile, tf32):
+def sweep(
+    backend,
+    name,
+    workers,
+    executor,
+    address,
+    gpus_per_run,
+    dry_run,
+    estimate,
+    retry_failed,
+    max_runs,
+    preset,
+    grid,
+    seeds,
+    sweep_name,
+    tensorboard_dir,
+    runs_dir,
+    overrides,
+    device,
+    compile,
+    tf32,
+):
     """Run sweep NAME (sweeps/specs/NAME.toml, a .toml path, or an ad-hoc grid's folder):
     skips finished runs, resumes interrupted ones."""
     from sweeps.core.errors import HarnessError
+    from sweeps.core.files import check_writable
     from sweeps.run.backends import Execution
     from sweeps.sweep.executors import make_executor
-    from sweeps.core.files import check_writable
-    from sweeps.sweep.runner import Sweep, dry_run as show_plan, run_sweep
+    from sweeps.sweep.runner import Sweep, run_sweep
+    from sweeps.sweep.runner import dry_run as show_plan
 
     if workers is not None and workers < 1:  # refused before anything, dry run or not
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
@@ -300,8 +401,13 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
 
         execution.check_device()
         # A sweep that follows: probe in a child process, so this one keeps no GPU context.
-        estimate_sweep(plan, execution, echo=click.echo, apart=not dry_run,
-                       progress=lambda text: click.echo(text, err=True))
+        estimate_sweep(
+            plan,
+            execution,
+            echo=click.echo,
+            apart=not dry_run,
+            progress=lambda text: click.echo(text, err=True),
+        )
     if dry_run:
         return show_plan(plan, click.echo)
     check_writable(plan.dir, "--runs-dir")
@@ -309,8 +415,7 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
         from sweeps.sweep.executors import check_gpus_fit
 
         execution.check_device()
-        check_gpus_fit(list(plan.configs.values()), workers, execution.backend,
-                       execution.device)
+        check_gpus_fit(list(plan.configs.values()), workers, execution.backend, execution.device)
     start = make_executor(executor, execution, workers, address, gpus_per_run)
     live = contextlib.nullcontext()
     if tensorboard_dir:
@@ -319,8 +424,13 @@ def sweep(backend, name, workers, executor, address, gpus_per_run, dry_run, esti
         check_writable(Path(tensorboard_dir), "--tensorboard")
         live = LiveExport(plan, tensorboard_dir)
     with live:
-        counts = run_sweep(plan, start, click.echo, retry_failed=execution.retry_failed,
-                           prepare_data=executor == "local")
+        counts = run_sweep(
+            plan,
+            start,
+            click.echo,
+            retry_failed=execution.retry_failed,
+            prepare_data=executor == "local",
+        )
     if tensorboard_dir:
         click.echo(f"tensorboard: tensorboard --logdir {tensorboard_dir}")
     if counts.get("failed"):
@@ -341,18 +451,31 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
         target = sweep_name or name
         if not target:
             raise HarnessError("an ad-hoc grid needs --name NAME: its folder RUNS_DIR/NAME/")
-        command = " ".join(["sweep --preset", preset, *(f"--grid {g}" for g in grid),
-                            f"--seeds {seeds}", f"--name {target}"])
-        return adhoc_spec(runs_dir, target, preset, grid, seeds, command, write=not dry_run,
-                          max_runs=max_runs)
+        command = " ".join(
+            [
+                "sweep --preset",
+                preset,
+                *(f"--grid {g}" for g in grid),
+                f"--seeds {seeds}",
+                f"--name {target}",
+            ]
+        )
+        return adhoc_spec(
+            runs_dir, target, preset, grid, seeds, command, write=not dry_run, max_runs=max_runs
+        )
     if seeds is not None:
-        raise HarnessError("--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
-                           "spec's seeds are its [grid] seed list")
+        raise HarnessError(
+            "--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
+            "spec's seeds are its [grid] seed list"
+        )
     if sweep_name and not name:
         name = sweep_name
     if not name:
-        raise HarnessError("which sweep? give NAME (a spec: " + ", ".join(_spec_names())
-                           + "), or an ad-hoc grid with --preset, --grid and --name")
+        raise HarnessError(
+            "which sweep? give NAME (a spec: "
+            + ", ".join(_spec_names())
+            + "), or an ad-hoc grid with --preset, --grid and --name"
+        )
     return find_spec(name, runs_dir, max_runs)
 
 
@@ -368,13 +491,26 @@ sweep.help = inspect.cleandoc(sweep.help or "") + "\n\nSpecs: " + ", ".join(_spe
 @click.command()
 @click.argument("name")
 @runs_dir_option
-@click.option("--watch", is_flag=True,
-              help="Redraw a live table (running runs' step, smoothed loss, LR, ETA; the "
-                   "sweep's ETA) until the sweep ends; reads only the run directories.")
-@click.option("--interval", type=click.FloatRange(min=0.0), default=5.0, show_default=True,
-              help="--watch: seconds between redraws.")
-@click.option("--frames", type=click.IntRange(min=0), default=0, show_default=True,
-              help="--watch: stop after this many redraws (0: when the sweep ends).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Redraw a live table (running runs' step, smoothed loss, LR, ETA; the "
+    "sweep's ETA) until the sweep ends; reads only the run directories.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.0),
+    default=5.0,
+    show_default=True,
+    help="--watch: seconds between redraws.",
+)
+@click.option(
+    "--frames",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="--watch: stop after this many redraws (0: when the sweep ends).",
+)
 @click.pass_obj
 def status(backend, name, runs_dir, watch, interval, frames):
     """The runs of sweep NAME and their state, and final loss by lr and qk_norm."""
@@ -395,8 +531,12 @@ def export():
 
 @export.command("tensorboard")
 @click.argument("name")
-@click.option("--out", type=click.Path(file_okay=False), required=True,
-              help="TensorBoard log folder: one TensorBoard run per run directory.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="TensorBoard log folder: one TensorBoard run per run directory.",
+)
 @runs_dir_option
 @click.pass_obj
 def export_tensorboard(backend, name, out, runs_dir):
@@ -411,10 +551,13 @@ def export_tensorboard(backend, name, out, runs_dir):
     directory, configs = planned_runs(name, runs_dir, backend)
     check_writable(Path(out), "--out")
     done = export_runs(directory, configs, out)
-    click.echo(f"exported {len(done)} of {len(configs)} planned runs of {directory.name} -> "
-               f"{out} (view: tensorboard --logdir {out})")
-    note = SweepDir(directory).left_out_note(shown_backend(directory, configs, backend),
-                                             "export tensorboard")
+    click.echo(
+        f"exported {len(done)} of {len(configs)} planned runs of {directory.name} -> "
+        f"{out} (view: tensorboard --logdir {out})"
+    )
+    note = SweepDir(directory).left_out_note(
+        shown_backend(directory, configs, backend), "export tensorboard"
+    )
     if note:
         click.echo(note, err=True)
 

@@ -8,6 +8,7 @@ its own data into a facet shows up as marks of other panels' rows: the bug these
 `text_outside` renders the SVG and returns every text whose extent, at a conservative glyph
 width, leaves the canvas: another renderer's wider font must still fit.
 """
+
 from __future__ import annotations
 
 import math
@@ -103,8 +104,14 @@ def _matrix(transform: str):
 def _compose(m, t):
     a, b, c, d, e, f = m
     a2, b2, c2, d2, e2, f2 = t
-    return (a * a2 + c * b2, b * a2 + d * b2, a * c2 + c * d2, b * c2 + d * d2,
-            a * e2 + c * f2 + e, b * e2 + d * f2 + f)
+    return (
+        a * a2 + c * b2,
+        b * a2 + d * b2,
+        a * c2 + c * d2,
+        b * c2 + d * d2,
+        a * e2 + c * f2 + e,
+        b * e2 + d * f2 + f,
+    )
 
 
 def _apply(m, x, y):
@@ -124,15 +131,16 @@ def text_outside(chart) -> list[str]:
         if node.tag.endswith("text"):
             text = "".join(node.itertext())
             size = float(re.sub(r"[^0-9.]", "", node.get("font-size", "10")) or 10)
-            w = len(text) * size * GLYPH["bold" if node.get("font-weight") == "bold" else
-                                         "normal"]
+            w = len(text) * size * GLYPH["bold" if node.get("font-weight") == "bold" else "normal"]
             anchor = node.get("text-anchor", "start")
             x0 = {"start": 0, "middle": -w / 2, "end": -w}[anchor]
             corners = [_apply(m, x, y) for x in (x0, x0 + w) for y in (-0.8 * size, 0.25 * size)]
             xs, ys = [p[0] for p in corners], [p[1] for p in corners]
             if min(xs) < -1 or max(xs) > width + 1 or min(ys) < -1 or max(ys) > height + 1:
-                bad.append(f"{text!r} spans x {min(xs):.0f}..{max(xs):.0f}, y "
-                           f"{min(ys):.0f}..{max(ys):.0f} of {width:.0f}x{height:.0f}")
+                bad.append(
+                    f"{text!r} spans x {min(xs):.0f}..{max(xs):.0f}, y "
+                    f"{min(ys):.0f}..{max(ys):.0f} of {width:.0f}x{height:.0f}"
+                )
             return
         for child in node:
             walk(child, m)

@@ -1,4 +1,5 @@
 """Shared fixtures: a small builtin corpus cached once per session, and both backends."""
+
 import pytest
 
 from sweeps.core.presets import get_preset
@@ -15,6 +16,19 @@ def data_cache(tmp_path_factory):
     patcher.setenv("QKNORM_DATA_DIR", str(path))
     yield path
     patcher.undo()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Smoke-sized matmuls gain nothing from threads, and on 2 busy cores torch's OpenMP pool
+    waiting for a descheduled thread made steps up to 60x slower (modules that train torch
+    models use it: pytestmark = pytest.mark.usefixtures("one_torch_thread"))."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # also what tests/test_interventions.py's fingerprints used
+    yield
+    torch.set_num_threads(before)
 
 
 def smoke_config(backend: str, *overrides: str):
@@ -34,5 +48,4 @@ def train_steps(trainer, tokens, lr: float, steps: int = 1, batch_size: int = 4)
     trainer.set_train_tokens(tokens)
     T = trainer.cfg.model.block_size
     starts = np.linspace(0, len(tokens) - T - 1, batch_size).astype(np.int64)
-    return [tuple(v) for v in trainer.read([trainer.train_step(starts, lr)
-                                            for _ in range(steps)])]
+    return [tuple(v) for v in trainer.read([trainer.train_step(starts, lr) for _ in range(steps)])]

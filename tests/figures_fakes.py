@@ -4,6 +4,7 @@ A run's outcome is given directly: status and final val loss. Its metrics.jsonl 
 curve from INIT_LOSS to that loss (rising back after warmup when it diverged), with quick
 val losses every 2% of the run and diagnostics that grow with the LR when QK-norm is off.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,30 +16,56 @@ from sweeps.run.rundir import RunDir
 
 INIT_LOSS = 5.5
 BIGRAM, UNIGRAM = 2.34, 3.05  # the data's baselines as the runs record them, nats/token
-PROVENANCE = {"git_commit": "0123456789abcdef", "git_dirty": False, "device": "cpu",
-              "versions": {"numpy": "2.0.0", "torch": "2.4.0"}, "python": "3.11.0",
-              "platform": "Linux-test", "started_at": "2025-01-01T00:00:00+00:00"}
-ARM_SETTINGS = {"off": {"model.qk_norm": "none"}, "on": {"model.qk_norm": "rms"},
-                "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"}}
+PROVENANCE = {
+    "git_commit": "0123456789abcdef",
+    "git_dirty": False,
+    "device": "cpu",
+    "versions": {"numpy": "2.0.0", "torch": "2.4.0"},
+    "python": "3.11.0",
+    "platform": "Linux-test",
+    "started_at": "2025-01-01T00:00:00+00:00",
+}
+ARM_SETTINGS = {
+    "off": {"model.qk_norm": "none"},
+    "on": {"model.qk_norm": "rms"},
+    "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"},
+}
 BIGRAM = 2.2  # the runs' bigram baseline (nats): below the best loss, as at real scale
-STUDY = {"reference": "off", "primary": "on", "start_control": None, "comparisons": [],
-         "delta": 0.1, "sensitivity_range": [1e-3, 1e-1], "min_effect": 0.02,
-         "negligible": 0.05, "target_loss": 3.0}
+STUDY = {
+    "reference": "off",
+    "primary": "on",
+    "start_control": None,
+    "comparisons": [],
+    "delta": 0.1,
+    "sensitivity_range": [1e-3, 1e-1],
+    "min_effect": 0.02,
+    "negligible": 0.05,
+    "target_loss": 3.0,
+}
 
 
 def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30):
     overrides = [f"{k}={v}" for k, v in ARM_SETTINGS[arm].items()]
-    overrides += [f"arm={arm}", f"model.n_layer={n_layer}", f"train.lr={lr}", f"seed={seed}",
-                  f"train.max_steps={steps}", "train.warmup_steps=5", "train.eval_interval=10"]
+    overrides += [
+        f"arm={arm}",
+        f"model.n_layer={n_layer}",
+        f"train.lr={lr}",
+        f"seed={seed}",
+        f"train.max_steps={steps}",
+        "train.warmup_steps=5",
+        "train.eval_interval=10",
+    ]
     return get_preset("smoke").with_overrides(overrides)
 
 
-def write_run(root: Path, cfg, status: str | None, final: float | None = None,
-              error: str = "") -> RunDir:
+def write_run(
+    root: Path, cfg, status: str | None, final: float | None = None, error: str = ""
+) -> RunDir:
     """status None: an unfinished run (config and metrics, no summary)."""
     run = RunDir(Path(root) / cfg.run_id)
-    write_json_atomic(run.config_path, {"run_id": cfg.run_id, "config": cfg.to_dict(),
-                                        "provenance": PROVENANCE})
+    write_json_atomic(
+        run.config_path, {"run_id": cfg.run_id, "config": cfg.to_dict(), "provenance": PROVENANCE}
+    )
     t = cfg.train
     last = t.max_steps if status in ("ok", "unstable") else t.max_steps // 2
     diverged_at = last if status == "diverged" else None
@@ -61,13 +88,23 @@ def write_run(root: Path, cfg, status: str | None, final: float | None = None,
     run.append_metrics(rows)
     if status is None:
         return run
-    summary = {"run_id": cfg.run_id, "status": status, "init_loss": INIT_LOSS,
-               "steps_run": last, "max_steps": t.max_steps, "diverged_at": diverged_at,
-               "wall_time_s": 1.0, "tokens_per_s": 1000.0, "device": "cpu",
-               "tokens_seen": last * cfg.tokens_per_step, "unstable_reasons": [],
-               "init_logit_std": 0.01 if cfg.model.qk_norm == "none" else 1.0,
-               "bigram_loss": BIGRAM, "unigram_loss": UNIGRAM,
-               "final_val_loss": final if status in ("ok", "unstable") else None}
+    summary = {
+        "run_id": cfg.run_id,
+        "status": status,
+        "init_loss": INIT_LOSS,
+        "steps_run": last,
+        "max_steps": t.max_steps,
+        "diverged_at": diverged_at,
+        "wall_time_s": 1.0,
+        "tokens_per_s": 1000.0,
+        "device": "cpu",
+        "tokens_seen": last * cfg.tokens_per_step,
+        "unstable_reasons": [],
+        "init_logit_std": 0.01 if cfg.model.qk_norm == "none" else 1.0,
+        "bigram_loss": BIGRAM,
+        "unigram_loss": UNIGRAM,
+        "final_val_loss": final if status in ("ok", "unstable") else None,
+    }
     if status == "unstable":
         summary["unstable_reasons"] = ["final val loss is worse than the bigram baseline"]
     if status == "failed":
@@ -83,28 +120,52 @@ def _diagnostics(cfg, progress: float) -> dict:
     growth = 1 + (300 * cfg.train.lr * progress if off else 0.2 * progress)
     layers = range(cfg.model.n_layer)
     logit = [4.0 * growth * (1 + 0.1 * i) for i in layers]
-    return {"max_attn_logit": logit, "attn_logit_std": [0.01 * x for x in logit],
-            "attn_entropy": [max(0.2, 3.0 - 0.02 * x) for x in logit],
-            "attn_entropy_min": [max(0.05, 2.0 - 0.03 * x) for x in logit],
-            "resid_kurtosis": [3.0 + 0.5 * x for x in logit],
-            "resid_max_over_median": [5.0 + x for x in logit],
-            "qk_gain_max": [None if off else 1.0 + progress for _ in layers],
-            "logit_max": 5.0 + progress, "logit_rms": 1.0 + progress}
+    return {
+        "max_attn_logit": logit,
+        "attn_logit_std": [0.01 * x for x in logit],
+        "attn_entropy": [max(0.2, 3.0 - 0.02 * x) for x in logit],
+        "attn_entropy_min": [max(0.05, 2.0 - 0.03 * x) for x in logit],
+        "resid_kurtosis": [3.0 + 0.5 * x for x in logit],
+        "resid_max_over_median": [5.0 + x for x in logit],
+        "qk_gain_max": [None if off else 1.0 + progress for _ in layers],
+        "logit_max": 5.0 + progress,
+        "logit_rms": 1.0 + progress,
+    }
 
 
-def write_plan(root: Path, name: str, cfgs: list, arms=("off", "on"), study: dict | None = None,
-               lrs=None, control_lrs=None) -> None:
+def write_plan(
+    root: Path,
+    name: str,
+    cfgs: list,
+    arms=("off", "on"),
+    study: dict | None = None,
+    lrs=None,
+    control_lrs=None,
+) -> None:
     lrs = sorted({c.train.lr for c in cfgs}) if lrs is None else lrs
-    spec = {"name": name, "preset": "smoke", "description": f"The {name} fixture.",
-            "grid": {"lr": lrs},
-            "arms": {a: {"set": ARM_SETTINGS[a], **({"lr": control_lrs}
-                                                     if a == "off-warm" and control_lrs else {})}
-                     for a in arms}}
+    spec = {
+        "name": name,
+        "preset": "smoke",
+        "description": f"The {name} fixture.",
+        "grid": {"lr": lrs},
+        "arms": {
+            a: {
+                "set": ARM_SETTINGS[a],
+                **({"lr": control_lrs} if a == "off-warm" and control_lrs else {}),
+            }
+            for a in arms
+        },
+    }
     if study is not False:
         spec["study"] = {**STUDY, **(study or {})}
-    write_json_atomic(Path(root) / "plan.json", {
-        "name": name, "spec": spec, "runs": [{"run_id": c.run_id, "config": c.to_dict()}
-                                             for c in cfgs]})
+    write_json_atomic(
+        Path(root) / "plan.json",
+        {
+            "name": name,
+            "spec": spec,
+            "runs": [{"run_id": c.run_id, "config": c.to_dict()} for c in cfgs],
+        },
+    )
 
 
 # The main fixture sweep. QK-norm on is flat: ON_LOSS per LR, +0.01 per seed. Off matches on
@@ -129,13 +190,22 @@ def study_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, fl
     return "diverged", None
 
 
-def write_study(root: Path, name: str = "study", depths=DEPTHS, lrs=LRS, seeds=SEEDS,
-                outcome=study_outcome, arms=("off", "on"), study=None, control_lrs=None,
-                plan: bool = True) -> list:
+def write_study(
+    root: Path,
+    name: str = "study",
+    depths=DEPTHS,
+    lrs=LRS,
+    seeds=SEEDS,
+    outcome=study_outcome,
+    arms=("off", "on"),
+    study=None,
+    control_lrs=None,
+    plan: bool = True,
+) -> list:
     cfgs = []
     for arm in arms:
         for d in depths:
-            for lr in (control_lrs if arm == "off-warm" and control_lrs else lrs):
+            for lr in control_lrs if arm == "off-warm" and control_lrs else lrs:
                 for s in seeds:
                     cfg = config(arm, d, lr, s)
                     write_run(root, cfg, *outcome(arm, d, lr, s))
@@ -165,5 +235,11 @@ def multi_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, fl
 
 
 def write_multi(root: Path, name: str = "multi") -> list:
-    return write_study(root, name, depths=MULTI_DEPTHS, outcome=multi_outcome,
-                       arms=("off", "on", "off-warm"), study=MULTI_STUDY)
+    return write_study(
+        root,
+        name,
+        depths=MULTI_DEPTHS,
+        outcome=multi_outcome,
+        arms=("off", "on", "off-warm"),
+        study=MULTI_STUDY,
+    )

@@ -1,13 +1,14 @@
 """The synthetic corpus: deterministic, seedable, and structured enough to be worth learning."""
+
 import hashlib
 import re
 
 import numpy as np
 import pytest
 
+from sweeps.data import entropies
 from sweeps.data.builtin import generate_stories
 from sweeps.data.builtin.words import ANIMALS, LESSONS, MISHAPS, PETS, RAINBOW, SKILL_WORDS
-from sweeps.data import entropies
 from sweeps.data.tokenizers import encode_documents
 
 # sha256 of the first 50 stories of seed 0. When a change to the generator moves it, bump
@@ -49,10 +50,19 @@ def test_ascii_size_lengths_and_distinct(stories):
 
 def test_every_plot_type_occurs(stories):
     text = "\n".join(stories)
-    for marker in ["It was gone!", "Now {} had", "went on a trip to", "Ready, steady, go!",
-                   "Ready or not, here I come!", "\"We need ", "rain was pouring down",
-                   "came by. \"Why are you sad?\"", "remembered what", "little holes in the garden",
-                   "That night, "]:
+    for marker in [
+        "It was gone!",
+        "Now {} had",
+        "went on a trip to",
+        "Ready, steady, go!",
+        "Ready or not, here I come!",
+        '"We need ',
+        "rain was pouring down",
+        'came by. "Why are you sad?"',
+        "remembered what",
+        "little holes in the garden",
+        "That night, ",
+    ]:
         if "{}" in marker:
             assert re.search(marker.replace("{}", r"\w+"), text), marker
         else:
@@ -67,9 +77,10 @@ def test_lost_toy_is_found_where_it_was_put_down(stories):
         if not put:
             continue
         hero, _, surface = put.groups()
-        place = re.search(r"(?:went to|stopped at) the ([\w ]+), where they [^.]*\. "
-                          + hero + " put", story).group(1)
-        assert f"\"I put it on the {surface} at the {place}!\"" in story
+        place = re.search(
+            r"(?:went to|stopped at) the ([\w ]+), where they [^.]*\. " + hero + " put", story
+        ).group(1)
+        assert f'"I put it on the {surface} at the {place}!"' in story
         visited = re.findall(r"(?:went to|stopped at) the ([\w ]+), where", story)
         recited = re.search(r"\"We went to (.*?),\" \w+ " + hero, story).group(1)
         assert re.split(r", | and ", recited) == ["the " + v for v in visited]
@@ -82,24 +93,31 @@ def test_hiders_are_found_where_they_hid(stories):
     for story in stories:
         for hid in re.finditer(r"(?:^|\. )(\w+) hid ([^.]+)\.", story, re.MULTILINE):
             name, spot = hid.groups()
-            found = (f"looked {spot}: there was {name}!" in story
-                     or f"looked {spot}. \"Found you, {name}!\"" in story)
+            found = (
+                f"looked {spot}: there was {name}!" in story
+                or f'looked {spot}. "Found you, {name}!"' in story
+            )
             assert found, (name, spot)
             checked += 1
     assert checked > 40
 
 
 def test_shared_snacks_are_counted_down(stories):
-    numbers = {w: i for i, w in enumerate(["no", "one", "two", "three", "four", "five", "six",
-                                           "seven", "eight", "nine", "ten"])}
+    numbers = {
+        w: i
+        for i, w in enumerate(
+            ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+        )
+    }
     checked = 0
     for story in stories:
         start = re.search(r" gave (\w+) (\w+) \w+ in an? \w+ basket", story)
         if not start:
             continue
         hero, have = start.group(1), numbers[start.group(2)]
-        for gave, left in re.findall(hero + r" gave \w+ (\w+) \w+\. Now " + hero +
-                                     r" had (\w+) \w+ left", story):
+        for gave, left in re.findall(
+            hero + r" gave \w+ (\w+) \w+\. Now " + hero + r" had (\w+) \w+ left", story
+        ):
             have -= numbers[gave]
             assert numbers[left] == have
             checked += 1
@@ -111,7 +129,7 @@ def test_forgotten_warning_is_quoted_back(stories):
     for story in stories:
         warned = re.search(r" said to \w+, \"([^\"]+)\"", story)
         if warned:
-            assert f"had said: \"{warned.group(1)}\"" in story
+            assert f'had said: "{warned.group(1)}"' in story
             assert any(warned.group(1).split(",")[0] in w for w, *_ in LESSONS)
             checked += 1
     assert checked > 20
@@ -119,8 +137,10 @@ def test_forgotten_warning_is_quoted_back(stories):
 
 def test_helper_talent_fits_the_mishap(stories):
     """The mishap decides which talent can solve it, a paragraph or two before the helper."""
-    cries = {re.escape('"' + cry + '"').replace(re.escape("{thing}"), r"[\w -]+"): talents
-             for _, cry, talents in MISHAPS.values()}
+    cries = {
+        re.escape('"' + cry + '"').replace(re.escape("{thing}"), r"[\w -]+"): talents
+        for _, cry, talents in MISHAPS.values()
+    }
     skills = {words.split("{")[0]: talent for talent, words in SKILL_WORDS.items()}
     checked = 0
     for story in stories:
@@ -161,8 +181,10 @@ def test_pet_and_favourite_colour_are_used_consistently(stories):
 def test_learnable_bigram_entropy_well_below_unigram():
     tokens = encode_documents(generate_stories(300, seed=0), "bytes")
     h = entropies(tokens, 256)
-    print(f"\nbuiltin corpus, bytes, 300 stories: unigram {h['unigram_bits']:.3f} bits/token, "
-          f"H(next|current) {h['bigram_bits']:.3f} bits/token")
+    print(
+        f"\nbuiltin corpus, bytes, 300 stories: unigram {h['unigram_bits']:.3f} bits/token, "
+        f"H(next|current) {h['bigram_bits']:.3f} bits/token"
+    )
     # Version 2's larger vocabulary raises H(next|current) (3.4 bits against 3.1 for version 1):
     # the gap to the unigram entropy is narrower, and most of what is learnable lies further back.
     assert h["bigram_bits"] < 0.8 * h["unigram_bits"]

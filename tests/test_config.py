@@ -1,4 +1,5 @@
 """Configs: JSON round trip, validation messages, dotted overrides, run ids, schedule, presets."""
+
 import json
 
 import pytest
@@ -28,32 +29,35 @@ def test_run_id_is_deterministic_readable_and_config_sensitive():
     assert a.with_overrides(["backend=mlx"]).run_id != a.run_id
 
 
-@pytest.mark.parametrize("override,message", [
-    ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
-    ("model.qk_norm=l2", "unknown model.qk_norm 'l2'; choose one of: none, rms, layernorm"),
-    ("model.norm=batch", "unknown model.norm 'batch'"),
-    ("model.n_layer=0", "model.n_layer must be > 0 (got 0)"),
-    ("train.lr=-1", "train.lr must be > 0 (got -1.0)"),
-    ("train.lr=abc", "train.lr must be float (got 'abc')"),
-    ("train.lr=nan", "train.lr must be a finite number (got 'nan')"),
-    ("train.max_steps=2.5", "train.max_steps must be int (got '2.5')"),
-    ("train.beta2=1", "train.beta2 must be in [0, 1) (got 1.0)"),
-    ("train.min_lr_ratio=2", "train.min_lr_ratio must be in [0, 1] (got 2.0)"),
-    ("train.warmup_steps=60", "train.warmup_steps must be below train.max_steps"),
-    ("train.weight_decay=-0.1", "train.weight_decay must be >= 0"),
-    ("train.diag_sequences=9", "train.diag_sequences must be at most train.batch_size"),
-    ("train.dtype=float16", "unknown train.dtype 'float16'"),
-    ("model.tie_embeddings=maybe", "model.tie_embeddings must be bool (got 'maybe')"),
-    ("data.corpus=wiki", "unknown data.corpus 'wiki'"),
-    ("data.tokenizer=sentencepiece", "unknown data.tokenizer 'sentencepiece'"),
-    ("data.corpus=file", "data.corpus=file needs a file"),
-    ("data.val_fraction=0.6", "data.val_fraction must be below 0.5"),
-    ("seed=-1", "seed must be >= 0"),
-    ("backend=jax", "unknown backend 'jax'"),
-    ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
-    ("optim.lr=1", "unknown setting 'optim.lr'"),
-    ("train.lr", "override 'train.lr' has no '='"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
+        ("model.qk_norm=l2", "unknown model.qk_norm 'l2'; choose one of: none, rms, layernorm"),
+        ("model.norm=batch", "unknown model.norm 'batch'"),
+        ("model.n_layer=0", "model.n_layer must be > 0 (got 0)"),
+        ("train.lr=-1", "train.lr must be > 0 (got -1.0)"),
+        ("train.lr=abc", "train.lr must be float (got 'abc')"),
+        ("train.lr=nan", "train.lr must be a finite number (got 'nan')"),
+        ("train.max_steps=2.5", "train.max_steps must be int (got '2.5')"),
+        ("train.beta2=1", "train.beta2 must be in [0, 1) (got 1.0)"),
+        ("train.min_lr_ratio=2", "train.min_lr_ratio must be in [0, 1] (got 2.0)"),
+        ("train.warmup_steps=60", "train.warmup_steps must be below train.max_steps"),
+        ("train.weight_decay=-0.1", "train.weight_decay must be >= 0"),
+        ("train.diag_sequences=9", "train.diag_sequences must be at most train.batch_size"),
+        ("train.dtype=float16", "unknown train.dtype 'float16'"),
+        ("model.tie_embeddings=maybe", "model.tie_embeddings must be bool (got 'maybe')"),
+        ("data.corpus=wiki", "unknown data.corpus 'wiki'"),
+        ("data.tokenizer=sentencepiece", "unknown data.tokenizer 'sentencepiece'"),
+        ("data.corpus=file", "data.corpus=file needs a file"),
+        ("data.val_fraction=0.6", "data.val_fraction must be below 0.5"),
+        ("seed=-1", "seed must be >= 0"),
+        ("backend=jax", "unknown backend 'jax'"),
+        ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
+        ("optim.lr=1", "unknown setting 'optim.lr'"),
+        ("train.lr", "override 'train.lr' has no '='"),
+    ],
+)
 def test_each_invalid_value_has_its_own_clear_message(override, message):
     with pytest.raises(ConfigError) as error:
         get_preset("smoke").with_overrides([override])
@@ -68,9 +72,16 @@ def test_vocabulary_larger_than_the_tokenizer_is_refused():
 
 
 def test_overrides_are_typed():
-    cfg = get_preset("smoke").with_overrides(["train.lr=1e-2", "model.n_layer=3",
-                                              "model.tie_embeddings=true", "seed=7",
-                                              "data.path=x.txt", "train.max_steps=1e2"])
+    cfg = get_preset("smoke").with_overrides(
+        [
+            "train.lr=1e-2",
+            "model.n_layer=3",
+            "model.tie_embeddings=true",
+            "seed=7",
+            "data.path=x.txt",
+            "train.max_steps=1e2",
+        ]
+    )
     assert cfg.train.lr == 0.01 and isinstance(cfg.model.n_layer, int)
     assert cfg.model.tie_embeddings is True and cfg.seed == 7 and cfg.train.max_steps == 100
 
@@ -95,8 +106,10 @@ def test_schedule_warms_up_linearly_then_decays_by_cosine_to_the_floor():
 
 
 def test_preset_sizes_match_their_purpose():
-    smoke, tiny, core = (count_params(p.model, p.vocab_size)
-                         for p in (PRESETS["smoke"], PRESETS["tiny"], PRESETS["core"]))
+    smoke, tiny, core = (
+        count_params(p.model, p.vocab_size)
+        for p in (PRESETS["smoke"], PRESETS["tiny"], PRESETS["core"])
+    )
     assert smoke["total"] < 20_000
     assert 0.7e6 < tiny["total"] < 1.2e6
     assert 10e6 <= core["total"] <= 15e6 and core["non_embedding"] > 10e6
@@ -104,18 +117,22 @@ def test_preset_sizes_match_their_purpose():
 
 
 def test_config_show_prints_json_with_parameter_counts():
-    result = CliRunner().invoke(make_cli("mlx"), ["config", "show", "tiny", "--set",
-                                                  "model.qk_norm=rms"])
+    result = CliRunner().invoke(
+        make_cli("mlx"), ["config", "show", "tiny", "--set", "model.qk_norm=rms"]
+    )
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     assert shown["config"]["backend"] == "mlx" and shown["config"]["model"]["qk_norm"] == "rms"
     assert shown["params"]["total"] > shown["params"]["non_embedding"] > 0
 
 
-@pytest.mark.parametrize("args,message", [
-    (["config", "show", "huge"], "unknown preset 'huge'"),
-    (["config", "show", "smoke", "--set", "model.n_head=5"], "divisible"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["config", "show", "huge"], "unknown preset 'huge'"),
+        (["config", "show", "smoke", "--set", "model.n_head=5"], "divisible"),
+    ],
+)
 def test_cli_errors_are_one_line_with_exit_code_2(args, message):
     result = CliRunner().invoke(make_cli("torch"), args)
     assert result.exit_code == 2

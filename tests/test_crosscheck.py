@@ -4,6 +4,7 @@ Each mismatch is put on one side only (a monkeypatched function or a Trainer sub
 must be reported at the check that can see it first: model bugs at `forward`, optimizer and
 schedule bugs at `train` (with forward and gradients still passing).
 """
+
 import json
 
 import mlx.core as mx
@@ -31,14 +32,7 @@ from tests.conftest import SMALL_DATA, smoke_config
 TRAIN = dict(steps=16, overrides=["train.lr=1e-2"])
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Smoke-sized matmuls gain nothing from threads, and on 2 busy cores torch's OpenMP
-    pool waiting for a descheduled thread made steps up to 60x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def factory(mlx_trainer=qkmlx.train.Trainer):
@@ -47,6 +41,7 @@ def factory(mlx_trainer=qkmlx.train.Trainer):
 
     def make(backend, cfg):
         return classes[backend](cfg.with_overrides([f"backend={backend}"]), device="cpu")
+
     return make
 
 
@@ -56,6 +51,7 @@ def checks_for(*overrides, steps=0, make=None):
 
 
 # -- the mismatches -------------------------------------------------------------------------
+
 
 class AdamWWithoutBiasCorrection(qkmlx.optim.AdamW):
     """MLX's own AdamW default (bias_correction=False): a trap docs/DESIGN.md names."""
@@ -95,29 +91,40 @@ def torch_tanh_gelu(self, x):
 
 def mlx_qk_norm_without_gain(self, x):
     B, T, C = x.shape
-    q, k, v = (p(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
-               for p in (self.q_proj, self.k_proj, self.v_proj))
-    return (mx.fast.rms_norm(q, None, self.q_norm.eps), mx.fast.rms_norm(k, None,
-                                                                         self.k_norm.eps), v)
+    q, k, v = (
+        p(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
+        for p in (self.q_proj, self.k_proj, self.v_proj)
+    )
+    return (
+        mx.fast.rms_norm(q, None, self.q_norm.eps),
+        mx.fast.rms_norm(k, None, self.k_norm.eps),
+        v,
+    )
 
 
 def torch_qk_norm_after_score_scale(self, x):
     """q pre-multiplied by 1/sqrt(d) (attention then unscaled), then normalised: the norm
     undoes the scale and the scores come out sqrt(d) too large."""
     B, T, C = x.shape
-    q, k, v = (p(x).reshape(B, T, self.n_head, self.head_dim).transpose(1, 2)
-               for p in (self.q_proj, self.k_proj, self.v_proj))
+    q, k, v = (
+        p(x).reshape(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        for p in (self.q_proj, self.k_proj, self.v_proj)
+    )
     self.scale = 1.0
-    return self.q_norm(q / self.head_dim ** 0.5), self.k_norm(k), v
+    return self.q_norm(q / self.head_dim**0.5), self.k_norm(k), v
 
 
 FORWARD_MISMATCHES = {
     "norm eps": ([qktorch.model, "make_norm", torch_norm_with_default_eps], ["model.norm=rms"]),
     "tanh gelu": ([qktorch.model.MLP, "forward", torch_tanh_gelu], []),
-    "qk-norm without gain": ([qkmlx.model.CausalSelfAttention, "heads",
-                              mlx_qk_norm_without_gain], []),
-    "qk-norm after score scale": ([qktorch.model.CausalSelfAttention, "heads",
-                                   torch_qk_norm_after_score_scale], []),
+    "qk-norm without gain": (
+        [qkmlx.model.CausalSelfAttention, "heads", mlx_qk_norm_without_gain],
+        [],
+    ),
+    "qk-norm after score scale": (
+        [qktorch.model.CausalSelfAttention, "heads", torch_qk_norm_after_score_scale],
+        [],
+    ),
 }
 
 
@@ -135,8 +142,15 @@ def test_a_model_mismatch_fails_at_forward(name, monkeypatch):
     assert first_failure(checks).name.startswith("forward/"), [c.to_dict() for c in checks]
 
 
-@pytest.mark.parametrize("name", ["no bias correction", "schedule one step off",
-                                  "decay on norm gains", "coupled decay in independent mode"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "no bias correction",
+        "schedule one step off",
+        "decay on norm gains",
+        "coupled decay in independent mode",
+    ],
+)
 def test_an_optimizer_mismatch_fails_at_training_after_forward_and_grads_pass(name, monkeypatch):
     make, overrides = None, list(TRAIN["overrides"])
     if name == "no bias correction":
@@ -155,10 +169,12 @@ def test_an_optimizer_mismatch_fails_at_training_after_forward_and_grads_pass(na
 
 def test_a_summed_cross_entropy_fails_at_the_loss(monkeypatch):
     """MLX's cross_entropy sums unless told reduction="mean": logits agree, the loss does not."""
+
     def summed(model, x, y):
         logits = model(x)
-        return mlx.nn.losses.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                           y.reshape(-1), reduction="sum")
+        return mlx.nn.losses.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"
+        )
 
     monkeypatch.setattr(qkmlx.train, "loss_fn", summed)
     assert first_failure(checks_for()).name == "loss/init"
@@ -201,6 +217,7 @@ def test_a_trainer_that_raises_is_a_failure_not_a_crash(monkeypatch):
 
 
 # -- interventions: a planted bug at every level each one has ------------------------------
+
 
 class ZLossOnlyInGrads(qkmlx.train.Trainer):
     """The z term in grads() (what the gradient check sees) but a stale 0 in the step."""
@@ -250,11 +267,12 @@ class ValLossWithoutSoftcap(qkmlx.train.Trainer):
 def torch_z_term_detached(logits):
     """log Z without its gradient: the objective's value is right, its gradient is not."""
     log_z = torch.logsumexp(logits.reshape(-1, logits.shape[-1]).float(), dim=-1).detach()
-    return (log_z ** 2).mean()
+    return (log_z**2).mean()
 
 
 def torch_explicit_attention(cap):
     """qktorch's explicit attention with `cap(self, scores)` in place of the soft cap."""
+
     def explicit(self, x):
         q, k, v = self.heads(x)
         T = x.shape[1]
@@ -262,6 +280,7 @@ def torch_explicit_attention(cap):
         causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
         probs = torch.softmax(cap(self, scores).masked_fill(~causal, float("-inf")), dim=-1)
         return self.merge(probs @ v), scores, probs
+
     return explicit
 
 
@@ -293,27 +312,46 @@ PLANTED = {
     ("z-loss", "grad"): ([qktorch.model, "z_term", torch_z_term_detached], None, "grad/"),
     ("z-loss", "train"): (None, ZLossOnlyInGrads, "train/loss"),
     ("z-loss", "checkpoint"): (None, ValLossWithZTerm, "checkpoint/torch->mlx"),
-    ("attn-softcap", "forward"): ([qktorch.model.CausalSelfAttention, "explicit",
-                                   torch_explicit_attention(cap_without_inner_scale)], None,
-                                  "forward/"),
-    ("attn-softcap", "grad"): ([qktorch.model.CausalSelfAttention, "explicit",
-                                torch_explicit_attention(cap_straight_through)], None,
-                               "grad/"),
+    ("attn-softcap", "forward"): (
+        [
+            qktorch.model.CausalSelfAttention,
+            "explicit",
+            torch_explicit_attention(cap_without_inner_scale),
+        ],
+        None,
+        "forward/",
+    ),
+    ("attn-softcap", "grad"): (
+        [
+            qktorch.model.CausalSelfAttention,
+            "explicit",
+            torch_explicit_attention(cap_straight_through),
+        ],
+        None,
+        "grad/",
+    ),
     # near-uniform attention at init barely moves the loss: the logits after training show it
     ("attn-softcap", "train"): (None, StepWithoutSoftcap, "diag/max_attn_logit"),
     # the loss barely moves in 16 steps; QK-clip's own counts differ from step 4
-    ("attn-softcap", "checkpoint"): (None, ValLossWithoutSoftcap,
-                                     "checkpoint-stress/torch->mlx"),
-    ("qk-clip", "train"): ([qkmlx.train, "clip_qk", mlx_clip_without_square_root], None,
-                           "train/qk_clip_heads"),
+    ("attn-softcap", "checkpoint"): (None, ValLossWithoutSoftcap, "checkpoint-stress/torch->mlx"),
+    ("qk-clip", "train"): (
+        [qkmlx.train, "clip_qk", mlx_clip_without_square_root],
+        None,
+        "train/qk_clip_heads",
+    ),
 }
 
 
 def intervention_checks(name, steps=TRAIN["steps"], make=None):
     """crosscheck of smoke with QK-norm off and the intervention at its exercise value."""
     i = INTERVENTIONS[name]
-    return checks_for("model.qk_norm=none", f"{i.field}={i.exercise!r}", *TRAIN["overrides"],
-                      steps=steps, make=make)
+    return checks_for(
+        "model.qk_norm=none",
+        f"{i.field}={i.exercise!r}",
+        *TRAIN["overrides"],
+        steps=steps,
+        make=make,
+    )
 
 
 def test_every_level_of_every_intervention_has_a_planted_bug():
@@ -327,8 +365,13 @@ def test_each_intervention_passes_on_the_real_trainers_and_acts(name):
     checks = intervention_checks(name)
     assert all(c.passed for c in checks), [c.to_dict() for c in checks if not c.passed]
     names = {c.name for c in checks}
-    assert {"forward/stress", "grad/stress", "train/loss", "checkpoint/mlx->torch",
-            "checkpoint-stress/mlx->torch"} <= names
+    assert {
+        "forward/stress",
+        "grad/stress",
+        "train/loss",
+        "checkpoint/mlx->torch",
+        "checkpoint-stress/mlx->torch",
+    } <= names
     if name == "qk-clip":  # it fired, on the same steps on both sides
         heads = next(c for c in checks if c.name == "train/qk_clip_heads")
         assert "nonzero on torch 0 " not in heads.detail and heads.abs_err == 0
@@ -342,7 +385,8 @@ def test_a_planted_intervention_bug_fails_at_its_level(key, monkeypatch):
     checks = intervention_checks(key[0], make=factory(mlx_trainer) if mlx_trainer else None)
     failed = first_failure(checks).name
     assert failed.startswith(expected) if expected.endswith("/") else failed == expected, [
-        c.to_dict() for c in checks]
+        c.to_dict() for c in checks
+    ]
 
 
 def test_a_sweep_crosschecks_each_intervention_arm_and_exercises_it():
@@ -351,23 +395,34 @@ def test_a_sweep_crosschecks_each_intervention_arm_and_exercises_it():
     from crosscheck.configs import sweep_targets
     from sweeps.sweep.spec import parse_spec
 
-    spec = parse_spec({
-        "preset": "smoke", "grid": {"lr": [1e-3, 1e-2]},
-        "arms": {"off": {"set": {"model.qk_norm": "none"}},
-                 "on": {"set": {"model.qk_norm": "rms"}},
-                 "off-z": {"set": {"model.qk_norm": "none", "train.z_loss": 1e-4}},
-                 "off-clip": {"set": {"model.qk_norm": "none", "model.qk_clip": 100.0}},
-                 "off-warm": {"set": {"model.qk_norm": "none", "train.warmup_steps": 30}}},
-        "study": {"delta": 0.1, "sensitivity_range": [1e-3, 1e-2], "target_loss": 3.0}})
+    spec = parse_spec(
+        {
+            "preset": "smoke",
+            "grid": {"lr": [1e-3, 1e-2]},
+            "arms": {
+                "off": {"set": {"model.qk_norm": "none"}},
+                "on": {"set": {"model.qk_norm": "rms"}},
+                "off-z": {"set": {"model.qk_norm": "none", "train.z_loss": 1e-4}},
+                "off-clip": {"set": {"model.qk_norm": "none", "model.qk_clip": 100.0}},
+                "off-warm": {"set": {"model.qk_norm": "none", "train.warmup_steps": 30}},
+            },
+            "study": {"delta": 0.1, "sensitivity_range": [1e-3, 1e-2], "target_loss": 3.0},
+        }
+    )
     labels = [t.label for t in sweep_targets(spec)]
-    assert labels == ["smoke L2 qk_norm=none", "smoke L2 qk_norm=rms",
-                      "smoke L2 qk_norm=none z-loss=0.0001", "smoke L2 qk_norm=none qk-clip=100",
-                      "smoke L2 qk_norm=none qk-clip=100 weight_decay_mode=independent",
-                      "smoke L2 qk_norm=none z-loss=0.01 (exercise values)",
-                      "smoke L2 qk_norm=none qk-clip=0.02 (exercise values)"]
+    assert labels == [
+        "smoke L2 qk_norm=none",
+        "smoke L2 qk_norm=rms",
+        "smoke L2 qk_norm=none z-loss=0.0001",
+        "smoke L2 qk_norm=none qk-clip=100",
+        "smoke L2 qk_norm=none qk-clip=100 weight_decay_mode=independent",
+        "smoke L2 qk_norm=none z-loss=0.01 (exercise values)",
+        "smoke L2 qk_norm=none qk-clip=0.02 (exercise values)",
+    ]
 
 
 # -- the command ----------------------------------------------------------------------------
+
 
 def invoke(*args):
     sets = [a for s in SMALL_DATA for a in ("--set", s)]
@@ -381,12 +436,20 @@ def test_the_smoke_preset_passes_end_to_end(tmp_path):
     assert "FAIL" not in result.output and "qk_norm=none" in result.output
     doc = json.loads(out.read_text())
     assert doc["verdict"] == "pass"
-    assert [(c["config"]["model"]["qk_norm"], c["config"]["train"]["weight_decay_mode"])
-            for c in doc["configs"]] == [("none", "coupled"), ("rms", "coupled"),
-                                         ("rms", "independent")]  # both decay modes
+    assert [
+        (c["config"]["model"]["qk_norm"], c["config"]["train"]["weight_decay_mode"])
+        for c in doc["configs"]
+    ] == [("none", "coupled"), ("rms", "coupled"), ("rms", "independent")]  # both decay modes
     names = {c["check"] for c in doc["configs"][1]["checks"]}
-    assert {"forward/init", "forward/stress", "grad/stress", "train/loss", "diag/max_attn_logit",
-            "checkpoint/mlx->torch", "resume/torch->mlx"} <= names
+    assert {
+        "forward/init",
+        "forward/stress",
+        "grad/stress",
+        "train/loss",
+        "diag/max_attn_logit",
+        "checkpoint/mlx->torch",
+        "resume/torch->mlx",
+    } <= names
     assert doc["provenance"]["versions"]["torch"] and doc["tolerances"]["forward"]["reason"]
 
 
@@ -395,11 +458,14 @@ def test_the_interventions_option_checks_each_at_its_exercise_value(tmp_path):
     result = invoke("--preset", "smoke", "--interventions", "--steps", "0", "--out", str(out))
     assert result.exit_code == 0, result.output
     labels = [c["label"] for c in json.loads(out.read_text())["configs"]]
-    assert labels == ["smoke L2 qk_norm=none", "smoke L2 qk_norm=rms",
-                      "smoke L2 qk_norm=none z-loss=0.01",
-                      "smoke L2 qk_norm=none attn-softcap=0.1",
-                      "smoke L2 qk_norm=none qk-clip=0.02",
-                      "smoke L2 qk_norm=none qk-clip=0.02 weight_decay_mode=independent"]
+    assert labels == [
+        "smoke L2 qk_norm=none",
+        "smoke L2 qk_norm=rms",
+        "smoke L2 qk_norm=none z-loss=0.01",
+        "smoke L2 qk_norm=none attn-softcap=0.1",
+        "smoke L2 qk_norm=none qk-clip=0.02",
+        "smoke L2 qk_norm=none qk-clip=0.02 weight_decay_mode=independent",
+    ]
     bad = invoke("--sweep", "smoke", "--interventions")
     assert bad.exit_code == 2 and "--interventions goes with --preset" in bad.output
 
@@ -413,18 +479,30 @@ def test_an_injected_failure_exits_1(monkeypatch):
 
 def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path):
     spec = tmp_path / "mini.toml"
-    spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 2]\nseed = [0, 1, 2]\n[set]\ntrain.warmup_steps = 5\n'
-                    '[study]\ndelta = 0.1\nsensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
+    spec.write_text(
+        'preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
+        "n_layer = [1, 2]\nseed = [0, 1, 2]\n[set]\ntrain.warmup_steps = 5\n"
+        "[study]\ndelta = 0.1\nsensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n"
+    )
     result = invoke("--sweep", str(spec), "--runs-dir", str(tmp_path / "runs"), "--steps", "0")
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "runs" / "mini" / "crosscheck.json").read_text())
     assert doc["verdict"] == "pass" and doc["sweep"]["name"] == "mini"
-    models = [(c["config"]["model"]["n_layer"], c["config"]["model"]["qk_norm"],
-               c["config"]["train"]["weight_decay_mode"]) for c in doc["configs"]]
-    assert sorted(models) == [(1, "none", "coupled"), (1, "rms", "coupled"),
-                              (2, "none", "coupled"), (2, "rms", "coupled"),
-                              (2, "rms", "independent")]
+    models = [
+        (
+            c["config"]["model"]["n_layer"],
+            c["config"]["model"]["qk_norm"],
+            c["config"]["train"]["weight_decay_mode"],
+        )
+        for c in doc["configs"]
+    ]
+    assert sorted(models) == [
+        (1, "none", "coupled"),
+        (1, "rms", "coupled"),
+        (2, "none", "coupled"),
+        (2, "rms", "coupled"),
+        (2, "rms", "independent"),
+    ]
     assert all(c["config"]["train"]["warmup_steps"] == 5 for c in doc["configs"])
 
 

@@ -1,4 +1,5 @@
 """The data pipeline: corpora, tokenizers, the verified cache, deterministic batches, the CLI."""
+
 import json
 import threading
 
@@ -8,13 +9,21 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from sweeps.data import cache as data_mod, corpora, tokenizers
-from sweeps.data.builtin import GENERATOR_VERSION
 from sweeps.cli import make_cli
 from sweeps.core.config import DataConfig
-from sweeps.data.corpora import describe, load_documents
-from sweeps.data import cache_path, get_batch, load_tokens, read_manifest, val_batches
 from sweeps.core.errors import DataError
+from sweeps.data import cache as data_mod
+from sweeps.data import (
+    cache_path,
+    corpora,
+    get_batch,
+    load_tokens,
+    read_manifest,
+    tokenizers,
+    val_batches,
+)
+from sweeps.data.builtin import GENERATOR_VERSION
+from sweeps.data.corpora import describe, load_documents
 from sweeps.data.tokenizers import apply_compact, compact_vocab, encode_documents, gpt2_encoding
 
 SMALL = DataConfig(builtin_stories=200)
@@ -27,6 +36,7 @@ def small(tmp_path):
 
 
 # -- batches ---------------------------------------------------------------------------------
+
 
 def test_batch_is_a_pure_function_of_seed_and_step():
     tokens = np.arange(5000, dtype=np.uint16)
@@ -56,8 +66,7 @@ def test_val_batches_are_fixed_evenly_spaced_and_from_val_only():
     val = np.arange(10_000, 12_000, dtype=np.uint16)
     batches = val_batches(val, n_batches=3, batch_size=4, block_size=32)
     assert len(batches) == 3
-    assert all(np.array_equal(a[0], b[0]) for a, b in
-               zip(batches, val_batches(val, 3, 4, 32)))
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(batches, val_batches(val, 3, 4, 32)))
     xs = np.concatenate([x for x, _ in batches])
     ys = np.concatenate([y for _, y in batches])
     assert xs.min() >= 10_000 and ys.max() < 12_000
@@ -68,6 +77,7 @@ def test_val_batches_are_fixed_evenly_spaced_and_from_val_only():
 
 
 # -- the builtin corpus through the cache -----------------------------------------------------
+
 
 def test_builtin_splits_are_disjoint_and_decode_to_the_documents(small):
     train_docs, val_docs = load_documents(SMALL)
@@ -90,8 +100,10 @@ def test_cache_layout_and_key(tmp_path, small):
     assert {p.name for p in directory.iterdir()} >= {"train.bin", "val.bin", "manifest.json"}
     other = DataConfig(builtin_stories=200, builtin_seed=1)
     assert cache_path(other, tmp_path) != directory
-    assert cache_path(DataConfig(tokenizer="gpt2-compact", compact_vocab=100), tmp_path).name \
+    assert (
+        cache_path(DataConfig(tokenizer="gpt2-compact", compact_vocab=100), tmp_path).name
         == "gpt2-compact-100"
+    )
 
 
 def test_second_load_reuses_the_cache(tmp_path, small, monkeypatch):
@@ -157,13 +169,17 @@ def test_concurrent_prepares_build_once(tmp_path, monkeypatch):
 
 
 def test_read_manifest_before_prepare_names_the_command(tmp_path):
-    with pytest.raises(DataError, match=r"not prepared yet: run `qkmlx data prepare --corpus "
-                                        r"builtin --tokenizer bytes --set "
-                                        r"data.builtin_stories=200`"):
+    with pytest.raises(
+        DataError,
+        match=r"not prepared yet: run `qkmlx data prepare --corpus "
+        r"builtin --tokenizer bytes --set "
+        r"data.builtin_stories=200`",
+    ):
         read_manifest(SMALL, tmp_path)
 
 
 # -- tokenizers ----------------------------------------------------------------------------
+
 
 def test_gpt2_matches_tiktoken_without_network(tmp_path, monkeypatch):
     import tiktoken
@@ -217,12 +233,14 @@ def test_gpt2_compact_cache(tmp_path):
 
 # -- corpora -----------------------------------------------------------------------------------
 
+
 def _write(path, stories):
     if path.suffix == ".txt":
         path.write_text("\n<|endoftext|>\n".join(stories) + "\n<|endoftext|>\n")
     elif path.suffix == ".jsonl":
-        path.write_text("".join(json.dumps({"text": s, "id": i}) + "\n"
-                                for i, s in enumerate(stories)))
+        path.write_text(
+            "".join(json.dumps({"text": s, "id": i}) + "\n" for i, s in enumerate(stories))
+        )
     else:
         pq.write_table(pa.table({"text": stories}), path)
 
@@ -249,17 +267,20 @@ def test_file_key_follows_the_content(tmp_path):
     assert describe(cfg)["key"] != first
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("missing.txt", None, "does not exist"),
-    ("empty.txt", "", "is empty"),
-    ("blank.txt", "\n<|endoftext|>\n  \n", "holds no text"),
-    ("one.txt", "Just one story.", "too few"),
-    ("stories.csv", "text\nhello\n", "unknown extension"),
-    ("notext.jsonl", '{"story": "hi"}\n', "no string 'text' field"),
-    ("broken.jsonl", '{"text": \n', "not valid JSON"),
-    ("notext.parquet", "parquet-without-text", "no 'text' column"),
-    ("garbage.parquet", "not parquet at all", "not a readable parquet"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("missing.txt", None, "does not exist"),
+        ("empty.txt", "", "is empty"),
+        ("blank.txt", "\n<|endoftext|>\n  \n", "holds no text"),
+        ("one.txt", "Just one story.", "too few"),
+        ("stories.csv", "text\nhello\n", "unknown extension"),
+        ("notext.jsonl", '{"story": "hi"}\n', "no string 'text' field"),
+        ("broken.jsonl", '{"text": \n', "not valid JSON"),
+        ("notext.parquet", "parquet-without-text", "no 'text' column"),
+        ("garbage.parquet", "not parquet at all", "not a readable parquet"),
+    ],
+)
 def test_file_corpus_errors(tmp_path, name, content, message):
     path = tmp_path / name
     if content == "parquet-without-text":
@@ -311,11 +332,11 @@ def test_tinystories_errors(tmp_path, hub_cache, monkeypatch):
     monkeypatch.setattr(datasets, "load_dataset", offline)
     with pytest.raises(DataError, match="network access, or pass --set data.path=DIR"):
         load_documents(DataConfig(corpus="tinystories"))
-    assert describe(DataConfig(corpus="tinystories"))["key"] == \
-        "tinystories-roneneldan-TinyStories"
+    assert describe(DataConfig(corpus="tinystories"))["key"] == "tinystories-roneneldan-TinyStories"
 
 
 # -- the CLI ---------------------------------------------------------------------------------
+
 
 def test_cli_prepare_then_info(tmp_path, monkeypatch):
     monkeypatch.setenv("QKNORM_DATA_DIR", str(tmp_path))
@@ -332,12 +353,15 @@ def test_cli_prepare_then_info(tmp_path, monkeypatch):
     assert (tmp_path / manifest["source"]["key"] / "bytes" / "manifest.json").exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--corpus", "wikipedia"], "unknown data.corpus 'wikipedia'"),
-    (["--tokenizer", "sentencepiece"], "unknown data.tokenizer 'sentencepiece'"),
-    (["--corpus", "file", "--path", "no/such/file.txt"], "does not exist"),
-    (["--corpus", "file"], "data.corpus=file needs a file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--corpus", "wikipedia"], "unknown data.corpus 'wikipedia'"),
+        (["--tokenizer", "sentencepiece"], "unknown data.tokenizer 'sentencepiece'"),
+        (["--corpus", "file", "--path", "no/such/file.txt"], "does not exist"),
+        (["--corpus", "file"], "data.corpus=file needs a file"),
+    ],
+)
 def test_cli_bad_inputs_are_one_line_errors(tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("QKNORM_DATA_DIR", str(tmp_path))
     result = CliRunner().invoke(make_cli("mlx"), ["data", "prepare", *args])

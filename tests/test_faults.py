@@ -10,6 +10,7 @@ A full disk is a real tmpfs where the machine lets us mount one (root), and alwa
 ENOSPC raised by a patched write; a read-only directory is a tmpfs remounted read-only
 (root, where chmod does not stop writes) or a chmod (other users).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,16 +32,16 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from sweeps.sweep import runner as runner_mod
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError, EnvironmentFault
+from sweeps.core.params import activation_bytes, check_fits, state_bytes
 from sweeps.run.backends import Execution
+from sweeps.run.loop import train_run
+from sweeps.run.rundir import RunDir
+from sweeps.sweep import runner as runner_mod
 from sweeps.sweep.executors import execute_run, probe_address
 from sweeps.sweep.grid import extension_points, grid_additions
-from sweeps.run.loop import train_run
-from sweeps.core.params import activation_bytes, check_fits, state_bytes
 from sweeps.sweep.runner import Sweep, run_sweep, settle
-from sweeps.run.rundir import RunDir
 from sweeps.sweep.spec import MIN_EXTEND_FACTOR, Extend, load_spec
 from sweeps.sweep.sweepdir import SweepDir
 from tests.conftest import make_trainer, smoke_config
@@ -61,7 +62,8 @@ def error_line(result, code: int) -> str:
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception)
+        result.exception
+    )
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: "), result.stderr
     return last
@@ -76,14 +78,16 @@ def only_line(result, code: int) -> str:
 
 def tree(path: Path) -> dict:
     """Every file below path with its bytes: to show a command changed nothing."""
-    return {p.relative_to(path): p.read_bytes() for p in sorted(Path(path).rglob("*"))
-            if p.is_file()}
+    return {
+        p.relative_to(path): p.read_bytes() for p in sorted(Path(path).rglob("*")) if p.is_file()
+    }
 
 
 def leftovers(path: Path) -> list:
     """Temporary files a writer would leave behind if it were interrupted mid-write."""
-    return [p for p in Path(path).rglob("*") if p.name.endswith(".tmp")
-            or p.name.startswith(".tmp_")]
+    return [
+        p for p in Path(path).rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".tmp_")
+    ]
 
 
 # -- shared runs -------------------------------------------------------------------------------
@@ -141,7 +145,8 @@ def assert_same_as_clean(path: Path, clean_run) -> None:
 
 # == 1. verified artifacts ====================================================================
 def test_garbage_config_or_cut_metrics_of_a_finished_run_are_moved_aside_and_rerun(
-        clean_sweep, tmp_path):
+    clean_sweep, tmp_path
+):
     spec, clean_dir = clean_sweep
     runs = copy_sweep(clean_sweep, tmp_path)
     ok = sorted(p.parent.name for p in (runs / "faults").glob("*lr0.01*/summary.json"))
@@ -172,8 +177,18 @@ def test_train_into_the_directory_of_another_run_is_refused_naming_both(tmp_path
     first = cli("train", "--preset", "smoke", *CLI_SETS, "--device", "cpu", "--out", out)
     assert first.exit_code == 0, first.output
     before = tree(out)
-    other = cli("train", "--preset", "smoke", *CLI_SETS, "--set", "train.lr=0.01",
-                "--device", "cpu", "--out", out)
+    other = cli(
+        "train",
+        "--preset",
+        "smoke",
+        *CLI_SETS,
+        "--set",
+        "train.lr=0.01",
+        "--device",
+        "cpu",
+        "--out",
+        out,
+    )
     line = only_line(other, 2)
     held, wanted = run_cfg().run_id, run_cfg("train.lr=0.01").run_id
     assert f"holds another run ({held}), not {wanted}" in line and "another --out" in line
@@ -200,7 +215,8 @@ def _cut(path: Path) -> None:
 
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_a_damaged_checkpoint_is_passed_over_and_the_run_ends_as_a_clean_one(
-        damage, tmp_path, clean_run):
+    damage, tmp_path, clean_run
+):
     run = interrupted_run(tmp_path / "run")
     DAMAGE[damage](run.checkpoints())
     resumed = cli("train", "--preset", "smoke", *CLI_SETS, "--device", "cpu", "--out", run.path)
@@ -228,10 +244,12 @@ def test_retry_failed_recovers_a_run_that_failed_on_a_garbled_checkpoint(tmp_pat
     assert_same_as_clean(run.path, clean_run)
 
 
-@pytest.mark.parametrize("cut_row, resumes_from", [(10, "resuming from step 8"),
-                                                   (5, "restarting the run from step 0")])
+@pytest.mark.parametrize(
+    "cut_row, resumes_from", [(10, "resuming from step 8"), (5, "restarting the run from step 0")]
+)
 def test_cut_metrics_without_a_summary_are_recomputed_never_reported_with_rows_lost(
-        cut_row, resumes_from, tmp_path, clean_run, capsys):
+    cut_row, resumes_from, tmp_path, clean_run, capsys
+):
     clean_path, _ = clean_run
     path = tmp_path / "run"
     shutil.copytree(clean_path, path)
@@ -250,8 +268,10 @@ def test_cut_metrics_without_a_summary_are_recomputed_never_reported_with_rows_l
 @contextlib.contextmanager
 def within(seconds: float):
     """Fail a block that runs longer than seconds (a hang) instead of waiting for it."""
+
     def expire(signum, frame):
         raise TimeoutError(f"still running after {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -261,12 +281,15 @@ def within(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize("lr, extend, message", [
-    ([1e-2, 2e-2], {"factor": 1.001, "max_extra_lrs": 2}, "factor 1.001 is below 1.02"),
-    ([1e-2, 1.001e-2], {"max_extra_lrs": 2}, "the grid's top LR ratio 1.001 (the default"),
-    ([1e-2, 2e-2], {"max_extra_lrs": 1000000000}, "max_extra_lrs must be an integer from 0"),
-    ([1e-2, 2e-2], {"factor": 1e200, "max_extra_lrs": 2}, "is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "lr, extend, message",
+    [
+        ([1e-2, 2e-2], {"factor": 1.001, "max_extra_lrs": 2}, "factor 1.001 is below 1.02"),
+        ([1e-2, 1.001e-2], {"max_extra_lrs": 2}, "the grid's top LR ratio 1.001 (the default"),
+        ([1e-2, 2e-2], {"max_extra_lrs": 1000000000}, "max_extra_lrs must be an integer from 0"),
+        ([1e-2, 2e-2], {"factor": 1e200, "max_extra_lrs": 2}, "is not a finite number"),
+    ],
+)
 def test_extension_that_cannot_reach_a_new_lr_is_refused(tmp_path, lr, extend, message):
     spec = write_spec(tmp_path, "grow", lr, extend=extend)
     began = time.perf_counter()
@@ -279,8 +302,9 @@ def test_extension_that_cannot_reach_a_new_lr_is_refused(tmp_path, lr, extend, m
 def test_extension_points_are_new_and_rising_at_the_smallest_factor(tmp_path):
     spec = load_spec(write_spec(tmp_path, "rise", [1e-3, 2e-3]))
     for top in np.geomspace(1e-6, 10, 3001):  # every rounding position of 3 digits
-        grown = dataclasses.replace(spec, lr=(top / 2, top),
-                                    extend=Extend(factor=MIN_EXTEND_FACTOR, max_extra_lrs=4))
+        grown = dataclasses.replace(
+            spec, lr=(top / 2, top), extend=Extend(factor=MIN_EXTEND_FACTOR, max_extra_lrs=4)
+        )
         points = extension_points(grown)
         assert len(points) == 4 and points[0] > top
         assert all(b > a for a, b in zip(points, points[1:])), (top, points)
@@ -294,8 +318,9 @@ def test_a_grid_that_cannot_grow_settles_instead_of_hanging(tmp_path, monkeypatc
     sweep = Sweep(stuck, "torch", runs_dir=tmp_path)
     sweep._finished = {rid: {"status": "ok", "final_val_loss": 2.0} for rid in sweep.configs}
     assert grid_additions(stuck, list(sweep.configs.values()), sweep._finished) == {}
-    monkeypatch.setattr(runner_mod, "grid_additions",
-                        lambda *a: {2: ([2e-2, 4e-2], "told to")})  # one planned, one new
+    monkeypatch.setattr(
+        runner_mod, "grid_additions", lambda *a: {2: ([2e-2, 4e-2], "told to")}
+    )  # one planned, one new
     with within(10):
         messages = settle(sweep)
     assert messages == ["n_layer 2: told to: adding lr 0.04"]
@@ -308,33 +333,59 @@ def test_an_unreachable_ray_cluster_is_one_line_and_exit_1_in_seconds(tmp_path, 
         port = s.getsockname()[1]
     spec = write_spec(tmp_path, "ray", [1e-2, 1.0])
     began = time.perf_counter()
-    result = cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--executor", "ray",
-                 "--address", f"127.0.0.1:{port}")
+    result = cli(
+        "sweep",
+        spec,
+        "--runs-dir",
+        tmp_path / "runs",
+        "--executor",
+        "ray",
+        "--address",
+        f"127.0.0.1:{port}",
+    )
     line = only_line(result, 1)
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port} (connection refused)" in line
     assert "ray start --head" in line and time.perf_counter() - began < 10
     assert not (tmp_path / "runs").exists()
-    assert "is not host:port" in only_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs",
-                                               "--executor", "ray", "--address", "nowhere"), 2)
+    assert "is not host:port" in only_line(
+        cli(
+            "sweep",
+            spec,
+            "--runs-dir",
+            tmp_path / "runs",
+            "--executor",
+            "ray",
+            "--address",
+            "nowhere",
+        ),
+        2,
+    )
 
     def silent(address, timeout):  # a host that never answers
         raise TimeoutError("timed out")
+
     monkeypatch.setattr(socket, "create_connection", silent)
     with pytest.raises(EnvironmentFault, match=r"\(no answer within 0\.2 s\); start it"):
         probe_address("10.0.0.9:6379", timeout=0.2)
 
 
 def test_a_huge_grid_is_refused_in_under_a_second_before_expanding(tmp_path):
-    lrs = [float(f"{1e-4 * 1.001 ** i:.6g}") for i in range(1000)]
+    lrs = [float(f"{1e-4 * 1.001**i:.6g}") for i in range(1000)]
     spec = write_spec(tmp_path, "huge", lrs, seed=range(1000))  # 2 arms: 2,000,000 runs
     for args in (["--dry-run"], ["--device", "cpu"], []):
         began = time.perf_counter()
-        result = (cli("sweep", spec, "--runs-dir", tmp_path / "runs", *args) if args else
-                  cli("status", spec, "--runs-dir", tmp_path / "runs"))
+        result = (
+            cli("sweep", spec, "--runs-dir", tmp_path / "runs", *args)
+            if args
+            else cli("status", spec, "--runs-dir", tmp_path / "runs")
+        )
         assert time.perf_counter() - began < 1.0
         line = only_line(result, 2)
-        assert "plans up to 2,000,000 runs (2,000 arm-LR points x 1 depth(s) x 1,000 seed(s)" \
-               in line and "more than the cap of 10,000" in line and "--max-runs" in line
+        assert (
+            "plans up to 2,000,000 runs (2,000 arm-LR points x 1 depth(s) x 1,000 seed(s)" in line
+            and "more than the cap of 10,000" in line
+            and "--max-runs" in line
+        )
     assert not (tmp_path / "runs").exists()
     # growth counts: 12 grid runs + 2 extension LRs x 2 arms x 3 seeds
     grows = write_spec(tmp_path, "grows", [1e-2, 1e-1], extend={"max_extra_lrs": 2})
@@ -356,7 +407,7 @@ def test_a_model_too_large_for_memory_is_refused_with_its_size(tmp_path, monkeyp
     assert "the model has 24,000,000,549,000,000,000 parameters" in line and "GiB" in line
     assert "shrink model.n_embd" in line and not (tmp_path / "t").exists()
     spec = write_spec(tmp_path, "wide", [1e-2, 1.0], settings={"model.n_embd": 4096})  # 5 GB
-    monkeypatch.setattr("sweeps.core.params.available_memory", lambda: 2 ** 30)  # a 1 GiB machine
+    monkeypatch.setattr("sweeps.core.params.available_memory", lambda: 2**30)  # a 1 GiB machine
     line = error_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 2)
     assert "more than the 1.0 GiB of memory available here" in line
     assert not (tmp_path / "runs").exists()  # refused before any run was written
@@ -375,11 +426,13 @@ def enospc_after(monkeypatch, calls: int):
         if count[0] >= calls:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(fd)
+
     monkeypatch.setattr(os, "fsync", fsync)
 
 
 def test_train_on_a_full_disk_is_one_line_exit_1_and_resumes_once_there_is_space(
-        tmp_path, monkeypatch, clean_run):
+    tmp_path, monkeypatch, clean_run
+):
     out = tmp_path / "run"
     args = ["train", "--preset", "smoke", *CLI_SETS, "--device", "cpu", "--out", out]
     enospc_after(monkeypatch, 8)  # config, step-0 row, rows, step 4's three files: then full
@@ -404,8 +457,7 @@ def test_data_prepare_on_a_full_disk_leaves_no_half_written_cache(tmp_path, monk
     assert cli("data", "prepare", "--set", "data.builtin_stories=50").exit_code == 0
 
 
-def test_a_full_disk_at_write_results_keeps_the_finished_runs(clean_sweep, tmp_path,
-                                                              monkeypatch):
+def test_a_full_disk_at_write_results_keeps_the_finished_runs(clean_sweep, tmp_path, monkeypatch):
     spec, clean_dir = clean_sweep
     runs = copy_sweep(clean_sweep, tmp_path)
     victim = next(p.parent for p in (runs / "faults").glob("*off*lr0.01-s0*/summary.json"))
@@ -417,6 +469,7 @@ def test_a_full_disk_at_write_results_keeps_the_finished_runs(clean_sweep, tmp_p
         if len(calls) > 1:  # after the run finishes: the disk is full
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.results_path))
         return real(self, df)
+
     monkeypatch.setattr(SweepDir, "write_results", write_results)
     line = error_line(cli("sweep", spec, "--runs-dir", runs, "--device", "cpu"), 1)
     assert "no space left on the device" in line and "results.parquet" in line
@@ -430,9 +483,13 @@ def test_a_full_disk_at_write_results_keeps_the_finished_runs(clean_sweep, tmp_p
 def test_a_worker_on_a_full_disk_records_nothing_and_stops_the_sweep(tmp_path, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "checkpoint/step_00000004")
+
     monkeypatch.setattr(RunDir, "save_checkpoint", full)
-    result = execute_run(str(tmp_path / "run"), run_cfg().to_dict(),
-                         Execution("torch", "cpu", compile=False, tf32=False))
+    result = execute_run(
+        str(tmp_path / "run"),
+        run_cfg().to_dict(),
+        Execution("torch", "cpu", compile=False, tf32=False),
+    )
     assert result["status"] == "fault" and "no space left" in result["error"]
     assert RunDir(tmp_path / "run").state() == "interrupted"  # no failure recorded
 
@@ -453,10 +510,15 @@ def test_a_worker_on_a_full_disk_records_nothing_and_stops_the_sweep(tmp_path, m
 
         def close(self, kill=False):
             Faulty.killed = kill
+
     spec = load_spec(write_spec(tmp_path, "full", [1e-2, 1.0]))
     with pytest.raises(EnvironmentFault, match="no space left"):
-        run_sweep(Sweep(spec, "torch", runs_dir=tmp_path / "runs"), Faulty, echo=lambda s: None,
-                  prepare_data=False)
+        run_sweep(
+            Sweep(spec, "torch", runs_dir=tmp_path / "runs"),
+            Faulty,
+            echo=lambda s: None,
+            prepare_data=False,
+        )
     assert Faulty.killed is True  # the runs in flight were stopped, to resume later
 
 
@@ -466,8 +528,9 @@ def tmpfs(path: Path, size: str):
     path.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a tmpfs needs root; the ENOSPC tests above cover a full disk")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    )
     if done.returncode:
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
     try:
@@ -500,8 +563,10 @@ def test_train_and_data_prepare_on_a_real_full_disk(tmp_path, monkeypatch):
         assert "no space left on the device" in line
         assert not list(disk.rglob("manifest.json")) and not leftovers(disk)
         monkeypatch.undo()
-        line = error_line(cli("train", "--preset", "smoke", *CLI_SETS, "--device", "cpu",
-                              "--out", disk / "run"), 1)
+        line = error_line(
+            cli("train", "--preset", "smoke", *CLI_SETS, "--device", "cpu", "--out", disk / "run"),
+            1,
+        )
         assert "no space left on the device" in line and not leftovers(disk)
 
 
@@ -540,8 +605,9 @@ def test_a_read_only_runs_directory_is_one_line_and_exit_1(clean_sweep, tmp_path
         assert line.startswith("Error: cannot write (") and "report" in line
         line = only_line(cli("train", "--preset", "smoke", "--out", runs / "t"), 1)
         assert line.startswith(f"Error: cannot write ({runs})")
-        checked = CliRunner().invoke(crosscheck, ["--preset", "smoke", "--steps", "0", "--out",
-                                                  str(runs / "cc.json")])
+        checked = CliRunner().invoke(
+            crosscheck, ["--preset", "smoke", "--steps", "0", "--out", str(runs / "cc.json")]
+        )
         assert only_line(checked, 1).startswith(f"Error: cannot write ({runs})")  # no check ran
         assert tree(runs) == before
 
@@ -550,22 +616,28 @@ def test_read_only_and_misplaced_paths_without_root(tmp_path, monkeypatch):
     """The same refusals, by a patched probe and a patched write (any user, any machine)."""
     spec = write_spec(tmp_path, "faults", [1e-2, 1.0])
     (tmp_path / "afile").write_text("x")
-    for args in (["sweep", spec, "--runs-dir", tmp_path / "afile" / "sub"],
-                 ["train", "--preset", "smoke", "--out", tmp_path / "afile" / "run"]):
+    for args in (
+        ["sweep", spec, "--runs-dir", tmp_path / "afile" / "sub"],
+        ["train", "--preset", "smoke", "--out", tmp_path / "afile" / "run"],
+    ):
         line = only_line(cli(*args, "--device", "cpu"), 2)
         assert f"{tmp_path / 'afile'} is a file, not a directory; choose another" in line
     real = tempfile.TemporaryFile
 
     def read_only_probe(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
     monkeypatch.setattr(tempfile, "TemporaryFile", read_only_probe)
     line = only_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 1)
-    assert line == (f"Error: cannot write ({tmp_path}): read-only file system; make it writable "
-                    f"or choose another directory (--runs-dir, --out, QKNORM_DATA_DIR)")
+    assert line == (
+        f"Error: cannot write ({tmp_path}): read-only file system; make it writable "
+        f"or choose another directory (--runs-dir, --out, QKNORM_DATA_DIR)"
+    )
     monkeypatch.setattr(tempfile, "TemporaryFile", real)
 
     def refused(self, *args):
         raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(self.path / "plan.json"))
+
     monkeypatch.setattr(SweepDir, "write_plan", refused)
     line = error_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 1)
     assert "plan.json): permission denied" in line
@@ -575,15 +647,19 @@ def test_crosscheck_refuses_an_unwritable_out_before_running_any_check(tmp_path,
     from crosscheck.cli import cli as crosscheck
 
     (tmp_path / "afile").write_text("x")
-    result = CliRunner().invoke(crosscheck, ["--preset", "smoke", "--steps", "0", "--out",
-                                             str(tmp_path / "afile" / "cc.json")])
+    result = CliRunner().invoke(
+        crosscheck,
+        ["--preset", "smoke", "--steps", "0", "--out", str(tmp_path / "afile" / "cc.json")],
+    )
     assert "is a file, not a directory; choose another --out" in only_line(result, 2)
 
     def read_only_probe(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
     monkeypatch.setattr(tempfile, "TemporaryFile", read_only_probe)
-    result = CliRunner().invoke(crosscheck, ["--preset", "smoke", "--steps", "0", "--out",
-                                             str(tmp_path / "cc.json")])
+    result = CliRunner().invoke(
+        crosscheck, ["--preset", "smoke", "--steps", "0", "--out", str(tmp_path / "cc.json")]
+    )
     assert "read-only file system" in only_line(result, 1)  # no check ran: nothing else printed
 
 
@@ -604,7 +680,7 @@ def test_status_with_a_truncated_plan_falls_back_to_the_spec(clean_sweep, tmp_pa
 
 SPEC_ERRORS = {
     "binary": (None, "is not UTF-8 text"),
-    "preset5": ('preset = 5', "preset must be a preset name in quotes"),
+    "preset5": ("preset = 5", "preset must be a preset name in quotes"),
     "nopreset": ('preset = "nope"', "spec 'nopreset': unknown preset 'nope'; choose one of"),
 }
 
@@ -626,9 +702,11 @@ def test_bad_corpus_files_are_one_line_and_exit_2(tmp_path, monkeypatch):
     (tmp_path / "latin1.jsonl").write_bytes('{"text": "caf\xe9"}\n'.encode("latin-1"))
     pq.write_table(pa.table({"text": [1, 2, 3]}), tmp_path / "ints.parquet")
     (tmp_path / "x.txt").mkdir()
-    for name, message in (("latin1.jsonl", "is not UTF-8 text"),
-                          ("ints.parquet", "column 'text' holds int64, not strings"),
-                          ("x.txt", "x.txt is a directory; give data.path a")):
+    for name, message in (
+        ("latin1.jsonl", "is not UTF-8 text"),
+        ("ints.parquet", "column 'text' holds int64, not strings"),
+        ("x.txt", "x.txt is a directory; give data.path a"),
+    ):
         line = only_line(cli("data", "prepare", "--corpus", "file", "--path", tmp_path / name), 2)
         assert message in line
     assert not list(tmp_path.rglob("manifest.json"))
@@ -645,8 +723,10 @@ def test_an_unavailable_device_is_refused_once_before_any_run_is_written(tmp_pat
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     spec = write_spec(tmp_path, "gpu", [1e-2, 1.0])
-    for args in (["sweep", spec, "--runs-dir", tmp_path / "runs"],
-                 ["train", "--preset", "smoke", "--out", tmp_path / "runs" / "t"]):
+    for args in (
+        ["sweep", spec, "--runs-dir", tmp_path / "runs"],
+        ["train", "--preset", "smoke", "--out", tmp_path / "runs" / "t"],
+    ):
         line = only_line(cli(*args, "--device", "cuda"), 2)
         assert line == "Error: device 'cuda' is not available here; use --device auto or cpu"
         assert "unknown device 'tpu'" in only_line(cli(*args, "--device", "tpu"), 2)
@@ -659,11 +739,26 @@ def test_a_corpus_shorter_than_one_sequence_is_refused_before_any_run(tmp_path):
     tiny = {"data.builtin_stories": 20, "model.block_size": 3000}
     spec = write_spec(tmp_path, "short", [1e-2, 1.0], settings=tiny)
     line = error_line(cli("sweep", spec, "--runs-dir", tmp_path / "runs", "--device", "cpu"), 2)
-    assert re.search(r"the validation split has \d+ tokens, fewer than one sequence "
-                     r"\(model.block_size \+ 1 = 3001\)", line), line
+    assert re.search(
+        r"the validation split has \d+ tokens, fewer than one sequence "
+        r"\(model.block_size \+ 1 = 3001\)",
+        line,
+    ), line
     assert not (tmp_path / "runs").exists()
-    line = error_line(cli("train", "--preset", "smoke", "--set", "data.builtin_stories=20",
-                          "--set", "model.block_size=3000", "--out", tmp_path / "t"), 2)
+    line = error_line(
+        cli(
+            "train",
+            "--preset",
+            "smoke",
+            "--set",
+            "data.builtin_stories=20",
+            "--set",
+            "model.block_size=3000",
+            "--out",
+            tmp_path / "t",
+        ),
+        2,
+    )
     assert "fewer than one sequence" in line and not (tmp_path / "t").exists()
 
 
@@ -677,9 +772,21 @@ def _wait_for(condition, seconds: float = 120) -> None:
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
     out = tmp_path / "run"
-    cmd = QKTORCH + ["train", "--preset", "smoke", "--set", "data.builtin_stories=300",
-                     "--set", "train.max_steps=100000", "--set", "train.checkpoint_interval=5",
-                     "--device", "cpu", "--out", str(out)]
+    cmd = QKTORCH + [
+        "train",
+        "--preset",
+        "smoke",
+        "--set",
+        "data.builtin_stories=300",
+        "--set",
+        "train.max_steps=100000",
+        "--set",
+        "train.checkpoint_interval=5",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: RunDir(out).checkpoints())
     proc.send_signal(sig)
@@ -693,9 +800,12 @@ def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
 def test_sigterm_mid_sweep_exits_143_and_leaves_no_run_locked(tmp_path):
     spec = write_spec(tmp_path, "term", [1e-2, 1.0])
     sweep_dir = tmp_path / "runs" / "term"
-    proc = subprocess.Popen(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "runs"),
-                                       "--device", "cpu"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "runs"), "--device", "cpu"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _wait_for(lambda: list(sweep_dir.glob("*/summary.json")))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)

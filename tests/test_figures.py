@@ -4,6 +4,7 @@ The study fixture (tests/figures_fakes.py) has a flat QK-norm-on arm and an off 
 0.4 nats worse at a depth-dependent threshold LR (3e-2, 1e-2, 3e-3 at n_layer 2, 4, 8) and
 diverges above it. Reports render once per module (PNG export is the slow part).
 """
+
 import json
 import math
 
@@ -20,9 +21,17 @@ from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
 
-CHARTS = ["final_loss_vs_lr", "necessity_map", "stability_vs_depth", "paired_effect",
-          "eta_max_ratio",
-          "lr_sensitivity", "training_curves", "attention", "residual_kurtosis"]
+CHARTS = [
+    "final_loss_vs_lr",
+    "necessity_map",
+    "stability_vs_depth",
+    "paired_effect",
+    "eta_max_ratio",
+    "lr_sensitivity",
+    "training_curves",
+    "attention",
+    "residual_kurtosis",
+]
 
 
 def analysis_of(root):
@@ -49,8 +58,11 @@ def report(study):
 
 # -- the analysis on the known answers ---------------------------------------------------------
 def test_critical_lr_is_the_midpoint_after_the_last_ok_lr(result):
-    for depth, expected in {2: math.sqrt(3e-2 * 1e-1), 4: math.sqrt(1e-2 * 3e-2),
-                            8: math.sqrt(3e-3 * 1e-2)}.items():
+    for depth, expected in {
+        2: math.sqrt(3e-2 * 1e-1),
+        4: math.sqrt(1e-2 * 3e-2),
+        8: math.sqrt(3e-3 * 1e-2),
+    }.items():
         off = result["depths"][str(depth)]["arms"]["off"]["eta_crit"]
         assert off["median"]["value"] == pytest.approx(expected) and off["censored"] == []
         on = result["depths"][str(depth)]["arms"]["on"]["eta_crit"]
@@ -102,8 +114,12 @@ def test_the_verdicts_on_the_study(result):
     assert f"necessary from LR ~{c['threshold']['value']:.3g} (the effect reaches m" in text
     assert "90% interval" in text and "per-seed thresholds" in text
     # analysis.json's contract: settings carry the baselines and the budget per depth
-    assert result["settings"]["baselines"] == {"bigram": ff.BIGRAM, "unigram": ff.UNIGRAM,
-                                               "unit": "nats/token", "tokenizer": "bytes"}
+    assert result["settings"]["baselines"] == {
+        "bigram": ff.BIGRAM,
+        "unigram": ff.UNIGRAM,
+        "unit": "nats/token",
+        "tokenizer": "bytes",
+    }
     per_depth = result["settings"]["tokens_per_param"]
     assert set(per_depth) == {"2", "4", "8"} and per_depth["2"] > per_depth["8"] > 0
     entry = c["per_lr"][-1]
@@ -114,8 +130,13 @@ def test_the_verdicts_on_the_study(result):
 def test_steps_to_target_are_interpolated_between_quick_evaluations():
     import pandas as pd
 
-    curves = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 2, "step": [0, 10, 20, 0, 10],
-                           "quick_val_loss": [5.0, 3.5, 2.5, 5.0, 4.0]})
+    curves = pd.DataFrame(
+        {
+            "run_id": ["a"] * 3 + ["b"] * 2,
+            "step": [0, 10, 20, 0, 10],
+            "quick_val_loss": [5.0, 3.5, 2.5, 5.0, 4.0],
+        }
+    )
     steps = steps_to_target(curves, 3.0).set_index("run_id").steps
     assert steps["a"] == pytest.approx(15.0) and math.isnan(steps["b"])
 
@@ -124,6 +145,7 @@ def test_steps_to_target_are_interpolated_between_quick_evaluations():
 def test_an_effect_already_at_the_lowest_lr_is_not_lr_conditional(tmp_path):
     def outcome(arm, d, lr, seed):
         return "ok", ff.ON_LOSS[lr] + 0.01 * seed + (0.3 + 0.01 * seed if arm == "off" else 0)
+
     ff.write_study(tmp_path / "always", depths=[2], outcome=outcome)
     r = analysis_of(tmp_path / "always")
     assert r["verdicts"]["H1"]["verdict"] == NOT_SUPPORTED
@@ -134,9 +156,14 @@ def test_an_effect_already_at_the_lowest_lr_is_not_lr_conditional(tmp_path):
 
 
 def test_a_grid_below_the_off_arms_instability_is_inconclusive(tmp_path):
-    ff.write_study(tmp_path / "calm", depths=[2],
-                   outcome=lambda arm, d, lr, s: ("ok", ff.ON_LOSS[lr] + 0.01 * s + (
-                       ff.OFF_JITTER.get(s, 0.0) if arm == "off" else 0.0)))
+    ff.write_study(
+        tmp_path / "calm",
+        depths=[2],
+        outcome=lambda arm, d, lr, s: (
+            "ok",
+            ff.ON_LOSS[lr] + 0.01 * s + (ff.OFF_JITTER.get(s, 0.0) if arm == "off" else 0.0),
+        ),
+    )
     v = analysis_of(tmp_path / "calm")["verdicts"]
     assert v["H1"]["verdict"] == INCONCLUSIVE and "extend the LR grid upward" in v["H1"]["reason"]
     assert v["H2a"]["verdict"] == INCONCLUSIVE and "does not fail" in v["H2a"]["reason"]
@@ -150,6 +177,7 @@ def test_a_threshold_rising_with_depth_does_not_support_h3(tmp_path):
         if arm == "off" and lr >= rising[d]:
             return "ok", base + 0.5 + 0.03 * seed
         return "ok", base
+
     ff.write_study(tmp_path / "rising", outcome=outcome)
     h3 = analysis_of(tmp_path / "rising")["verdicts"]["H3"]
     assert h3["verdict"] == NOT_SUPPORTED and "does not fall" in h3["reason"]
@@ -180,8 +208,15 @@ def test_c1_when_a_start_matched_control_closes_the_low_lr_gap(tmp_path):
         if arm == "off-warm":  # off-warm matches on where it ran, up to seed jitter
             return "ok", base + ff.OFF_JITTER.get(seed, 0.0)
         return "ok", base
-    ff.write_study(tmp_path / "control", depths=[2], arms=("off", "on", "off-warm"),
-                   outcome=outcome, control_lrs=[1e-3, 3e-3], study={"start_control": "off-warm"})
+
+    ff.write_study(
+        tmp_path / "control",
+        depths=[2],
+        arms=("off", "on", "off-warm"),
+        outcome=outcome,
+        control_lrs=[1e-3, 3e-3],
+        study={"start_control": "off-warm"},
+    )
     r = analysis_of(tmp_path / "control")
     assert r["verdicts"]["C1"]["verdict"] == SUPPORTED
     assert "off-warm vs on" in r["depths"]["2"]["comparisons"]
@@ -194,14 +229,24 @@ ON_LOSS_C = {1e-3: 2.30, 3e-3: 2.10, 1e-2: 2.00, 3e-2: 2.02, 1e-1: 2.05}
 # -- the report ------------------------------------------------------------------------------
 def test_a_comparison_whose_arms_share_no_finished_lr_is_inconclusive_not_a_crash(tmp_path):
     """Mid-sweep: the start control ran its low LRs, QK-norm on has not finished them yet."""
+
     def outcome(arm, d, lr, seed):
         if arm == "on" and lr <= 3e-3:
             return None, None  # unfinished
-        return ff.study_outcome(arm, d, lr, seed) if arm != "off-warm" else (
-            "ok", ff.ON_LOSS[lr] + 0.01 * seed)
-    ff.write_study(tmp_path / "mid", depths=[2], arms=("off", "on", "off-warm"),
-                   outcome=outcome, control_lrs=[1e-3, 3e-3],
-                   study={"start_control": "off-warm"})
+        return (
+            ff.study_outcome(arm, d, lr, seed)
+            if arm != "off-warm"
+            else ("ok", ff.ON_LOSS[lr] + 0.01 * seed)
+        )
+
+    ff.write_study(
+        tmp_path / "mid",
+        depths=[2],
+        arms=("off", "on", "off-warm"),
+        outcome=outcome,
+        control_lrs=[1e-3, 3e-3],
+        study={"start_control": "off-warm"},
+    )
     r = analysis_of(tmp_path / "mid")
     control = r["depths"]["2"]["comparisons"]["off-warm vs on"]
     assert control["per_lr"] == [] and control["threshold"]["kind"] == "none"
@@ -213,11 +258,24 @@ def test_a_comparison_whose_arms_share_no_finished_lr_is_inconclusive_not_a_cras
 def test_report_states_verdicts_run_classes_tables_and_provenance(report, study):
     text = report.read_text()
     assert f"docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`" in text
-    for heading in ("## Setup", "### Arms", "## Runs", "### The outcome of every run",
-                    "## Verdicts", "### H1", "### H2a", "### H2b", "### H3", "### C1",
-                    "### The practitioner's rule", "### Critical learning rate",
-                    "### eta_max(delta = 0.1 nats)", "### Paired effect, off vs on",
-                    "### Necessity thresholds", "## Provenance"):
+    for heading in (
+        "## Setup",
+        "### Arms",
+        "## Runs",
+        "### The outcome of every run",
+        "## Verdicts",
+        "### H1",
+        "### H2a",
+        "### H2b",
+        "### H3",
+        "### C1",
+        "### The practitioner's rule",
+        "### Critical learning rate",
+        "### eta_max(delta = 0.1 nats)",
+        "### Paired effect, off vs on",
+        "### Necessity thresholds",
+        "## Provenance",
+    ):
         assert heading in text, heading
     assert "**Verdict: supported.**" in text
     assert "| 0.03 | ooo | ooo | ddd | ooo | ddd | ooo |" in text  # off fails above its threshold
@@ -243,14 +301,20 @@ def test_same_runs_give_identical_report_and_analysis(report, study, tmp_path):
 
 def test_report_names_failed_incomplete_corrupt_and_missing_runs(tmp_path):
     root = tmp_path / "messy"
-    cfgs = [ff.config(arm, 2, lr, s) for arm in ("off", "on") for lr in (1e-3, 1e-2)
-            for s in (0, 1)]
+    cfgs = [
+        ff.config(arm, 2, lr, s) for arm in ("off", "on") for lr in (1e-3, 1e-2) for s in (0, 1)
+    ]
     for i, cfg in enumerate(cfgs):
         if i == 1:
             continue  # planned, never started
         status = {2: "failed", 4: None, 6: "unstable"}.get(i, "ok")
-        ff.write_run(root, cfg, status, 2.0 + 0.1 * i if status in ("ok", "unstable") else None,
-                     error="RuntimeError: CUDA error: device-side assert\nTraceback ...")
+        ff.write_run(
+            root,
+            cfg,
+            status,
+            2.0 + 0.1 * i if status in ("ok", "unstable") else None,
+            error="RuntimeError: CUDA error: device-side assert\nTraceback ...",
+        )
     ff.write_plan(root, "messy", cfgs)
     (root / cfgs[3].run_id / "config.json").write_text("{garbage")  # a corrupt run
     write_json_atomic(root / "crosscheck.json", {"verdict": "pass", "configs": [{"checks": [{}]}]})
@@ -285,9 +349,11 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
     assert "![Final loss vs learning rate](final_loss_vs_lr.svg)" in text
     assert ".png" not in text and ".html" not in text
     assert sorted(p.suffix for p in out.iterdir() if p.suffix != ".md") == (
-        [".json"] + [".svg"] * len(CHARTS))  # analysis.json and the charts
-    bad = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--formats",
-                                       "svg,gif"])
+        [".json"] + [".svg"] * len(CHARTS)
+    )  # analysis.json and the charts
+    bad = CliRunner().invoke(
+        figures, ["study", "--runs-dir", str(study.parent), "--formats", "svg,gif"]
+    )
     assert bad.exit_code == 2 and "unknown format gif" in bad.output
 
 
@@ -308,15 +374,19 @@ def multi(tmp_path_factory):
 
 
 def _close(a, b) -> bool:
-    return a is None and b is None or (a is not None and b is not None
-                                       and a == pytest.approx(b, **CLOSE))
+    return (
+        a is None
+        and b is None
+        or (a is not None and b is not None and a == pytest.approx(b, **CLOSE))
+    )
 
 
 def _one(panel: dict, layer: str, *keys) -> tuple:
     """The one value of `keys` every mark of a layer in a panel shares (its panel's key).
     A chart without that layer name (an older one) is read by its first layer with `keys`."""
-    marks = panel.get(layer) or next(v for v in panel.values()
-                                     if v and all(k in v[0] for k in keys))
+    marks = panel.get(layer) or next(
+        v for v in panel.values() if v and all(k in v[0] for k in keys)
+    )
     values = {tuple(m[k] for k in keys) for m in marks}
     assert len(values) == 1, f"{layer}: marks of several panels in one: {sorted(values)}"
     return values.pop()
@@ -325,8 +395,11 @@ def _one(panel: dict, layer: str, *keys) -> tuple:
 def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
     result, _ = multi
     panels = cm.panels(charts.paired_effect(result))
-    expected = {(key, int(d)): c for d, depth in result["depths"].items()
-                for key, c in depth["comparisons"].items()}
+    expected = {
+        (key, int(d)): c
+        for d, depth in result["depths"].items()
+        for key, c in depth["comparisons"].items()
+    }
     assert len(expected) == 9 and len(panels) == len(expected)
     seen = set()
     for panel in panels:
@@ -371,14 +444,14 @@ def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(mul
             assert _close(m["loss"], runs[m["run_id"]]["loss"])
             assert m["outcome"] == runs[m["run_id"]]["outcome"]
         means = {(m["arm"], m["lr"]): m["mean"] for m in panel["mean"]}
-        assert means.keys() == {(arm, c["lr"]) for arm, a in d["arms"].items()
-                                for c in a["cells"]}
+        assert means.keys() == {(arm, c["lr"]) for arm, a in d["arms"].items() for c in a["cells"]}
         for arm, a in d["arms"].items():
             for c in a["cells"]:
                 assert _close(means[(arm, c["lr"])], c["loss_mean"])
         crit = {m["arm"]: m["x"] for m in panel["critical"]}
-        assert crit == {arm: pytest.approx(a["eta_crit"]["median"]["value"])
-                        for arm, a in d["arms"].items()}
+        assert crit == {
+            arm: pytest.approx(a["eta_crit"]["median"]["value"]) for arm, a in d["arms"].items()
+        }
         t = d["comparisons"][primary]["threshold"]
         (drawn,) = panel["threshold"]
         lo, hi, label = present.threshold_interval(d["comparisons"][primary], d)
@@ -401,18 +474,23 @@ def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_threshold
     result, _ = multi
     (panel,) = cm.panels(charts.necessity_map(result))
     primary = present.primary_key(result)
-    expected = {(f"depth {d}", e["lr"]): e for d, depth in result["depths"].items()
-                for e in depth["comparisons"][primary]["per_lr"]}
+    expected = {
+        (f"depth {d}", e["lr"]): e
+        for d, depth in result["depths"].items()
+        for e in depth["comparisons"][primary]["per_lr"]
+    }
     cells = {(m["depth"], m["lr"]): m for m in panel["cells"]}
     assert cells.keys() == expected.keys()
     for key, m in cells.items():
         assert _close(m["effect"], expected[key]["mean"])
     assert {(m["depth"], m["lr"]) for m in panel["necessary"]} == {
-        k for k, e in expected.items() if e["necessary"]}
+        k for k, e in expected.items() if e["necessary"]
+    }
     ticks = {m["depth"]: m["lr"] for m in panel["threshold"]}
-    assert ticks == {f"depth {d}": pytest.approx(depth["comparisons"][primary]["threshold"]
-                                                 ["value"])
-                     for d, depth in result["depths"].items()}
+    assert ticks == {
+        f"depth {d}": pytest.approx(depth["comparisons"][primary]["threshold"]["value"])
+        for d, depth in result["depths"].items()
+    }
 
 
 def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
@@ -423,8 +501,7 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
     for d, depth in result["depths"].items():
         for arm, a in depth["arms"].items():
             lo, hi, _ = present.crit_interval(a["eta_crit"])
-            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo,
-                                                         hi)
+            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo, hi)
         c = depth["comparisons"][present.primary_key(result)]
         lo, hi, _ = present.threshold_interval(c, depth)
         expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
@@ -438,17 +515,25 @@ def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.eta_max_ratio(result))
     primary = present.primary_key(result)
-    expected = {(int(d), r["delta"]): r["ratio"] for d, depth in result["depths"].items()
-                for r in depth["comparisons"][primary]["eta_max_ratio"] if r["ratio"]}
+    expected = {
+        (int(d), r["delta"]): r["ratio"]
+        for d, depth in result["depths"].items()
+        for r in depth["comparisons"][primary]["eta_max_ratio"]
+        if r["ratio"]
+    }
     drawn = {(int(m["n_layer"]), m["delta"]): m["ratio"] for m in panel["ratios"]}
     assert drawn.keys() == expected.keys()
     assert all(_close(drawn[k], v) for k, v in expected.items())
     (panel,) = cm.panels(charts.sensitivity(result))
-    expected = {(arm, int(d), int(seed)): v for d, depth in result["depths"].items()
-                for arm, a in depth["arms"].items() for seed, v in
-                a["sensitivity"]["seeds"].items()}
-    drawn = {(m["arm"], int(m["n_layer"]), int(m["seed"])): m["sensitivity"]
-             for m in panel["seeds"]}
+    expected = {
+        (arm, int(d), int(seed)): v
+        for d, depth in result["depths"].items()
+        for arm, a in depth["arms"].items()
+        for seed, v in a["sensitivity"]["seeds"].items()
+    }
+    drawn = {
+        (m["arm"], int(m["n_layer"]), int(m["seed"])): m["sensitivity"] for m in panel["seeds"]
+    }
     assert drawn.keys() == expected.keys()
     assert all(_close(drawn[k], v) for k, v in expected.items())
 
@@ -459,8 +544,11 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
     result, curves = multi
     figures = _figures(result, curves)
     panels = cm.panels(figures["training_curves"][1])
-    diverged = {(r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}") for r in result["runs"]
-                if r["outcome"] == "diverged"}
+    diverged = {
+        (r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}")
+        for r in result["runs"]
+        if r["outcome"] == "diverged"
+    }
     keys = set()
     for panel in panels:
         depth, lr = _one(panel, "curves", "n_layer", "lr")
@@ -509,8 +597,15 @@ def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(mult
     entry = wild["depths"]["2"]["comparisons"]["off vs on"]["per_lr"][0]
     entry.update(lo=-14.0, hi=16.0, ci90=[-14.0, 16.0])
     low, high = charts.effect_domain(
-        [e["mean"] for d in wild["depths"].values() for c in d["comparisons"].values()
-         for e in c["per_lr"]], [-14.0, 16.0], 0.02)
+        [
+            e["mean"]
+            for d in wild["depths"].values()
+            for c in d["comparisons"].values()
+            for e in c["per_lr"]
+        ],
+        [-14.0, 16.0],
+        0.02,
+    )
     assert -14.0 < low < 0.02 < high < 16.0
     panels = cm.panels(charts.paired_effect(wild))
     clipped = [m for p in panels for m in p["clipped"]]
@@ -522,8 +617,12 @@ def _legend_titles(node, out: list) -> list:
     if isinstance(node, dict):
         for channel in ("color", "fill", "shape"):
             enc = (node.get("encoding") or {}).get(channel)
-            if isinstance(enc, dict) and "field" in enc and enc.get("legend", {}) is not None \
-                    and enc.get("scale") is not None:
+            if (
+                isinstance(enc, dict)
+                and "field" in enc
+                and enc.get("legend", {}) is not None
+                and enc.get("scale") is not None
+            ):
                 out.append((channel, enc.get("title")))
         for value in node.values():
             _legend_titles(value, out)
@@ -535,8 +634,12 @@ def _legend_titles(node, out: list) -> list:
 
 def test_legends_have_titles(multi):
     result, _ = multi
-    for chart in (charts.final_loss(result), charts.paired_effect(result),
-                  charts.necessity_map(result), charts.stability(result)):
+    for chart in (
+        charts.final_loss(result),
+        charts.paired_effect(result),
+        charts.necessity_map(result),
+        charts.stability(result),
+    ):
         legends = _legend_titles(charts.spec_of(chart), [])
         assert legends and all(title for _, title in legends), legends
 
@@ -555,10 +658,17 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
     answer, setup = text.index("## The answer"), text.index("## Setup")
     assert answer < setup < text.index("## Runs") < text.index("## Verdicts")
     opening = text[answer:setup]
-    for needed in ("QK-norm is necessary from LR ~", "critical LR off",
-                   "necessity threshold", "**Verdicts: H1 supported", "*Effective loss*",
-                   "7,680 tokens", "corpus builtin", "![Final loss vs learning rate]",
-                   "![Where QK-norm is necessary]"):
+    for needed in (
+        "QK-norm is necessary from LR ~",
+        "critical LR off",
+        "necessity threshold",
+        "**Verdicts: H1 supported",
+        "*Effective loss*",
+        "7,680 tokens",
+        "corpus builtin",
+        "![Final loss vs learning rate]",
+        "![Where QK-norm is necessary]",
+    ):
         assert needed in opening, needed
     # the fake runs train with the smoke preset, whose bigram rule is off: the report says so
     assert "rule is **off**" in opening and "baseline rule is **off**" in text[setup:]
@@ -571,8 +681,18 @@ def test_figures_command_prints_the_answer(study, tmp_path):
 
     from figures.cli import figures
 
-    out = CliRunner().invoke(figures, ["study", "--runs-dir", str(study.parent), "--out",
-                                       str(tmp_path / "r"), "--formats", "svg"])
+    out = CliRunner().invoke(
+        figures,
+        [
+            "study",
+            "--runs-dir",
+            str(study.parent),
+            "--out",
+            str(tmp_path / "r"),
+            "--formats",
+            "svg",
+        ],
+    )
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     assert lines[0].startswith("At depth 2") and "necessary from LR" in lines[0]
@@ -582,8 +702,7 @@ def test_figures_command_prints_the_answer(study, tmp_path):
     assert lines[-1].startswith("report: ")
 
 
-@pytest.mark.parametrize("seconds,text", [(22.4, "22 s"), (270, "4.5 min"),
-                                          (7092, "1 h 58 min")])
+@pytest.mark.parametrize("seconds,text", [(22.4, "22 s"), (270, "4.5 min"), (7092, "1 h 58 min")])
 def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
     assert present.seconds(seconds) == text
 
@@ -592,8 +711,12 @@ def test_steps_to_target_show_the_precision_their_speedup_uses(result):
     from figures import tables
 
     table = tables.steps(result)
-    assert all(cell.count(".") == 1 for row in table.splitlines()[2:]
-               for cell in row.strip("| ").split(" | ")[1:] if cell != "-")
+    assert all(
+        cell.count(".") == 1
+        for row in table.splitlines()[2:]
+        for cell in row.strip("| ").split(" | ")[1:]
+        if cell != "-"
+    )
 
 
 def test_interval_readers_print_the_interval_that_decided():
@@ -605,20 +728,27 @@ def test_interval_readers_print_the_interval_that_decided():
     entry.update(ci90=[0.0, 0.2], lower=0.01)
     assert present.effect_interval(entry) == (0.0, 0.2, "90%")
     assert present.lower_bound(entry) == 0.01
-    c = {"per_lr": [{"lr": 0.001}, {"lr": 0.01}],
-         "seed_thresholds": {"0": {"value": 0.01, "kind": ""}}}
+    c = {
+        "per_lr": [{"lr": 0.001}, {"lr": 0.01}],
+        "seed_thresholds": {"0": {"value": 0.01, "kind": ""}},
+    }
     assert present.threshold_interval(c) == (None, None, "")
     assert present.threshold_interval({**c, "threshold_ci90": [0.005, 0.05]}) == (
-        0.005, 0.05, "90%")
+        0.005,
+        0.05,
+        "90%",
+    )
     # a lower end below the grid is drawn from the lowest LR judged
-    assert present.threshold_interval({**c, "threshold_ci90": [None, 0.05]}) == (
-        0.001, 0.05, "90%")
+    assert present.threshold_interval({**c, "threshold_ci90": [None, 0.05]}) == (0.001, 0.05, "90%")
     crit = {"median": {"value": 0.1, "kind": ""}, "min": {"value": 0.05}, "max": {"value": 0.2}}
     assert present.crit_interval(crit) == (0.05, 0.2, "seed range")
-    assert fmt_pm({"mean": 0.1, "lo": -0.1, "hi": 0.3, "n": 3, "ci90": [0.0, 0.2]}) == \
-        "0.100 [0.000, 0.200], n=3"
+    assert (
+        fmt_pm({"mean": 0.1, "lo": -0.1, "hi": 0.3, "n": 3, "ci90": [0.0, 0.2]})
+        == "0.100 [0.000, 0.200], n=3"
+    )
 
 
 def fmt_pm(entry):
     from figures import fmt
+
     return fmt.pm_interval(entry)

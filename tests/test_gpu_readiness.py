@@ -1,6 +1,7 @@
 """What the first GPU or Mac run needs, checked on a CPU (issue 22): compiled steps CUDA graphs
 can capture, no asynchronous copies from pageable memory, the device pick and its warning,
 the GPU memory check, sticky CUDA errors, the deterministic mode, the GPU check script."""
+
 from pathlib import Path
 
 import numpy as np
@@ -12,15 +13,7 @@ from sweeps.data import batch_starts
 from sweeps.run.backends import Execution
 from tests.conftest import smoke_config
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # -- the compiled step: static parameter inputs, as CUDA graphs need -------------------------
@@ -29,8 +22,12 @@ def torch_steps(trainer, steps: int = 6) -> np.ndarray:
     tokens = np.random.default_rng(3).integers(0, cfg.vocab_size, 20000).astype(np.uint16)
     trainer.set_train_tokens(tokens)
     B, T = cfg.train.batch_size, cfg.model.block_size
-    return trainer.read([trainer.train_step(batch_starts(len(tokens), 0, i, B, T),
-                                            lr_at(i, cfg.train)) for i in range(steps)])
+    return trainer.read(
+        [
+            trainer.train_step(batch_starts(len(tokens), 0, i, B, T), lr_at(i, cfg.train))
+            for i in range(steps)
+        ]
+    )
 
 
 def test_the_compiled_torch_step_mutates_only_static_inputs(monkeypatch):
@@ -53,19 +50,27 @@ def test_the_compiled_torch_step_mutates_only_static_inputs(monkeypatch):
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
     real_compile = torch.compile
-    monkeypatch.setattr(torch, "compile", lambda step, mode=None, dynamic=None: real_compile(
-        step, dynamic=dynamic,
-        backend=lambda gm, inputs: compile_fx(gm, inputs, inner_compile=inner)))
+    monkeypatch.setattr(
+        torch,
+        "compile",
+        lambda step, mode=None, dynamic=None: real_compile(
+            step,
+            dynamic=dynamic,
+            backend=lambda gm, inputs: compile_fx(gm, inputs, inner_compile=inner),
+        ),
+    )
     cfg = smoke_config("torch", "model.qk_norm=rms", "train.lr=1e-2")
     # A cached graph would skip inductor, and with it the recording. The configs' own patch()
     # (monkeypatch's undo left torch's config modules without the attribute for later tests).
-    with torch._inductor.config.patch(fx_graph_cache=False), \
-            torch._functorch.config.patch(enable_autograd_cache=False):
+    with (
+        torch._inductor.config.patch(fx_graph_cache=False),
+        torch._functorch.config.patch(enable_autograd_cache=False),
+    ):
         compiled_trainer = Trainer(cfg, device="cpu", compile=True)
         compiled = torch_steps(compiled_trainer)
     eager_trainer = Trainer(cfg, device="cpu")
     eager = torch_steps(eager_trainer)
-    (static, mutated), = seen  # one graph
+    ((static, mutated),) = seen  # one graph
     n_params = len(compiled_trainer.params)
     assert len(mutated) >= n_params + 2  # the parameters, m and v at least
     assert mutated <= static
@@ -80,8 +85,7 @@ def test_the_compiled_torch_step_mutates_only_static_inputs(monkeypatch):
 
 
 # -- copies from the host: asynchronous only where it is safe --------------------------------
-@pytest.mark.parametrize("device, asynchronous", [("cuda", True), ("cpu", False),
-                                                  ("mps", False)])
+@pytest.mark.parametrize("device, asynchronous", [("cuda", True), ("cpu", False), ("mps", False)])
 def test_only_cuda_copies_without_waiting_and_only_from_pinned_memory(device, asynchronous):
     from qktorch.optim import to_device
     from sweeps.platform.devices import async_copy
@@ -135,6 +139,7 @@ def fake_nvidia_smi(monkeypatch, listing: str = NVIDIA_SMI_L, query: str = ""):
     def run(args, **kwargs):
         out = listing if args[1] == "-L" else query
         return subprocess.CompletedProcess(args, 0, stdout=out, stderr="")
+
     monkeypatch.setattr(devices.shutil, "which", lambda name: "/usr/bin/" + name)
     monkeypatch.setattr(devices.subprocess, "run", run)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -161,8 +166,9 @@ def test_pick_device_refuses_unknown_and_absent_devices_and_orders_auto(monkeypa
     assert devices.pick_device("torch", "auto", {"cpu": True, "mps": True}, "") == "mps"
     assert devices.pick_device("mlx", "auto", {"cpu": True, "gpu": True}, "") == "gpu"
     assert devices.pick_device("torch", "cpu", everything, "") == "cpu"
-    with pytest.raises(HarnessError, match="unknown device 'gpu' for qktorch; choose one of: "
-                                           "auto, cpu, cuda, mps"):
+    with pytest.raises(
+        HarnessError, match="unknown device 'gpu' for qktorch; choose one of: auto, cpu, cuda, mps"
+    ):
         devices.pick_device("torch", "gpu", everything, "")
     with pytest.raises(HarnessError, match="^device 'cuda' is not available here; use"):
         devices.pick_device("torch", "cuda", {"cpu": True}, "hint")
@@ -170,7 +176,8 @@ def test_pick_device_refuses_unknown_and_absent_devices_and_orders_auto(monkeypa
 
 @pytest.mark.parametrize("backend", ["torch", "mlx"])
 def test_auto_warns_once_when_a_gpu_is_present_that_the_framework_cannot_use(
-        backend, monkeypatch, capsys):
+    backend, monkeypatch, capsys
+):
     """On this CPU machine each framework sees no GPU; a fake nvidia-smi lists one."""
     from sweeps.core.errors import HarnessError
     from sweeps.platform import devices
@@ -185,11 +192,15 @@ def test_auto_warns_once_when_a_gpu_is_present_that_the_framework_cannot_use(
     assert len(err) == 1  # once per process
     assert err[0].startswith(f"qk{backend}: an NVIDIA GPU is present (nvidia-smi) but ")
     assert err[0].endswith("; training on the CPU")
-    assert ("torch wheel for the driver's CUDA version" if backend == "torch" else
-            "pip install -e '.[cuda]'") in err[0]
+    assert (
+        "torch wheel for the driver's CUDA version"
+        if backend == "torch"
+        else "pip install -e '.[cuda]'"
+    ) in err[0]
     gpu = "cuda" if backend == "torch" else "gpu"
-    with pytest.raises(HarnessError, match=f"device '{gpu}' is not available here: a GPU is "
-                                           f"present"):
+    with pytest.raises(
+        HarnessError, match=f"device '{gpu}' is not available here: a GPU is present"
+    ):
         train.pick_device(gpu)
 
 
@@ -232,8 +243,7 @@ def test_each_backend_asks_its_gpu_for_free_and_total_memory(monkeypatch):
     assert qkmlx.train.device_memory("gpu") == (79 << 30, 80 << 30)
 
 
-def test_a_local_pool_counts_its_workers_per_gpu_and_checks_nvidia_smis_free_memory(
-        monkeypatch):
+def test_a_local_pool_counts_its_workers_per_gpu_and_checks_nvidia_smis_free_memory(monkeypatch):
     from sweeps.core.errors import ConfigError
     from sweeps.core.params import RUNS_PER_GPU, state_bytes
     from sweeps.platform.devices import gpu_free_memory
@@ -241,7 +251,10 @@ def test_a_local_pool_counts_its_workers_per_gpu_and_checks_nvidia_smis_free_mem
 
     envs = worker_envs(3, ["3", "5"], 16, {})
     assert [(e["CUDA_VISIBLE_DEVICES"], e[RUNS_PER_GPU]) for e in envs] == [
-        ("3", "2"), ("5", "1"), ("3", "2")]
+        ("3", "2"),
+        ("5", "1"),
+        ("3", "2"),
+    ]
     cfg = smoke_config("torch")
     need = state_bytes(cfg)
     mib = -(-need // 2**20)  # nvidia-smi speaks MiB
@@ -260,6 +273,7 @@ def test_breaks_device_knows_sticky_cuda_errors():
 
     class AcceleratorError(RuntimeError):
         pass
+
     assert breaks_device(AcceleratorError("anything"))
     assert breaks_device(RuntimeError("CUDA error: device-side assert triggered"))
     assert breaks_device(RuntimeError("CUDA error: an illegal memory access was encountered"))
@@ -267,7 +281,7 @@ def test_breaks_device_knows_sticky_cuda_errors():
     assert not breaks_device(FileNotFoundError("metrics.jsonl"))
 
 
-STICKY = '''
+STICKY = """
 import os
 
 import sweeps.run.loop as loop
@@ -288,11 +302,10 @@ def train_run(cfg, run_dir, make_trainer, **kwargs):
 
 
 loop.train_run = train_run
-'''
+"""
 
 
-def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_path,
-                                                                           monkeypatch):
+def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_path, monkeypatch):
     """One worker, three runs: the first hits a (simulated) sticky CUDA error. Reused, the
     worker would fail the two after it too; replaced, they train."""
     import os
@@ -303,11 +316,23 @@ def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_p
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(STICKY)  # loaded by the spawned workers
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hook), os.environ.get(
-        "PYTHONPATH", ""), str(Path(__file__).resolve().parent.parent)]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [
+                str(hook),
+                os.environ.get("PYTHONPATH", ""),
+                str(Path(__file__).resolve().parent.parent),
+            ]
+        ),
+    )
     monkeypatch.setenv("FAKE_CUDA_ERROR_AT_LR", "0.002")
-    fast = ["train.max_steps=12", "train.warmup_steps=2", "train.eval_interval=6",
-            "train.checkpoint_interval=4"]  # tests/test_sweeps.py's FAST
+    fast = [
+        "train.max_steps=12",
+        "train.warmup_steps=2",
+        "train.eval_interval=6",
+        "train.checkpoint_interval=4",
+    ]  # tests/test_sweeps.py's FAST
     configs = [smoke_config("torch", f"train.lr={lr}", *fast) for lr in (2e-3, 3e-3, 4e-3)]
     executor = LocalExecutor(1, Execution("torch", "cpu"))
     results = {}
@@ -331,17 +356,23 @@ def deterministic_flags_restored():
     import torch
 
     cuda = torch.backends.cuda
-    before = (torch.are_deterministic_algorithms_enabled(), cuda.flash_sdp_enabled(),
-              cuda.mem_efficient_sdp_enabled(), cuda.cudnn_sdp_enabled())
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        cuda.flash_sdp_enabled(),
+        cuda.mem_efficient_sdp_enabled(),
+        cuda.cudnn_sdp_enabled(),
+    )
     yield
     torch.use_deterministic_algorithms(before[0])
-    for enable, on in zip((cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp,
-                           cuda.enable_cudnn_sdp), before[1:]):
+    for enable, on in zip(
+        (cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp, cuda.enable_cudnn_sdp), before[1:]
+    ):
         enable(on)
 
 
-def test_deterministic_sets_the_flags_and_changes_no_cpu_result(monkeypatch,
-                                                              deterministic_flags_restored):
+def test_deterministic_sets_the_flags_and_changes_no_cpu_result(
+    monkeypatch, deterministic_flags_restored
+):
     import os
 
     import torch
@@ -364,8 +395,9 @@ def test_deterministic_sets_the_flags_and_changes_no_cpu_result(monkeypatch,
     np.testing.assert_array_equal(deterministic, plain)
     monkeypatch.delenv(DETERMINISTIC)
     assert not deterministic_mode()
-    result = CliRunner().invoke(make_cli("torch"), ["train", "--deterministic",
-                                                    "--set", "train.lr=-1"])
+    result = CliRunner().invoke(
+        make_cli("torch"), ["train", "--deterministic", "--set", "train.lr=-1"]
+    )
     assert result.exit_code == 2  # the bad LR, after the options were read
     assert deterministic_mode()  # the flag sets it for this process and its workers
 
@@ -403,14 +435,22 @@ def test_without_mlx_qkmlx_says_what_to_install_and_qktorch_still_works(monkeypa
     from sweeps.cli import make_cli
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith(
-        "mlx") else real(name, *a))
-    result = CliRunner().invoke(make_cli("mlx"), ["train", "--preset", "smoke", "--out",
-                                                  str(tmp_path / "run")])
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("mlx") else real(name, *a),
+    )
+    result = CliRunner().invoke(
+        make_cli("mlx"), ["train", "--preset", "smoke", "--out", str(tmp_path / "run")]
+    )
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert lines[-1].startswith("Error: qkmlx needs mlx, which is not installed here: pip "
-                                "install -e '.[cpu]'") and "'.[cuda]'" in lines[-1]
+    assert (
+        lines[-1].startswith(
+            "Error: qkmlx needs mlx, which is not installed here: pip install -e '.[cpu]'"
+        )
+        and "'.[cuda]'" in lines[-1]
+    )
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
     from sweeps.run.backends import check_device
 
@@ -429,12 +469,19 @@ from sweeps.sweep.estimate import estimate_sweep
 from sweeps.sweep.runner import Sweep
 from sweeps.sweep.spec import load_spec
 sweep = Sweep(load_spec("smoke"), "torch", ["data.builtin_stories=300"], {str(tmp_path)!r})
-result = estimate_sweep(sweep, Execution("torch", "cpu"), seconds=0.2, echo=lambda line: None, apart=True)
+result = estimate_sweep(sweep, Execution("torch", "cpu"), seconds=0.2, echo=lambda line: None,
+                        apart=True)
 print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "qktorch")))
 """
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
-                         text=True, cwd=root, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "36 []"  # measured, and no torch in this process
 
@@ -449,9 +496,32 @@ def test_throughput_prints_each_row_as_measured_and_the_table_to_a_summary(tmp_p
 
     summary = tmp_path / "tables"
     out = subprocess.run(
-        [sys.executable, "benchmarks/throughput.py", "--preset", "smoke", "--backends", "torch",
-         "--threads", "1", "--steps", "1", "--rounds", "2", "--warmup", "1", "--workers", "1,2",
-         "--summary", str(summary)], check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
+        [
+            sys.executable,
+            "benchmarks/throughput.py",
+            "--preset",
+            "smoke",
+            "--backends",
+            "torch",
+            "--threads",
+            "1",
+            "--steps",
+            "1",
+            "--rounds",
+            "2",
+            "--warmup",
+            "1",
+            "--workers",
+            "1,2",
+            "--summary",
+            str(summary),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     rows = [i for i, line in enumerate(lines) if line.startswith("round ")]
@@ -474,16 +544,28 @@ def test_gpu_check_needs_only_python3_and_ends_with_its_summary(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     (bin_dir / "python3").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "DEVICE": "cpu", "BUDGET_S": "25",
-           "OUT": str(tmp_path)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "DEVICE": "cpu",
+        "BUDGET_S": "25",
+        "OUT": str(tmp_path),
+    }
     env.pop("PYTHON", None)
-    out = subprocess.run(["bash", "benchmarks/gpu_check.sh"], check=False, capture_output=True,
-                         text=True, cwd=ROOT, env=env, timeout=120)
+    out = subprocess.run(
+        ["bash", "benchmarks/gpu_check.sh"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert f"python {sys.version.split()[0]} {sys.executable}" in text
     assert "torch " in text and "== summary (" in text
-    summary = text[text.index("== summary ("):].splitlines()
+    summary = text[text.index("== summary (") :].splitlines()
     assert summary[1].split()[:2] == ["environment", "ok"]
     assert [line.split()[0] for line in summary[2:5]] == ["compiled", "throughput", "throughput"]
     assert all("skipped" in line for line in summary[2:6])

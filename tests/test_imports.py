@@ -6,6 +6,7 @@ console entry points (qkmlx.cli, qktorch.cli, crosscheck.cli) -> crosscheck, fig
 qkmlx, qktorch -> sweeps. sweeps reaches a backend only through its registry (by name,
 sweeps.run.backends), never by an import statement.
 """
+
 import ast
 import subprocess
 import sys
@@ -15,8 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("sweeps", "figures", "crosscheck", "qkmlx", "qktorch")
 ENTRY_POINTS = {"qkmlx.cli", "qktorch.cli", "crosscheck.cli"}
 # What each package may import from the project (besides itself).
-ALLOWED = {"sweeps": set(), "figures": {"sweeps"}, "qkmlx": {"sweeps"}, "qktorch": {"sweeps"},
-           "crosscheck": {"sweeps", "qkmlx", "qktorch"}}
+ALLOWED = {
+    "sweeps": set(),
+    "figures": {"sweeps"},
+    "qkmlx": {"sweeps"},
+    "qktorch": {"sweeps"},
+    "crosscheck": {"sweeps", "qkmlx", "qktorch"},
+}
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -101,8 +107,13 @@ def sweeps_layer(module: str) -> int:
 
 
 def upward_in_sweeps(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{m} -> {t}" for m, targets in graph.items() if m.startswith("sweeps.")
-                  for t in targets if t.startswith("sweeps.") and sweeps_layer(t) > sweeps_layer(m))
+    return sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if m.startswith("sweeps.")
+        for t in targets
+        if t.startswith("sweeps.") and sweeps_layer(t) > sweeps_layer(m)
+    )
 
 
 def test_sweeps_sub_packages_only_import_down():
@@ -132,15 +143,19 @@ def test_entry_points_only_add_the_figures_command():
 
 
 def test_importing_sweeps_and_figures_loads_no_trainer():
-    code = ("import sys, sweeps.cli, sweeps.core.config, sweeps.data, sweeps.run.rundir, sweeps.run.loop, "
-            "sweeps.core.presets, sweeps.core.params, sweeps.core.diagnostics, sweeps.sweep.runner, sweeps.sweep.status, "
-            "sweeps.sweep.executors, sweeps.run.backends, sweeps.study.stats, sweeps.sweep.grid, sweeps.sweep.estimate, "
-            "figures.results, "
-            "figures.analysis, figures.verdicts; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=ROOT)
+    code = (
+        "import sys, sweeps.cli, sweeps.core.config, sweeps.data, sweeps.run.rundir, "
+        "sweeps.run.loop, sweeps.core.presets, sweeps.core.params, sweeps.core.diagnostics, "
+        "sweeps.sweep.runner, sweeps.sweep.status, sweeps.sweep.executors, sweeps.run.backends, "
+        "sweeps.study.stats, sweeps.study.rules, sweeps.sweep.grid, sweeps.sweep.estimate, "
+        "figures.results, "
+        "figures.analysis, figures.verdicts; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -166,7 +181,8 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
     (tmp_path / "sweeps" / "__init__.py").write_text("")
     (tmp_path / "sweeps" / "sweep" / "grid.py").write_text("X = 1\n")
     (tmp_path / "sweeps" / "core" / "config.py").write_text(
-        "def f():\n    from sweeps.sweep.grid import X\n")
+        "def f():\n    from sweeps.sweep.grid import X\n"
+    )
     for other in PACKAGES[1:]:
         (tmp_path / other).mkdir()
     assert upward_in_sweeps(import_graph(tmp_path)) == ["sweeps.core.config -> sweeps.sweep.grid"]

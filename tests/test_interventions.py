@@ -1,5 +1,6 @@
 """The interventions (sweeps/core/interventions.py): off is exactly today's run (same ids, same
 numbers), on is the stated arithmetic in both backends, and the loop records QK-clip."""
+
 import hashlib
 import json
 import math
@@ -15,14 +16,7 @@ from tests.conftest import BACKENDS, make_trainer, smoke_config, train_steps
 NEW = [i for i in INTERVENTIONS.values() if i.new_field]
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # also what the recorded fingerprints below were measured with
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_tokens(n=4096, seed=0):
@@ -30,6 +24,7 @@ def random_tokens(n=4096, seed=0):
 
 
 # -- off is today's run ------------------------------------------------------------------------
+
 
 def test_off_fields_are_left_out_of_the_config_dict_and_so_out_of_every_run_id():
     cfg = RunConfig()
@@ -78,17 +73,19 @@ def fingerprint(backend, *overrides) -> dict:
     cfg = smoke_config(backend, *overrides)
     trainer = make_trainer(backend, cfg)
     tokens = random_tokens()
-    x = tokens[:4 * 32].reshape(4, 32)
+    x = tokens[: 4 * 32].reshape(4, 32)
     steps = train_steps(trainer, tokens, 1e-2, steps=4)
     params = trainer.get_params()
     h = hashlib.sha256()
     for k in sorted(params):
         h.update(k.encode())
         h.update(np.ascontiguousarray(params[k]).tobytes())
-    return {"steps": [[float(a).hex(), float(b).hex()] for a, b in steps],
-            "params": h.hexdigest()[:16],
-            "eval": float(trainer.eval_loss(x, np.roll(x, -1, 1))).hex(),
-            "logits": hashlib.sha256(trainer.logits(x).tobytes()).hexdigest()[:16]}
+    return {
+        "steps": [[float(a).hex(), float(b).hex()] for a, b in steps],
+        "params": h.hexdigest()[:16],
+        "eval": float(trainer.eval_loss(x, np.roll(x, -1, 1))).hex(),
+        "logits": hashlib.sha256(trainer.logits(x).tobytes()).hexdigest()[:16],
+    }
 
 
 def digest(d: dict) -> str:
@@ -98,8 +95,12 @@ def digest(d: dict) -> str:
 # sha256 of fingerprint() computed with the code before the interventions existed (commit
 # b1e7c83), on the machine and versions below: bit for bit what the off path gives now.
 RECORDED_ON = ("AMD EPYC", "2.13.0+cpu", "0.32.4")
-RECORDED = {("torch", "none"): "ec614d5575040716", ("torch", "rms"): "476a36d7e71a254d",
-            ("mlx", "none"): "099780ff870da232", ("mlx", "rms"): "9ec2a1f64672803f"}
+RECORDED = {
+    ("torch", "none"): "ec614d5575040716",
+    ("torch", "rms"): "476a36d7e71a254d",
+    ("mlx", "none"): "099780ff870da232",
+    ("mlx", "rms"): "9ec2a1f64672803f",
+}
 
 
 @pytest.mark.parametrize("backend,qk_norm", RECORDED)
@@ -112,8 +113,7 @@ def test_off_is_bit_identical_to_the_code_before_interventions(backend, qk_norm)
     here = (host_cpu_name(), torch.__version__, mx.__version__)
     if here != RECORDED_ON:
         pytest.skip(f"fingerprints recorded on {RECORDED_ON}, this is {here}")
-    assert digest(fingerprint(backend, f"model.qk_norm={qk_norm}")) == RECORDED[(backend,
-                                                                                 qk_norm)]
+    assert digest(fingerprint(backend, f"model.qk_norm={qk_norm}")) == RECORDED[(backend, qk_norm)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -125,6 +125,7 @@ def test_a_zero_value_takes_the_plain_path(backend):
 
 
 # -- on is the stated arithmetic ---------------------------------------------------------------
+
 
 def logsumexp(z):
     m = z.max(-1, keepdims=True)
@@ -140,7 +141,7 @@ def test_z_loss_adds_its_coefficient_times_mean_log_z_squared(backend):
     objective, _ = trainer.grads(x, y)
     cross_entropy = trainer.eval_loss(x, y)  # the val loss stays the plain cross entropy
     log_z = logsumexp(trainer.logits(x).astype(np.float64))
-    assert objective - cross_entropy == pytest.approx(0.01 * (log_z ** 2).mean(), rel=1e-4)
+    assert objective - cross_entropy == pytest.approx(0.01 * (log_z**2).mean(), rel=1e-4)
     plain = make_trainer(backend, smoke_config(backend))
     assert plain.eval_loss(x, y) == pytest.approx(cross_entropy, rel=1e-6)
 
@@ -180,7 +181,7 @@ def test_qk_clip_brings_a_head_over_tau_back_to_tau(backend):
     tokens = random_tokens()
     T = cfg.model.block_size
     starts = np.array([0, 100, 200, 300])
-    x = np.stack([tokens[s:s + T] for s in starts])
+    x = np.stack([tokens[s : s + T] for s in starts])
     before = trainer.probe(x).layers[0].scores
     causal = np.tril(np.ones((T, T), dtype=bool))
     head_max = np.where(causal, before, -np.inf).max(axis=(0, 2, 3))
@@ -202,14 +203,21 @@ def test_qk_clip_with_qk_norm_is_refused():
 
 # -- the loop records it -----------------------------------------------------------------------
 
+
 def test_the_loop_writes_qk_clip_per_step_and_its_tally_in_the_summary(tmp_path):
     from sweeps.run.backends import trainer_factory
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
 
-    cfg = smoke_config("torch", "model.qk_clip=0.05", "train.max_steps=20",
-                       "train.warmup_steps=2", "train.eval_interval=10",
-                       "train.checkpoint_interval=10", "train.log_interval=5")
+    cfg = smoke_config(
+        "torch",
+        "model.qk_clip=0.05",
+        "train.max_steps=20",
+        "train.warmup_steps=2",
+        "train.eval_interval=10",
+        "train.checkpoint_interval=10",
+        "train.log_interval=5",
+    )
     assert step_metrics(cfg) == ("qk_clip_heads", "qk_clip_max_logit")
     run = tmp_path / cfg.run_id
     train_run(cfg, run, trainer_factory("torch", "cpu"), stop_after=10)  # resumed below
@@ -231,13 +239,22 @@ def test_warmup_is_an_arm_with_its_own_run_ids():
     from sweeps.core.schedule import lr_at
     from sweeps.sweep.spec import parse_spec
 
-    spec = parse_spec({
-        "preset": "smoke", "grid": {"lr": [1e-3, 1e-2]},
-        "arms": {"off": {"set": {"model.qk_norm": "none"}},
-                 "off-long-warmup": {"set": {"model.qk_norm": "none",
-                                             "train.warmup_steps": 30}}},
-        "study": {"primary": "off-long-warmup", "delta": 0.1,
-                  "sensitivity_range": [1e-3, 1e-2], "target_loss": 3.0}})
+    spec = parse_spec(
+        {
+            "preset": "smoke",
+            "grid": {"lr": [1e-3, 1e-2]},
+            "arms": {
+                "off": {"set": {"model.qk_norm": "none"}},
+                "off-long-warmup": {"set": {"model.qk_norm": "none", "train.warmup_steps": 30}},
+            },
+            "study": {
+                "primary": "off-long-warmup",
+                "delta": 0.1,
+                "sensitivity_range": [1e-3, 1e-2],
+                "target_loss": 3.0,
+            },
+        }
+    )
     cfgs = spec.configs("torch")
     by_arm = {arm: [c for c in cfgs if c.arm == arm] for arm in ("off", "off-long-warmup")}
     assert {c.train.warmup_steps for c in by_arm["off-long-warmup"]} == {30}
@@ -247,10 +264,12 @@ def test_warmup_is_an_arm_with_its_own_run_ids():
     assert all("-off-long-warmup-" in c.run_id for c in by_arm["off-long-warmup"])
     long = by_arm["off-long-warmup"][0].train
     assert lr_at(9, long) < lr_at(9, by_arm["off"][0].train) and not math.isclose(
-        lr_at(9, long), long.lr)
+        lr_at(9, long), long.lr
+    )
 
 
 # -- the report's interventions table ----------------------------------------------------------
+
 
 def intervention_outcome(arm, n_layer, lr, seed):
     """off as in the figures fixture (0.4 nats worse at 3e-2, diverged above); the stand-in
@@ -276,13 +295,21 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
 
     arm = "off-warm"  # the fixture's third arm stands in for an intervention arm
     root = tmp_path / "iv"
-    ff.write_study(root, depths=[2], arms=("off", "on", arm), outcome=intervention_outcome,
-                   study={"comparisons": [["off", arm], [arm, "on"]]})
+    ff.write_study(
+        root,
+        depths=[2],
+        arms=("off", "on", arm),
+        outcome=intervention_outcome,
+        study={"comparisons": [["off", arm], [arm, "on"]]},
+    )
     results = load_results(root)
     result = analyze(results, load_curves(results.runs))
     text = section(result)
-    rows = {line.split(" | ")[1]: line.split(" | ") for line in text.splitlines()
-            if line.startswith("| 2 |")}
+    rows = {
+        line.split(" | ")[1]: line.split(" | ")
+        for line in text.splitlines()
+        if line.startswith("| 2 |")
+    }
     assert list(rows) == ["off", "on", arm]
     d = result["depths"]["2"]
     # against off: the arm is needed from just above 1e-2 (0.2 nats better at 3e-2)

@@ -1,4 +1,5 @@
 """Both backends: parameter names and shapes, fused vs explicit attention, the QK-norm bound."""
+
 import numpy as np
 import pytest
 
@@ -12,8 +13,15 @@ def random_tokens(cfg, seed=0):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("overrides", [[], ["model.qk_norm=rms"], ["model.qk_norm=layernorm"],
-                                       ["model.tie_embeddings=true", "model.norm=rms"]])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [],
+        ["model.qk_norm=rms"],
+        ["model.qk_norm=layernorm"],
+        ["model.tie_embeddings=true", "model.norm=rms"],
+    ],
+)
 def test_parameter_names_and_shapes_match_the_shared_spec(backend, overrides):
     cfg = smoke_config(backend, *overrides)
     params = make_trainer(backend, cfg).get_params()
@@ -43,10 +51,12 @@ def test_fused_and_explicit_attention_agree(backend, qk_norm):
     fused = trainer.logits(x)
     if backend == "torch":
         import torch
+
         with torch.no_grad():
             explicit = trainer.model.probe(trainer.tensor(x))[0].numpy()
     else:
         import mlx.core as mx
+
         explicit = np.array(trainer.model.probe(mx.array(x))[0])
     np.testing.assert_allclose(fused, explicit, atol=2e-5, rtol=1e-5)
     # causal: attention weights above the diagonal are exactly zero, rows sum to one

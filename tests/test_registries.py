@@ -1,5 +1,6 @@
 """Each concept is declared once: adding a diagnostic is one registry entry, adding a QK-norm
 kind is one registry entry plus a make_norm branch per backend. Walked through here."""
+
 import numpy as np
 import pytest
 
@@ -22,10 +23,14 @@ def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
     from sweeps.run.backends import trainer_factory
     from sweeps.run.loop import train_run
 
-    monkeypatch.setitem(DIAGNOSTICS, "mean_abs_logit", Diagnostic(
-        "mean_abs_logit", "mean abs logit", "", "max", mean_abs_logit, in_report=True))
-    cfg = smoke_config("torch", "train.max_steps=20", "train.eval_interval=10",
-                       "train.warmup_steps=2")
+    monkeypatch.setitem(
+        DIAGNOSTICS,
+        "mean_abs_logit",
+        Diagnostic("mean_abs_logit", "mean abs logit", "", "max", mean_abs_logit, in_report=True),
+    )
+    cfg = smoke_config(
+        "torch", "train.max_steps=20", "train.eval_interval=10", "train.warmup_steps=2"
+    )
     train_run(cfg, tmp_path / "smoke" / cfg.run_id, trainer_factory("torch", "cpu"))
     results = load_results(tmp_path / "smoke")
     curves = load_curves(results.runs)
@@ -44,12 +49,14 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
     from figures.tables import qk_display
     from sweeps.core.params import param_shapes
 
-    monkeypatch.setitem(QK_NORMS, "scalenorm", QKNorm("scalenorm", "on (scalenorm)",
-                                                      "#009E73", has_params=True))
+    monkeypatch.setitem(
+        QK_NORMS, "scalenorm", QKNorm("scalenorm", "on (scalenorm)", "#009E73", has_params=True)
+    )
     cfg = smoke_config("torch", "model.qk_norm=scalenorm")
     assert cfg.model.qk_norm == "scalenorm"
     assert param_shapes(cfg.model, cfg.vocab_size)["blocks.0.attn.q_norm.weight"] == (
-        cfg.model.head_dim,)
+        cfg.model.head_dim,
+    )
     assert qk_display("scalenorm") == "on (scalenorm)"
     assert arm_colors(["off", "qkscalenorm"])["qkscalenorm"] == "#009E73"
     for backend in ("torch", "mlx"):
@@ -59,15 +66,16 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
 
 def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
     from figures.tables import qk_display
-    from qktorch.model import make_norm as torch_norm
     from qkmlx.model import make_norm as mlx_norm
+    from qktorch.model import make_norm as torch_norm
 
     known = ", ".join(QK_NORMS)
     with pytest.raises(ConfigError, match=f"choose one of: {known}"):
         RunConfig().with_overrides(["model.qk_norm=cosine"])
     for make_norm in (torch_norm, mlx_norm):
-        with pytest.raises(ConfigError, match=f"unknown norm kind 'cosine'; choose one of: "
-                                              f"{known}"):
+        with pytest.raises(
+            ConfigError, match=f"unknown norm kind 'cosine'; choose one of: {known}"
+        ):
             make_norm("cosine", 8, 1e-5)
     with pytest.raises(ConfigError, match=f"choose one of: {known}"):
         qk_display("cosine")

@@ -1,5 +1,6 @@
 """The small pieces both backends and every command share: the optimizer's checkpoint
 format, the number formats, the JSON sanitiser, how runs execute, offline data."""
+
 import json
 import math
 import pickle
@@ -46,8 +47,12 @@ def test_numbers_read_the_same_everywhere():
 
 
 def test_clean_json_makes_strict_json_of_numpy_pandas_and_non_string_keys():
-    out = clean_json({1: pd.NA, "x": [np.float32(1.5), float("nan"), np.int64(3), pd.NaT,
-                                      np.bool_(True), -math.inf]})
+    out = clean_json(
+        {
+            1: pd.NA,
+            "x": [np.float32(1.5), float("nan"), np.int64(3), pd.NaT, np.bool_(True), -math.inf],
+        }
+    )
     assert out == {"1": None, "x": [1.5, None, 3, None, True, None]}
     json.dumps(out, allow_nan=False)  # strict
 

@@ -1,13 +1,13 @@
 """The study's statistics (sweeps/study/stats.py) proven before they judge real runs: simulated
 sweeps with a known answer (null and planted effects, docs/STUDY.md section 7) and hand-made
 cases for every metric."""
+
 import math
 
 import numpy as np
 import pytest
 
-from sweeps.study import stats
-from sweeps.study import rules
+from sweeps.study import rules, stats
 from sweeps.study import simulate as sim
 
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
@@ -43,8 +43,9 @@ def test_the_refinement_loop_keeps_false_thresholds_and_recovery(cond):
     assert false <= 0.05 + margin(0.05, 120) and recovered >= 0.90 - margin(0.90, 120)
 
 
-@pytest.mark.parametrize("cond", [CONDITIONS[0], CONDITIONS[5], CONDITIONS[8]],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "cond", [CONDITIONS[0], CONDITIONS[5], CONDITIONS[8]], ids=lambda c: c.name
+)
 def test_h1_h2a_h2b_are_rarely_supported_when_both_arms_fail_at_the_same_lr(cond):
     rates = sim.hypothesis_nulls(cond, 300)
     assert all(r <= 0.05 + margin(0.05, 300) for r in rates.values()), rates
@@ -53,16 +54,25 @@ def test_h1_h2a_h2b_are_rarely_supported_when_both_arms_fail_at_the_same_lr(cond
 def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
     """simulate.thresholds (hundreds of sweeps at once) decides as rules.compare does."""
     cond = sim.with_seeds(sim.Condition("check", fail=0.5, ceiling=1, offset=0.03), SEEDS)
-    loss, failing, _ = sim.draw(cond, np.random.default_rng(6), 60,
-                                planted_lr=np.full(60, cond.lrs[4]))
+    loss, failing, _ = sim.draw(
+        cond, np.random.default_rng(6), 60, planted_lr=np.full(60, cond.lrs[4])
+    )
     fast = sim.thresholds(loss, failing, MIN_EFFECT)
     for b in range(60):
-        cells = rules.Cells(("off", "on"), tuple(cond.lrs), tuple(range(SEEDS)), loss[b],
-                            failing[b], np.full(loss[b].shape, None, dtype=object))
-        t = rules.compare(cells, rules.Comparison("off", "on"), MIN_EFFECT,
-                          influence=False).necessity.threshold
-        top = -1 if t.kind == "none" else list(cond.lrs).index(
-            t.bracket[1] if t.inside else t.value)
+        cells = rules.Cells(
+            ("off", "on"),
+            tuple(cond.lrs),
+            tuple(range(SEEDS)),
+            loss[b],
+            failing[b],
+            np.full(loss[b].shape, None, dtype=object),
+        )
+        t = rules.compare(
+            cells, rules.Comparison("off", "on"), MIN_EFFECT, influence=False
+        ).necessity.threshold
+        top = (
+            -1 if t.kind == "none" else list(cond.lrs).index(t.bracket[1] if t.inside else t.value)
+        )
         assert top == fast[b], b
 
 
@@ -70,20 +80,29 @@ def test_the_thresholds_90_percent_interval_agrees_with_the_per_seed_spread():
     """The decision (where the lower bound crosses m) sits above every per-seed threshold in
     most planted sweeps; its 90% interval holds the per-seed median and the planted step."""
     cond = sim.with_seeds(sim.BASE, SEEDS)
-    loss, failing, _ = sim.draw(cond, np.random.default_rng(9), 150,
-                                planted_lr=np.full(150, cond.lrs[4]))
+    loss, failing, _ = sim.draw(
+        cond, np.random.default_rng(9), 150, planted_lr=np.full(150, cond.lrs[4])
+    )
     found = median_inside = step_inside = 0
     for b in range(150):
-        cells = rules.Cells(("off", "on"), tuple(cond.lrs), tuple(range(SEEDS)), loss[b],
-                            failing[b], np.full(loss[b].shape, None, dtype=object))
-        n = rules.compare(cells, rules.Comparison("off", "on"), MIN_EFFECT,
-                          influence=False).necessity
+        cells = rules.Cells(
+            ("off", "on"),
+            tuple(cond.lrs),
+            tuple(range(SEEDS)),
+            loss[b],
+            failing[b],
+            np.full(loss[b].shape, None, dtype=object),
+        )
+        n = rules.compare(
+            cells, rules.Comparison("off", "on"), MIN_EFFECT, influence=False
+        ).necessity
         if not n.threshold.inside:
             continue
         lo, hi = n.ci90
         lo = 0.0 if lo is None else lo
-        per_seed = sorted(t.value if t.kind in ("", "below") else math.inf
-                          for t in n.seed_thresholds)
+        per_seed = sorted(
+            t.value if t.kind in ("", "below") else math.inf for t in n.seed_thresholds
+        )
         median = math.sqrt(per_seed[1] * per_seed[2])
         found += 1
         median_inside += lo <= median <= hi * (1 + 1e-9)
@@ -116,8 +135,13 @@ def test_ties_bound_nothing_without_a_floor_and_the_floor_holds_with_one():
     supported = 0
     for _ in range(300):
         edges = rng.normal(-1.5, 0.15, (2, 3))
-        crit = [{k: stats.critical_lr(LRS, list(np.log10(LRS) > e), np.ones(9)) for k, e in
-                 enumerate(arm)} for arm in edges]
+        crit = [
+            {
+                k: stats.critical_lr(LRS, list(np.log10(LRS) > e), np.ones(9))
+                for k, e in enumerate(arm)
+            }
+            for arm in edges
+        ]
         supported += rules.paired_verdict(rules.h2a_stats(*crit)[0]) == rules.SUPPORTED
     assert supported / 300 <= 0.05
 
@@ -125,8 +149,9 @@ def test_ties_bound_nothing_without_a_floor_and_the_floor_holds_with_one():
 def _cells(loss, lrs=(1e-3, 1e-2, 1e-1, 1.0)):
     loss = np.asarray(loss, float)
     seeds = tuple(range(loss.shape[-1]))
-    ids = np.array([[[f"{a}-{lr:g}-{s}" for s in seeds] for lr in lrs]
-                    for a in ("off", "on")], dtype=object)
+    ids = np.array(
+        [[[f"{a}-{lr:g}-{s}" for s in seeds] for lr in lrs] for a in ("off", "on")], dtype=object
+    )
     return rules.Cells(("off", "on"), lrs, seeds, loss, loss == 5.5, ids)
 
 
@@ -134,19 +159,27 @@ def test_one_failed_run_cannot_swing_the_threshold_silently():
     """docs/tiny's case: a failed run counts as its loss at init whether it diverged or was
     unstable, an LR where failures mix is not judged, and leave-one-run-out names the runs
     whose removal alone moves the threshold."""
-    assert rules.effective_loss("unstable", 5.5, 2.361) == rules.effective_loss("diverged",
-                                                                                5.5, None)
+    assert rules.effective_loss("unstable", 5.5, 2.361) == rules.effective_loss(
+        "diverged", 5.5, None
+    )
     off = [[2.0, 2.01, 1.99, 2.0], [1.9, 1.92, 1.88, 1.91], [5.5] * 4, [5.5] * 4]
-    on = [[2.0, 1.99, 2.02, 2.01], [1.9, 1.89, 1.9, 1.92], [1.8, 1.82, 1.79, 1.8],
-          [1.7, 5.5, 1.72, 1.7]]
+    on = [
+        [2.0, 1.99, 2.02, 2.01],
+        [1.9, 1.89, 1.9, 1.92],
+        [1.8, 1.82, 1.79, 1.8],
+        [1.7, 5.5, 1.72, 1.7],
+    ]
     j = rules.compare(_cells([off, on]), rules.Comparison("off", "on"), MIN_EFFECT)
     assert j.pairs.mixed.tolist() == [False, False, False, True]  # on fails once at 1.0
     assert j.necessity.lrs == [1e-3, 1e-2, 1e-1]
     assert j.necessity.threshold.bracket == (1e-2, 1e-1) and j.influence == []
     # with 3 seeds, dropping a pair at 0.1 leaves 2: the LR is no longer judged and the
     # threshold moves; leave-one-run-out names both runs of every such pair
-    three = rules.compare(_cells([[r[:3] for r in off], [r[:3] for r in on]]),
-                          rules.Comparison("off", "on"), MIN_EFFECT)
+    three = rules.compare(
+        _cells([[r[:3] for r in off], [r[:3] for r in on]]),
+        rules.Comparison("off", "on"),
+        MIN_EFFECT,
+    )
     movers = {rid: t for rid, t in three.influence}
     assert {"off-0.1-0", "on-0.1-0", "off-0.1-2"} <= set(movers)
     assert all(t != three.necessity.threshold for t in movers.values())
@@ -251,4 +284,5 @@ def test_slope_interval_covers_the_truth_and_excludes_zero_for_a_clear_trend():
 def test_the_code_implements_the_study_md_it_cites():
     assert stats.study_digest() == stats.STUDY_SHA256, (
         "docs/STUDY.md changed: review the rules in sweeps/study/stats.py and figures/, then set "
-        "sweeps.study.stats.STUDY_SHA256 to the new digest in the same commit")
+        "sweeps.study.stats.STUDY_SHA256 to the new digest in the same commit"
+    )

@@ -3,6 +3,7 @@
 Every sweep here is real (worker processes training real runs) at toy scale: the smoke
 preset on a 300-story corpus for 20-60 steps.
 """
+
 import json
 import math
 import os
@@ -22,27 +23,51 @@ from click.testing import CliRunner
 
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError
+from sweeps.run.rundir import RunDir
 from sweeps.sweep.executors import uses_gpus, worker_envs
 from sweeps.sweep.grid import grid_additions, max_extra_runs
-from sweeps.run.rundir import RunDir
 from sweeps.sweep.spec import SPECS_DIR, load_spec, parse_spec
 
-FAST = {"data.builtin_stories": 300, "train.max_steps": 12, "train.warmup_steps": 2,
-        "train.eval_interval": 6, "train.checkpoint_interval": 4}
+FAST = {
+    "data.builtin_stories": 300,
+    "train.max_steps": 12,
+    "train.warmup_steps": 2,
+    "train.eval_interval": 6,
+    "train.checkpoint_interval": 4,
+}
 QKTORCH = [sys.executable, "-c", "from qktorch.cli import main; main()"]
 
 
-def write_spec(tmp_path, name, lr, qk_norm=("none", "rms"), n_layer=(2,), seed=(0, 1, 2),
-               settings=None, extend=None):
+def write_spec(
+    tmp_path,
+    name,
+    lr,
+    qk_norm=("none", "rms"),
+    n_layer=(2,),
+    seed=(0, 1, 2),
+    settings=None,
+    extend=None,
+):
     """A toy spec: arms off and on from the qk_norm list, the analysis pre-registered."""
     settings = {**FAST, **(settings or {})}
     extend = {"max_extra_lrs": 0, **(extend or {})}
-    lines = [f'name = "{name}"', 'preset = "smoke"', "[grid]",
-             f"qk_norm = {json.dumps(list(qk_norm))}", f"lr = {json.dumps(list(lr))}",
-             f"n_layer = {list(n_layer)}", f"seed = {list(seed)}", "[set]"]
+    lines = [
+        f'name = "{name}"',
+        'preset = "smoke"',
+        "[grid]",
+        f"qk_norm = {json.dumps(list(qk_norm))}",
+        f"lr = {json.dumps(list(lr))}",
+        f"n_layer = {list(n_layer)}",
+        f"seed = {list(seed)}",
+        "[set]",
+    ]
     lines += [f'"{k}" = {json.dumps(v)}' for k, v in settings.items()]
-    lines += ["[study]", "delta = 0.25", f"sensitivity_range = {json.dumps([lr[0], lr[1]])}",
-              "target_loss = 4.5"]
+    lines += [
+        "[study]",
+        "delta = 0.25",
+        f"sensitivity_range = {json.dumps([lr[0], lr[1]])}",
+        "target_loss = 4.5",
+    ]
     lines += ["[extend]"] + [f"{k} = {json.dumps(v)}" for k, v in extend.items()]
     path = tmp_path / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -50,19 +75,24 @@ def write_spec(tmp_path, name, lr, qk_norm=("none", "rms"), n_layer=(2,), seed=(
 
 
 def sweep(backend, spec, runs_dir, *args):
-    return CliRunner().invoke(make_cli(backend), ["sweep", spec, "--runs-dir", str(runs_dir),
-                                                  "--device", "cpu", *args])
+    return CliRunner().invoke(
+        make_cli(backend), ["sweep", spec, "--runs-dir", str(runs_dir), "--device", "cpu", *args]
+    )
 
 
 def final_losses(sweep_dir):
     df = pd.read_parquet(Path(sweep_dir) / "results.parquet")
-    return {r.run_id: (r.status, None if pd.isna(r.final_val_loss) else r.final_val_loss)
-            for r in df.itertuples()}
+    return {
+        r.run_id: (r.status, None if pd.isna(r.final_val_loss) else r.final_val_loss)
+        for r in df.itertuples()
+    }
 
 
 def metrics(sweep_dir):
-    return {p.parent.name: RunDir(p.parent).read_metrics()
-            for p in sorted(Path(sweep_dir).glob("*/config.json"))}
+    return {
+        p.parent.name: RunDir(p.parent).read_metrics()
+        for p in sorted(Path(sweep_dir).glob("*/config.json"))
+    }
 
 
 # -- specs ------------------------------------------------------------------------------------
@@ -113,46 +143,64 @@ def raw_spec(**parts):
 
 
 def test_a_valid_spec_with_arms_a_control_subset_and_comparisons_parses():
-    spec = parse_spec(raw_spec(arms={**ARMS, "off-warm": {
-        "set": {"model.qk_norm": "none", "model.qk_init": "matched"}, "lr": [1e-3]}},
-        study={**STUDY, "start_control": "off-warm", "comparisons": [["off", "off-warm"]]}))
+    spec = parse_spec(
+        raw_spec(
+            arms={
+                **ARMS,
+                "off-warm": {
+                    "set": {"model.qk_norm": "none", "model.qk_init": "matched"},
+                    "lr": [1e-3],
+                },
+            },
+            study={**STUDY, "start_control": "off-warm", "comparisons": [["off", "off-warm"]]},
+        )
+    )
     arms = [c.arm for c in spec.configs("torch")]
     assert arms.count("off-warm") == 4 and arms.count("on") == 12  # one LR x 4 seeds
-    assert spec.study.all_comparisons() == [("off", "on"), ("off-warm", "on"),
-                                            ("off", "off-warm")]
+    assert spec.study.all_comparisons() == [("off", "on"), ("off-warm", "on"), ("off", "off-warm")]
 
 
-@pytest.mark.parametrize("parts,message", [
-    ({"grid": {"lr": [0.1, 0.01]}}, "strictly increasing"),
-    ({"grid": {**GRID, "depth": [2]}}, "unknown key 'depth'"),
-    ({"set": {"train.lr": 1}}, "set may not fix train.lr"),
-    ({"set": {"model.n_head": 5}}, "model.n_embd must be divisible"),
-    ({"preset": "nope"}, "unknown preset 'nope'"),
-    ({"extend": {"until": "some"}}, "until"),
-    ({"extend": {"refine": True, "resolution": 0}}, "resolution must be a positive"),
-    # the pre-registration (docs/STUDY.md section 6)
-    ({"study": None}, "has no \\[study\\]"),
-    ({"study": {**STUDY, "delta": 0}}, "delta must be a number > 0"),
-    ({"study": {**STUDY, "sensitivity_range": [1e-2, 1e-3]}}, "0 < low < high"),
-    ({"study": {**STUDY, "sensitivity_range": []}}, "must be \\[low, high\\]"),
-    ({"study": {**STUDY, "sensitivity_range": [2e-3, 5e-3]}}, "holds 0 grid LR"),
-    ({"grid": {"lr": [1e-3, 1e-2, 0.1, 0.2]}, "study": {**STUDY, "sensitivity_range":
-                                                        [1e-3, 0.2]}}, "not log-uniform"),
-    ({"study": {**STUDY, "min_effect": -0.01}}, "min_effect must be a number >= 0"),
-    ({"study": {k: v for k, v in STUDY.items() if k != "target_loss"}}, "has no target_loss"),
-    ({"study": {**STUDY, "primary": "off"}}, "primary and reference are both"),
-    ({"study": {**STUDY, "start_control": "warm"}}, "start_control 'warm' is not an arm"),
-    ({"grid": {**GRID, "seed": [0, 1]}}, "at least 3 distinct seeds"),
-    ({"target_loss": 2.0}, "no longer a top-level key"),
-    # arms (issue: controls)
-    ({"arms": {**ARMS, "x": {"set": {"seed": 3}}}}, "set may not fix seed"),
-    ({"arms": {**ARMS, "x": {"set": {"train.lr": 0.1}}}}, "set may not fix train.lr"),
-    ({"arms": {**ARMS, "twin": {"set": {"model.qk_norm": "rms"}}}}, "resolve to the same"),
-    ({"arms": {**ARMS, "low": {"set": {"model.qk_init": "matched"}, "lr": [3e-4]}}},
-     "not in the grid's lr list"),
-    ({"arms": {**ARMS, "Off": {}}}, "lower-case letters"),
-    ({"arms": None}, "has no arms"),
-])
+@pytest.mark.parametrize(
+    "parts,message",
+    [
+        ({"grid": {"lr": [0.1, 0.01]}}, "strictly increasing"),
+        ({"grid": {**GRID, "depth": [2]}}, "unknown key 'depth'"),
+        ({"set": {"train.lr": 1}}, "set may not fix train.lr"),
+        ({"set": {"model.n_head": 5}}, "model.n_embd must be divisible"),
+        ({"preset": "nope"}, "unknown preset 'nope'"),
+        ({"extend": {"until": "some"}}, "until"),
+        ({"extend": {"refine": True, "resolution": 0}}, "resolution must be a positive"),
+        # the pre-registration (docs/STUDY.md section 6)
+        ({"study": None}, "has no \\[study\\]"),
+        ({"study": {**STUDY, "delta": 0}}, "delta must be a number > 0"),
+        ({"study": {**STUDY, "sensitivity_range": [1e-2, 1e-3]}}, "0 < low < high"),
+        ({"study": {**STUDY, "sensitivity_range": []}}, "must be \\[low, high\\]"),
+        ({"study": {**STUDY, "sensitivity_range": [2e-3, 5e-3]}}, "holds 0 grid LR"),
+        (
+            {
+                "grid": {"lr": [1e-3, 1e-2, 0.1, 0.2]},
+                "study": {**STUDY, "sensitivity_range": [1e-3, 0.2]},
+            },
+            "not log-uniform",
+        ),
+        ({"study": {**STUDY, "min_effect": -0.01}}, "min_effect must be a number >= 0"),
+        ({"study": {k: v for k, v in STUDY.items() if k != "target_loss"}}, "has no target_loss"),
+        ({"study": {**STUDY, "primary": "off"}}, "primary and reference are both"),
+        ({"study": {**STUDY, "start_control": "warm"}}, "start_control 'warm' is not an arm"),
+        ({"grid": {**GRID, "seed": [0, 1]}}, "at least 3 distinct seeds"),
+        ({"target_loss": 2.0}, "no longer a top-level key"),
+        # arms (issue: controls)
+        ({"arms": {**ARMS, "x": {"set": {"seed": 3}}}}, "set may not fix seed"),
+        ({"arms": {**ARMS, "x": {"set": {"train.lr": 0.1}}}}, "set may not fix train.lr"),
+        ({"arms": {**ARMS, "twin": {"set": {"model.qk_norm": "rms"}}}}, "resolve to the same"),
+        (
+            {"arms": {**ARMS, "low": {"set": {"model.qk_init": "matched"}, "lr": [3e-4]}}},
+            "not in the grid's lr list",
+        ),
+        ({"arms": {**ARMS, "Off": {}}}, "lower-case letters"),
+        ({"arms": None}, "has no arms"),
+    ],
+)
 def test_bad_specs_are_refused_with_a_clear_message(parts, message):
     with pytest.raises(ConfigError, match=message):
         parse_spec(raw_spec(**parts))
@@ -172,8 +220,12 @@ def summary(status: str, final: float = 2.0) -> dict:
 
 
 def test_the_grid_extends_to_failure_then_bisects_brackets_to_the_resolution():
-    spec = parse_spec(raw_spec(grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]}, extend={
-        "max_extra_lrs": 2, "until": "all", "refine": True, "resolution": 0.25}))
+    spec = parse_spec(
+        raw_spec(
+            grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]},
+            extend={"max_extra_lrs": 2, "until": "all", "refine": True, "resolution": 0.25},
+        )
+    )
     configs = spec.configs("torch")
     done = {c.run_id: summary("ok") for c in configs}
     assert grid_additions(spec, configs, {}) == {}  # nothing finished: nothing to decide
@@ -190,8 +242,13 @@ def test_the_grid_extends_to_failure_then_bisects_brackets_to_the_resolution():
     added = grid_additions(spec, configs, done)[2]
     assert added[0] == [0.0316, 0.316] and "off seed 0: 0.01 ok, 0.1 fails" in added[1]
     configs = spec.configs("torch", lrs={2: [1.0, 0.0316, 0.316]})
-    done.update({c.run_id: summary("ok" if (c.arm, c.train.lr) == ("on", 0.0316) else
-                                   "diverged") for c in configs if c.train.lr in (0.0316, 0.316)})
+    done.update(
+        {
+            c.run_id: summary("ok" if (c.arm, c.train.lr) == ("on", 0.0316) else "diverged")
+            for c in configs
+            if c.train.lr in (0.0316, 0.316)
+        }
+    )
     # brackets now half a decade wide: one more round down to 0.25 decades
     assert grid_additions(spec, configs, done)[2][0] == [0.0178, 0.178]
     configs = spec.configs("torch", lrs={2: [1.0, 0.0316, 0.316, 0.0178, 0.178]})
@@ -205,13 +262,23 @@ def test_the_grid_extends_to_failure_then_bisects_brackets_to_the_resolution():
 
 
 def test_refinement_bisects_the_necessity_threshold_bracket():
-    spec = parse_spec(raw_spec(grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]}, extend={
-        "max_extra_lrs": 0, "refine": True, "resolution": 0.5}))
+    spec = parse_spec(
+        raw_spec(
+            grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]},
+            extend={"max_extra_lrs": 0, "refine": True, "resolution": 0.5},
+        )
+    )
     configs = spec.configs("torch")
     gap = {1e-3: 0.0, 1e-2: 0.0, 1e-1: 0.6}  # QK-norm helps from 0.1 on, nowhere fails
-    done = {c.run_id: summary("ok", 2.0 + (gap[c.train.lr] + 0.004 * (c.seed - 1)
-                                           if c.arm == "off" else 0.0) + 0.01 * c.seed)
-            for c in configs}  # off's seed jitter: exact ties bound nothing
+    done = {
+        c.run_id: summary(
+            "ok",
+            2.0
+            + (gap[c.train.lr] + 0.004 * (c.seed - 1) if c.arm == "off" else 0.0)
+            + 0.01 * c.seed,
+        )
+        for c in configs
+    }  # off's seed jitter: exact ties bound nothing
     added = grid_additions(spec, configs, done)[2]
     assert added[0] == [0.0316] and "necessity threshold between 0.01 and 0.1" in added[1]
 
@@ -219,8 +286,7 @@ def test_refinement_bisects_the_necessity_threshold_bracket():
 def test_max_extra_runs_bounds_extension_and_refinement():
     plain = parse_spec(raw_spec(extend={"max_extra_lrs": 2}))
     assert max_extra_runs(plain) == 2 * 2 * 4  # 2 LRs x 2 arms x 4 seeds
-    refined = parse_spec(raw_spec(extend={"max_extra_lrs": 0, "refine": True,
-                                          "resolution": 0.25}))
+    refined = parse_spec(raw_spec(extend={"max_extra_lrs": 0, "refine": True, "resolution": 0.25}))
     # gaps of a decade: 2 rounds (0.5, 0.25), each at most min(9 brackets, gaps x 2^r) LRs
     assert max_extra_runs(refined) == (2 + 4) * 8
 
@@ -229,9 +295,18 @@ def test_local_workers_get_one_gpu_each_or_a_share_of_the_cores(monkeypatch):
     envs = worker_envs(3, ["3", "5"], 16, {})
     assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["3", "5", "3"]
     assert not any("OMP_NUM_THREADS" in e for e in envs)
-    assert worker_envs(2, [], 2, {}) == [{"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                                          "OPENBLAS_NUM_THREADS": "1",
-                                          "OMP_WAIT_POLICY": "PASSIVE"}] * 2
+    assert (
+        worker_envs(2, [], 2, {})
+        == [
+            {
+                "OMP_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1",
+                "OMP_WAIT_POLICY": "PASSIVE",
+            }
+        ]
+        * 2
+    )
     assert worker_envs(2, [], 8, {"OMP_NUM_THREADS": "8"})[0]["MKL_NUM_THREADS"] == "4"
     assert worker_envs(1, [], 2, {}) == [{"OMP_WAIT_POLICY": "PASSIVE"}]
     assert worker_envs(1, [], 2, {"OMP_WAIT_POLICY": "ACTIVE"}) == [{}]
@@ -285,8 +360,14 @@ def foreign_run(sweep_dir: Path, rows: int = 50) -> Path:
     run = RunDir(sweep_dir / cfg.run_id)
     run.write_config(cfg)
     run.append_metrics([{"step": i, "train_loss": 3.0} for i in range(rows)])
-    run.write_summary({"run_id": cfg.run_id, "status": "ok", "final_val_loss": 2.5,
-                       "metrics": run.metrics_fingerprint()})
+    run.write_summary(
+        {
+            "run_id": cfg.run_id,
+            "status": "ok",
+            "final_val_loss": 2.5,
+            "metrics": run.metrics_fingerprint(),
+        }
+    )
     return run.path
 
 
@@ -299,12 +380,16 @@ def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monke
     foreign = foreign_run(tmp_path / "runs" / "once")
     hashed = []
     fingerprint = RunDir.metrics_fingerprint
-    monkeypatch.setattr(RunDir, "metrics_fingerprint",
-                        lambda self: hashed.append(self.path.name) or fingerprint(self))
+    monkeypatch.setattr(
+        RunDir,
+        "metrics_fingerprint",
+        lambda self: hashed.append(self.path.name) or fingerprint(self),
+    )
     result = sweep("torch", spec, tmp_path / "runs")
     assert result.exit_code == 0, result.output
-    planned = [rid for rid in pd.read_parquet(tmp_path / "runs" / "once" / "results.parquet")
-               .run_id]
+    planned = [
+        rid for rid in pd.read_parquet(tmp_path / "runs" / "once" / "results.parquet").run_id
+    ]
     assert len(planned) == 12 and foreign.name not in planned  # 2 arms x 2 LRs x 3 seeds
     assert sorted(hashed) == sorted(planned)  # once each (the workers hash in their process)
     hashed.clear()
@@ -351,15 +436,20 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
 
 
 def test_the_grid_extends_until_a_run_diverges(tmp_path):
-    spec = write_spec(tmp_path, "grows", [1e-3, 1e-2], seed=(0, 1, 2),
-                      extend={"factor": 10.0, "max_extra_lrs": 3})
+    spec = write_spec(
+        tmp_path, "grows", [1e-3, 1e-2], seed=(0, 1, 2), extend={"factor": 10.0, "max_extra_lrs": 3}
+    )
     result = sweep("torch", spec, tmp_path / "runs")
     assert result.exit_code == 0, result.output
     assert "no run at lr 0.01 failed; extension 1 of 3: adding lr 0.1" in result.output
     df = pd.read_parquet(tmp_path / "runs" / "grows" / "results.parquet")
     off = df[df.arm == "off"]
-    assert set(zip(off.lr, off.status)) == {(1e-3, "ok"), (1e-2, "ok"), (0.1, "ok"),
-                                            (1.0, "diverged")}  # 10 never needed
+    assert set(zip(off.lr, off.status)) == {
+        (1e-3, "ok"),
+        (1e-2, "ok"),
+        (0.1, "ok"),
+        (1.0, "diverged"),
+    }  # 10 never needed
     plan = json.loads((tmp_path / "runs" / "grows" / "plan.json").read_text())
     assert sorted({r["config"]["train"]["lr"] for r in plan["runs"]}) == [1e-3, 1e-2, 0.1, 1.0]
     again = sweep("torch", spec, tmp_path / "runs")
@@ -407,8 +497,9 @@ def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
     victim = next(c for c in load_spec(spec).configs("torch") if c.train.lr == 1.0)
     run_dir = runs / "locked" / victim.run_id
     run_dir.mkdir(parents=True)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run_dir / ".lock"), "8"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(run_dir / ".lock"), "8"], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "held"
     assert RunDir(run_dir).is_locked() and not RunDir(run_dir).lock().acquire()
     result = sweep("torch", spec, runs)
@@ -426,13 +517,21 @@ def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
     spec = write_spec(tmp_path, "shared", [1e-2, 1.0])
     runs = tmp_path / "runs"
     cmd = QKTORCH + ["sweep", spec, "--runs-dir", str(runs), "--device", "cpu"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     finished = re.compile(r"^\[.*\] (?:ok|unstable|diverged) +(\S+)")
-    trained = [{m[1] for m in map(finished.match, out.splitlines())
-                if m and "finished elsewhere" not in m.string} for out in outputs]
+    trained = [
+        {
+            m[1]
+            for m in map(finished.match, out.splitlines())
+            if m and "finished elsewhere" not in m.string
+        }
+        for out in outputs
+    ]
     everything = {rid for rid, _ in final_losses(runs / "shared").items()}
     assert len(everything) == 12 and trained[0] | trained[1] == everything
     assert not trained[0] & trained[1]
@@ -442,36 +541,59 @@ def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
 
 
 def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
-    spec = write_spec(tmp_path, "killed", [1e-2, 0.1], settings={
-        "train.max_steps": 60, "train.checkpoint_interval": 10, "train.eval_interval": 20})
+    spec = write_spec(
+        tmp_path,
+        "killed",
+        [1e-2, 0.1],
+        settings={
+            "train.max_steps": 60,
+            "train.checkpoint_interval": 10,
+            "train.eval_interval": 20,
+        },
+    )
     args = ["--device", "cpu", "--workers", "2"]
-    clean = subprocess.run(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "a"), *args],
-                           capture_output=True, text=True, timeout=300)
+    clean = subprocess.run(
+        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "a"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert clean.returncode == 0, clean.stdout + clean.stderr
 
     sweep_dir = tmp_path / "b" / "killed"
-    proc = subprocess.Popen(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     while time.time() < deadline:  # kill once some run has a checkpoint but no summary
-        mid = [p for p in sweep_dir.glob("*/checkpoint/step_*/state.json")
-               if not (p.parents[2] / "summary.json").exists()]
+        mid = [
+            p
+            for p in sweep_dir.glob("*/checkpoint/step_*/state.json")
+            if not (p.parents[2] / "summary.json").exists()
+        ]
         if mid:
             break
         time.sleep(0.02)
     assert mid, "the sweep never got to a checkpoint"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    unfinished = [d for d in sweep_dir.iterdir()
-                  if d.is_dir() and not (d / "summary.json").exists()]
+    unfinished = [
+        d for d in sweep_dir.iterdir() if d.is_dir() and not (d / "summary.json").exists()
+    ]
     assert unfinished  # really killed mid-sweep
     deadline = time.time() + 15  # its workers notice and exit: no run stays locked
     while any(RunDir(d).is_locked() for d in unfinished) and time.time() < deadline:
         time.sleep(0.1)
     assert not any(RunDir(d).is_locked() for d in unfinished)
 
-    rerun = subprocess.run(QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
-                           capture_output=True, text=True, timeout=300)
+    rerun = subprocess.run(
+        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert final_losses(sweep_dir) == final_losses(tmp_path / "a" / "killed")
     assert metrics(sweep_dir) == metrics(tmp_path / "a" / "killed")
@@ -500,15 +622,43 @@ def test_the_ray_executor_on_a_real_local_cluster(finished_sweep, tmp_path):
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # unix socket paths must stay short
     # Ray registers the node under this machine's own address (it resolves 127.0.0.1 away);
     # the driver reaches the head's port on 127.0.0.1.
-    head = subprocess.Popen([str(Path(sys.executable).with_name("ray")), "start", "--head",
-                             "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
-                             "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard",
-                             "false", "--disable-usage-stats", "--temp-dir", temp],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    head = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("ray")),
+            "start",
+            "--head",
+            "--block",
+            "--port",
+            str(port),
+            "--node-ip-address",
+            "127.0.0.1",
+            "--num-cpus",
+            "2",
+            "--num-gpus",
+            "0",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            temp,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        cmd = QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "ray"), "--device", "cpu",
-                         "--executor", "ray", "--address", f"127.0.0.1:{port}"]
+        cmd = QKTORCH + [
+            "sweep",
+            spec,
+            "--runs-dir",
+            str(tmp_path / "ray"),
+            "--device",
+            "cpu",
+            "--executor",
+            "ray",
+            "--address",
+            f"127.0.0.1:{port}",
+        ]
         for _ in range(60):  # the head takes a few seconds to accept drivers
             result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if "cannot reach the Ray cluster" not in result.stderr:
@@ -540,7 +690,10 @@ def _stop_group(proc) -> None:
 
 
 def test_sweep_modules_import_neither_mlx_nor_torch():
-    code = ("import sys, sweeps.sweep.spec, sweeps.sweep.runner, sweeps.sweep.executors, sweeps.sweep.status, sweeps.cli; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'torch')))")
+    code = (
+        "import sys, sweeps.sweep.spec, sweeps.sweep.runner, sweeps.sweep.executors, "
+        "sweeps.sweep.status, sweeps.cli; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'torch')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,13 +1,14 @@
 """The start-temperature control: matched arms start with the other arm's attention-logit
 scale, measured by the backends' own probe (docs/STUDY.md section 2: within 5%)."""
+
 import json
 
 import pytest
 from click.testing import CliRunner
 
-from sweeps.run.backends import trainer_factory
 from sweeps.cli import make_cli
 from sweeps.core.presets import get_preset
+from sweeps.run.backends import trainer_factory
 from sweeps.run.temperature import initial_logit_std, probe_batch
 
 
@@ -20,10 +21,15 @@ def start(cfg, backend="torch", x=None):
 def test_matched_arms_start_within_5_percent_of_the_other_arm(preset):
     base = get_preset(preset).with_overrides(["train.diag_sequences=2"])
     x, _ = probe_batch(base)  # core: random ids (TinyStories is not prepared in tests)
-    arms = {name: base.with_overrides(sets) for name, sets in {
-        "off": ["model.qk_norm=none"], "on": ["model.qk_norm=rms"],
-        "off-warm": ["model.qk_norm=none", "model.qk_init=matched"],
-        "on-cool": ["model.qk_norm=rms", "model.qk_init=matched"]}.items()}
+    arms = {
+        name: base.with_overrides(sets)
+        for name, sets in {
+            "off": ["model.qk_norm=none"],
+            "on": ["model.qk_norm=rms"],
+            "off-warm": ["model.qk_norm=none", "model.qk_init=matched"],
+            "on-cool": ["model.qk_norm=rms", "model.qk_init=matched"],
+        }.items()
+    }
     std = {name: start(cfg, x=x) for name, cfg in arms.items()}
     assert std["off-warm"] == pytest.approx(std["on"], rel=0.05)
     assert std["on-cool"] == pytest.approx(std["off"], rel=0.05)
@@ -38,8 +44,9 @@ def test_both_backends_measure_the_same_start():
 
 
 def test_config_show_prints_the_starting_temperature():
-    result = CliRunner().invoke(make_cli("torch"), ["config", "show", "smoke", "--set",
-                                                    "model.qk_init=matched"])
+    result = CliRunner().invoke(
+        make_cli("torch"), ["config", "show", "smoke", "--set", "model.qk_init=matched"]
+    )
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     measured = shown["initial_attention_logit_std"]

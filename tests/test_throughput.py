@@ -2,6 +2,7 @@
 the per-tensor formula (bit for bit), the compiled steps against the eager ones (crosscheck's
 train-loss tolerance), uint16 tokens against numpy's windows; and the cost estimate and the
 benchmark run at smoke scale."""
+
 import dataclasses
 import re
 import subprocess
@@ -15,7 +16,12 @@ from click.testing import CliRunner
 from crosscheck.tolerances import TOLERANCES
 from sweeps.cli import make_cli
 from sweeps.core.config import TrainConfig
+from sweeps.core.params import count_params, decays, init_params
+from sweeps.core.presets import get_preset
+from sweeps.core.schedule import decay_per_lr, lr_at
 from sweeps.data import batch_starts, windows
+from sweeps.platform.devices import peak_flops
+from sweeps.run.backends import Execution
 from sweeps.sweep.estimate import (
     describe,
     estimate_sweep,
@@ -24,27 +30,14 @@ from sweeps.sweep.estimate import (
     measure,
     sweep_estimate,
 )
-from sweeps.platform.devices import peak_flops
-from sweeps.run.backends import Execution
-from sweeps.core.params import count_params, decays, init_params
-from sweeps.core.presets import get_preset
 from sweeps.sweep.runner import Sweep
-from sweeps.core.schedule import decay_per_lr, lr_at
 from sweeps.sweep.spec import load_spec
 from tests.conftest import BACKENDS, SMALL_DATA, make_trainer, smoke_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Smoke-sized ops on 2 busy cores: torch's thread pool only waits (see test_crosscheck)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # -- the optimizer against the per-tensor loop both optim.py files were before ----------------
@@ -73,20 +66,29 @@ def optimizer_steps(backend, cfg, grads_per_step, lrs, multi_tensor: bool):
         import torch as xp
 
         from qktorch.optim import AdamW, flatten
-        array = lambda a: xp.from_numpy(a.copy())
-        numpy = lambda t: t.detach().numpy().copy()
+
+        def array(a):
+            return xp.from_numpy(a.copy())
+
+        def numpy(t):
+            return t.detach().numpy().copy()
     else:
         import mlx.core as xp
 
         from qkmlx.optim import AdamW
+
         array, numpy = xp.array, np.array
     params = {n: array(p) for n, p in init.items()}
     if not multi_tensor:
-        state = {"step": xp.zeros(()), "m": {n: xp.zeros_like(p) for n, p in params.items()},
-                 "v": {n: xp.zeros_like(p) for n, p in params.items()}}
+        state = {
+            "step": xp.zeros(()),
+            "m": {n: xp.zeros_like(p) for n, p in params.items()},
+            "v": {n: xp.zeros_like(p) for n, p in params.items()},
+        }
         for grads, lr in zip(grads_per_step, lrs):
-            per_tensor_step(xp, params, state, {n: array(g) for n, g in grads.items()}, lr,
-                            cfg.train)
+            per_tensor_step(
+                xp, params, state, {n: array(g) for n, g in grads.items()}, lr, cfg.train
+            )
         moments = {f"{k}.{n}": numpy(a) for k in ("m", "v") for n, a in state[k].items()}
         return {n: numpy(p) for n, p in params.items()}, moments
     if backend == "torch":
@@ -98,8 +100,9 @@ def optimizer_steps(backend, cfg, grads_per_step, lrs, multi_tensor: bool):
     else:
         opt = AdamW(params, cfg.train)
         for grads, lr in zip(grads_per_step, lrs):
-            params = opt.update(params, {n: xp.array(g) for n, g in grads.items()},
-                                opt.lr_tensor(lr))
+            params = opt.update(
+                params, {n: xp.array(g) for n, g in grads.items()}, opt.lr_tensor(lr)
+            )
     state = opt.state_numpy()
     assert state["step"][0] == len(lrs)
     return {n: numpy(p) for n, p in params.items()}, {k: v for k, v in state.items() if k != "step"}
@@ -108,12 +111,15 @@ def optimizer_steps(backend, cfg, grads_per_step, lrs, multi_tensor: bool):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mode", ["coupled", "independent"])
 def test_multi_tensor_adamw_is_the_per_tensor_loop_bit_for_bit(backend, mode):
-    cfg = smoke_config(backend, "model.qk_norm=rms", f"train.weight_decay_mode={mode}",
-                       "train.weight_decay=0.1")
+    cfg = smoke_config(
+        backend, "model.qk_norm=rms", f"train.weight_decay_mode={mode}", "train.weight_decay=0.1"
+    )
     shapes = {n: p.shape for n, p in init_params(cfg.model, cfg.vocab_size, 0).items()}
     rng = np.random.default_rng(0)
-    grads = [{n: (rng.standard_normal(s) * 0.3).astype(np.float32) for n, s in shapes.items()}
-             for _ in range(6)]
+    grads = [
+        {n: (rng.standard_normal(s) * 0.3).astype(np.float32) for n, s in shapes.items()}
+        for _ in range(6)
+    ]
     lrs = [3e-3 * (i + 1) / 6 for i in range(6)]
     params, moments = optimizer_steps(backend, cfg, grads, lrs, multi_tensor=True)
     expected_params, expected_moments = optimizer_steps(backend, cfg, grads, lrs, False)
@@ -149,8 +155,7 @@ def test_clipping_scales_by_the_global_norm(backend, size):
     assert float(norm) == pytest.approx(norm64, rel=1e-6)
     scale = np.float32(min(1.0, 1.0 / (float(norm) + 1e-6)))
     for name, g in grads.items():
-        np.testing.assert_allclose(np.array(clipped[name]).reshape(g.shape), g * scale,
-                                   rtol=1e-6)
+        np.testing.assert_allclose(np.array(clipped[name]).reshape(g.shape), g * scale, rtol=1e-6)
 
 
 # -- batches on the device ------------------------------------------------------------------
@@ -160,8 +165,11 @@ def test_device_batches_are_numpys_windows(backend, dtype):
     """uint16 (the token cache's dtype, ids up to 65535) stays uint16, int32 works too."""
     cfg = smoke_config(backend)
     trainer = make_trainer(backend, cfg)
-    tokens = np.random.default_rng(2).integers(0, 65536 if dtype == np.uint16 else 2**31 - 1,
-                                               5000).astype(dtype)
+    tokens = (
+        np.random.default_rng(2)
+        .integers(0, 65536 if dtype == np.uint16 else 2**31 - 1, 5000)
+        .astype(dtype)
+    )
     trainer.set_train_tokens(tokens)
     for step in range(3):
         starts = batch_starts(len(tokens), 0, step, 8, cfg.model.block_size)
@@ -187,13 +195,18 @@ def losses(backend, compile: bool, steps: int = 12):
     from qktorch.train import Trainer as TorchTrainer
 
     cfg = smoke_config(backend, "model.qk_norm=rms", "train.lr=1e-2")
-    trainer = {"torch": TorchTrainer, "mlx": MLXTrainer}[backend](cfg, device="cpu",
-                                                                 compile=compile)
+    trainer = {"torch": TorchTrainer, "mlx": MLXTrainer}[backend](
+        cfg, device="cpu", compile=compile
+    )
     tokens = np.random.default_rng(3).integers(0, cfg.vocab_size, 20000).astype(np.uint16)
     trainer.set_train_tokens(tokens)
     B, T = cfg.train.batch_size, cfg.model.block_size
-    return trainer.read([trainer.train_step(batch_starts(len(tokens), 0, i, B, T),
-                                            lr_at(i, cfg.train)) for i in range(steps)])
+    return trainer.read(
+        [
+            trainer.train_step(batch_starts(len(tokens), 0, i, B, T), lr_at(i, cfg.train))
+            for i in range(steps)
+        ]
+    )
 
 
 def test_the_compiled_torch_step_is_one_graph_and_matches_the_eager_step():
@@ -230,17 +243,20 @@ def test_flops_per_token_is_palms_formula_over_the_matmul_weights():
     assert flops_per_token(tied, V) == flops_per_token(m, V)  # the head's matmul still runs
 
 
-@pytest.mark.parametrize("device,name,dtype,tf32,expected", [
-    ("cuda", "NVIDIA H100 80GB HBM3", "bfloat16", False, 989e12),
-    ("cuda", "NVIDIA H100 PCIe", "float32", False, 51e12),
-    ("cuda", "NVIDIA H200", "float32", True, 495e12),
-    ("cuda", "NVIDIA A100-SXM4-80GB", "bfloat16", False, 312e12),
-    ("cuda", "NVIDIA L4", "float32", False, 30.3e12),
-    ("cuda", "NVIDIA L40S", "bfloat16", False, None),  # not an L4
-    ("gpu", "Apple M4 Pro", "float32", False, 9.2e12),
-    ("cpu", "Apple M4 Pro", "float32", False, None),  # its CPU: no peak
-    ("cuda", "NVIDIA GeForce RTX 4090", "bfloat16", False, None),
-])
+@pytest.mark.parametrize(
+    "device,name,dtype,tf32,expected",
+    [
+        ("cuda", "NVIDIA H100 80GB HBM3", "bfloat16", False, 989e12),
+        ("cuda", "NVIDIA H100 PCIe", "float32", False, 51e12),
+        ("cuda", "NVIDIA H200", "float32", True, 495e12),
+        ("cuda", "NVIDIA A100-SXM4-80GB", "bfloat16", False, 312e12),
+        ("cuda", "NVIDIA L4", "float32", False, 30.3e12),
+        ("cuda", "NVIDIA L40S", "bfloat16", False, None),  # not an L4
+        ("gpu", "Apple M4 Pro", "float32", False, 9.2e12),
+        ("cpu", "Apple M4 Pro", "float32", False, None),  # its CPU: no peak
+        ("cuda", "NVIDIA GeForce RTX 4090", "bfloat16", False, None),
+    ],
+)
 def test_peak_flops_of_known_devices(device, name, dtype, tf32, expected):
     assert peak_flops(device, name, dtype, tf32)[0] == expected
 
@@ -266,8 +282,9 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
     assert probe.step_s > 0 and probe.eval_s > 0 and probe.steps >= 2
     assert result["runs"] == len(configs) == 36
     assert result["planned"]["tokens"] == 36 * 60 * 256
-    assert result["planned"]["flops"] == sum(60 * 256 * flops_per_token(c.model, 256)
-                                             for c in configs)
+    assert result["planned"]["flops"] == sum(
+        60 * 256 * flops_per_token(c.model, 256) for c in configs
+    )
     per_run = result["per_run"]  # the probed config; QK-norm's gains add 0.3% FLOPs
     assert result["planned"]["seconds"] == pytest.approx(36 * per_run["seconds"], rel=0.01)
     assert result["worst"]["seconds"] == pytest.approx(39 * per_run["seconds"], rel=0.01)
@@ -278,15 +295,16 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp_path,
-                                                                    monkeypatch):
+def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp_path, monkeypatch):
     import sweeps.sweep.grid
 
     monkeypatch.setattr(sweeps.sweep.grid, "max_extra_runs", lambda spec: 4)
     spec = tmp_path / "two.toml"
-    spec.write_text('preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
-                    'n_layer = [1, 3]\nseed = [0, 1, 2]\n[study]\ndelta = 0.1\n'
-                    'sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n')
+    spec.write_text(
+        'preset = "smoke"\n[grid]\nqk_norm = ["none", "rms"]\nlr = [1e-3, 1e-2]\n'
+        "n_layer = [1, 3]\nseed = [0, 1, 2]\n[study]\ndelta = 0.1\n"
+        "sensitivity_range = [1e-3, 1e-2]\ntarget_loss = 3.0\n"
+    )
     sweep = Sweep(load_spec(str(spec)), backend, SMALL_DATA, tmp_path / "runs")
     lines = []
     result = estimate_sweep(sweep, Execution(backend, "cpu"), seconds=0.3, echo=lines.append)
@@ -297,9 +315,20 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
 
 
 def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
-    result = CliRunner().invoke(make_cli("torch"), [
-        "sweep", "smoke", "--dry-run", "--estimate", "--device", "cpu",
-        "--runs-dir", str(tmp_path), *(a for s in SMALL_DATA for a in ("--set", s))])
+    result = CliRunner().invoke(
+        make_cli("torch"),
+        [
+            "sweep",
+            "smoke",
+            "--dry-run",
+            "--estimate",
+            "--device",
+            "cpu",
+            "--runs-dir",
+            str(tmp_path),
+            *(a for s in SMALL_DATA for a in ("--set", s)),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert re.search(r"estimate: torch on cpu .* ms/step", result.output)
     assert re.search(r"planned: 36 runs, .* device-hours", result.output)
@@ -309,20 +338,44 @@ def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
 
 
 def test_sweeps_estimate_imports_no_trainer():
-    code = ("import sys, sweeps.sweep.estimate; print(sorted(m for m in sys.modules if "
-            "m.split('.')[0] in ('mlx', 'torch', 'qkmlx', 'qktorch')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT)
+    code = (
+        "import sys, sweeps.sweep.estimate; print(sorted(m for m in sys.modules if "
+        "m.split('.')[0] in ('mlx', 'torch', 'qkmlx', 'qktorch')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert out.stdout.strip() == "[]"
 
 
 # -- the benchmark ---------------------------------------------------------------------------
 def test_the_benchmark_runs_at_smoke_scale():
     out = subprocess.run(
-        [sys.executable, "benchmarks/throughput.py", "--preset", "smoke", "--backends", "torch",
-         "--reference", "--threads", "1", "--steps", "2", "--rounds", "2", "--warmup", "1",
-         "--workers", "1,2"], check=False, capture_output=True, text=True, cwd=ROOT,
-        timeout=600)
+        [
+            sys.executable,
+            "benchmarks/throughput.py",
+            "--preset",
+            "smoke",
+            "--backends",
+            "torch",
+            "--reference",
+            "--threads",
+            "1",
+            "--steps",
+            "2",
+            "--rounds",
+            "2",
+            "--warmup",
+            "1",
+            "--workers",
+            "1,2",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert any(re.match(r"qktorch\s+[\d,]+\s+[\d,]+\s+\S+\s+-\s+1\.000x", line) for line in lines)

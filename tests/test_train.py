@@ -1,4 +1,5 @@
 """Both backends through the shared loop: metrics, divergence, resume, determinism, CLI."""
+
 import json
 import math
 
@@ -28,8 +29,13 @@ def test_a_run_learns_and_writes_the_run_directory(backend, tmp_path):
     evals = [r for r in rows if "val_loss" in r]
     assert [r["step"] for r in evals] == [0, 20, 40, 60]
     n_layer = run_dir.read_config().model.n_layer
-    for name in ("attn_entropy", "attn_entropy_min", "max_attn_logit", "resid_kurtosis",
-                 "resid_max_over_median"):
+    for name in (
+        "attn_entropy",
+        "attn_entropy_min",
+        "max_attn_logit",
+        "resid_kurtosis",
+        "resid_max_over_median",
+    ):
         assert len(evals[-1][name]) == n_layer
     assert all(e["attn_entropy_min"][0] <= e["attn_entropy"][0] for e in evals)
     assert summary["tokens_seen"] == 60 * 8 * 32 and summary["tokens_per_s"] > 0
@@ -64,8 +70,14 @@ def test_resume_after_an_interruption_is_bit_identical(backend, tmp_path):
 def test_same_seed_same_losses_other_seed_other_losses(backend, tmp_path):
     losses = {}
     for name, seed in (("a", 0), ("b", 0), ("c", 1)):
-        _, run_dir = run(backend, tmp_path, f"seed={seed}", "train.max_steps=15",
-                         "train.warmup_steps=5", name=name)
+        _, run_dir = run(
+            backend,
+            tmp_path,
+            f"seed={seed}",
+            "train.max_steps=15",
+            "train.warmup_steps=5",
+            name=name,
+        )
         losses[name] = [r["train_loss"] for r in run_dir.read_metrics() if "train_loss" in r]
     assert losses["a"] == losses["b"]
     assert not np.allclose(losses["a"], losses["c"])
@@ -75,8 +87,21 @@ def test_same_seed_same_losses_other_seed_other_losses(backend, tmp_path):
 def test_train_command_runs_then_skips_a_finished_run(backend, tmp_path):
     cli = make_cli(backend)
     out = tmp_path / "cli-run"
-    args = ["train", "--preset", "smoke", "--set", SMALL_DATA[0], "--set", "train.max_steps=12",
-            "--set", "train.warmup_steps=2", "--device", "cpu", "--out", str(out)]
+    args = [
+        "train",
+        "--preset",
+        "smoke",
+        "--set",
+        SMALL_DATA[0],
+        "--set",
+        "train.max_steps=12",
+        "--set",
+        "train.warmup_steps=2",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+    ]
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     assert RunDir(out).read_summary()["status"] == "ok"
@@ -86,14 +111,18 @@ def test_train_command_runs_then_skips_a_finished_run(backend, tmp_path):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("override,message", [
-    ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
-    ("train.lr=abc", "train.lr must be float (got 'abc')"),
-    ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
+        ("train.lr=abc", "train.lr must be float (got 'abc')"),
+        ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
+    ],
+)
 def test_bad_overrides_exit_2_with_one_line(backend, tmp_path, override, message):
-    result = CliRunner().invoke(make_cli(backend), ["train", "--set", override,
-                                                    "--out", str(tmp_path / "x")])
+    result = CliRunner().invoke(
+        make_cli(backend), ["train", "--set", override, "--out", str(tmp_path / "x")]
+    )
     assert result.exit_code == 2
     assert result.output.strip().count("\n") == 0 and message in result.output
     assert not (tmp_path / "x").exists()
@@ -101,6 +130,8 @@ def test_bad_overrides_exit_2_with_one_line(backend, tmp_path, override, message
 
 def test_a_run_directory_of_another_config_is_refused(tmp_path):
     run("torch", tmp_path, "train.max_steps=12", "train.warmup_steps=2", stop_after=3)
-    result = CliRunner().invoke(make_cli("torch"), [
-        "train", "--set", SMALL_DATA[0], "--set", "train.lr=1e-2", "--out", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        make_cli("torch"),
+        ["train", "--set", SMALL_DATA[0], "--set", "train.lr=1e-2", "--out", str(tmp_path / "run")],
+    )
     assert result.exit_code == 2 and "holds another run" in result.output

@@ -5,6 +5,7 @@ and the smaller rough edges of the command line.
 One real ad-hoc sweep (smoke preset, 12 runs of 12 steps) is shared by the tests that read a
 finished sweep; everything else is files made by hand or fakes.
 """
+
 import json
 import os
 import re
@@ -25,10 +26,25 @@ from sweeps.run.rundir import RunDir, RunLock
 from sweeps.sweep import adhoc, estimate
 from sweeps.sweep.watch import Seen, frame, watch
 
-FAST = ["data.builtin_stories=300", "train.max_steps=12", "train.warmup_steps=2",
-        "train.eval_interval=6", "train.checkpoint_interval=4"]
-GRID = ["--preset", "smoke", "--grid", "train.lr=0.01,0.1", "--grid", "qk_norm=none,rms",
-        "--seeds", "3", "--name", "grid"]
+FAST = [
+    "data.builtin_stories=300",
+    "train.max_steps=12",
+    "train.warmup_steps=2",
+    "train.eval_interval=6",
+    "train.checkpoint_interval=4",
+]
+GRID = [
+    "--preset",
+    "smoke",
+    "--grid",
+    "train.lr=0.01,0.1",
+    "--grid",
+    "qk_norm=none,rms",
+    "--seeds",
+    "3",
+    "--name",
+    "grid",
+]
 
 
 def invoke(backend, *args):
@@ -47,8 +63,18 @@ def grid_sweep(tmp_path_factory):
     """An ad-hoc grid trained by the sweep command with live TensorBoard logging."""
     root = tmp_path_factory.mktemp("workflow")
     runs, tb = root / "runs", root / "tb"
-    result = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--device", "cpu",
-                    "--tensorboard", tb, *sets(FAST))
+    result = invoke(
+        "torch",
+        "sweep",
+        *GRID,
+        "--runs-dir",
+        runs,
+        "--device",
+        "cpu",
+        "--tensorboard",
+        tb,
+        *sets(FAST),
+    )
     assert result.exit_code == 0, result.output
     return runs, tb, result.output
 
@@ -61,11 +87,11 @@ def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
     assert "done in" in output and "12 ok" in output
     again = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--device", "cpu", *sets(FAST))
     assert again.exit_code == 0 and "nothing to run" in again.output
-    by_name = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--device", "cpu",
-                     *sets(FAST))
+    by_name = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--device", "cpu", *sets(FAST))
     assert by_name.exit_code == 0 and "nothing to run" in by_name.output
-    other = invoke("torch", "sweep", *GRID[:3], "train.lr=0.01,0.3", *GRID[4:],
-                   "--runs-dir", runs, *sets(FAST))
+    other = invoke(
+        "torch", "sweep", *GRID[:3], "train.lr=0.01,0.3", *GRID[4:], "--runs-dir", runs, *sets(FAST)
+    )
     assert other.exit_code == 2 and "holds another grid" in other.output
     status = invoke("torch", "status", "grid", "--runs-dir", runs)
     assert status.exit_code == 0 and "12 runs: 12 ok" in status.output
@@ -81,12 +107,27 @@ def test_sweep_progress_counts_the_runs_that_started(grid_sweep):
 def test_curves_parquet_is_the_long_table_of_every_run(grid_sweep):
     runs = grid_sweep[0]
     curves = pd.read_parquet(runs / "grid" / "curves.parquet")
-    assert list(curves.columns) == ["run_id", "arm", "lr", "depth", "seed", "step", "metric",
-                                    "value"]
+    assert list(curves.columns) == [
+        "run_id",
+        "arm",
+        "lr",
+        "depth",
+        "seed",
+        "step",
+        "metric",
+        "value",
+    ]
     assert curves.run_id.nunique() == 12 and set(curves.arm) == {"off", "on"}
     metrics = set(curves.metric)
-    assert {"train_loss", "train_loss_ema", "val_loss", "grad_norm", "lr",
-            "max_attn_logit", "attn_entropy"} <= metrics
+    assert {
+        "train_loss",
+        "train_loss_ema",
+        "val_loss",
+        "grad_norm",
+        "lr",
+        "max_attn_logit",
+        "attn_entropy",
+    } <= metrics
     one = curves[(curves.run_id == curves.run_id.iloc[0]) & (curves.metric == "train_loss")]
     assert sorted(one.step) == list(range(1, 13))
     results = pd.read_parquet(runs / "grid" / "results.parquet")
@@ -103,7 +144,8 @@ def read_tensorboard(path):
     acc.Reload()
     content = acc.PluginTagToContent("hparams")
     start = plugin_data_pb2.HParamsPluginData.FromString(
-        content["_hparams_/session_start_info"]).session_start_info
+        content["_hparams_/session_start_info"]
+    ).session_start_info
     hparams = {k: v.string_value or v.number_value for k, v in start.hparams.items()}
     return acc, hparams
 
@@ -113,19 +155,24 @@ def test_tensorboard_export_holds_scalars_and_hparams(grid_sweep, tmp_path, live
     runs, tb, _ = grid_sweep
     if not live:
         out = tmp_path / "tb"
-        result = invoke("torch", "export", "tensorboard", "grid", "--out", out,
-                        "--runs-dir", runs)
+        result = invoke("torch", "export", "tensorboard", "grid", "--out", out, "--runs-dir", runs)
         assert result.exit_code == 0 and "exported 12 of 12" in result.output
-        again = invoke("torch", "export", "tensorboard", "grid", "--out", out,
-                       "--runs-dir", runs)
+        again = invoke("torch", "export", "tensorboard", "grid", "--out", out, "--runs-dir", runs)
         assert again.exit_code == 0  # an export replaces the last: no doubled events
         tb = out
     assert len([p for p in tb.iterdir() if p.is_dir()]) == 12
     run = next(p for p in sorted(tb.iterdir()) if "-on-" in p.name and "lr0.1-" in p.name)
     acc, hparams = read_tensorboard(run)
     tags = acc.Tags()["scalars"]
-    for tag in ("loss/train", "loss/train_smoothed", "loss/val", "optim/grad_norm",
-                "optim/lr", "diagnostics/max_attn_logit", "diagnostics/qk_gain_max"):
+    for tag in (
+        "loss/train",
+        "loss/train_smoothed",
+        "loss/val",
+        "optim/grad_norm",
+        "optim/lr",
+        "diagnostics/max_attn_logit",
+        "diagnostics/qk_gain_max",
+    ):
         assert tag in tags, tag
     assert [e.step for e in acc.Scalars("loss/train")] == list(range(1, 13))
     metrics = RunDir(runs / "grid" / run.name).read_metrics()
@@ -172,8 +219,12 @@ def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
     rid, cfg = next(iter(sweep.configs.items()))
     run = RunDir(sweep.run_dir(rid))
     run.write_config(cfg)
-    run.append_metrics([{"step": s, "train_loss": 3.0, "train_loss_ema": 2.5 + 0.01 * s,
-                         "lr": 0.001 * s} for s in range(1, 7)])
+    run.append_metrics(
+        [
+            {"step": s, "train_loss": 3.0, "train_loss_ema": 2.5 + 0.01 * s, "lr": 0.001 * s}
+            for s in range(1, 7)
+        ]
+    )
     lock = RunLock(run.path)
     assert lock.acquire()
     try:
@@ -206,8 +257,17 @@ def test_watch_frames_option_stops_a_sweep_that_has_not_ended(tmp_path):
 
 
 def test_train_progress_shows_the_smoothed_loss(tmp_path):
-    result = invoke("torch", "train", "--preset", "smoke", *sets(FAST), "--out",
-                    tmp_path / "run", "--device", "cpu")
+    result = invoke(
+        "torch",
+        "train",
+        "--preset",
+        "smoke",
+        *sets(FAST),
+        "--out",
+        tmp_path / "run",
+        "--device",
+        "cpu",
+    )
     assert result.exit_code == 0, result.output
     assert re.search(r"loss \d+\.\d{4} lr ", result.output), result.output
 
@@ -231,37 +291,60 @@ def test_adhoc_grids_take_the_study_defaults_of_the_presets_spec():
 def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
     from sweeps.sweep.spec import load_spec, parse_spec
 
-    raw = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["lr=1e-3,1e-2", "n_layer=2,4",
-                                                          "seed=0,1,5"]))
+    raw = adhoc.adhoc_raw(
+        "x", "tiny", adhoc.parse_grid(["lr=1e-3,1e-2", "n_layer=2,4", "seed=0,1,5"])
+    )
     path = tmp_path / "x.toml"
     path.write_text(adhoc.to_toml(raw))
     assert load_spec(str(path)) == parse_spec(raw)
     assert load_spec(str(path)).seed == (0, 1, 5)
 
 
-@pytest.mark.parametrize("items, message", [
-    (["train.batch_size=4,8"], "--set train.batch_size"),
-    (["lr"], "FIELD=V1,V2"),
-    (["lr=a,b"], "must be floats"),
-    (["lr=1e-3", "train.lr=1e-2"], "given twice"),
-    (["qk_norm=rms"], "give none and at least one kind"),
-])
+@pytest.mark.parametrize(
+    "items, message",
+    [
+        (["train.batch_size=4,8"], "--set train.batch_size"),
+        (["lr"], "FIELD=V1,V2"),
+        (["lr=a,b"], "must be floats"),
+        (["lr=1e-3", "train.lr=1e-2"], "given twice"),
+        (["qk_norm=rms"], "give none and at least one kind"),
+    ],
+)
 def test_bad_grids_are_one_line(items, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         adhoc.adhoc_raw("x", "smoke", adhoc.parse_grid(items))
 
 
 def test_adhoc_grid_command_refusals(tmp_path):
-    no_name = invoke("torch", "sweep", "--preset", "smoke", "--grid", "lr=0.01,0.1",
-                     "--runs-dir", tmp_path, "--dry-run")
+    no_name = invoke(
+        "torch",
+        "sweep",
+        "--preset",
+        "smoke",
+        "--grid",
+        "lr=0.01,0.1",
+        "--runs-dir",
+        tmp_path,
+        "--dry-run",
+    )
     assert no_name.exit_code == 2 and "--name" in no_name.output
-    builtin = invoke("torch", "sweep", *GRID[:-1], "smoke", "--runs-dir", tmp_path,
-                     "--dry-run")
+    builtin = invoke("torch", "sweep", *GRID[:-1], "smoke", "--runs-dir", tmp_path, "--dry-run")
     assert builtin.exit_code == 2 and "built-in spec" in builtin.output
     seeds = invoke("torch", "sweep", "smoke", "--seeds", "4", "--runs-dir", tmp_path, "--dry-run")
     assert seeds.exit_code == 2 and "--seeds sets the seeds of an ad-hoc grid" in seeds.output
-    default = invoke("torch", "sweep", "--preset", "smoke", "--grid", "lr=0.01,0.1", "--name",
-                     "three", "--runs-dir", tmp_path, "--dry-run")
+    default = invoke(
+        "torch",
+        "sweep",
+        "--preset",
+        "smoke",
+        "--grid",
+        "lr=0.01,0.1",
+        "--name",
+        "three",
+        "--runs-dir",
+        tmp_path,
+        "--dry-run",
+    )
     assert default.exit_code == 0 and "x seed 0, 1, 2 = 12 runs" in default.output
     dry = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
     assert dry.exit_code == 0 and "= 12 runs" in dry.output and not (tmp_path / "grid").exists()
@@ -308,15 +391,17 @@ def test_the_estimate_probe_is_bounded_and_scales_a_smaller_batch():
 
 def test_a_plan_over_a_month_warns():
     cfg = get_preset("core")
-    probe = estimate.Measurement(cfg, "cpu", "slow", step_s=60.0, eval_s=1.0, startup_s=1.0,
-                                 steps=2)
-    text = "\n".join(estimate.describe(estimate.sweep_estimate([cfg] * 10, 0, probe), probe,
-                                       "mlx"))
+    probe = estimate.Measurement(
+        cfg, "cpu", "slow", step_s=60.0, eval_s=1.0, startup_s=1.0, steps=2
+    )
+    text = "\n".join(estimate.describe(estimate.sweep_estimate([cfg] * 10, 0, probe), probe, "mlx"))
     assert "more than a month" in text
-    quick = estimate.Measurement(cfg, "cpu", "fast", step_s=0.01, eval_s=0.01,
-                                 startup_s=1.0, steps=2)
-    assert "month" not in "\n".join(estimate.describe(
-        estimate.sweep_estimate([cfg], 0, quick), quick, "mlx"))
+    quick = estimate.Measurement(
+        cfg, "cpu", "fast", step_s=0.01, eval_s=0.01, startup_s=1.0, steps=2
+    )
+    assert "month" not in "\n".join(
+        estimate.describe(estimate.sweep_estimate([cfg], 0, quick), quick, "mlx")
+    )
 
 
 # -- data found early -----------------------------------------------------------------------
@@ -324,9 +409,11 @@ def test_a_plan_over_a_month_warns():
 def test_dry_run_says_which_data_is_missing_and_how_to_prepare_it(tmp_path, backend):
     result = invoke(backend, "sweep", "core", "--dry-run", "--runs-dir", tmp_path)
     assert result.exit_code == 0, result.output
-    assert ("data: tinystories corpus, tokenizer gpt2-compact: NOT prepared; needs the Hugging "
-            f"Face hub once: run `qk{backend} data prepare --corpus tinystories --tokenizer "
-            "gpt2-compact`") in result.output
+    assert (
+        "data: tinystories corpus, tokenizer gpt2-compact: NOT prepared; needs the Hugging "
+        f"Face hub once: run `qk{backend} data prepare --corpus tinystories --tokenizer "
+        "gpt2-compact`"
+    ) in result.output
 
 
 def test_dry_run_says_when_the_data_is_prepared(tmp_path):
@@ -357,13 +444,15 @@ def test_files_are_as_readable_as_the_umask_allows(tmp_path, monkeypatch, mask, 
         files.write_atomic(tmp_path / "report.md", "x")
         files.write_json_atomic(tmp_path / "summary.json", {"a": 1})
         run = RunDir(tmp_path / "run")
-        run.save_checkpoint(1, {"w": np.zeros(2, np.float32)}, {"m": np.zeros(2, np.float32)},
-                            {})
+        run.save_checkpoint(1, {"w": np.zeros(2, np.float32)}, {"m": np.zeros(2, np.float32)}, {})
     finally:
         os.umask(old)
         monkeypatch.setattr(files, "_UMASK", None)
-    for path in (tmp_path / "report.md", tmp_path / "summary.json",
-                 run.latest_checkpoint() / "model.safetensors"):
+    for path in (
+        tmp_path / "report.md",
+        tmp_path / "summary.json",
+        run.latest_checkpoint() / "model.safetensors",
+    ):
         assert stat.S_IMODE(path.stat().st_mode) == mode, path
     assert stat.S_IMODE(run.latest_checkpoint().stat().st_mode) == 0o777 & ~mask
 
@@ -387,8 +476,9 @@ def test_blas_is_checked_only_by_commands_that_run_mlx(monkeypatch, capsys):
 
 
 def test_workers_zero_is_refused_by_a_dry_run_too(tmp_path):
-    result = invoke("torch", "sweep", "smoke", "--workers", "0", "--dry-run",
-                    "--runs-dir", tmp_path)
+    result = invoke(
+        "torch", "sweep", "smoke", "--workers", "0", "--dry-run", "--runs-dir", tmp_path
+    )
     assert result.exit_code == 2 and "--workers must be at least 1" in result.output
 
 
@@ -436,6 +526,7 @@ def test_an_adhoc_grid_resumes_with_the_spec_it_wrote(tmp_path):
 def test_the_estimate_skips_the_pilot_on_an_accelerator():
     cfg = get_preset("smoke").with_overrides(["train.batch_size=4"])
     said = []
-    probe = estimate.measure(SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append,
-                             pilot=False)
+    probe = estimate.measure(
+        SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append, pilot=False
+    )
     assert probe.batch == 4 and not any("pilot" in s for s in said)

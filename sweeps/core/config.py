@@ -3,6 +3,7 @@
 Every field has a default and a one-line comment. Standard parametrization only (no muP):
 muP transfers learning rates across widths by design and would confound the study.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,13 +54,23 @@ class ModelConfig:
     qk_clip: float = 0.0
 
     def validate(self) -> None:
-        _positive(self, "n_layer", "n_head", "n_embd", "block_size", "norm_eps", "init_std",
-                  "qk_gain_init")
+        _positive(
+            self,
+            "n_layer",
+            "n_head",
+            "n_embd",
+            "block_size",
+            "norm_eps",
+            "init_std",
+            "qk_gain_init",
+        )
         _non_negative(self, "qk_proj_std", "attn_softcap", "qk_clip")
         if self.qk_clip and self.qk_norm != "none":
-            raise ConfigError(f"model.qk_clip rescales W_q and W_k, which QK-norm "
-                              f"(model.qk_norm={self.qk_norm}) normalises away; use it with "
-                              f"model.qk_norm=none")
+            raise ConfigError(
+                f"model.qk_clip rescales W_q and W_k, which QK-norm "
+                f"(model.qk_norm={self.qk_norm}) normalises away; use it with "
+                f"model.qk_norm=none"
+            )
         _choice(self, "qk_norm", tuple(QK_NORMS))
         _choice(self, "norm", BLOCK_NORMS)
         _choice(self, "qk_init", QK_INITS)
@@ -69,9 +80,11 @@ class ModelConfig:
                 f"{self.n_head}); pick a head count that divides the width"
             )
         if self.qk_init == "matched" and (self.qk_gain_init != 1.0 or self.qk_proj_std != 0.0):
-            raise ConfigError("model.qk_init=matched sets the W_q/W_k std or the QK-norm gains "
-                              "itself; leave model.qk_gain_init and model.qk_proj_std at their "
-                              "defaults (1 and 0)")
+            raise ConfigError(
+                "model.qk_init=matched sets the W_q/W_k std or the QK-norm gains "
+                "itself; leave model.qk_gain_init and model.qk_proj_std at their "
+                "defaults (1 and 0)"
+            )
 
     @property
     def head_dim(self) -> int:
@@ -115,9 +128,22 @@ class TrainConfig:
     z_loss: float = 0.0
 
     def validate(self) -> None:
-        _positive(self, "lr", "max_steps", "batch_size", "eval_interval", "eval_batches",
-                  "diag_sequences", "log_interval", "checkpoint_interval", "adam_eps",
-                  "diverge_margin", "spike_margin", "loss_eval_fraction", "loss_eval_batches")
+        _positive(
+            self,
+            "lr",
+            "max_steps",
+            "batch_size",
+            "eval_interval",
+            "eval_batches",
+            "diag_sequences",
+            "log_interval",
+            "checkpoint_interval",
+            "adam_eps",
+            "diverge_margin",
+            "spike_margin",
+            "loss_eval_fraction",
+            "loss_eval_batches",
+        )
         _non_negative(self, "warmup_steps", "weight_decay", "grad_clip", "z_loss")
         for name in ("beta1", "beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
@@ -138,11 +164,14 @@ class TrainConfig:
         _choice(self, "weight_decay_mode", WEIGHT_DECAY_MODES)
         _choice(self, "baseline", BASELINES)
         if self.loss_eval_fraction > 1:
-            raise ConfigError(f"train.loss_eval_fraction must be at most 1 (got "
-                              f"{self.loss_eval_fraction})")
+            raise ConfigError(
+                f"train.loss_eval_fraction must be at most 1 (got {self.loss_eval_fraction})"
+            )
         if self.loss_eval_batches > self.eval_batches:
-            raise ConfigError(f"train.loss_eval_batches must be at most train.eval_batches (got "
-                              f"{self.loss_eval_batches} > {self.eval_batches})")
+            raise ConfigError(
+                f"train.loss_eval_batches must be at most train.eval_batches (got "
+                f"{self.loss_eval_batches} > {self.eval_batches})"
+            )
 
     @property
     def loss_eval_interval(self) -> int:
@@ -165,8 +194,9 @@ class DataConfig:
         _choice(self, "tokenizer", TOKENIZERS)
         _positive(self, "compact_vocab", "builtin_stories", "val_fraction")
         if self.corpus == "file" and not self.path:
-            raise ConfigError("data.corpus=file needs a file: add --set data.path=FILE "
-                              "(.txt, .jsonl or .parquet)")
+            raise ConfigError(
+                "data.corpus=file needs a file: add --set data.path=FILE (.txt, .jsonl or .parquet)"
+            )
         if self.val_fraction >= 0.5:
             raise ConfigError(f"data.val_fraction must be below 0.5 (got {self.val_fraction})")
         if self.tokenizer == "gpt2-compact" and self.compact_vocab >= GPT2_VOCAB:
@@ -195,7 +225,7 @@ class RunConfig:
     backend: str = "torch"  # torch | mlx: which trainer ran (part of the run id)
     arm: str = ""  # the sweep arm this run belongs to (a spec's [arms] name; part of the run id)
 
-    def validate(self) -> "RunConfig":
+    def validate(self) -> RunConfig:
         self.model.validate()
         self.train.validate()
         self.data.validate()
@@ -203,8 +233,10 @@ class RunConfig:
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (got {self.seed})")
         if self.arm and not ARM_NAME.match(self.arm):
-            raise ConfigError(f"arm name '{self.arm}' must be lower-case letters, digits and "
-                              f"dashes, starting with a letter (e.g. off-warm)")
+            raise ConfigError(
+                f"arm name '{self.arm}' must be lower-case letters, digits and "
+                f"dashes, starting with a letter (e.g. off-warm)"
+            )
         return self
 
     @property
@@ -224,7 +256,7 @@ class RunConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
+    def from_dict(cls, d: dict) -> RunConfig:
         d = dict(d)
         sections = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
         kwargs = {}
@@ -234,7 +266,7 @@ class RunConfig:
         return cls(**kwargs).validate()
 
     @classmethod
-    def from_json(cls, text: str) -> "RunConfig":
+    def from_json(cls, text: str) -> RunConfig:
         return cls.from_dict(json.loads(text))
 
     def config_hash(self) -> str:
@@ -244,10 +276,12 @@ class RunConfig:
     def run_id(self) -> str:
         """Readable prefix + hash of the full config: same config, same directory."""
         m, t = self.model, self.train
-        return (f"{self.backend}-{arm_label(self)}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-"
-                f"{self.config_hash()}")
+        return (
+            f"{self.backend}-{arm_label(self)}-L{m.n_layer}-lr{t.lr:.3g}-s{self.seed}-"
+            f"{self.config_hash()}"
+        )
 
-    def with_overrides(self, overrides: typing.Iterable[str]) -> "RunConfig":
+    def with_overrides(self, overrides: typing.Iterable[str]) -> RunConfig:
         """Apply dotted `section.field=value` overrides with type checking."""
         d = self.to_dict()
         for item in overrides:
@@ -259,15 +293,18 @@ class RunConfig:
                 cls = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}[parts[0]]
                 prefix = parts[0] + "."
             elif len(parts) != 1:
-                raise ConfigError(f"unknown setting '{key}': use model.X, train.X, data.X, "
-                                  f"seed, backend or arm{_did_you_mean(parts[-1])}")
+                raise ConfigError(
+                    f"unknown setting '{key}': use model.X, train.X, data.X, "
+                    f"seed, backend or arm{_did_you_mean(parts[-1])}"
+                )
             name = parts[-1]
             types = _field_types(cls)
             if name not in types or name in ("model", "train", "data"):
                 known = ", ".join(prefix + n for n in types if n not in SECTIONS)
-                raise ConfigError(f"unknown setting '{key}'{_did_you_mean(name, prefix)}; "
-                                  f"known: {known}" + ("" if prefix else
-                                                       ", or model.X, train.X, data.X"))
+                raise ConfigError(
+                    f"unknown setting '{key}'{_did_you_mean(name, prefix)}; "
+                    f"known: {known}" + ("" if prefix else ", or model.X, train.X, data.X")
+                )
             target[name] = parse_value(value, types[name], key)
         return RunConfig.from_dict(d)
 
@@ -279,9 +316,11 @@ def _did_you_mean(name: str, prefix: str = "") -> str:
     """': did you mean train.lr?' for a field given without its section (or misspelt)."""
     import difflib
 
-    candidates = [f"{section}.{f.name}" for section, cls in
-                  (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig))
-                  for f in dataclasses.fields(cls)] + ["seed", "backend", "arm"]
+    candidates = [
+        f"{section}.{f.name}"
+        for section, cls in (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig))
+        for f in dataclasses.fields(cls)
+    ] + ["seed", "backend", "arm"]
     exact = [c for c in candidates if c.split(".")[-1] == name]
     close = exact or difflib.get_close_matches(prefix + name, candidates, n=2, cutoff=0.75)
     return f": did you mean {' or '.join(close)}?" if close else ""
@@ -314,8 +353,10 @@ def parse_value(text: str, kind: type, key: str):
 
 def _split_override(item: str) -> tuple[str, str]:
     if "=" not in item:
-        raise ConfigError(f"override '{item}' has no '=': write it as section.field=value, "
-                          f"for example train.lr=3e-3")
+        raise ConfigError(
+            f"override '{item}' has no '=': write it as section.field=value, "
+            f"for example train.lr=3e-3"
+        )
     key, value = item.split("=", 1)
     return key.strip(), value.strip()
 
@@ -330,8 +371,10 @@ def _check_keys(cls, d: dict, section: str) -> dict:
     prefix = section + "." if section else ""
     unknown = sorted(set(d) - set(types))
     if unknown:
-        raise ConfigError(f"unknown setting '{prefix}{unknown[0]}' in config; known: "
-                          f"{', '.join(prefix + n for n in types)}")
+        raise ConfigError(
+            f"unknown setting '{prefix}{unknown[0]}' in config; known: "
+            f"{', '.join(prefix + n for n in types)}"
+        )
     out = {}
     for key, value in d.items():
         kind = types[key]
@@ -370,8 +413,9 @@ def _non_negative(obj, *names: str) -> None:
 def _choice(obj, name: str, choices: tuple[str, ...]) -> None:
     value = getattr(obj, name)
     if value not in choices:
-        raise ConfigError(f"unknown {_section_name(obj)}{name} '{value}'; choose one of: "
-                          f"{', '.join(choices)}")
+        raise ConfigError(
+            f"unknown {_section_name(obj)}{name} '{value}'; choose one of: {', '.join(choices)}"
+        )
 
 
 def arm_label(cfg: RunConfig) -> str:

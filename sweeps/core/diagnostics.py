@@ -14,10 +14,12 @@ For the whole model: the output logits' max |z| and RMS.
 Adding a diagnostic is one entry in DIAGNOSTICS: metrics.jsonl, crosscheck, the curves the
 figures read and (with in_report) the report's table all follow the registry.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,6 +36,7 @@ class LayerProbe(NamedTuple):
 
 class Probe(NamedTuple):
     """What Trainer.probe returns: float32 numpy from the explicit attention path."""
+
     layers: list[LayerProbe]
     logits: np.ndarray  # [B, T, V]
 
@@ -80,8 +83,8 @@ def attn_entropy_min(layer: LayerProbe) -> float:
 
 def resid_kurtosis(layer: LayerProbe) -> float:
     x = layer.residual.astype(np.float64)
-    second, fourth = (x ** 2).mean(axis=-1), (x ** 4).mean(axis=-1)
-    return float((fourth / np.maximum(second ** 2, 1e-30)).mean())
+    second, fourth = (x**2).mean(axis=-1), (x**4).mean(axis=-1)
+    return float((fourth / np.maximum(second**2, 1e-30)).mean())
 
 
 def resid_max_over_median(layer: LayerProbe) -> float:
@@ -103,19 +106,24 @@ def logit_rms(probe: Probe) -> float:
     return float(np.sqrt((probe.logits.astype(np.float64) ** 2).mean()))
 
 
-DIAGNOSTICS: dict[str, Diagnostic] = {d.name: d for d in (
-    Diagnostic("max_attn_logit", "max attn logit", "", "max", max_attn_logit, in_report=True),
-    Diagnostic("attn_logit_std", "attn logit std", "", "mean", attn_logit_std),
-    Diagnostic("attn_entropy", "attn entropy", "nats", "mean", attn_entropy),
-    Diagnostic("attn_entropy_min", "min attn entropy", "nats", "min", attn_entropy_min,
-               in_report=True),
-    Diagnostic("resid_kurtosis", "resid kurtosis", "", "max", resid_kurtosis, in_report=True),
-    Diagnostic("resid_max_over_median", "resid max/median", "", "max", resid_max_over_median),
-    Diagnostic("qk_gain_max", "max QK-norm gain", "", "max", qk_gain_max, in_report=True),
-    Diagnostic("logit_max", "max output logit", "", "max", logit_max, in_report=True,
-               per_layer=False),
-    Diagnostic("logit_rms", "output logit RMS", "", "max", logit_rms, per_layer=False),
-)}
+DIAGNOSTICS: dict[str, Diagnostic] = {
+    d.name: d
+    for d in (
+        Diagnostic("max_attn_logit", "max attn logit", "", "max", max_attn_logit, in_report=True),
+        Diagnostic("attn_logit_std", "attn logit std", "", "mean", attn_logit_std),
+        Diagnostic("attn_entropy", "attn entropy", "nats", "mean", attn_entropy),
+        Diagnostic(
+            "attn_entropy_min", "min attn entropy", "nats", "min", attn_entropy_min, in_report=True
+        ),
+        Diagnostic("resid_kurtosis", "resid kurtosis", "", "max", resid_kurtosis, in_report=True),
+        Diagnostic("resid_max_over_median", "resid max/median", "", "max", resid_max_over_median),
+        Diagnostic("qk_gain_max", "max QK-norm gain", "", "max", qk_gain_max, in_report=True),
+        Diagnostic(
+            "logit_max", "max output logit", "", "max", logit_max, in_report=True, per_layer=False
+        ),
+        Diagnostic("logit_rms", "output logit RMS", "", "max", logit_rms, per_layer=False),
+    )
+}
 # Per-layer values become one number per eval step: the layer where trouble shows first
 # (largest logit, lowest entropy, spikiest residual), except mean entropy, which summarises
 # the whole stack.
@@ -124,8 +132,10 @@ REDUCERS = {"max": np.nanmax, "min": np.nanmin, "mean": np.nanmean}
 
 def diagnostics_row(probe: Probe) -> dict:
     """{name: [value per layer] or value} of every registered diagnostic, for metrics.jsonl."""
-    return {name: [d.compute(layer) for layer in probe.layers] if d.per_layer else
-            d.compute(probe) for name, d in DIAGNOSTICS.items()}
+    return {
+        name: [d.compute(layer) for layer in probe.layers] if d.per_layer else d.compute(probe)
+        for name, d in DIAGNOSTICS.items()
+    }
 
 
 def reduce_layers(name: str, values) -> float:

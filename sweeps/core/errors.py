@@ -7,6 +7,7 @@
 - Terminated: SIGTERM, raised as a KeyboardInterrupt so Ctrl-C's cleanup runs for it too.
   Exit 130 (SIGINT) or 143 (SIGTERM).
 """
+
 import errno
 
 
@@ -42,17 +43,26 @@ def environment_fault(error: BaseException) -> EnvironmentFault | None:
         return None
     where = f" ({error.filename})" if error.filename else ""
     if error.errno in FULL:
-        return EnvironmentFault(f"no space left on the device{where}; free some space, then "
-                                f"{RESUME}")
+        return EnvironmentFault(
+            f"no space left on the device{where}; free some space, then {RESUME}"
+        )
     reason = (error.strerror or "permission denied").lower()
-    return EnvironmentFault(f"cannot write{where}: {reason}; make it writable or "
-                            f"choose another directory (--runs-dir, --out, QKNORM_DATA_DIR)")
+    return EnvironmentFault(
+        f"cannot write{where}: {reason}; make it writable or "
+        f"choose another directory (--runs-dir, --out, QKNORM_DATA_DIR)"
+    )
 
 
 # What a CUDA error that breaks the process's context says (torch raises them as
 # torch.AcceleratorError or RuntimeError "CUDA error: ..."; MLX's CUDA backend says the same).
-BROKEN_DEVICE = ("cuda error", "device-side assert", "illegal memory access",
-                 "illegal instruction", "misaligned address", "unspecified launch failure")
+BROKEN_DEVICE = (
+    "cuda error",
+    "device-side assert",
+    "illegal memory access",
+    "illegal instruction",
+    "misaligned address",
+    "unspecified launch failure",
+)
 
 
 def breaks_device(error: BaseException) -> bool:

@@ -3,6 +3,7 @@
 The meaning is the field's own comment in sweeps/core/config.py (read from the source, so it
 is written once: a new field documents itself there); the unit is declared here.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,24 +13,43 @@ import re
 from sweeps.core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 
 UNITS = {
-    "model.n_layer": "blocks", "model.n_head": "heads", "model.n_embd": "features",
-    "model.block_size": "tokens", "model.norm_eps": "-", "model.init_std": "std",
-    "model.qk_gain_init": "x", "model.qk_proj_std": "std",
-    "train.lr": "per step (peak)", "train.max_steps": "steps", "train.batch_size": "sequences",
-    "train.warmup_steps": "steps", "train.min_lr_ratio": "x peak lr",
-    "train.weight_decay": "per step", "train.beta1": "-", "train.beta2": "-",
-    "train.adam_eps": "-", "train.grad_clip": "L2 norm", "train.eval_interval": "steps",
-    "train.eval_batches": "batches", "train.diag_sequences": "sequences",
-    "train.log_interval": "steps", "train.loss_eval_fraction": "x max_steps",
-    "train.loss_eval_batches": "batches", "train.checkpoint_interval": "steps",
-    "train.diverge_margin": "nats", "train.spike_margin": "nats",
-    "data.compact_vocab": "token ids", "data.builtin_stories": "stories",
-    "data.val_fraction": "x documents", "data.path": "path", "seed": "-",
-    "model.attn_softcap": "logit (0: off)", "model.qk_clip": "logit (0: off)",
+    "model.n_layer": "blocks",
+    "model.n_head": "heads",
+    "model.n_embd": "features",
+    "model.block_size": "tokens",
+    "model.norm_eps": "-",
+    "model.init_std": "std",
+    "model.qk_gain_init": "x",
+    "model.qk_proj_std": "std",
+    "train.lr": "per step (peak)",
+    "train.max_steps": "steps",
+    "train.batch_size": "sequences",
+    "train.warmup_steps": "steps",
+    "train.min_lr_ratio": "x peak lr",
+    "train.weight_decay": "per step",
+    "train.beta1": "-",
+    "train.beta2": "-",
+    "train.adam_eps": "-",
+    "train.grad_clip": "L2 norm",
+    "train.eval_interval": "steps",
+    "train.eval_batches": "batches",
+    "train.diag_sequences": "sequences",
+    "train.log_interval": "steps",
+    "train.loss_eval_fraction": "x max_steps",
+    "train.loss_eval_batches": "batches",
+    "train.checkpoint_interval": "steps",
+    "train.diverge_margin": "nats",
+    "train.spike_margin": "nats",
+    "data.compact_vocab": "token ids",
+    "data.builtin_stories": "stories",
+    "data.val_fraction": "x documents",
+    "data.path": "path",
+    "seed": "-",
+    "model.attn_softcap": "logit (0: off)",
+    "model.qk_clip": "logit (0: off)",
     "train.z_loss": "x mean (log Z)^2 (0: off)",
 }
-SECTIONS = (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig),
-            ("", RunConfig))
+SECTIONS = (("model", ModelConfig), ("train", TrainConfig), ("data", DataConfig), ("", RunConfig))
 
 
 def field_comments(cls) -> dict[str, str]:
@@ -62,7 +82,9 @@ def explain(cfg: RunConfig) -> list[str]:
             key = f"{section}.{f.name}" if section else f.name
             # getattr, not to_dict(): to_dict leaves out interventions that are off
             value = getattr(getattr(cfg, section), f.name) if section else getattr(cfg, f.name)
-            unit = UNITS.get(key, "choice" if isinstance(value, str) else
-                             "flag" if isinstance(value, bool) else "-")
+            unit = UNITS.get(
+                key,
+                "choice" if isinstance(value, str) else "flag" if isinstance(value, bool) else "-",
+            )
             lines.append(f"  {key:<26} = {value!s:<12} [{unit}]  {comments.get(f.name, '')}")
     return lines

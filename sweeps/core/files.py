@@ -5,6 +5,7 @@ new one. NaN and Inf become null, so every JSON file here is strict JSON. Files 
 ordinary open() would give them (0644 under umask 0022), not mkstemp's private 0600, so
 colleagues on a shared server can read a report.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,15 +72,17 @@ def check_writable(path: Path, option: str) -> None:
     while not existing.exists():  # exists() is False below a regular file, too
         existing = existing.parent
     if not existing.is_dir():
-        raise HarnessError(f"{option} {path}: {existing} is a file, not a directory; choose "
-                           f"another {option}")
+        raise HarnessError(
+            f"{option} {path}: {existing} is a file, not a directory; choose another {option}"
+        )
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as e:
         fault = environment_fault(OSError(e.errno, e.strerror, str(existing)))
-        raise fault or EnvironmentFault(f"cannot write {existing} ({e.strerror}); choose "
-                                        f"another {option}") from None
+        raise fault or EnvironmentFault(
+            f"cannot write {existing} ({e.strerror}); choose another {option}"
+        ) from None
 
 
 def write_json_atomic(path: Path, obj) -> None:

@@ -8,6 +8,7 @@ value out of the dict (so run ids, config hashes and config.json of every earlie
 unchanged). Adding one is an entry here, its config field, and its arithmetic in both
 qkmlx/ and qktorch/ (plus a planted-bug test per level in tests/test_crosscheck.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,32 +31,51 @@ class Intervention:
     step_metrics: tuple[str, ...] = ()  # extra per-step metrics.jsonl keys while it is on
 
 
-INTERVENTIONS: dict[str, Intervention] = {i.name: i for i in (
-    Intervention(
-        "z-loss", "train.z_loss",
-        "adds train.z_loss * mean over tokens of (log Z)^2 to the training objective, log Z "
-        "the logsumexp of a token's output logits (PaLM; Wortsman et al. 2023); train_loss "
-        "and val_loss stay the plain cross entropy",
-        "logit_max", ("grad", "train", "checkpoint"), exercise=1e-2),
-    Intervention(
-        "attn-softcap", "model.attn_softcap",
-        "replaces each attention logit s by c * tanh(s / c), c = model.attn_softcap, before "
-        "the causal mask and the softmax (Gemma 2); the fused attention kernel cannot, so "
-        "the explicit attention path runs",
-        "max_attn_logit", ("forward", "grad", "train", "checkpoint"), exercise=0.1),
-    Intervention(
-        "qk-clip", "model.qk_clip",
-        "after each optimizer step, scales the W_q and W_k rows of every head whose largest "
-        "causal attention logit q.k / sqrt(d_head) on the step's batch exceeded tau = "
-        "model.qk_clip by sqrt(tau / max), so that logit comes out at tau (Kimi K2's QK-clip)",
-        "qk_clip_heads", ("train",), exercise=0.02,
-        step_metrics=("qk_clip_heads", "qk_clip_max_logit")),
-    Intervention(
-        "warmup", "train.warmup_steps",
-        "the length of the linear warmup; the shared loop's schedule (sweeps/core/schedule.py) "
-        "computes it, so no backend arithmetic changes",
-        "train_loss", (), new_field=False),
-)}
+INTERVENTIONS: dict[str, Intervention] = {
+    i.name: i
+    for i in (
+        Intervention(
+            "z-loss",
+            "train.z_loss",
+            "adds train.z_loss * mean over tokens of (log Z)^2 to the training objective, log Z "
+            "the logsumexp of a token's output logits (PaLM; Wortsman et al. 2023); train_loss "
+            "and val_loss stay the plain cross entropy",
+            "logit_max",
+            ("grad", "train", "checkpoint"),
+            exercise=1e-2,
+        ),
+        Intervention(
+            "attn-softcap",
+            "model.attn_softcap",
+            "replaces each attention logit s by c * tanh(s / c), c = model.attn_softcap, before "
+            "the causal mask and the softmax (Gemma 2); the fused attention kernel cannot, so "
+            "the explicit attention path runs",
+            "max_attn_logit",
+            ("forward", "grad", "train", "checkpoint"),
+            exercise=0.1,
+        ),
+        Intervention(
+            "qk-clip",
+            "model.qk_clip",
+            "after each optimizer step, scales the W_q and W_k rows of every head whose largest "
+            "causal attention logit q.k / sqrt(d_head) on the step's batch exceeded tau = "
+            "model.qk_clip by sqrt(tau / max), so that logit comes out at tau (Kimi K2's QK-clip)",
+            "qk_clip_heads",
+            ("train",),
+            exercise=0.02,
+            step_metrics=("qk_clip_heads", "qk_clip_max_logit"),
+        ),
+        Intervention(
+            "warmup",
+            "train.warmup_steps",
+            "the length of the linear warmup; the shared loop's schedule (sweeps/core/schedule.py) "
+            "computes it, so no backend arithmetic changes",
+            "train_loss",
+            (),
+            new_field=False,
+        ),
+    )
+}
 
 
 def value(cfg, intervention: Intervention):

@@ -5,6 +5,7 @@ Adding a kind is one entry here plus one branch in each backend's `make_norm`
 crosscheck, tables and chart colours) reads this registry, and an unknown kind is refused
 everywhere with the list of known ones.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,18 +21,20 @@ class QKNorm:
     has_params: bool  # True: q_norm and k_norm, each a gain of shape (head_dim,) per layer
 
 
-QK_NORMS: dict[str, QKNorm] = {k.name: k for k in (
-    QKNorm("none", "off", "#D55E00", has_params=False),  # vermillion
-    QKNorm("rms", "on (rms)", "#0072B2", has_params=True),  # blue
-    QKNorm("layernorm", "on (layernorm)", "#56B4E9", has_params=True),  # sky blue
-)}
+QK_NORMS: dict[str, QKNorm] = {
+    k.name: k
+    for k in (
+        QKNorm("none", "off", "#D55E00", has_params=False),  # vermillion
+        QKNorm("rms", "on (rms)", "#0072B2", has_params=True),  # blue
+        QKNorm("layernorm", "on (layernorm)", "#56B4E9", has_params=True),  # sky blue
+    )
+}
 
 
 def qk_norm(name: str) -> QKNorm:
     """The registered kind called `name`; a ConfigError naming the known ones otherwise."""
     if name not in QK_NORMS:
-        raise ConfigError(f"unknown QK-norm kind '{name}'; choose one of: "
-                          f"{', '.join(QK_NORMS)}")
+        raise ConfigError(f"unknown QK-norm kind '{name}'; choose one of: {', '.join(QK_NORMS)}")
     return QK_NORMS[name]
 
 
@@ -53,5 +56,7 @@ def unbuilt(kind: str, backend: str) -> ConfigError:
     list of known ones, a registered kind the file that lacks its branch."""
     if kind not in QK_NORMS:
         return ConfigError(f"unknown norm kind '{kind}'; choose one of: {', '.join(QK_NORMS)}")
-    return ConfigError(f"norm kind '{kind}' is registered in sweeps/core/norms.py but "
-                       f"qk{backend}/model.py's make_norm has no branch for it; add one")
+    return ConfigError(
+        f"norm kind '{kind}' is registered in sweeps/core/norms.py but "
+        f"qk{backend}/model.py's make_norm has no branch for it; add one"
+    )

@@ -3,6 +3,7 @@
 Names follow the torch state_dict; the flattened MLX parameter tree uses the same keys.
 Initial weights come from numpy here, so a seed gives identical weights in both backends.
 """
+
 import math
 import os
 
@@ -114,7 +115,7 @@ def activation_bytes(cfg: RunConfig) -> int:
     (q, k, v, the MLP's 4x-wide hidden twice, norms, residual), plus the output logits."""
     m, t = cfg.model, cfg.train
     tokens = t.batch_size * m.block_size
-    per_layer = 2 * t.batch_size * m.n_head * m.block_size ** 2 + 16 * tokens * m.n_embd
+    per_layer = 2 * t.batch_size * m.n_head * m.block_size**2 + 16 * tokens * m.n_embd
     return 4 * (m.n_layer * per_layer + 2 * tokens * cfg.vocab_size)
 
 
@@ -139,8 +140,9 @@ def available_memory() -> int | None:
         return None
 
 
-def check_fits(cfg: RunConfig, available: int | None = None,
-               memory: str = "memory available here") -> None:
+def check_fits(
+    cfg: RunConfig, available: int | None = None, memory: str = "memory available here"
+) -> None:
     """Refuse, before anything is allocated, a run whose parameters, gradients, AdamW state
     and activations (state_bytes) exceed the memory available to it (the host's, by default;
     memory: what `available` is, for the message)."""
@@ -153,7 +155,8 @@ def check_fits(cfg: RunConfig, available: int | None = None,
             f"({_gib(STATE_BYTES_PER_PARAM * params)} for weights, gradients and AdamW state, "
             f"{_gib(activation_bytes(cfg))} for the activations of a batch), more than the "
             f"{_gib(available)} of {memory}; shrink model.n_embd, model.n_layer, "
-            f"model.block_size, train.batch_size or the vocabulary")
+            f"model.block_size, train.batch_size or the vocabulary"
+        )
 
 
 def gpu_share(free: int, total: int | None, sharing: int) -> tuple[int, str]:
@@ -162,8 +165,10 @@ def gpu_share(free: int, total: int | None, sharing: int) -> tuple[int, str]:
     if sharing <= 1:
         return free, "GPU memory free"
     share = min(free, total // sharing) if total else free // sharing
-    return share, (f"GPU memory one of {sharing} runs sharing the GPU may use "
-                   f"(fewer workers per GPU leave each more)")
+    return share, (
+        f"GPU memory one of {sharing} runs sharing the GPU may use "
+        f"(fewer workers per GPU leave each more)"
+    )
 
 
 def check_fits_device(cfg: RunConfig, memory: tuple[int, int] | None) -> None:

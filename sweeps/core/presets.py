@@ -1,4 +1,5 @@
 """Named presets. `NAME-L<n>` is NAME at depth n (the depth study's variants, e.g. core-L12)."""
+
 import re
 
 from sweeps.core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
@@ -9,17 +10,32 @@ PRESETS = {
     # small to beat a bigram model of the corpus, so only spikes make its runs unstable.
     "smoke": RunConfig(
         model=ModelConfig(n_layer=2, n_head=2, n_embd=16, block_size=32),
-        train=TrainConfig(max_steps=60, batch_size=8, warmup_steps=10, eval_interval=20,
-                          eval_batches=2, checkpoint_interval=30, log_interval=10,
-                          loss_eval_fraction=0.1, baseline="none"),
+        train=TrainConfig(
+            max_steps=60,
+            batch_size=8,
+            warmup_steps=10,
+            eval_interval=20,
+            eval_batches=2,
+            checkpoint_interval=30,
+            log_interval=10,
+            loss_eval_fraction=0.1,
+            baseline="none",
+        ),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # About 0.9M parameters, about a minute per run on 2 CPU cores: a real CPU-scale study.
     "tiny": RunConfig(
         model=ModelConfig(n_layer=4, n_head=4, n_embd=128, block_size=128),
-        train=TrainConfig(max_steps=400, batch_size=16, warmup_steps=40, eval_interval=100,
-                          eval_batches=8, diag_sequences=8, checkpoint_interval=100,
-                          log_interval=20),
+        train=TrainConfig(
+            max_steps=400,
+            batch_size=16,
+            warmup_steps=40,
+            eval_interval=100,
+            eval_batches=8,
+            diag_sequences=8,
+            checkpoint_interval=100,
+            log_interval=20,
+        ),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # The CPU showcase: 0.24M parameters (4 layers x 64), 1200 steps x 2048 tokens = 2.5M
@@ -29,9 +45,16 @@ PRESETS = {
     # 2.14 at 1e-3). Width 64 trains about 28k tokens/s per thread: about 100 s per run.
     "cpu": RunConfig(
         model=ModelConfig(n_layer=4, n_head=4, n_embd=64, block_size=128),
-        train=TrainConfig(max_steps=1200, batch_size=16, warmup_steps=120, eval_interval=200,
-                          eval_batches=8, diag_sequences=8, checkpoint_interval=400,
-                          log_interval=20),
+        train=TrainConfig(
+            max_steps=1200,
+            batch_size=16,
+            warmup_steps=120,
+            eval_interval=200,
+            eval_batches=8,
+            diag_sequences=8,
+            checkpoint_interval=400,
+            log_interval=20,
+        ),
         data=DataConfig(corpus="builtin", tokenizer="bytes"),
     ),
     # The study's model: 13.8M parameters (10.6M non-embedding) on TinyStories with a compacted
@@ -39,9 +62,16 @@ PRESETS = {
     # 41M tokens: about 20 minutes per run on a recent laptop GPU, a sweep overnight.
     "core": RunConfig(
         model=ModelConfig(n_layer=6, n_head=6, n_embd=384, block_size=256),
-        train=TrainConfig(max_steps=5000, batch_size=32, warmup_steps=250, eval_interval=250,
-                          eval_batches=20, diag_sequences=8, checkpoint_interval=500,
-                          log_interval=50),
+        train=TrainConfig(
+            max_steps=5000,
+            batch_size=32,
+            warmup_steps=250,
+            eval_interval=250,
+            eval_batches=20,
+            diag_sequences=8,
+            checkpoint_interval=500,
+            log_interval=50,
+        ),
         data=DataConfig(corpus="tinystories", tokenizer="gpt2-compact", compact_vocab=4096),
     ),
 }
@@ -55,5 +85,7 @@ def get_preset(name: str) -> RunConfig:
     match = _DEPTH_VARIANT.match(name)
     if match and match["base"] in PRESETS:
         return PRESETS[match["base"]].with_overrides([f"model.n_layer={match['depth']}"])
-    raise ConfigError(f"unknown preset '{name}'; choose one of: {', '.join(PRESETS)} "
-                      f"(or a depth variant such as core-L12)")
+    raise ConfigError(
+        f"unknown preset '{name}'; choose one of: {', '.join(PRESETS)} "
+        f"(or a depth variant such as core-L12)"
+    )

@@ -1,5 +1,6 @@
 """The learning-rate schedule both trainers use: linear warmup, then cosine to a floor; and
 the weight decay each step applies."""
+
 import math
 
 from sweeps.core.config import TrainConfig

@@ -7,9 +7,21 @@
 - batches.py: batches as a pure function of (seed, step);
 - baselines.py: the unigram and bigram losses of a split (what counting alone achieves).
 """
+
 from sweeps.data.baselines import entropies, split_baselines
 from sweeps.data.batches import batch_starts, get_batch, val_batches, windows
 from sweeps.data.cache import TokenSplits, cache_path, load_tokens, offline_tokens, read_manifest
 
-__all__ = ["TokenSplits", "batch_starts", "cache_path", "entropies", "get_batch", "load_tokens",
-           "offline_tokens", "read_manifest", "split_baselines", "val_batches", "windows"]
+__all__ = [
+    "TokenSplits",
+    "batch_starts",
+    "cache_path",
+    "entropies",
+    "get_batch",
+    "load_tokens",
+    "offline_tokens",
+    "read_manifest",
+    "split_baselines",
+    "val_batches",
+    "windows",
+]

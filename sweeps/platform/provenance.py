@@ -1,5 +1,6 @@
 """Where and with what a run was made: the git state of the code (read once per process),
 package versions, Python, platform, device and start time."""
+
 from __future__ import annotations
 
 import datetime
@@ -20,8 +21,12 @@ def provenance(device: str = "") -> dict:
         except metadata.PackageNotFoundError:
             pass
     return {
-        "git_commit": commit, "git_dirty": dirty, "versions": versions,
-        "python": sys.version.split()[0], "platform": platform.platform(), "device": device,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "versions": versions,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "device": device,
         "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -45,5 +50,3 @@ def _source_state() -> tuple[str | None, bool | None]:
 # Read once, when this process loads the code: a sweep's workers live for the whole sweep,
 # and the checkout may move on meanwhile; the runs they train ran the code they loaded.
 _SOURCE = _source_state()
-
-

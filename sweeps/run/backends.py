@@ -7,12 +7,14 @@ tf32)` and `pick_device(name)`, and a console script `qkNAME` that calls
 Registering one is its name in sweeps.core.config.BACKENDS and its devices in
 sweeps.platform.devices.DEVICES.
 """
+
 from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -25,10 +27,16 @@ PROGRAMS = {name: f"qk{name}" for name in BACKENDS}  # each backend's console sc
 # Each backend's framework module and how to install it. MLX is an extra on Linux (its wheels
 # need a recent glibc, and its CPU and CUDA backends exclude each other): pyproject.toml.
 FRAMEWORKS = {
-    "mlx": ("mlx.core", ("pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
-                         "GPU (README, Install); qktorch works without it")),
+    "mlx": (
+        "mlx.core",
+        (
+            "pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
+            "GPU (README, Install); qktorch works without it"
+        ),
+    ),
     "torch": ("torch", "pip install torch (README, Install)"),
 }
+
 
 class Trainer(Protocol):
     """One run's model and optimizer on one device.
@@ -93,8 +101,10 @@ def check_installed(backend: str) -> None:
     except ImportError:  # its parent package is missing too
         found = False
     if not found:
-        raise ConfigError(f"{PROGRAMS[backend]} needs {module.split('.')[0]}, which is not "
-                          f"installed here: {install}")
+        raise ConfigError(
+            f"{PROGRAMS[backend]} needs {module.split('.')[0]}, which is not "
+            f"installed here: {install}"
+        )
 
 
 def check_device(backend: str, device: str) -> None:
@@ -117,8 +127,9 @@ def backend_module(backend: str):
     return importlib.import_module(f"qk{backend}.train")
 
 
-def trainer_factory(backend: str, device: str = "auto", compile: bool | None = None,
-                    tf32: bool = False) -> TrainerFactory:
+def trainer_factory(
+    backend: str, device: str = "auto", compile: bool | None = None, tf32: bool = False
+) -> TrainerFactory:
     """The backend's Trainer constructor: RunConfig -> Trainer. compile None: the backend's
     default (on for mlx, off for torch)."""
     check_installed(backend)

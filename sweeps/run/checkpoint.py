@@ -6,13 +6,15 @@ checkpoints across backends).
 TrainerState gives a trainer its get_state and set_state from its get_params, set_params and
 its optimizer's state_numpy and load_numpy, which pack and unpack through here.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 
-def pack_optimizer(step: float, m: dict[str, np.ndarray],
-                   v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def pack_optimizer(
+    step: float, m: dict[str, np.ndarray], v: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """{"step", "m.<name>", "v.<name>", ...}: step first, then each parameter's two moments
     in m's order."""
     out = {"step": np.array([step], dtype=np.float32)}
@@ -25,8 +27,11 @@ def pack_optimizer(step: float, m: dict[str, np.ndarray],
 def unpack_optimizer(state: dict, names) -> tuple[float, dict, dict]:
     """(step, m, v) of a packed state for the parameters `names` (a KeyError names a
     parameter the checkpoint lacks)."""
-    return (float(state["step"][0]), {name: state["m." + name] for name in names},
-            {name: state["v." + name] for name in names})
+    return (
+        float(state["step"][0]),
+        {name: state["m." + name] for name in names},
+        {name: state["v." + name] for name in names},
+    )
 
 
 class TrainerState:

@@ -9,6 +9,7 @@ train.eval_batches fixed batches plus every diagnostic) every train.eval_interva
 a quick val loss (the first train.loss_eval_batches batches) every train.loss_eval_interval
 steps, dense enough to time a run's way to a target loss. How a run ends is sweeps.run.outcomes.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,20 +17,25 @@ import sys
 import time
 from pathlib import Path
 
-from sweeps.run.backends import Trainer, TrainerFactory
 from sweeps.core.config import RunConfig
-from sweeps.data import batch_starts, load_tokens, val_batches
-from sweeps.data.batches import check_splits
 from sweeps.core.diagnostics import diagnostics_row
 from sweeps.core.interventions import step_metrics
-from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
 from sweeps.core.params import check_fits
-from sweeps.run.rundir import RunDir
 from sweeps.core.schedule import lr_at
+from sweeps.data import batch_starts, load_tokens, val_batches
+from sweeps.data.batches import check_splits
+from sweeps.run.backends import Trainer, TrainerFactory
+from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
+from sweeps.run.rundir import RunDir
 
 
-def train_run(cfg: RunConfig, run_dir: str | Path, make_trainer: TrainerFactory,
-              progress: bool = False, stop_after: int | None = None) -> dict:
+def train_run(
+    cfg: RunConfig,
+    run_dir: str | Path,
+    make_trainer: TrainerFactory,
+    progress: bool = False,
+    stop_after: int | None = None,
+) -> dict:
     """Train one run in run_dir (resuming from its checkpoint) and return its summary.
 
     make_trainer(cfg) builds the backend's Trainer. stop_after ends the process-local loop
@@ -55,8 +61,9 @@ class _Session:
         self.tokens = load_tokens(cfg.data)
         check_splits(self.tokens.train, self.tokens.val, cfg.model.block_size)
         t = cfg.train
-        self.batches = val_batches(self.tokens.val, t.eval_batches, t.batch_size,
-                                   cfg.model.block_size)
+        self.batches = val_batches(
+            self.tokens.val, t.eval_batches, t.batch_size, cfg.model.block_size
+        )
         self.trainer: Trainer = make_trainer(cfg)
         self.trainer.set_train_tokens(self.tokens.train)
         if not run.config_path.exists():
@@ -75,20 +82,28 @@ class _Session:
         what was passed over) or evaluate step 0; returns the step to continue from. A
         checkpoint past the intact metrics would finish the run with rows lost."""
         skipped: list[str] = []
-        checkpoint = self.run.load_checkpoint(skipped=skipped,
-                                              max_step=self.run.intact_steps())
+        checkpoint = self.run.load_checkpoint(skipped=skipped, max_step=self.run.intact_steps())
         if skipped:
-            fallback = (f"resuming from step {checkpoint[2]['step']}" if checkpoint
-                        else "restarting the run from step 0")
-            print(f"warning: {self.run.path}: cannot resume from {'; '.join(skipped)}; "
-                  f"{fallback}", file=sys.stderr)
+            fallback = (
+                f"resuming from step {checkpoint[2]['step']}"
+                if checkpoint
+                else "restarting the run from step 0"
+            )
+            print(
+                f"warning: {self.run.path}: cannot resume from {'; '.join(skipped)}; {fallback}",
+                file=sys.stderr,
+            )
         if checkpoint is None:
             self.run.truncate_metrics(-1)  # anything from a run killed before its checkpoint
             row = {"step": 0, "tokens": 0, **self.evaluate()}
             self.run.append_metrics([row])
-            self.state = {"init_loss": row["val_loss"], "best_val_loss": row["val_loss"],
-                          "last_val_loss": row["val_loss"], "wall_time_s": 0.0,
-                          "init_logit_std": _mean(row.get("attn_logit_std"))}
+            self.state = {
+                "init_loss": row["val_loss"],
+                "best_val_loss": row["val_loss"],
+                "last_val_loss": row["val_loss"],
+                "wall_time_s": 0.0,
+                "init_logit_std": _mean(row.get("attn_logit_std")),
+            }
             self.smoothed = SmoothedLoss(self.train_cfg)
             return 0
         params, optimizer, self.state = checkpoint
@@ -110,8 +125,13 @@ class _Session:
                 if stop_after is not None and step - start >= stop_after:
                     return False
                 lr = lr_at(step, t)
-                starts = batch_starts(len(self.tokens.train), self.cfg.seed, step,
-                                      t.batch_size, self.cfg.model.block_size)
+                starts = batch_starts(
+                    len(self.tokens.train),
+                    self.cfg.seed,
+                    step,
+                    t.batch_size,
+                    self.cfg.model.block_size,
+                )
                 self.handles.append(self.trainer.train_step(starts, lr))
                 self.queued.append((step + 1, lr))
                 self.done = step + 1
@@ -128,9 +148,13 @@ class _Session:
         """Whether the queued steps must be read now: a full block, an evaluation, a
         checkpoint or the end."""
         t = self.train_cfg
-        return (len(self.handles) >= t.log_interval or done % t.eval_interval == 0
-                or done % t.loss_eval_interval == 0 or done % t.checkpoint_interval == 0
-                or done == t.max_steps)
+        return (
+            len(self.handles) >= t.log_interval
+            or done % t.eval_interval == 0
+            or done % t.loss_eval_interval == 0
+            or done % t.checkpoint_interval == 0
+            or done == t.max_steps
+        )
 
     def _read_block(self, done: int) -> bool:
         """Read the queued steps, evaluate and checkpoint if due; False once diverged."""
@@ -155,9 +179,14 @@ class _Session:
         values = self.trainer.read(self.handles)
         rows = []
         for (step, lr), (loss, grad_norm, *extra) in zip(self.queued, values):
-            row = {"step": step, "tokens": step * self.cfg.tokens_per_step, "lr": lr,
-                   "train_loss": loss, "grad_norm": grad_norm,
-                   "train_loss_ema": self.smoothed.update(step, loss)}
+            row = {
+                "step": step,
+                "tokens": step * self.cfg.tokens_per_step,
+                "lr": lr,
+                "train_loss": loss,
+                "grad_norm": grad_norm,
+                "train_loss_ema": self.smoothed.update(step, loss),
+            }
             row.update(zip(self.step_metrics, extra))
             if "qk_clip_heads" in row:
                 self._tally_qk_clip(row)
@@ -171,8 +200,9 @@ class _Session:
     def _tally_qk_clip(self, row: dict) -> None:
         """How often and how much QK-clip fired: steps and head rescales, and the largest max
         logit it met (tau / that is its strongest rescale), kept in the checkpointed state."""
-        tally = self.state.setdefault("qk_clip", {"steps_fired": 0, "heads_fired": 0,
-                                                  "max_logit": 0.0})
+        tally = self.state.setdefault(
+            "qk_clip", {"steps_fired": 0, "heads_fired": 0, "max_logit": 0.0}
+        )
         tally["steps_fired"] += int(row["qk_clip_heads"] > 0)
         tally["heads_fired"] += int(row["qk_clip_heads"])
         if row["qk_clip_max_logit"] > tally["max_logit"]:  # NaN (a diverged step) is skipped
@@ -198,8 +228,9 @@ class _Session:
         self.state["wall_time_s"] = self.wall_before + time.perf_counter() - self.began
         self.run.append_metrics(self.rows)
         self.rows = []
-        self.run.save_checkpoint(done, *self.trainer.get_state(),
-                                 {**self.state, "smoothed": self.smoothed.state()})
+        self.run.save_checkpoint(
+            done, *self.trainer.get_state(), {**self.state, "smoothed": self.smoothed.state()}
+        )
 
     def finish(self) -> dict:
         """Write the last rows, the final checkpoint and the summary (last)."""
@@ -210,8 +241,7 @@ class _Session:
         else:
             self.save(self.done)
             final_val = self.state["last_val_loss"]
-            reasons = unstable_reasons(final_val, self.smoothed, self.baseline_loss,
-                                       self.train_cfg)
+            reasons = unstable_reasons(final_val, self.smoothed, self.baseline_loss, self.train_cfg)
             status = "unstable" if reasons else "ok"
         self.run.write_summary(self.summary(status, reasons, final_val))
         return self.run.read_summary()
@@ -225,17 +255,25 @@ class _Session:
         wall, tokens = self.state["wall_time_s"], self.done * self.cfg.tokens_per_step
         baselines = self.tokens.manifest.get("baselines", {})
         return {
-            "run_id": self.cfg.run_id, "status": status, "unstable_reasons": reasons,
-            "init_loss": self.state["init_loss"], "final_val_loss": final_val,
+            "run_id": self.cfg.run_id,
+            "status": status,
+            "unstable_reasons": reasons,
+            "init_loss": self.state["init_loss"],
+            "final_val_loss": final_val,
             "init_logit_std": self.state.get("init_logit_std"),
             "best_val_loss": self.state["best_val_loss"],
-            "final_train_loss_ema": self.smoothed.value, "min_train_loss_ema": self.smoothed.min,
+            "final_train_loss_ema": self.smoothed.value,
+            "min_train_loss_ema": self.smoothed.min,
             "bigram_loss": baselines.get("bigram_nats"),
             "unigram_loss": baselines.get("unigram_nats"),
-            "perplexity": math.exp(min(final_val, 50.0)), "steps_run": self.done,
-            "max_steps": self.train_cfg.max_steps, "diverged_at": self.diverged_at,
-            "tokens_seen": tokens, "wall_time_s": wall,
-            "tokens_per_s": tokens / wall if wall > 0 else None, "device": self.trainer.device,
+            "perplexity": math.exp(min(final_val, 50.0)),
+            "steps_run": self.done,
+            "max_steps": self.train_cfg.max_steps,
+            "diverged_at": self.diverged_at,
+            "tokens_seen": tokens,
+            "wall_time_s": wall,
+            "tokens_per_s": tokens / wall if wall > 0 else None,
+            "device": self.trainer.device,
             "metrics": self.run.metrics_fingerprint(),
             **({"qk_clip": self.state["qk_clip"]} if "qk_clip" in self.state else {}),
         }
@@ -255,5 +293,12 @@ def _bar_text(smoothed: float, lr: float) -> str:
 def _progress_bar(cfg: RunConfig, start: int, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=cfg.train.max_steps, initial=start, disable=not enabled, unit="step",
-                desc=cfg.run_id, dynamic_ncols=True, leave=True)
+    return tqdm(
+        total=cfg.train.max_steps,
+        initial=start,
+        disable=not enabled,
+        unit="step",
+        desc=cfg.run_id,
+        dynamic_ncols=True,
+        leave=True,
+    )

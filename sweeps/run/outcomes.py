@@ -11,6 +11,7 @@ A run whose process raised is `failed` (sweeps.run.rundir.RunDir.record_failure)
 How the statistics count each class (the effective loss) is a rule of the study:
 sweeps.study.rules.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,17 +60,22 @@ class SmoothedLoss:
         return {"ema_sum": self.sum, "ema_weight": self.weight, "ema_min": self.min}
 
 
-def unstable_reasons(final_val_loss: float, smoothed: SmoothedLoss,
-                     baseline_loss: float | None, train: TrainConfig) -> list[str]:
+def unstable_reasons(
+    final_val_loss: float, smoothed: SmoothedLoss, baseline_loss: float | None, train: TrainConfig
+) -> list[str]:
     """Why a finished run is unstable; [] when it is ok."""
     if not math.isfinite(final_val_loss):
         return ["the final val loss is not finite"]
     reasons = []
     rise = smoothed.value - smoothed.min
     if math.isfinite(smoothed.min) and rise > train.spike_margin:
-        reasons.append(f"spike: smoothed train loss ended {rise:.3f} nats above its minimum "
-                       f"{smoothed.min:.3f} (margin {train.spike_margin:g})")
+        reasons.append(
+            f"spike: smoothed train loss ended {rise:.3f} nats above its minimum "
+            f"{smoothed.min:.3f} (margin {train.spike_margin:g})"
+        )
     if baseline_loss is not None and final_val_loss > baseline_loss:
-        reasons.append(f"final val loss {final_val_loss:.3f} is worse than the {train.baseline} "
-                       f"baseline {baseline_loss:.3f}")
+        reasons.append(
+            f"final val loss {final_val_loss:.3f} is worse than the {train.baseline} "
+            f"baseline {baseline_loss:.3f}"
+        )
     return reasons

@@ -7,6 +7,7 @@ Checkpoints hold numpy arrays under the shared parameter names, so either backen
 While a run trains, its process holds an flock on `.lock`: the kernel drops it when the
 process dies, however it dies, so a killed worker never leaves a run stuck.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -23,8 +24,7 @@ import numpy as np
 
 from sweeps.core.config import RunConfig, arm_label
 from sweeps.core.errors import HarnessError
-from sweeps.core.files import (clean_json, dir_mode, read_json, write_atomic,
-                               write_json_atomic)
+from sweeps.core.files import clean_json, dir_mode, read_json, write_atomic, write_json_atomic
 from sweeps.platform.provenance import provenance
 
 # What summary.json may say: the run is finished (its outcome, sweeps.run.outcomes, or failed).
@@ -49,8 +49,10 @@ class RunDir:
 
     # -- config ---------------------------------------------------------------------------
     def write_config(self, cfg: RunConfig, device: str = "") -> None:
-        write_json_atomic(self.config_path, {"run_id": cfg.run_id, "config": cfg.to_dict(),
-                                             "provenance": provenance(device)})
+        write_json_atomic(
+            self.config_path,
+            {"run_id": cfg.run_id, "config": cfg.to_dict(), "provenance": provenance(device)},
+        )
 
     def read_config(self) -> RunConfig:
         return RunConfig.from_dict(self.read_config_file()["config"])
@@ -60,8 +62,10 @@ class RunDir:
         if self.config_path.exists():
             held = self.read_config_file().get("run_id")
             if held != cfg.run_id:
-                raise HarnessError(f"{self.path} holds another run ({held}), not {cfg.run_id}; "
-                                   f"choose another --out directory")
+                raise HarnessError(
+                    f"{self.path} holds another run ({held}), not {cfg.run_id}; "
+                    f"choose another --out directory"
+                )
 
     def read_config_file(self) -> dict:
         return read_json(self.config_path)
@@ -109,8 +113,7 @@ class RunDir:
     def truncate_metrics(self, last_step: int) -> None:
         """Keep rows up to last_step: the steps a resumed run will not recompute."""
         rows = [r for r in self.read_metrics() if r["step"] <= last_step]
-        write_atomic(self.metrics_path, "".join(json.dumps(r, sort_keys=True) + "\n"
-                                                for r in rows))
+        write_atomic(self.metrics_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
     # -- summary --------------------------------------------------------------------------
     def write_summary(self, summary: dict) -> None:
@@ -154,16 +157,24 @@ class RunDir:
                 continue
         return None
 
-    def record_failure(self, cfg: RunConfig, error: str, wall: float = 0.0,
-                       details: str | None = None) -> dict:
+    def record_failure(
+        self, cfg: RunConfig, error: str, wall: float = 0.0, details: str | None = None
+    ) -> dict:
         """Finish the run as failed: error.txt (details, else the error), config.json if it
         never wrote one, and a summary with the error's first line."""
         write_atomic(self.path / ERROR, (details or error).rstrip("\n") + "\n")
         if not self.config_path.exists():
             self.write_config(cfg)
-        self.write_summary({"run_id": cfg.run_id, "status": "failed",
-                            "error": error.splitlines()[0], "final_val_loss": None,
-                            "best_val_loss": None, "wall_time_s": wall})
+        self.write_summary(
+            {
+                "run_id": cfg.run_id,
+                "status": "failed",
+                "error": error.splitlines()[0],
+                "final_val_loss": None,
+                "best_val_loss": None,
+                "wall_time_s": wall,
+            }
+        )
         return self.read_summary()
 
     def move_aside(self) -> Path:
@@ -180,7 +191,7 @@ class RunDir:
         (self.path / ERROR).unlink(missing_ok=True)
 
     # -- the lock -------------------------------------------------------------------------
-    def lock(self) -> "RunLock":
+    def lock(self) -> RunLock:
         return RunLock(self.path)
 
     def is_locked(self) -> bool:
@@ -198,8 +209,13 @@ class RunDir:
             return False
 
     # -- checkpoints ----------------------------------------------------------------------
-    def save_checkpoint(self, step: int, params: dict[str, np.ndarray],
-                        optimizer: dict[str, np.ndarray], state: dict) -> None:
+    def save_checkpoint(
+        self,
+        step: int,
+        params: dict[str, np.ndarray],
+        optimizer: dict[str, np.ndarray],
+        state: dict,
+    ) -> None:
         """Write checkpoint/step_N (a temp directory renamed into place) with the size and
         sha256 of each file in its state.json, written last; keep the one before it (a
         fallback should this one be damaged later) and drop older ones."""
@@ -209,15 +225,20 @@ class RunDir:
         tmp = Path(tempfile.mkdtemp(dir=self._ensure_checkpoint_dir(), prefix=".tmp_"))
         try:
             os.chmod(tmp, dir_mode())  # mkdtemp makes it 0700
-            for name, arrays in (("model.safetensors", params), ("optimizer.safetensors",
-                                                                 optimizer)):
+            for name, arrays in (
+                ("model.safetensors", params),
+                ("optimizer.safetensors", optimizer),
+            ):
                 # bytes written by write_atomic, not safetensors' save_file: a full disk is
                 # then an OSError naming the file, not a SafetensorError
-                write_atomic(tmp / name, save({k: np.ascontiguousarray(v)
-                                               for k, v in arrays.items()}))
+                write_atomic(
+                    tmp / name, save({k: np.ascontiguousarray(v) for k, v in arrays.items()})
+                )
             files = {name: _fingerprint(tmp / name) for name in CHECKPOINT_FILES}
-            write_atomic(tmp / "state.json", json.dumps(
-                clean_json({**state, "step": step, "files": files}), sort_keys=True))
+            write_atomic(
+                tmp / "state.json",
+                json.dumps(clean_json({**state, "step": step, "files": files}), sort_keys=True),
+            )
             if final.exists():
                 shutil.rmtree(final)
             os.replace(tmp, final)
@@ -237,14 +258,15 @@ class RunDir:
         complete = self.checkpoints()
         return complete[-1] if complete else None
 
-    def load_checkpoint(self, path: Path | None = None, skipped: list | None = None,
-                        max_step: int | None = None):
+    def load_checkpoint(
+        self, path: Path | None = None, skipped: list | None = None, max_step: int | None = None
+    ):
         """(params, optimizer, state) of the newest checkpoint that passes its checksums
         (or of `path`), at max_step or before; None when there is none. Each one passed over
         is described in `skipped`, so the caller can say what it fell back to."""
         from safetensors.numpy import load_file
 
-        for candidate in ([path] if path else reversed(self.checkpoints())):
+        for candidate in [path] if path else reversed(self.checkpoints()):
             problem = _checkpoint_problem(candidate)
             if not problem and max_step is not None and _step_of(candidate) > max_step:
                 problem = f"metrics.jsonl is intact only to step {max_step}"
@@ -254,8 +276,11 @@ class RunDir:
                 continue
             state = json.loads((candidate / "state.json").read_text())
             state.pop("files", None)
-            return (load_file(str(candidate / "model.safetensors")),
-                    load_file(str(candidate / "optimizer.safetensors")), state)
+            return (
+                load_file(str(candidate / "model.safetensors")),
+                load_file(str(candidate / "optimizer.safetensors")),
+                state,
+            )
         return None
 
     def _ensure_checkpoint_dir(self) -> Path:
@@ -268,8 +293,11 @@ class RunDir:
     def metrics_fingerprint(self) -> dict:
         """{"rows", "bytes", "sha256"} of metrics.jsonl, recorded in the summary."""
         data = self.metrics_path.read_bytes() if self.metrics_path.exists() else b""
-        return {"rows": data.count(b"\n"), "bytes": len(data),
-                "sha256": hashlib.sha256(data).hexdigest()}
+        return {
+            "rows": data.count(b"\n"),
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
 
     def problem(self) -> str | None:
         """Why a finished run's files do not agree (None when they do): an unreadable
@@ -277,7 +305,7 @@ class RunDir:
         A directory without config.json and summary.json has nothing to disagree yet."""
         return self.record().problem
 
-    def record(self) -> "RunRecord":
+    def record(self) -> RunRecord:
         """Config, provenance, summary and integrity in one pass over the directory: each
         file read once, metrics.jsonl hashed only when a summary recorded its fingerprint."""
         has_config, has_summary = self.config_path.exists(), self.summary_path.exists()
@@ -293,9 +321,15 @@ class RunDir:
                 problem = "config.json is not a run config"
         if cfg is not None and summary is not None:
             problem = _summary_problem(self, cfg, config_file, summary)
-        return RunRecord(path=self.path, run_id=cfg.run_id if cfg else self.path.name,
-                         config=cfg, summary=summary if problem is None else None,
-                         problem=problem, provenance=_provenance_of(config_file))
+        return RunRecord(
+            path=self.path,
+            run_id=cfg.run_id if cfg else self.path.name,
+            config=cfg,
+            summary=summary if problem is None else None,
+            problem=problem,
+            provenance=_provenance_of(config_file),
+        )
+
 
 def _summary_problem(run: RunDir, cfg: RunConfig, config: dict, summary) -> str | None:
     """Why a readable config and summary disagree (with each other or with the metrics)."""
@@ -303,14 +337,17 @@ def _summary_problem(run: RunDir, cfg: RunConfig, config: dict, summary) -> str 
         return "summary.json has no valid status"
     ids = {cfg.run_id, config.get("run_id"), summary.get("run_id")}
     if len(ids) != 1:
-        return (f"config.json and summary.json name different runs "
-                f"({', '.join(sorted(map(str, ids)))})")
+        return (
+            f"config.json and summary.json name different runs ({', '.join(sorted(map(str, ids)))})"
+        )
     recorded = summary.get("metrics")
     if recorded:
         now = run.metrics_fingerprint()
         if recorded != now:
-            return (f"metrics.jsonl changed after the run finished ({recorded['rows']} rows "
-                    f"recorded, {now['rows']} now)")
+            return (
+                f"metrics.jsonl changed after the run finished ({recorded['rows']} rows "
+                f"recorded, {now['rows']} now)"
+            )
     return None
 
 
@@ -350,17 +387,28 @@ class RunRecord:
     def row(self) -> dict:
         """The run's row of a runs table (runs_table)."""
         if self.config is None:
-            return {"run_id": self.run_id, "path": str(self.path), "status": CORRUPT,
-                    "error": self.problem}
+            return {
+                "run_id": self.run_id,
+                "path": str(self.path),
+                "status": CORRUPT,
+                "error": self.problem,
+            }
         cfg = self.config
-        row = {"run_id": cfg.run_id, "seed": cfg.seed, "backend": cfg.backend,
-               "arm": arm_label(cfg)}
+        row = {
+            "run_id": cfg.run_id,
+            "seed": cfg.seed,
+            "backend": cfg.backend,
+            "arm": arm_label(cfg),
+        }
         for section in ("model", "train", "data"):
             row.update(cfg.to_dict()[section])
         row["data_path"] = row.pop("path")  # data.path; "path" is the run directory
         row["path"] = str(self.path)
-        summary = ({"status": CORRUPT, "error": self.problem} if self.problem else
-                   self.summary or {"status": "incomplete"})
+        summary = (
+            {"status": CORRUPT, "error": self.problem}
+            if self.problem
+            else self.summary or {"status": "incomplete"}
+        )
         row.update({k: v for k, v in summary.items() if k not in row})
         return row
 
@@ -420,8 +468,11 @@ class RunLock:
 
 def find_run_dirs(root: str | Path) -> list[RunDir]:
     """Every run directory (one holding config.json) below root, sorted by path."""
-    return [RunDir(p.parent) for p in sorted(Path(root).glob("**/config.json"))
-            if not any(part.startswith(".") for part in p.parts[len(Path(root).parts):])]
+    return [
+        RunDir(p.parent)
+        for p in sorted(Path(root).glob("**/config.json"))
+        if not any(part.startswith(".") for part in p.parts[len(Path(root).parts) :])
+    ]
 
 
 def scan_runs(root: str | Path) -> list[RunRecord]:
@@ -442,4 +493,3 @@ def runs_table(records):
     import pandas as pd
 
     return pd.DataFrame([record.row() for record in records])
-

@@ -2,6 +2,7 @@
 machine writing to a shared folder): read from the end of metrics.jsonl, so watching a long
 run costs the same at step 10 as at step 10,000.
 """
+
 from __future__ import annotations
 
 import json

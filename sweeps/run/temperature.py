@@ -5,15 +5,16 @@ QK-norm off with N(0, 0.02) weights starts near-uniform (std 0.05 on tiny), QK-n
 1; model.qk_init = "matched" closes that gap (sweeps.core.params.qk_init_scales), and this is how
 the harness checks it did (`config show`, tests/test_temperature.py).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from sweeps.run.backends import TrainerFactory
 from sweeps.core.config import RunConfig
-from sweeps.data import offline_tokens, val_batches
 from sweeps.core.diagnostics import attn_logit_std
 from sweeps.core.errors import DataError
+from sweeps.data import offline_tokens, val_batches
+from sweeps.run.backends import TrainerFactory
 
 
 def probe_batch(cfg: RunConfig) -> tuple[np.ndarray, str]:

@@ -5,17 +5,28 @@ ceiling and noise floor, the necessity rule with a leave-one-run-out check, the 
 the brackets refinement bisects, and the paired verdict rules of H2a and H2b
 (docs/STUDY.md sections 4-6).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from sweeps.run.outcomes import FAILED, OUTCOMES
-from sweeps.study.stats import (NONE, GridValue, Necessity, Paired, critical_lr, necessity,
-                                paired, quantization_sd, sensitivity)
+from sweeps.study.stats import (
+    NONE,
+    GridValue,
+    Necessity,
+    Paired,
+    critical_lr,
+    necessity,
+    paired,
+    quantization_sd,
+    sensitivity,
+)
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 MIN_SEEDS = 3  # every rule needs 3 paired seeds (docs/STUDY.md section 2)
@@ -24,6 +35,7 @@ RESOLUTION_SLACK = 1.01
 
 class Comparison(NamedTuple):
     """A paired comparison, baseline minus treatment; "a vs b" is only its display key."""
+
     baseline: str
     treatment: str
 
@@ -35,6 +47,7 @@ class Comparison(NamedTuple):
 @dataclass(frozen=True)
 class Study:
     """[study] of a spec (docs/STUDY.md section 6), as the runner and the report use it."""
+
     delta: float
     sensitivity_range: tuple[float, float]
     target_loss: float | None
@@ -62,15 +75,21 @@ class Study:
         return list(dict.fromkeys(out + [Comparison(*c) for c in self.comparisons]))
 
     def to_dict(self) -> dict:
-        return {"reference": self.reference, "primary": self.primary,
-                "start_control": self.start_control,
-                "comparisons": [list(c) for c in self.comparisons], "delta": self.delta,
-                "sensitivity_range": list(self.sensitivity_range),
-                "min_effect": self.min_effect, "negligible": self.negligible,
-                "min_sensitivity": self.min_sensitivity, "target_loss": self.target_loss}
+        return {
+            "reference": self.reference,
+            "primary": self.primary,
+            "start_control": self.start_control,
+            "comparisons": [list(c) for c in self.comparisons],
+            "delta": self.delta,
+            "sensitivity_range": list(self.sensitivity_range),
+            "min_effect": self.min_effect,
+            "negligible": self.negligible,
+            "min_sensitivity": self.min_sensitivity,
+            "target_loss": self.target_loss,
+        }
 
     @classmethod
-    def from_dict(cls, raw: dict | None, lrs: list[float]) -> "Study":
+    def from_dict(cls, raw: dict | None, lrs: list[float]) -> Study:
         """The study a plan recorded (spec.to_dict), defaults for what it lacks: an old plan,
         or none (then sensitivity over the whole grid, delta 0.1)."""
         raw = {k: v for k, v in (raw or {}).items() if v is not None}
@@ -122,6 +141,7 @@ def _finite(x) -> bool:
 class Cells:
     """One depth's finished runs as arrays [arm, LR, seed]: effective loss (NaN: no finished
     run), failing (diverged or unstable) and run id (None: no finished run)."""
+
     arms: tuple[str, ...]
     lrs: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -149,7 +169,10 @@ def build_cells(rows: Iterable[dict]) -> dict[int, Cells]:
             continue
         key = (str(r["arm"]), float(r["lr"]), int(r["seed"]))
         by_depth.setdefault(int(r["n_layer"]), {})[key] = (
-            loss, fails(r["status"]), r.get("run_id"))
+            loss,
+            fails(r["status"]),
+            r.get("run_id"),
+        )
     return {depth: _cells(found) for depth, found in sorted(by_depth.items())}
 
 
@@ -172,6 +195,7 @@ class Pairs:
     """Baseline minus treatment at the LRs both arms ran: d [LR, seed] (NaN: no pair), the
     common ceiling (every finished run of both arms failed), the clean LRs (no run failed),
     and the two runs behind each difference."""
+
     comparison: Comparison
     lrs: list[float]
     seeds: list[int]
@@ -198,8 +222,16 @@ def pairs(cells: Cells, comparison: Comparison) -> Pairs:
     clean = ~(fails & both).any(axis=(0, 2))
     mixed = mixed_failures(fails, both)
     runs = np.stack([cells.run_ids[ib, shared], cells.run_ids[it, shared]], axis=-1)
-    return Pairs(comparison, [cells.lrs[j] for j in shared], list(cells.seeds), d, ceiling,
-                 clean, mixed, runs)
+    return Pairs(
+        comparison,
+        [cells.lrs[j] for j in shared],
+        list(cells.seeds),
+        d,
+        ceiling,
+        clean,
+        mixed,
+        runs,
+    )
 
 
 def mixed_failures(fails, finished) -> np.ndarray:
@@ -209,20 +241,29 @@ def mixed_failures(fails, finished) -> np.ndarray:
     fails = np.asarray(fails, bool) & np.asarray(finished, bool)
     pair = np.asarray(finished, bool).all(axis=-3)
     any_fail = fails.any(axis=(-3, -1))
-    clear = ((fails[..., 0, :, :] | ~pair).all(axis=-1) & ~fails[..., 1, :, :].any(axis=-1))
+    clear = (fails[..., 0, :, :] | ~pair).all(axis=-1) & ~fails[..., 1, :, :].any(axis=-1)
     return any_fail & ~clear
 
 
 def _no_pairs(comparison: Comparison, seeds: list[int]) -> Pairs:
     n = len(seeds)
-    return Pairs(comparison, [], seeds, np.zeros((0, n)), np.zeros(0, bool), np.zeros(0, bool),
-                 np.zeros(0, bool), np.zeros((0, n, 2), dtype=object))
+    return Pairs(
+        comparison,
+        [],
+        seeds,
+        np.zeros((0, n)),
+        np.zeros(0, bool),
+        np.zeros(0, bool),
+        np.zeros(0, bool),
+        np.zeros((0, n, 2), dtype=object),
+    )
 
 
 @dataclass(frozen=True)
 class Judgement:
     """A comparison at one depth: its pairs, the necessity rule, and the runs whose removal
     alone moves the threshold (leave-one-run-out): (run id, threshold without it)."""
+
     pairs: Pairs
     necessity: Necessity
     influence: list[tuple[str, GridValue]]
@@ -235,8 +276,7 @@ def judge_pairs(p: Pairs, min_effect: float, influence: bool = True) -> Judgemen
         for j, s in zip(*np.nonzero(np.isfinite(p.d))):
             d = p.d.copy()
             d[j, s] = np.nan  # either run of the pair gone removes the pair
-            without = necessity(p.lrs, d, p.ceiling, min_effect, p.clean,
-                                p.mixed).threshold
+            without = necessity(p.lrs, d, p.ceiling, min_effect, p.clean, p.mixed).threshold
             if _moved(result.threshold, without):
                 movers += [(rid, without) for rid in p.runs[j, s]]
     return Judgement(p, result, sorted(movers, key=lambda m: str(m[0])))
@@ -247,8 +287,9 @@ def _moved(a: GridValue, b: GridValue) -> bool:
     return a.kind != b.kind or (a.inside and a.bracket != b.bracket)
 
 
-def compare(cells: Cells, comparison: Comparison, min_effect: float,
-            influence: bool = True) -> Judgement:
+def compare(
+    cells: Cells, comparison: Comparison, min_effect: float, influence: bool = True
+) -> Judgement:
     return judge_pairs(pairs(cells, comparison), min_effect, influence)
 
 
@@ -261,8 +302,9 @@ def critical_lrs(cells: Cells, arm: str) -> dict[int, GridValue]:
     fin = cells.finished()
     out = {}
     for k, seed in enumerate(cells.seeds):
-        failed = [bool(cells.failing[a, j, k]) if fin[a, j, k] else None
-                  for j in range(len(cells.lrs))]
+        failed = [
+            bool(cells.failing[a, j, k]) if fin[a, j, k] else None for j in range(len(cells.lrs))
+        ]
         out[seed] = critical_lr(cells.lrs, failed, cells.loss[a, :, k])
     return out
 
@@ -276,8 +318,7 @@ def worst_losses(cells: Cells, arm: str) -> tuple[list[float], list[float]]:
     fin = cells.finished()[a]  # [LR, seed]
     seeds = fin.any(axis=0)
     lrs = [j for j in range(len(cells.lrs)) if fin[j].any()]
-    worst = [float(cells.loss[a, j, seeds].max()) if fin[j, seeds].all() else math.nan
-             for j in lrs]
+    worst = [float(cells.loss[a, j, seeds].max()) if fin[j, seeds].all() else math.nan for j in lrs]
     return [cells.lrs[j] for j in lrs], worst
 
 
@@ -296,14 +337,16 @@ def sensitivities(cells: Cells, arm: str, lrs) -> dict[int, float]:
         return {}
     a = cells.arm(arm)
     at = {lr: j for j, lr in enumerate(cells.lrs)}
-    return {seed: sensitivity([cells.loss[a, at[lr], k] if lr in at else math.nan
-                               for lr in lrs])
-            for k, seed in enumerate(cells.seeds)}
+    return {
+        seed: sensitivity([cells.loss[a, at[lr], k] if lr in at else math.nan for lr in lrs])
+        for k, seed in enumerate(cells.seeds)
+    }
 
 
 # -- refinement --------------------------------------------------------------------------------
-def refinement_brackets(cells: Cells, study: Study, arms: Iterable[str]
-                        ) -> list[tuple[float, float, str]]:
+def refinement_brackets(
+    cells: Cells, study: Study, arms: Iterable[str]
+) -> list[tuple[float, float, str]]:
     """The brackets adaptive refinement bisects (docs/STUDY.md section 6): each arm's and
     seed's critical-LR bracket, and the primary comparison's threshold bracket."""
     out = []
@@ -315,8 +358,7 @@ def refinement_brackets(cells: Cells, study: Study, arms: Iterable[str]
     t = compare(cells, study.primary_comparison, study.min_effect, influence=False)
     bracket = t.necessity.threshold.bracket if t.necessity.threshold.inside else None
     if bracket:
-        out.append((*bracket, f"necessity threshold between {bracket[0]:g} and "
-                              f"{bracket[1]:g}"))
+        out.append((*bracket, f"necessity threshold between {bracket[0]:g} and {bracket[1]:g}"))
     return out
 
 
@@ -369,11 +411,38 @@ def paired_verdict(p: Paired, min_effect: float = 0.0) -> str:
 def negligible(p: Paired, min_effect: float, bound: float) -> bool:
     """H1 / C1: the effect is small in both directions: |mean| below the negligible bound, and
     neither a benefit nor a harm larger than m shown (lower <= m, upper >= -m)."""
-    return (p.n >= MIN_SEEDS and math.isfinite(p.lower) and abs(p.mean) < bound
-            and p.lower <= min_effect and p.upper >= -min_effect)
+    return (
+        p.n >= MIN_SEEDS
+        and math.isfinite(p.lower)
+        and abs(p.mean) < bound
+        and p.lower <= min_effect
+        and p.upper >= -min_effect
+    )
 
 
-__all__ = ["NONE", "outcome_class", "fails", "Comparison", "Study", "Cells", "Pairs",
-           "Judgement", "build_cells", "pairs", "compare", "judge_pairs", "critical_lrs",
-           "effective_loss", "worst_losses", "sensitivity_lrs", "sensitivities", "refinement_brackets", "midpoints", "h2a_stats", "h2b_stats",
-           "paired_verdict", "negligible", "round_lr"]
+__all__ = [
+    "NONE",
+    "outcome_class",
+    "fails",
+    "Comparison",
+    "Study",
+    "Cells",
+    "Pairs",
+    "Judgement",
+    "build_cells",
+    "pairs",
+    "compare",
+    "judge_pairs",
+    "critical_lrs",
+    "effective_loss",
+    "worst_losses",
+    "sensitivity_lrs",
+    "sensitivities",
+    "refinement_brackets",
+    "midpoints",
+    "h2a_stats",
+    "h2b_stats",
+    "paired_verdict",
+    "negligible",
+    "round_lr",
+]

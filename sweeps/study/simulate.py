@@ -12,6 +12,7 @@ by 3 sigma (sd of the paired difference at that LR) from a given LR up; null: id
 The base-grid conditions are judged vectorised (hundreds of sweeps in one call of the same
 functions sweeps.study.stats uses); refinement runs sweep by sweep through sweeps.study.rules.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,7 @@ class Condition:
 
     def sigma_d(self, position) -> np.ndarray:
         """sd of the paired difference: the unshared noise and the offsets of both arms."""
-        return np.sqrt(2 * (1 - self.shared) * self.noise_at(position) ** 2
-                       + 2 * self.offset ** 2)
+        return np.sqrt(2 * (1 - self.shared) * self.noise_at(position) ** 2 + 2 * self.offset**2)
 
     def fail_prob(self, position) -> np.ndarray:
         x = np.asarray(position, float)
@@ -80,7 +80,7 @@ def draw(cond: Condition, rng, sweeps: int, lrs=None, planted_lr=None, offsets=N
         loss[:, 1] -= effect[:, :, None]
     failing = rng.random(shape) < cond.fail_prob(pos)[None, None, :, None]
     if cond.ceiling:
-        failing[:, :, -cond.ceiling:] = True
+        failing[:, :, -cond.ceiling :] = True
     return np.where(failing, L0, loss), failing, offsets
 
 
@@ -115,8 +115,9 @@ def recovery(cond: Condition, sweeps: int, planted: int, seed: int = 2) -> float
 
 
 # -- the adaptive refinement loop, as the runner runs it ----------------------------------------
-def refined_sweep(cond: Condition, rng, planted_lr: float | None, edge: float,
-                  resolution: float = 0.125):
+def refined_sweep(
+    cond: Condition, rng, planted_lr: float | None, edge: float, resolution: float = 0.125
+):
     """One sweep on the condition's grid grown by refinement (sweeps.study.rules, the same
     brackets and midpoints as sweeps.sweep.grid) until every bracket is resolved. Both arms
     fail above a per-(arm, seed) edge (log10 jitter 0.1 decades); on's edge is half a decade
@@ -125,13 +126,20 @@ def refined_sweep(cond: Condition, rng, planted_lr: float | None, edge: float,
     edges = np.log10(edge) + rng.normal(0, 0.1, (2, cond.seeds))
     if planted_lr is not None:
         edges[1] += 0.5
-    study = rules.Study(delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None,
-                        min_effect=cond.min_effect)
+    study = rules.Study(
+        delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None, min_effect=cond.min_effect
+    )
     lrs, loss, failing = [], np.zeros((2, 0, cond.seeds)), np.zeros((2, 0, cond.seeds), bool)
     new = list(cond.lrs)
     while new:
-        x, f, _ = draw(cond, rng, 1, lrs=new, offsets=offsets,
-                       planted_lr=None if planted_lr is None else [planted_lr])
+        x, f, _ = draw(
+            cond,
+            rng,
+            1,
+            lrs=new,
+            offsets=offsets,
+            planted_lr=None if planted_lr is None else [planted_lr],
+        )
         above = np.log10(np.asarray(new))[None, :, None] > edges[:, None, :]
         f = f[0] | above
         x = np.where(f, L0, x[0])
@@ -140,8 +148,14 @@ def refined_sweep(cond: Condition, rng, planted_lr: float | None, edge: float,
         loss = np.concatenate([loss, x], axis=1)[:, order]
         failing = np.concatenate([failing, f], axis=1)[:, order]
         lrs = [lrs[i] for i in order]
-        cells = rules.Cells(("off", "on"), tuple(lrs), tuple(range(cond.seeds)), loss,
-                            failing, np.full(loss.shape, None, dtype=object))
+        cells = rules.Cells(
+            ("off", "on"),
+            tuple(lrs),
+            tuple(range(cond.seeds)),
+            loss,
+            failing,
+            np.full(loss.shape, None, dtype=object),
+        )
         brackets = rules.refinement_brackets(cells, study, ("off", "on"))
         new = list(rules.midpoints(brackets, resolution, set(lrs)))
     return rules.compare(cells, study.primary_comparison, cond.min_effect, influence=False)
@@ -156,13 +170,12 @@ def refined_rates(cond: Condition, sweeps: int, seed: int = 3) -> tuple[float, f
     false, hits = [], []
     for _ in range(sweeps):
         planted = 10 ** rng.uniform(-4 + 2 * step, -4 + (cond.n_lr - 4) * step)
-        edge = planted * 10 ** 0.75
+        edge = planted * 10**0.75
         t = refined_sweep(cond, rng, None, edge).necessity.threshold
         false.append(t.kind != "none")
         t = refined_sweep(cond, rng, planted, edge).necessity.threshold
         value = t.bracket[1] if t.inside else t.value
-        hits.append(t.kind in ("", "below")
-                    and abs(math.log10(value / planted)) <= step * 1.01)
+        hits.append(t.kind in ("", "below") and abs(math.log10(value / planted)) <= step * 1.01)
     return float(np.mean(false)), float(np.mean(hits))
 
 
@@ -179,15 +192,22 @@ def hypothesis_nulls(cond: Condition, sweeps: int, seed: int = 4) -> dict[str, f
         edge = rng.uniform(np.log10(lrs[4]), np.log10(lrs[-2]))
         f = f[0] | (np.log10(lrs)[None, :, None] > edge + rng.normal(0, 0.15, (2, 1, cond.seeds)))
         x = np.where(f, L0, x[0])
-        cells = rules.Cells(("off", "on"), tuple(lrs), tuple(range(cond.seeds)), x, f,
-                            np.full(x.shape, None, dtype=object))
-        j = rules.compare(cells, rules.Comparison("off", "on"), cond.min_effect,
-                          influence=False).necessity
+        cells = rules.Cells(
+            ("off", "on"),
+            tuple(lrs),
+            tuple(range(cond.seeds)),
+            x,
+            f,
+            np.full(x.shape, None, dtype=object),
+        )
+        j = rules.compare(
+            cells, rules.Comparison("off", "on"), cond.min_effect, influence=False
+        ).necessity
         low = j.stats[0] if j.lrs and j.lrs[0] == lrs[0] else None
-        support["H1"].append(low is not None and rules.negligible(low, cond.min_effect, 0.05)
-                             and j.threshold.inside)
-        p, _ = rules.h2a_stats(rules.critical_lrs(cells, "off"),
-                               rules.critical_lrs(cells, "on"))
+        support["H1"].append(
+            low is not None and rules.negligible(low, cond.min_effect, 0.05) and j.threshold.inside
+        )
+        p, _ = rules.h2a_stats(rules.critical_lrs(cells, "off"), rules.critical_lrs(cells, "on"))
         support["H2a"].append(rules.paired_verdict(p) == rules.SUPPORTED)
         s = {arm: rules.sensitivities(cells, arm, lrs) for arm in ("off", "on")}
         q = rules.h2b_stats(s["off"], s["on"], j.floor)

@@ -6,6 +6,7 @@ report; sweeps/study/simulate.py and tests/test_stats.py prove them on simulated
 known answers before they judge real runs. The necessity rule is vectorised over a leading
 batch axis so hundreds of simulated sweeps are judged at once by the same code.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,9 @@ def t_quantile(p: float, df: int) -> float:
 
 def _t_table(p: float, n_max: int) -> np.ndarray:
     """t quantile by number of pairs n (NaN below MIN_PAIRS), index 0 .. n_max."""
-    return np.array([t_quantile(p, n - 1) if n >= MIN_PAIRS else math.nan
-                     for n in range(n_max + 1)])
+    return np.array(
+        [t_quantile(p, n - 1) if n >= MIN_PAIRS else math.nan for n in range(n_max + 1)]
+    )
 
 
 # -- paired differences ----------------------------------------------------------------------
@@ -48,6 +50,7 @@ class Paired:
     """Mean of per-seed differences with its one-sided t bounds; NaN bounds with fewer than
     MIN_PAIRS pairs or a tie no floor covers. sd_used = max(sample sd, floor): the bounds never
     rest on a spread smaller than what the quantity can resolve."""
+
     n: int
     mean: float
     sd: float
@@ -78,15 +81,24 @@ def paired_arrays(d, floor=0.0) -> dict[str, np.ndarray]:
     se = np.where(tie | (n < MIN_PAIRS), np.nan, used / np.sqrt(np.maximum(n, 1)))
     width = d.shape[-1]
     one, size = _t_table(CONFIDENCE, width)[n], _t_table(SIZE_CONFIDENCE, width)[n]
-    return {"n": n, "mean": mean, "sd": np.where(n >= 2, sd, np.nan), "sd_used": used,
-            "lower": mean - one * se, "upper": mean + one * se, "lower75": mean - size * se}
+    return {
+        "n": n,
+        "mean": mean,
+        "sd": np.where(n >= 2, sd, np.nan),
+        "sd_used": used,
+        "lower": mean - one * se,
+        "upper": mean + one * se,
+        "lower75": mean - size * se,
+    }
 
 
 def paired(d, floor: float = 0.0) -> Paired:
     d = np.asarray(d, dtype=float).reshape(-1)
     a = paired_arrays(d[None, :] if d.size else np.full((1, 1), np.nan), floor)
-    return Paired(int(a["n"][0]), *(float(a[k][0]) for k in
-                                    ("mean", "sd", "sd_used", "lower", "upper", "lower75")))
+    return Paired(
+        int(a["n"][0]),
+        *(float(a[k][0]) for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")),
+    )
 
 
 def noise_floor(d, clean) -> np.ndarray:
@@ -112,6 +124,7 @@ class GridValue:
     top LR: value is that LR, a lower bound), "below" (at or below the lowest LR: value is
     that LR, an upper bound) or "none" (not found: value NaN). bracket: the two grid LRs the
     value lies between (for refinement), when inside."""
+
     value: float
     kind: str = ""
     bracket: tuple[float, float] | None = None
@@ -234,12 +247,21 @@ def necessity(lrs, d, ceiling, min_effect: float, clean=None, mixed=None) -> Nec
     a = paired_arrays(d, floor)
     judged = ~ceiling & ~mixed & (a["n"] >= MIN_PAIRS) & np.isfinite(a["lower"])
     idx = [i for i in range(len(lrs)) if judged[i]]
-    stats = [Paired(int(a["n"][i]), *(float(a[k][i]) for k in
-                                      ("mean", "sd", "sd_used", "lower", "upper", "lower75")))
-             for i in idx]
+    stats = [
+        Paired(
+            int(a["n"][i]),
+            *(float(a[k][i]) for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")),
+        )
+        for i in idx
+    ]
     lrs_j = [lrs[i] for i in idx]
-    k = int(threshold_index(a["lower"][idx], a["lower75"][idx], np.ones(len(idx), bool),
-                            min_effect)) if idx else -1
+    k = (
+        int(
+            threshold_index(a["lower"][idx], a["lower75"][idx], np.ones(len(idx), bool), min_effect)
+        )
+        if idx
+        else -1
+    )
     threshold, estimate, ci90 = NONE, NONE, (None, None)
     if k >= 0:
         threshold = _crossing(lrs_j, [s.lower - min_effect for s in stats], k)
@@ -248,12 +270,22 @@ def necessity(lrs, d, ceiling, min_effect: float, clean=None, mixed=None) -> Nec
         ci90 = (None if upper.kind == "below" else upper.value, threshold.value)
     seeds = []
     for column in d.T:
-        rows = [i for i in range(len(lrs))
-                if not ceiling[i] and not mixed[i] and np.isfinite(column[i])]
+        rows = [
+            i for i in range(len(lrs)) if not ceiling[i] and not mixed[i] and np.isfinite(column[i])
+        ]
         margin = [column[i] - min_effect for i in rows]
         seeds.append(_seed_threshold([lrs[i] for i in rows], margin))
-    return Necessity(lrs_j, stats, [s.lower > min_effect for s in stats], threshold, estimate,
-                     ci90, [lr for lr, c in zip(lrs, ceiling) if c], seeds, floor)
+    return Necessity(
+        lrs_j,
+        stats,
+        [s.lower > min_effect for s in stats],
+        threshold,
+        estimate,
+        ci90,
+        [lr for lr, c in zip(lrs, ceiling) if c],
+        seeds,
+        floor,
+    )
 
 
 def _crossing(lrs: list[float], g: list[float], k: int) -> GridValue:
@@ -265,8 +297,7 @@ def _crossing(lrs: list[float], g: list[float], k: int) -> GridValue:
         return GridValue(lrs[0], "below")
     if j == k:  # the decision's own LR fails g (the bound itself at k is > 0 by the rule)
         return GridValue(lrs[k], "below") if k == 0 else _crossing(lrs, g, k - 1)
-    return GridValue(_log_crossing(lrs[j], g[j], lrs[j + 1], g[j + 1]), "",
-                     (lrs[j], lrs[j + 1]))
+    return GridValue(_log_crossing(lrs[j], g[j], lrs[j + 1], g[j + 1]), "", (lrs[j], lrs[j + 1]))
 
 
 def _seed_threshold(lrs: list[float], margin: list[float]) -> GridValue:
@@ -281,8 +312,9 @@ def _seed_threshold(lrs: list[float], margin: list[float]) -> GridValue:
         return NONE
     if k == 0:
         return GridValue(lrs[0], "below")
-    return GridValue(_log_crossing(lrs[k - 1], margin[k - 1], lrs[k], margin[k]), "",
-                     (lrs[k - 1], lrs[k]))
+    return GridValue(
+        _log_crossing(lrs[k - 1], margin[k - 1], lrs[k], margin[k]), "", (lrs[k - 1], lrs[k])
+    )
 
 
 # -- trends ------------------------------------------------------------------------------------
@@ -304,6 +336,6 @@ def slope(x, y) -> Slope:
         return Slope(n, math.nan, math.nan, math.nan)
     b = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
     resid = y - (y.mean() + b * (x - x.mean()))
-    se = math.sqrt(float((resid ** 2).sum()) / (n - 2) / sxx)
+    se = math.sqrt(float((resid**2).sum()) / (n - 2) / sxx)
     half = t_quantile(CONFIDENCE, n - 2) * se
     return Slope(n, b, b - half, b + half)

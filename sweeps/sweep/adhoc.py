@@ -9,6 +9,7 @@ default, and the sensitivity range of the preset's spec where it holds two of th
 (else the grid's whole LR range). An ad-hoc grid trains exactly the runs asked for: no
 extension or refinement.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,15 @@ else:  # pragma: no cover
 SPEC_FILE = "spec.toml"
 DEFAULT_SEEDS = 3  # docs/STUDY.md section 2: 3 seeds per cell
 # --grid FIELD: the fields a spec's grid can sweep, under their config names and short names
-GRID_FIELDS = {"train.lr": "lr", "lr": "lr", "model.n_layer": "n_layer", "n_layer": "n_layer",
-               "seed": "seed", "model.qk_norm": "qk_norm", "qk_norm": "qk_norm"}
+GRID_FIELDS = {
+    "train.lr": "lr",
+    "lr": "lr",
+    "model.n_layer": "n_layer",
+    "n_layer": "n_layer",
+    "seed": "seed",
+    "model.qk_norm": "qk_norm",
+    "qk_norm": "qk_norm",
+}
 _KINDS = {"lr": float, "n_layer": int, "seed": int, "qk_norm": str}
 
 
@@ -38,26 +46,32 @@ def parse_grid(items) -> dict[str, list]:
     grid: dict[str, list] = {}
     for item in items:
         if "=" not in item:
-            raise ConfigError(f"--grid {item}: write FIELD=V1,V2,... (e.g. --grid "
-                              f"train.lr=1e-3,3e-3)")
+            raise ConfigError(
+                f"--grid {item}: write FIELD=V1,V2,... (e.g. --grid train.lr=1e-3,3e-3)"
+            )
         key, text = (part.strip() for part in item.split("=", 1))
         if key not in GRID_FIELDS:
-            raise ConfigError(f"--grid {key}: a grid sweeps train.lr, model.n_layer, seed or "
-                              f"model.qk_norm; fix any other field with --set {key}=VALUE")
+            raise ConfigError(
+                f"--grid {key}: a grid sweeps train.lr, model.n_layer, seed or "
+                f"model.qk_norm; fix any other field with --set {key}=VALUE"
+            )
         field = GRID_FIELDS[key]
         if field in grid:
-            raise ConfigError(f"--grid {key} is given twice; list every value once: "
-                              f"--grid {key}=V1,V2")
+            raise ConfigError(
+                f"--grid {key} is given twice; list every value once: --grid {key}=V1,V2"
+            )
         values = [v.strip() for v in text.split(",") if v.strip()]
         if not values:
             raise ConfigError(f"--grid {key}= has no values; e.g. --grid {key}=V1,V2")
         try:
             parsed = [_parse(v, _KINDS[field]) for v in values]
         except ValueError:
-            raise ConfigError(f"--grid {key}: values must be {_KINDS[field].__name__}s "
-                              f"(got {text!r})") from None
-        grid[field] = sorted(set(parsed), key=parsed.index) if field == "qk_norm" else sorted(
-            set(parsed))
+            raise ConfigError(
+                f"--grid {key}: values must be {_KINDS[field].__name__}s (got {text!r})"
+            ) from None
+        grid[field] = (
+            sorted(set(parsed), key=parsed.index) if field == "qk_norm" else sorted(set(parsed))
+        )
     return grid
 
 
@@ -82,8 +96,9 @@ def base_spec_raw(preset: str) -> dict:
     return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def adhoc_raw(name: str, preset: str, grid: dict[str, list], seeds: int = DEFAULT_SEEDS,
-              command: str = "") -> dict:
+def adhoc_raw(
+    name: str, preset: str, grid: dict[str, list], seeds: int = DEFAULT_SEEDS, command: str = ""
+) -> dict:
     """The spec (as TOML data) an ad-hoc grid stands for."""
     from sweeps.core.presets import get_preset
 
@@ -92,28 +107,42 @@ def adhoc_raw(name: str, preset: str, grid: dict[str, list], seeds: int = DEFAUL
     base_grid = base.get("grid", {})
     lrs = grid.get("lr") or base_grid.get("lr")
     if not lrs:
-        raise ConfigError(f"preset {preset} has no spec to take learning rates from; add "
-                          f"--grid train.lr=V1,V2,...")
+        raise ConfigError(
+            f"preset {preset} has no spec to take learning rates from; add "
+            f"--grid train.lr=V1,V2,..."
+        )
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1 (got {seeds})")
-    study = {k: v for k, v in base.get("study", {}).items()
-             if k in ("delta", "target_loss", "min_effect", "negligible")}
+    study = {
+        k: v
+        for k, v in base.get("study", {}).items()
+        if k in ("delta", "target_loss", "min_effect", "negligible")
+    }
     study.setdefault("delta", 0.1)
     study.setdefault("target_loss", 2.0)
     low, high = base.get("study", {}).get("sensitivity_range", [min(lrs), max(lrs)])
     inside = [x for x in lrs if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
     study["sensitivity_range"] = [low, high] if len(inside) >= 2 else [min(lrs), max(lrs)]
-    raw = {"name": name, "preset": preset,
-           "description": f"ad-hoc grid: {command}".strip(),
-           "set": dict(base.get("set", {})),
-           "grid": {"lr": list(lrs), "n_layer": grid.get("n_layer", [cfg.model.n_layer]),
-                    "seed": grid.get("seed", list(range(seeds))),
-                    "qk_norm": grid.get("qk_norm", ["none", "rms"])},
-           "study": study, "extend": {"max_extra_lrs": 0}}
+    raw = {
+        "name": name,
+        "preset": preset,
+        "description": f"ad-hoc grid: {command}".strip(),
+        "set": dict(base.get("set", {})),
+        "grid": {
+            "lr": list(lrs),
+            "n_layer": grid.get("n_layer", [cfg.model.n_layer]),
+            "seed": grid.get("seed", list(range(seeds))),
+            "qk_norm": grid.get("qk_norm", ["none", "rms"]),
+        },
+        "study": study,
+        "extend": {"max_extra_lrs": 0},
+    }
     kinds = raw["grid"]["qk_norm"]
     if "none" not in kinds or len(kinds) < 2:
-        raise ConfigError(f"--grid qk_norm={','.join(kinds)}: the study compares QK-norm off "
-                          f"with on: give none and at least one kind, e.g. qk_norm=none,rms")
+        raise ConfigError(
+            f"--grid qk_norm={','.join(kinds)}: the study compares QK-norm off "
+            f"with on: give none and at least one kind, e.g. qk_norm=none,rms"
+        )
     return raw
 
 
@@ -146,15 +175,22 @@ def _value(value) -> str:
     raise TypeError(f"cannot write {value!r} as TOML")
 
 
-def adhoc_spec(runs_dir: str | Path, name: str, preset: str, grid_items, seeds: int,
-               command: str, write: bool, max_runs: int = MAX_RUNS) -> SweepSpec:
+def adhoc_spec(
+    runs_dir: str | Path,
+    name: str,
+    preset: str,
+    grid_items,
+    seeds: int,
+    command: str,
+    write: bool,
+    max_runs: int = MAX_RUNS,
+) -> SweepSpec:
     """The ad-hoc grid's spec, checked against (or written to) `<runs_dir>/NAME/spec.toml`.
 
     The same command finds the same file and resumes; another grid under the same name is
     refused rather than mixed into one folder. write=False (a dry run) writes nothing."""
     if name in known_specs():
-        raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another "
-                           f"name")
+        raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
     raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
     spec = parse_spec(raw, default_name=name, max_runs=max_runs)
     folder = Path(runs_dir) / name
@@ -162,14 +198,17 @@ def adhoc_spec(runs_dir: str | Path, name: str, preset: str, grid_items, seeds: 
     if path.exists():
         held = tomllib.loads(path.read_text(encoding="utf-8"))
         if _asked(held) != _asked(raw):
-            raise HarnessError(f"{path} holds another grid ({held.get('description', '')}); "
-                               f"resume it with `sweep {name}`, or choose another --name")
+            raise HarnessError(
+                f"{path} holds another grid ({held.get('description', '')}); "
+                f"resume it with `sweep {name}`, or choose another --name"
+            )
         # the spec as written when the grid started: a later edit of the preset's own spec
         # does not change a sweep under way
         return load_spec(str(path), max_runs)
     elif (folder / "plan.json").exists():
-        raise HarnessError(f"{folder} holds a sweep that is not an ad-hoc grid; choose "
-                           f"another --name")
+        raise HarnessError(
+            f"{folder} holds a sweep that is not an ad-hoc grid; choose another --name"
+        )
     elif write:
         from sweeps.core.files import write_atomic
 

@@ -8,6 +8,7 @@ peak LR), val_loss, quick_val_loss, and every diagnostic of sweeps.core.diagnost
 over layers by its own rule. Runs still training contribute the steps they have so far.
 The TensorBoard export (sweeps.sweep.export) reads the same scalars.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,11 @@ def run_scalars(run_dir: str | Path) -> list[tuple[int, str, float]]:
             if key in NOT_METRICS:
                 continue
             value = reduce_layers(key, raw) if key in DIAGNOSTICS else raw
-            if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and math.isfinite(value):
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+            ):
                 out.append((step, key, float(value)))
     return out
 
@@ -53,9 +57,23 @@ def curves_frame(sweep_dir: str | Path, configs: dict):
         if not scalars:
             continue
         frame = pd.DataFrame(scalars, columns=["step", "metric", "value"])
-        frames.append(frame.assign(run_id=rid, arm=cfg.arm or f"qk{cfg.model.qk_norm}",
-                                   lr=cfg.train.lr, depth=cfg.model.n_layer, seed=cfg.seed))
+        frames.append(
+            frame.assign(
+                run_id=rid,
+                arm=cfg.arm or f"qk{cfg.model.qk_norm}",
+                lr=cfg.train.lr,
+                depth=cfg.model.n_layer,
+                seed=cfg.seed,
+            )
+        )
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(COLUMNS, [
-            "object", "object", "float64", "int64", "int64", "int64", "object", "float64"])})
+        return pd.DataFrame(
+            {
+                c: pd.Series(dtype=t)
+                for c, t in zip(
+                    COLUMNS,
+                    ["object", "object", "float64", "int64", "int64", "int64", "object", "float64"],
+                )
+            }
+        )
     return pd.concat(frames, ignore_index=True)[COLUMNS]

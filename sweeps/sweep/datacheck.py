@@ -2,6 +2,7 @@
 the exact command that prepares it, said by `sweep --dry-run` and `--estimate` before any
 work (a sweep would otherwise find a missing TinyStories only when its first run starts).
 """
+
 from __future__ import annotations
 
 from sweeps.core.errors import DataError

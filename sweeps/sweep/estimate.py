@@ -15,6 +15,7 @@ Backend-neutral: the probe builds its trainer through sweeps.run.backends.traine
 trains it on random tokens (the cost of a step does not depend on the data), so an estimate
 needs neither the corpus nor an import of mlx or torch here.
 """
+
 from __future__ import annotations
 
 import gc
@@ -84,8 +85,16 @@ class Measurement:
         return self.flops_per_s / peak if peak else None
 
 
-def run_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int, block: int,
-              lr: float, seed: int | None = None) -> np.ndarray | None:
+def run_steps(
+    trainer,
+    cfg: RunConfig,
+    tokens_len: int,
+    first: int,
+    n: int,
+    block: int,
+    lr: float,
+    seed: int | None = None,
+) -> np.ndarray | None:
     """n train steps from step `first` on the windows a run draws (with cfg.seed, or seed),
     read every `block` steps as the loop does; the last read's [k, 2] (loss, grad norm)."""
     B, T = cfg.train.batch_size, cfg.model.block_size
@@ -101,8 +110,9 @@ def run_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int, bloc
     return last
 
 
-def time_steps(trainer, cfg: RunConfig, tokens_len: int, first: int, n: int,
-               block: int, lr: float) -> float:
+def time_steps(
+    trainer, cfg: RunConfig, tokens_len: int, first: int, n: int, block: int, lr: float
+) -> float:
     """Seconds for n train steps from step `first` (run_steps)."""
     began = time.perf_counter()
     run_steps(trainer, cfg, tokens_len, first, n, block, lr)
@@ -113,9 +123,17 @@ PROBE_BUDGET_S = 45.0  # a probe stays about this long, whatever the device (plu
 ACCELERATORS = ("cuda", "gpu", "mps")  # --device values that never need the pilot
 
 
-def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int = 2,
-            tf32: bool = False, lr: float = 1e-4, budget_s: float = PROBE_BUDGET_S,
-            progress=None, pilot: bool = True) -> Measurement:
+def measure(
+    make_trainer,
+    cfg: RunConfig,
+    seconds: float = 3.0,
+    min_steps: int = 2,
+    tf32: bool = False,
+    lr: float = 1e-4,
+    budget_s: float = PROBE_BUDGET_S,
+    progress=None,
+    pilot: bool = True,
+) -> Measurement:
     """Build cfg's trainer, take one untimed step (compilation, allocation), then time steps
     for about `seconds` (at least min_steps), and an evaluation batch.
 
@@ -136,9 +154,15 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
         left = budget_s - (time.perf_counter() - began)
         while batch > 1 and per_sequence * batch * (min_steps + 3) > left:
             batch //= 2
-        say(f"probe: {per_sequence * 1e3:,.1f} ms per sequence; timing batch {batch}"
-            + (f" of {B} (scaled up: a full batch would not fit the probe's time)"
-               if batch < B else "") + " ...")
+        say(
+            f"probe: {per_sequence * 1e3:,.1f} ms per sequence; timing batch {batch}"
+            + (
+                f" of {B} (scaled up: a full batch would not fit the probe's time)"
+                if batch < B
+                else ""
+            )
+            + " ..."
+        )
         if batch == 1:
             probe = pilot  # already built and stepped
         else:
@@ -158,19 +182,23 @@ def measure(make_trainer, cfg: RunConfig, seconds: float = 3.0, min_steps: int =
     step_s = elapsed / steps * scale
     eval_s = probe.eval_s() * scale
     say(f"probe: done in {time.perf_counter() - began:.1f} s")
-    device, name = probe.trainer.device, getattr(probe.trainer, "device_name",
-                                                 probe.trainer.device)
+    device, name = probe.trainer.device, getattr(probe.trainer, "device_name", probe.trainer.device)
     del probe
     gc.collect()
-    return Measurement(cfg, device, name, step_s, eval_s, max(0.0, built - step_s), steps,
-                       tf32, batch)
+    return Measurement(
+        cfg, device, name, step_s, eval_s, max(0.0, built - step_s), steps, tf32, batch
+    )
 
 
 def _with_batch(cfg: RunConfig, batch: int) -> RunConfig:
     if batch == cfg.train.batch_size:
         return cfg
-    return cfg.with_overrides([f"train.batch_size={batch}",
-                               f"train.diag_sequences={min(batch, cfg.train.diag_sequences)}"])
+    return cfg.with_overrides(
+        [
+            f"train.batch_size={batch}",
+            f"train.diag_sequences={min(batch, cfg.train.diag_sequences)}",
+        ]
+    )
 
 
 class _Probe:
@@ -194,18 +222,29 @@ class _Probe:
     def eval_s(self) -> float:
         """Seconds for one evaluation batch (one timing: a slow device gets no second)."""
         T = self.cfg.model.block_size
-        x = np.stack([self.tokens[i: i + T] for i in range(self.cfg.train.batch_size)])
+        x = np.stack([self.tokens[i : i + T] for i in range(self.cfg.train.batch_size)])
         t = time.perf_counter()
         self.trainer.eval_loss(x.astype(np.int32), x.astype(np.int32))
         return time.perf_counter() - t
 
 
-def measure_backend(execution: Execution, cfg: RunConfig, seconds: float,
-                    budget_s: float = PROBE_BUDGET_S, progress=None) -> Measurement:
+def measure_backend(
+    execution: Execution,
+    cfg: RunConfig,
+    seconds: float,
+    budget_s: float = PROBE_BUDGET_S,
+    progress=None,
+) -> Measurement:
     """measure() of the execution's trainer (a plain function: a child process can run it)."""
-    return measure(execution.trainer_factory(), cfg, seconds=seconds, tf32=execution.tf32,
-                   budget_s=budget_s, progress=progress,
-                   pilot=execution.device not in ACCELERATORS)
+    return measure(
+        execution.trainer_factory(),
+        cfg,
+        seconds=seconds,
+        tf32=execution.tf32,
+        budget_s=budget_s,
+        progress=progress,
+        pilot=execution.device not in ACCELERATORS,
+    )
 
 
 def _to_stderr(text: str) -> None:
@@ -226,17 +265,23 @@ def evaluations(cfg: RunConfig) -> tuple[int, int]:
 def run_cost(cfg: RunConfig, probe: Measurement) -> dict:
     """Wall time, tokens and FLOPs of one run to max_steps, from a probe of a config with the
     same batch shape: step and evaluation times scale with FLOPs per token."""
-    scale = flops_per_token(cfg.model, cfg.vocab_size) / flops_per_token(probe.cfg.model,
-                                                                         probe.cfg.vocab_size)
+    scale = flops_per_token(cfg.model, cfg.vocab_size) / flops_per_token(
+        probe.cfg.model, probe.cfg.vocab_size
+    )
     t = cfg.train
     full, quick = evaluations(cfg)
     eval_batches = full * (t.eval_batches + 1) + quick * t.loss_eval_batches  # +1: the probe
     train_s = t.max_steps * probe.step_s * scale
     eval_s = eval_batches * probe.eval_s * scale * t.batch_size / probe.cfg.train.batch_size
     tokens = t.max_steps * cfg.tokens_per_step
-    return {"seconds": train_s + eval_s + probe.startup_s, "train_s": train_s,
-            "eval_s": eval_s, "startup_s": probe.startup_s, "tokens": tokens,
-            "flops": tokens * flops_per_token(cfg.model, cfg.vocab_size)}
+    return {
+        "seconds": train_s + eval_s + probe.startup_s,
+        "train_s": train_s,
+        "eval_s": eval_s,
+        "startup_s": probe.startup_s,
+        "tokens": tokens,
+        "flops": tokens * flops_per_token(cfg.model, cfg.vocab_size),
+    }
 
 
 def sweep_estimate(configs: list[RunConfig], extra_runs: int, probe: Measurement) -> dict:
@@ -246,8 +291,13 @@ def sweep_estimate(configs: list[RunConfig], extra_runs: int, probe: Measurement
     total = {key: sum(c[key] for c in costs) for key in ("seconds", "tokens", "flops")}
     worst_run = max(costs, key=lambda c: c["seconds"])
     worst = {key: total[key] + extra_runs * worst_run[key] for key in total}
-    return {"runs": len(configs), "per_run": run_cost(probe.cfg, probe), "planned": total,
-            "extra_runs": extra_runs, "worst": worst}
+    return {
+        "runs": len(configs),
+        "per_run": run_cost(probe.cfg, probe),
+        "planned": total,
+        "extra_runs": extra_runs,
+        "worst": worst,
+    }
 
 
 def largest(configs: list[RunConfig]) -> RunConfig:
@@ -255,9 +305,15 @@ def largest(configs: list[RunConfig]) -> RunConfig:
     return max(configs, key=step_flops)
 
 
-def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print,
-                   apart: bool = False, progress=None,
-                   budget_s: float = PROBE_BUDGET_S) -> dict:
+def estimate_sweep(
+    sweep,
+    execution: Execution,
+    seconds: float = 3.0,
+    echo=print,
+    apart: bool = False,
+    progress=None,
+    budget_s: float = PROBE_BUDGET_S,
+) -> dict:
     """Probe the sweep's largest config on the execution's device (about budget_s at most)
     and print what the sweep will cost. sweep: a sweeps.sweep.runner.Sweep (its planned
     configs); progress(text): what the probe is doing while it runs. apart: probe in a child
@@ -266,8 +322,14 @@ def estimate_sweep(sweep, execution: Execution, seconds: float = 3.0, echo=print
     configs = list(sweep.configs.values())
     if apart:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            probe = pool.submit(measure_backend, execution, largest(configs), seconds,
-                                budget_s, progress and _to_stderr).result()
+            probe = pool.submit(
+                measure_backend,
+                execution,
+                largest(configs),
+                seconds,
+                budget_s,
+                progress and _to_stderr,
+            ).result()
     else:
         probe = measure_backend(execution, largest(configs), seconds, budget_s, progress)
     result = sweep_estimate(configs, grid.max_extra_runs(sweep.spec), probe)
@@ -281,37 +343,54 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
     peak, peak_name = probe.peak
     params = count_params(cfg.model, cfg.vocab_size)["total"]
     rate = f"{probe.tokens_per_s:,.0f} tokens/s, {si(probe.flops_per_s, 'FLOP/s')}"
-    rate += (f", MFU {probe.mfu:.1%} of {peak_name}'s {si(peak, 'FLOP/s')}" if peak else
-             " (no known peak for this device: no MFU)")
+    rate += (
+        f", MFU {probe.mfu:.1%} of {peak_name}'s {si(peak, 'FLOP/s')}"
+        if peak
+        else " (no known peak for this device: no MFU)"
+    )
     lines = [
-        (f"estimate: {backend} on {probe.device} ({probe.device_name}), {cfg.train.dtype}; "
-         f"probe of the largest config (n_layer {cfg.model.n_layer}, {si(params)} params, "
-         f"{si(flops_per_token(cfg.model, cfg.vocab_size), 'FLOPs')}/token): {probe.steps} "
-         f"steps at {probe.step_s * 1e3:,.1f} ms/step"
-         + (f" (timed at batch {probe.batch} of {cfg.train.batch_size}, scaled)"
-            if probe.batch and probe.batch != cfg.train.batch_size else "")),
+        (
+            f"estimate: {backend} on {probe.device} ({probe.device_name}), {cfg.train.dtype}; "
+            f"probe of the largest config (n_layer {cfg.model.n_layer}, {si(params)} params, "
+            f"{si(flops_per_token(cfg.model, cfg.vocab_size), 'FLOPs')}/token): {probe.steps} "
+            f"steps at {probe.step_s * 1e3:,.1f} ms/step"
+            + (
+                f" (timed at batch {probe.batch} of {cfg.train.batch_size}, scaled)"
+                if probe.batch and probe.batch != cfg.train.batch_size
+                else ""
+            )
+        ),
         f"  {rate}",
-        (f"  per run: {cfg.train.max_steps} steps, {si(per_run['tokens'])} tokens, "
-         f"{si(per_run['flops'], 'FLOPs')}, {duration(per_run['seconds'])} (training "
-         f"{duration(per_run['train_s'])}, evaluation {duration(per_run['eval_s'])}, "
-         f"start-up {duration(per_run['startup_s'])})"),
+        (
+            f"  per run: {cfg.train.max_steps} steps, {si(per_run['tokens'])} tokens, "
+            f"{si(per_run['flops'], 'FLOPs')}, {duration(per_run['seconds'])} (training "
+            f"{duration(per_run['train_s'])}, evaluation {duration(per_run['eval_s'])}, "
+            f"start-up {duration(per_run['startup_s'])})"
+        ),
     ]
-    for label, key, runs in (("planned", "planned", result["runs"]),
-                             ("worst case", "worst", result["runs"] + result["extra_runs"])):
+    for label, key, runs in (
+        ("planned", "planned", result["runs"]),
+        ("worst case", "worst", result["runs"] + result["extra_runs"]),
+    ):
         total = result[key]
-        note = (f" (+{result['extra_runs']} from extension and refinement)"
-                if key == "worst" else "")
-        lines.append(f"  {label}: {runs} runs{note}, {si(total['tokens'])} tokens, "
-                     f"{si(total['flops'], 'FLOPs')}, {total['seconds'] / 3600:,.2f} "
-                     f"device-hours ({duration(total['seconds'])} one run at a time)")
-    lines.append("  (diverged runs stop early; several runs sharing one device: "
-                 "benchmarks/throughput.py --workers)")
+        note = f" (+{result['extra_runs']} from extension and refinement)" if key == "worst" else ""
+        lines.append(
+            f"  {label}: {runs} runs{note}, {si(total['tokens'])} tokens, "
+            f"{si(total['flops'], 'FLOPs')}, {total['seconds'] / 3600:,.2f} "
+            f"device-hours ({duration(total['seconds'])} one run at a time)"
+        )
+    lines.append(
+        "  (diverged runs stop early; several runs sharing one device: "
+        "benchmarks/throughput.py --workers)"
+    )
     planned = result["planned"]["seconds"]
     if planned > MONTH_S:
-        lines.append(f"warning: the planned runs need {duration(planned)} of {probe.device} "
-                     f"({probe.device_name}) one run at a time, more than a month: use a GPU "
-                     f"(--device cuda or gpu) or a smaller spec (tiny), or split the runs "
-                     f"over machines (--executor ray)")
+        lines.append(
+            f"warning: the planned runs need {duration(planned)} of {probe.device} "
+            f"({probe.device_name}) one run at a time, more than a month: use a GPU "
+            f"(--device cuda or gpu) or a smaller spec (tiny), or split the runs "
+            f"over machines (--executor ray)"
+        )
     return lines
 
 

@@ -11,9 +11,11 @@ summary, `{"status": "locked"}` when another process holds the run, `{"status": 
 the run's failure, so nothing is recorded and the sweep stops. A run that hit a CUDA error
 which breaks its process's GPU context (sweeps.core.errors.breaks_device) is recorded as
 failed and its summary carries `"worker_exits": True`: the local worker exits and the pool
-starts a fresh one in its place (Ray gives each GPU task a fresh worker process by default). EXECUTORS is the registry the
-CLI offers (--executor); adding one is a class with `from_options` and an entry there.
+starts a fresh one in its place (Ray gives each GPU task a fresh worker process by default).
+EXECUTORS is the registry the CLI offers (--executor); adding one is a class with
+`from_options` and an entry there.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -23,12 +25,12 @@ import socket
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import wait as wait_connections
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
-from sweeps.core.errors import (EnvironmentFault, HarnessError, breaks_device,
-                                environment_fault)
+from sweeps.core.errors import EnvironmentFault, HarnessError, breaks_device, environment_fault
 from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
 from sweeps.platform.blas import THREAD_VARS, preload_env
 from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
@@ -72,8 +74,9 @@ def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
         if not lock.acquire():
             return {"status": "locked"}
         summary = run.read_summary()
-        if summary is not None and not (execution.retry_failed
-                                        and summary.get("status") == "failed"):
+        if summary is not None and not (
+            execution.retry_failed and summary.get("status") == "failed"
+        ):
             return {**summary, "skipped": True}
         run.clear_failure()
         cfg = RunConfig.from_dict(config)
@@ -85,8 +88,9 @@ def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
         except Exception as e:  # recorded in the run directory; the sweep goes on
             if environment_fault(e):
                 raise
-            summary = run.record_failure(cfg, f"{type(e).__name__}: {e}", time.time() - began,
-                                         details=traceback.format_exc())
+            summary = run.record_failure(
+                cfg, f"{type(e).__name__}: {e}", time.time() - began, details=traceback.format_exc()
+            )
             # A broken CUDA context fails every later run of this process: the worker ends.
             return {**summary, "worker_exits": True} if breaks_device(e) else summary
     except OSError as e:  # the disk, not the run: nothing recorded, it resumes later
@@ -100,10 +104,12 @@ def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
 
 def _watch_parent(parent_pid: int) -> None:
     """End this worker when the sweep process is gone (kill -9 included): no orphans."""
+
     def watch():
         while os.getppid() == parent_pid:
             time.sleep(0.5)
         os._exit(1)
+
     threading.Thread(target=watch, daemon=True).start()
 
 
@@ -151,8 +157,9 @@ def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]
         return [dict(common) for _ in range(workers)]
     # Each worker's GPU, and how many workers share it (the memory check splits it).
     mine = [gpus[i % len(gpus)] for i in range(workers)]
-    return [{**common, "CUDA_VISIBLE_DEVICES": gpu, RUNS_PER_GPU: str(mine.count(gpu))}
-            for gpu in mine]
+    return [
+        {**common, "CUDA_VISIBLE_DEVICES": gpu, RUNS_PER_GPU: str(mine.count(gpu))} for gpu in mine
+    ]
 
 
 def sharing_per_gpu(workers: int, gpus: list[str]) -> int:
@@ -187,8 +194,13 @@ class LocalExecutor:
     name = "local"
 
     @classmethod
-    def from_options(cls, execution: Execution, workers: int | None, address: str | None,
-                     gpus_per_run: float | None) -> Callable[[], "LocalExecutor"]:
+    def from_options(
+        cls,
+        execution: Execution,
+        workers: int | None,
+        address: str | None,
+        gpus_per_run: float | None,
+    ) -> Callable[[], LocalExecutor]:
         if address is not None or gpus_per_run is not None:
             raise HarnessError("--address and --gpus-per-run are for --executor ray")
         count = workers or max(1, len(uses_gpus(execution.backend, execution.device)))
@@ -200,22 +212,28 @@ class LocalExecutor:
         self.ctx = multiprocessing.get_context("spawn")
         self.gpus = uses_gpus(execution.backend, execution.device)
         extra = (preload_env() or {}) if execution.backend == "mlx" else {}
-        self.envs = [{**env, **extra} for env in
-                     worker_envs(workers, self.gpus, os.cpu_count() or 1, os.environ)]
+        self.envs = [
+            {**env, **extra}
+            for env in worker_envs(workers, self.gpus, os.cpu_count() or 1, os.environ)
+        ]
         self.slots = [_Slot(i) for i in range(workers)]
         for slot in self.slots:
             self._start(slot)
 
     def describe(self) -> str:
-        where = (f"GPUs {','.join(self.gpus)} round robin" if self.gpus else
-                 f"{self.envs[0].get('OMP_NUM_THREADS', 'default')} CPU threads each")
+        where = (
+            f"GPUs {','.join(self.gpus)} round robin"
+            if self.gpus
+            else f"{self.envs[0].get('OMP_NUM_THREADS', 'default')} CPU threads each"
+        )
         return f"local pool of {self.capacity} worker process(es), {where}"
 
     def _start(self, slot: _Slot) -> None:
         env = self.envs[slot.index]
         parent_conn, child_conn = self.ctx.Pipe()
-        slot.proc = self.ctx.Process(target=_worker_main, daemon=True,
-                                     args=(child_conn, os.getpid(), env, self.execution))
+        slot.proc = self.ctx.Process(
+            target=_worker_main, daemon=True, args=(child_conn, os.getpid(), env, self.execution)
+        )
         slot.proc.start()
         child_conn.close()
         slot.conn, slot.run_id = parent_conn, None
@@ -235,8 +253,9 @@ class LocalExecutor:
         if not busy:
             time.sleep(timeout)
             return []
-        ready = set(wait_connections([s.conn for s in busy] + [s.proc.sentinel for s in busy],
-                                     timeout))
+        ready = set(
+            wait_connections([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout)
+        )
         events = []
         for slot in busy:
             if slot.conn in ready:
@@ -253,8 +272,7 @@ class LocalExecutor:
             if slot.conn in ready or slot.proc.sentinel in ready:
                 slot.proc.join(5)
                 if slot.proc.exitcode is not None:
-                    events.append((slot.run_id, {"status": "died",
-                                                 "exitcode": slot.proc.exitcode}))
+                    events.append((slot.run_id, {"status": "died", "exitcode": slot.proc.exitcode}))
                     self._start(slot)
         return events
 
@@ -285,38 +303,58 @@ class RayExecutor:
     name = "ray"
 
     @classmethod
-    def from_options(cls, execution: Execution, workers: int | None, address: str | None,
-                     gpus_per_run: float | None) -> Callable[[], "RayExecutor"]:
+    def from_options(
+        cls,
+        execution: Execution,
+        workers: int | None,
+        address: str | None,
+        gpus_per_run: float | None,
+    ) -> Callable[[], RayExecutor]:
         if gpus_per_run is not None and gpus_per_run < 0:
             raise HarnessError(f"--gpus-per-run must be >= 0 (got {gpus_per_run})")
         probe_address(address)  # now, before the sweep writes anything
         return lambda: cls(execution, address, workers, gpus_per_run)
 
-    def __init__(self, execution: Execution, address: str | None, workers: int | None,
-                 gpus_per_run: float | None = None, cpus_per_run: float = 1.0):
+    def __init__(
+        self,
+        execution: Execution,
+        address: str | None,
+        workers: int | None,
+        gpus_per_run: float | None = None,
+        cpus_per_run: float = 1.0,
+    ):
         try:
             import ray
         except ImportError:
-            raise HarnessError("the Ray executor needs ray: pip install 'qknorm-study[cluster]' "
-                               "(or pip install 'ray[default]')") from None
+            raise HarnessError(
+                "the Ray executor needs ray: pip install 'qknorm-study[cluster]' "
+                "(or pip install 'ray[default]')"
+            ) from None
         self.ray = ray
-        env = {k: os.environ[k] for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR",
-                                          DETERMINISTIC) if k in os.environ}
+        env = {
+            k: os.environ[k]
+            for k in ("QKNORM_DATA_DIR", "HF_HOME", "TIKTOKEN_CACHE_DIR", DETERMINISTIC)
+            if k in os.environ
+        }
         if execution.backend == "mlx":
             env.update(preload_env() or {})
         on_sigterm = signal.getsignal(signal.SIGTERM)
         try:
-            ray.init(address=address, log_to_driver=False, configure_logging=False,
-                     runtime_env={"env_vars": env} if env else None)
+            ray.init(
+                address=address,
+                log_to_driver=False,
+                configure_logging=False,
+                runtime_env={"env_vars": env} if env else None,
+            )
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise EnvironmentFault(f"cannot reach the Ray cluster at {address or 'local'}: "
-                               f"{str(e).splitlines()[0]}") from None
+            raise EnvironmentFault(
+                f"cannot reach the Ray cluster at {address or 'local'}: {str(e).splitlines()[0]}"
+            ) from None
         if on_sigterm is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)  # ray.init's sys.exit(15) handler: ours
         resources = ray.cluster_resources()
         if gpus_per_run is None:
-            gpus_per_run = (1.0 if resources.get("GPU", 0) > 0 and execution.device != "cpu"
-                            else 0.0)
+            gpus_per_run = 1.0 if resources.get("GPU", 0) > 0 and execution.device != "cpu" else 0.0
         self.gpus_per_run = gpus_per_run
         self.cpus_per_run = cpus_per_run
         if workers is None:
@@ -324,16 +362,19 @@ class RayExecutor:
             by_gpu = resources.get("GPU", 0) / gpus_per_run if gpus_per_run else by_cpu
             workers = max(1, int(min(by_cpu, by_gpu)))
         self.capacity = workers
-        self.task = ray.remote(execute_run).options(num_cpus=cpus_per_run,
-                                                    num_gpus=gpus_per_run, max_retries=2)
+        self.task = ray.remote(execute_run).options(
+            num_cpus=cpus_per_run, num_gpus=gpus_per_run, max_retries=2
+        )
         self.execution = execution
         self.pending: dict = {}  # ObjectRef -> run_id
 
     def describe(self) -> str:
         r = self.ray.cluster_resources()
-        return (f"Ray cluster ({r.get('CPU', 0):g} CPUs, {r.get('GPU', 0):g} GPUs), up to "
-                f"{self.capacity} runs at once, {self.gpus_per_run:g} GPU and "
-                f"{self.cpus_per_run:g} CPU per run")
+        return (
+            f"Ray cluster ({r.get('CPU', 0):g} CPUs, {r.get('GPU', 0):g} GPUs), up to "
+            f"{self.capacity} runs at once, {self.gpus_per_run:g} GPU and "
+            f"{self.cpus_per_run:g} CPU per run"
+        )
 
     def free_slots(self) -> int:
         return self.capacity - len(self.pending)
@@ -348,16 +389,16 @@ class RayExecutor:
             return []
         ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         if ready:  # and whatever else has finished by now
-            ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending),
-                                     timeout=0)
+            ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=0)
         events = []
         for ref in ready:
             run_id = self.pending.pop(ref)
             try:
                 events.append((run_id, self.ray.get(ref)))
             except Exception as e:  # the task's process died past its retries
-                events.append((run_id, {"status": "died", "exitcode": None,
-                                        "error": str(e).splitlines()[0]}))
+                events.append(
+                    (run_id, {"status": "died", "exitcode": None, "error": str(e).splitlines()[0]})
+                )
         return events
 
     def close(self, kill: bool = False) -> None:
@@ -381,16 +422,22 @@ def probe_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as e:
         reason = (e.strerror or "").lower() or f"no answer within {timeout:g} s"
-        raise EnvironmentFault(f"cannot reach the Ray cluster at {address} ({reason}); start it "
-                               f"(ray start --head) or fix --address") from None
+        raise EnvironmentFault(
+            f"cannot reach the Ray cluster at {address} ({reason}); start it "
+            f"(ray start --head) or fix --address"
+        ) from None
 
 
 EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor}
 
 
-def make_executor(kind: str, execution: Execution, workers: int | None = None,
-                  address: str | None = None,
-                  gpus_per_run: float | None = None) -> Callable[[], Executor]:
+def make_executor(
+    kind: str,
+    execution: Execution,
+    workers: int | None = None,
+    address: str | None = None,
+    gpus_per_run: float | None = None,
+) -> Callable[[], Executor]:
     """A zero-argument constructor of the chosen executor (checked now, started later)."""
     if workers is not None and workers < 1:
         raise HarnessError(f"--workers must be at least 1 (got {workers})")

@@ -12,6 +12,7 @@ terminal or a Ray cluster is training into a shared folder:
 - `sweep NAME --tensorboard DIR`: LiveExport, a thread that follows the runs while they
   train (new metrics rows every few seconds) and closes each one when its summary appears.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,15 @@ from sweeps.run.rundir import RunDir
 
 POLL_S = 5.0  # LiveExport: how often it looks for new metrics rows
 # metrics.jsonl key -> TensorBoard tag (grouped into sections of the Scalars view)
-TAGS = {"train_loss": "loss/train", "train_loss_ema": "loss/train_smoothed",
-        "val_loss": "loss/val", "quick_val_loss": "loss/quick_val",
-        "grad_norm": "optim/grad_norm", "lr": "optim/lr",
-        **{name: f"diagnostics/{name}" for name in DIAGNOSTICS}}
+TAGS = {
+    "train_loss": "loss/train",
+    "train_loss_ema": "loss/train_smoothed",
+    "val_loss": "loss/val",
+    "quick_val_loss": "loss/quick_val",
+    "grad_norm": "optim/grad_norm",
+    "lr": "optim/lr",
+    **{name: f"diagnostics/{name}" for name in DIAGNOSTICS},
+}
 # The metrics the HParams view tabulates against the hyperparameters (their last value).
 HPARAM_METRICS = ("loss/val", "loss/train_smoothed", "diagnostics/max_attn_logit")
 
@@ -38,17 +44,26 @@ def summary_writer():
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:  # torch.utils.tensorboard needs the tensorboard package
-        raise HarnessError("TensorBoard export needs the tensorboard package: pip install "
-                           "tensorboard (or pip install -e \".[tensorboard]\")") from None
+        raise HarnessError(
+            "TensorBoard export needs the tensorboard package: pip install "
+            'tensorboard (or pip install -e ".[tensorboard]")'
+        ) from None
     return SummaryWriter
 
 
 def hparams_of(cfg) -> dict:
     """The hyperparameters of a run, as the HParams view shows them."""
-    return {"arm": cfg.arm or f"qk{cfg.model.qk_norm}", "lr": cfg.train.lr,
-            "depth": cfg.model.n_layer, "seed": cfg.seed, "qk_norm": cfg.model.qk_norm,
-            "qk_init": cfg.model.qk_init, "backend": cfg.backend,
-            "max_steps": cfg.train.max_steps, "n_embd": cfg.model.n_embd}
+    return {
+        "arm": cfg.arm or f"qk{cfg.model.qk_norm}",
+        "lr": cfg.train.lr,
+        "depth": cfg.model.n_layer,
+        "seed": cfg.seed,
+        "qk_norm": cfg.model.qk_norm,
+        "qk_init": cfg.model.qk_init,
+        "backend": cfg.backend,
+        "max_steps": cfg.train.max_steps,
+        "n_embd": cfg.model.n_embd,
+    }
 
 
 class RunExport:
@@ -106,8 +121,11 @@ class RunExport:
             if key not in row:
                 continue
             value = reduce_layers(key, row[key]) if key in DIAGNOSTICS else row[key]
-            if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and math.isfinite(value):
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+            ):
                 self.writer.add_scalar(tag, float(value), step)
 
     def close(self) -> None:

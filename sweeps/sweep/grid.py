@@ -7,6 +7,7 @@ Only the arms on the whole grid grow; every new LR runs for every seed. Which br
 bisect is a rule of the study (sweeps.study.rules.refinement_brackets, the same code the
 report and the simulations of docs/STUDY.md section 7 use); this module only grows the grid.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,13 +15,19 @@ from collections import defaultdict
 
 from sweeps.core.config import RunConfig
 from sweeps.run.outcomes import FAILED
-from sweeps.study.rules import (RESOLUTION_SLACK, build_cells, midpoints, refinement_brackets,
-                                round_lr)
+from sweeps.study.rules import (
+    RESOLUTION_SLACK,
+    build_cells,
+    midpoints,
+    refinement_brackets,
+    round_lr,
+)
 from sweeps.sweep.spec import SweepSpec
 
 
-def grid_additions(spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]
-                   ) -> dict[int, tuple[list[float], str]]:
+def grid_additions(
+    spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]
+) -> dict[int, tuple[list[float], str]]:
     """LRs to add per depth, with the reason. summaries: run_id -> summary (None: unfinished).
     A run that failed as a process counts as unknown."""
     by_depth = defaultdict(list)
@@ -43,7 +50,7 @@ def extension_points(spec: SweepSpec) -> list[float]:
     (a factor too close to 1 to clear the rounding gives fewer; spec.py refuses those)."""
     points: list[float] = []
     for k in range(1, spec.extend.max_extra_lrs + 1):
-        lr = round_lr(spec.lr[-1] * spec.extend_factor ** k)
+        lr = round_lr(spec.lr[-1] * spec.extend_factor**k)
         if lr > (points[-1] if points else spec.lr[-1]):
             points.append(lr)
     return points
@@ -66,15 +73,25 @@ def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     if extra >= len(points):
         return None
     which = "no run" if spec.extend.until == "any" else "not every run"
-    return [points[extra]], (f"{which} at lr {planned[-1]:g} failed; extension {extra + 1} of "
-                             f"{len(points)}")
+    return [points[extra]], (
+        f"{which} at lr {planned[-1]:g} failed; extension {extra + 1} of {len(points)}"
+    )
 
 
 def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     """Midpoints of every bracket wider than the resolution: each full-grid arm's and seed's
     (last ok LR, first failing LR), and the primary comparison's necessity threshold."""
-    rows = [{**summary, "run_id": cfg.run_id, "n_layer": cfg.model.n_layer, "arm": cfg.arm,
-             "lr": cfg.train.lr, "seed": cfg.seed} for cfg, summary in runs]
+    rows = [
+        {
+            **summary,
+            "run_id": cfg.run_id,
+            "n_layer": cfg.model.n_layer,
+            "arm": cfg.arm,
+            "lr": cfg.train.lr,
+            "seed": cfg.seed,
+        }
+        for cfg, summary in runs
+    ]
     cells = next(iter(build_cells(rows).values()), None)
     if cells is None:
         return None
@@ -110,5 +127,5 @@ def max_extra_runs(spec: SweepSpec) -> int:
         widest = max(gaps) / (spec.extend.resolution * RESOLUTION_SLACK)
         rounds = max(0, math.ceil(math.log2(widest))) if widest > 1 else 0
         brackets = per_lr + 1
-        refine = sum(min(brackets, len(gaps) * 2 ** r) for r in range(rounds))
+        refine = sum(min(brackets, len(gaps) * 2**r) for r in range(rounds))
     return depths * per_lr * (spec.extend.max_extra_lrs + refine)

@@ -6,6 +6,7 @@ command resumes an interrupted sweep, and two commands on one directory share th
 each run is trained under its lock, and a run held by another process is waited for,
 never trained twice.
 """
+
 from __future__ import annotations
 
 import time
@@ -13,12 +14,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from sweeps.core.config import RunConfig
-from sweeps.core.fmt import duration, si
 from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
-from sweeps.sweep.executors import Executor
-from sweeps.sweep.grid import check_size, grid_additions
+from sweeps.core.fmt import duration, si
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.run.tail import last_row
+from sweeps.sweep.executors import Executor
+from sweeps.sweep.grid import check_size, grid_additions
 from sweeps.sweep.spec import MAX_RUNS, SweepSpec
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -28,8 +29,9 @@ HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flig
 class Sweep:
     """One spec expanded for one backend, over `<runs_dir>/<spec.name>/`."""
 
-    def __init__(self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs",
-                 max_runs: int = MAX_RUNS):
+    def __init__(
+        self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs", max_runs: int = MAX_RUNS
+    ):
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
         self.files = SweepDir(Path(runs_dir) / spec.name)
         self.dir = self.files.path
@@ -50,8 +52,12 @@ class Sweep:
         written, and a finished run never changes."""
         run = RunDir(self.run_dir(run_id))
         known = self._records.get(run_id)
-        if known is not None and known.config is not None and known.problem is None and (
-                known.summary is not None) == run.summary_path.exists():
+        if (
+            known is not None
+            and known.config is not None
+            and known.problem is None
+            and (known.summary is not None) == run.summary_path.exists()
+        ):
             return known
         try:
             self._records[run_id] = run.record()
@@ -83,9 +89,11 @@ class Sweep:
         return summary.get("status") if summary else None
 
     def extend(self) -> list[str]:
-        """Add the LRs the grid rules ask for (sweeps.sweep.grid); one message per depth that grew."""
-        added = grid_additions(self.spec, list(self.configs.values()),
-                               {rid: self.summary(rid) for rid in self.configs})
+        """Add the LRs the grid rules ask for (sweeps.sweep.grid); one message per depth that
+        grew."""
+        added = grid_additions(
+            self.spec, list(self.configs.values()), {rid: self.summary(rid) for rid in self.configs}
+        )
         messages = []
         for depth, (lrs, reason) in sorted(added.items()):
             planned = {c.train.lr for c in self.configs.values() if c.model.n_layer == depth}
@@ -93,8 +101,9 @@ class Sweep:
             if not lrs:
                 continue
             self.extra.setdefault(depth, []).extend(lrs)
-            messages.append(f"n_layer {depth}: {reason}: adding lr "
-                            f"{', '.join(f'{lr:g}' for lr in lrs)}")
+            messages.append(
+                f"n_layer {depth}: {reason}: adding lr {', '.join(f'{lr:g}' for lr in lrs)}"
+            )
         if messages:
             self.configs = self._expand()
         return messages
@@ -102,9 +111,15 @@ class Sweep:
     def order(self) -> list[str]:
         """Execution order: highest LR first (divergence, and so any extension, shows early)."""
         arms = {a.name: i for i, a in enumerate(self.spec.arms)}
-        return sorted(self.configs, key=lambda rid: (
-            -self.configs[rid].train.lr, self.configs[rid].model.n_layer,
-            arms[self.configs[rid].arm], self.configs[rid].seed))
+        return sorted(
+            self.configs,
+            key=lambda rid: (
+                -self.configs[rid].train.lr,
+                self.configs[rid].model.n_layer,
+                arms[self.configs[rid].arm],
+                self.configs[rid].seed,
+            ),
+        )
 
     # -- sweep-level files -------------------------------------------------------------------
     def write_plan(self) -> None:
@@ -119,8 +134,11 @@ class Sweep:
         records = []
         for rid in self.configs:
             record = self.record(rid) if self.run_dir(rid).is_dir() else None
-            if record is not None and record.run_id in self.configs and (
-                    record.config is not None or (record.path / "config.json").exists()):
+            if (
+                record is not None
+                and record.run_id in self.configs
+                and (record.config is not None or (record.path / "config.json").exists())
+            ):
                 records.append(record)
         if not records:
             return pd.DataFrame(columns=["run_id", "status"])
@@ -142,8 +160,8 @@ class Sweep:
 
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
-        from sweeps.sweep.grid import max_extra_runs
         from sweeps.core.params import count_params
+        from sweeps.sweep.grid import max_extra_runs
 
         spec, cfgs = self.spec, list(self.configs.values())
         base = cfgs[0]
@@ -155,9 +173,12 @@ class Sweep:
         total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
         params = ", ".join(
             f"L{d} {si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
-            f"({tokens / n:.3g} tokens/param)" for d in depths)
-        each = "; ".join(f"{steps} steps x {per:,} tokens = {steps * per:,} tokens"
-                         for steps, per in budgets)
+            f"({tokens / n:.3g} tokens/param)"
+            for d in depths
+        )
+        each = "; ".join(
+            f"{steps} steps x {per:,} tokens = {steps * per:,} tokens" for steps, per in budgets
+        )
         finished = Counter(self.status(rid) for rid in self.configs)
         done = sum(n for s, n in finished.items() if s is not None)
         lrs = ", ".join(f"{lr:g}" for lr in spec.lr)
@@ -168,16 +189,24 @@ class Sweep:
             "  arms: " + "; ".join(_arm_text(arm) for arm in spec.arms),
             f"  grid: lr {lrs} x n_layer {', '.join(map(str, depths))} x seed "
             f"{', '.join(map(str, spec.seed))} = {n_grid} runs"
-            + (f" (+{len(cfgs) - n_grid} added by extension and refinement)"
-               if len(cfgs) > n_grid else ""),
+            + (
+                f" (+{len(cfgs) - n_grid} added by extension and refinement)"
+                if len(cfgs) > n_grid
+                else ""
+            ),
             f"  each run: {each}; params {params}",
             f"  total: {len(cfgs)} runs, {si(total_tokens)} tokens at most (failing runs stop "
             f"early)",
             f"  growth: {self._growth_text()}; at most {max_extra_runs(spec)} more runs",
             f"  study: {_study_text(spec)}",
-            f"  state: {done} finished" + "".join(f", {n} {s}" for s, n in sorted(
-                finished.items(), key=lambda kv: str(kv[0])) if s is not None)
-            + f"; {len(cfgs) - done} to run"]
+            f"  state: {done} finished"
+            + "".join(
+                f", {n} {s}"
+                for s, n in sorted(finished.items(), key=lambda kv: str(kv[0]))
+                if s is not None
+            )
+            + f"; {len(cfgs) - done} to run",
+        ]
         return lines
 
     def _growth_text(self) -> str:
@@ -186,28 +215,32 @@ class Sweep:
             text = "no extension"
         else:
             which = "no run" if ext.until == "any" else "not every run"
-            text = (f"while {which} at a depth's top lr failed, add lr "
-                    f"x{self.spec.extend_factor:.3g} (at most {ext.max_extra_lrs} more)")
+            text = (
+                f"while {which} at a depth's top lr failed, add lr "
+                f"x{self.spec.extend_factor:.3g} (at most {ext.max_extra_lrs} more)"
+            )
         if ext.refine:
-            text += (f"; then bisect failure and threshold brackets to {ext.resolution:g} "
-                     f"decades")
+            text += f"; then bisect failure and threshold brackets to {ext.resolution:g} decades"
         return text
 
 
 def _arm_text(arm) -> str:
     settings = ", ".join(f"{k}={v}" for k, v in arm.set.items()) or "the base config"
-    return f"{arm.name} ({settings}" + (f"; lr {', '.join(f'{x:g}' for x in arm.lr)})"
-                                        if arm.lr else ")")
+    return f"{arm.name} ({settings}" + (
+        f"; lr {', '.join(f'{x:g}' for x in arm.lr)})" if arm.lr else ")"
+    )
 
 
 def _study_text(spec) -> str:
     s = spec.study
     low, high = s.sensitivity_range
-    return (s.primary_comparison.key + (f", start control {s.start_control}"
-                                        if s.start_control else "")
-            + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
-              f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
-              f"{s.target_loss:g} (docs/STUDY.md)")
+    return (
+        s.primary_comparison.key
+        + (f", start control {s.start_control}" if s.start_control else "")
+        + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
+        f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
+        f"{s.target_loss:g} (docs/STUDY.md)"
+    )
 
 
 def settle(sweep: Sweep) -> list[str]:
@@ -226,13 +259,20 @@ def dry_run(sweep: Sweep, echo=print) -> None:
     corrupt = dict(sweep.corrupt())
     for rid in sweep.order():
         state = sweep.status(rid) or RunDir(sweep.run_dir(rid)).state()
-        echo(f"  {state:<11} {rid}" + (f"  ({corrupt[rid]}; a sweep moves it aside and reruns "
-                                       f"it)" if rid in corrupt else ""))
+        echo(
+            f"  {state:<11} {rid}"
+            + (
+                f"  ({corrupt[rid]}; a sweep moves it aside and reruns it)"
+                if rid in corrupt
+                else ""
+            )
+        )
     echo("dry run: nothing was written")
 
 
-def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = False,
-              prepare_data: bool = True) -> Counter:
+def run_sweep(
+    sweep: Sweep, make_executor, echo=print, retry_failed: bool = False, prepare_data: bool = True
+) -> Counter:
     """Execute every unfinished run of the sweep; returns the count of final statuses.
 
     prepare_data: prepare the data here and check, before any run is written, that every
@@ -248,8 +288,10 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     sweep.write_results()
     if retry is None:
         sweep.write_curves()
-        echo(f"nothing to run: every run of {sweep.spec.name} is finished -> "
-             f"{sweep.files.results_path}")
+        echo(
+            f"nothing to run: every run of {sweep.spec.name} is finished -> "
+            f"{sweep.files.results_path}"
+        )
         return Counter(sweep.status(rid) for rid in sweep.configs)
     executor = make_executor()
     echo(f"executor: {executor.describe()}")
@@ -269,26 +311,32 @@ def run_sweep(sweep: Sweep, make_executor, echo=print, retry_failed: bool = Fals
     sweep.write_results()
     sweep.write_curves()
     if stopped is not None:
-        echo(f"interrupted after {duration(time.time() - began)}: runs in flight lose at "
-             f"most the steps since their last checkpoint; run the same command again to "
-             f"finish the sweep")
+        echo(
+            f"interrupted after {duration(time.time() - began)}: runs in flight lose at "
+            f"most the steps since their last checkpoint; run the same command again to "
+            f"finish the sweep"
+        )
         raise SystemExit(interrupted_code(stopped))
     counts = Counter(sweep.status(rid) for rid in sweep.configs)
-    echo(f"done in {duration(time.time() - began)}: "
-         + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
-         + f" -> {sweep.files.results_path}")
+    echo(
+        f"done in {duration(time.time() - began)}: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
+        + f" -> {sweep.files.results_path}"
+    )
     if counts.get("failed"):
-        echo(f"{counts['failed']} run(s) failed: see error.txt in their directories; "
-             f"rerun with --retry-failed after fixing the cause")
+        echo(
+            f"{counts['failed']} run(s) failed: see error.txt in their directories; "
+            f"rerun with --retry-failed after fixing the cause"
+        )
     return counts
 
 
 def _check_runs_fit(sweep: Sweep) -> None:
     """Prepare the data and refuse, before any run starts, what would fail every run: a
     split shorter than a sequence, a model too large for this machine's memory."""
+    from sweeps.core.params import check_fits, state_bytes
     from sweeps.data import load_tokens
     from sweeps.data.batches import check_splits
-    from sweeps.core.params import check_fits, state_bytes
 
     models = list({c.model: c for c in sweep.configs.values()}.values())  # one per model
     tokens = load_tokens(models[0].data, progress=True)
@@ -338,12 +386,17 @@ class _Scheduler:
         for message in self.sweep.extend():
             self.progress.line(f"extend {message}")
             self.sweep.write_plan()
-        pending = [rid for rid in self.sweep.order()
-                   if (self.sweep.status(rid) is None or rid in self.retry)
-                   and rid not in self.in_flight and rid not in self.elsewhere]
-        for rid in pending[:max(0, self.executor.free_slots())]:
-            self.executor.submit(rid, str(self.sweep.run_dir(rid)),
-                                 self.sweep.configs[rid].to_dict())
+        pending = [
+            rid
+            for rid in self.sweep.order()
+            if (self.sweep.status(rid) is None or rid in self.retry)
+            and rid not in self.in_flight
+            and rid not in self.elsewhere
+        ]
+        for rid in pending[: max(0, self.executor.free_slots())]:
+            self.executor.submit(
+                rid, str(self.sweep.run_dir(rid)), self.sweep.configs[rid].to_dict()
+            )
             self.in_flight[rid] = time.time()
             self.retry.discard(rid)
         self.progress.flush()  # finished lines count the runs that just started as running
@@ -359,24 +412,31 @@ class _Scheduler:
         started = self.in_flight.pop(rid)
         status = result.get("status")
         if status == "fault":  # the machine, not the run: stop the sweep (run_sweep)
-            raise EnvironmentFault(result.get("error") or f"{rid} stopped by a fault of the "
-                                                          f"machine")
+            raise EnvironmentFault(
+                result.get("error") or f"{rid} stopped by a fault of the machine"
+            )
         if status == "locked":
             self.elsewhere.add(rid)
-            self.progress.line(f"{'elsewhere':<9} {rid} (another process holds its lock; "
-                               f"waiting for it)")
+            self.progress.line(
+                f"{'elsewhere':<9} {rid} (another process holds its lock; waiting for it)"
+            )
         elif status == "died" and self.deaths[rid] == 0:
             self.deaths[rid] += 1
-            self.progress.line(f"{'died':<9} {rid} (its worker exited with code "
-                               f"{result.get('exitcode')}); resuming it from its checkpoint")
+            self.progress.line(
+                f"{'died':<9} {rid} (its worker exited with code "
+                f"{result.get('exitcode')}); resuming it from its checkpoint"
+            )
         else:
             if status == "died":
                 _record_death(self.sweep, rid, result)
             self.sweep.forget(rid)
             skipped = result.get("skipped", False)
-            self.progress.finished(rid, self.sweep.summary(rid) or result,
-                                   None if skipped else time.time() - started,
-                                   note="(finished elsewhere)" if skipped else "")
+            self.progress.finished(
+                rid,
+                self.sweep.summary(rid) or result,
+                None if skipped else time.time() - started,
+                note="(finished elsewhere)" if skipped else "",
+            )
             self.sweep.write_results()
 
     def check_elsewhere(self) -> None:
@@ -385,8 +445,9 @@ class _Scheduler:
         for rid in sorted(self.elsewhere):
             if self.sweep.summary(rid) is not None:
                 self.elsewhere.discard(rid)
-                self.progress.finished(rid, self.sweep.summary(rid), None,
-                                       note="(finished elsewhere)")
+                self.progress.finished(
+                    rid, self.sweep.summary(rid), None, note="(finished elsewhere)"
+                )
                 self.sweep.write_results()
             elif not RunDir(self.sweep.run_dir(rid)).is_locked():
                 self.elsewhere.discard(rid)
@@ -403,9 +464,13 @@ def _record_death(sweep: Sweep, rid: str, result: dict) -> None:
         return
     try:
         if sweep.summary(rid) is None:
-            run.record_failure(sweep.configs[rid], (
-                f"the worker process died twice while training this run (exit code "
-                f"{result.get('exitcode')}; out of memory?) {result.get('error', '')}"))
+            run.record_failure(
+                sweep.configs[rid],
+                (
+                    f"the worker process died twice while training this run (exit code "
+                    f"{result.get('exitcode')}; out of memory?) {result.get('error', '')}"
+                ),
+            )
     finally:
         lock.release()
 
@@ -431,8 +496,10 @@ class _Progress:
         eta = self.eta()
         eta = "--" if eta is None else duration(eta)
         width = len(str(total))
-        return (f"[{done:>{width}}/{total} done, {running} running, {left} left | "
-                f"{duration(time.time() - self.began)} elapsed, ETA {eta}]")
+        return (
+            f"[{done:>{width}}/{total} done, {running} running, {left} left | "
+            f"{duration(time.time() - self.began)} elapsed, ETA {eta}]"
+        )
 
     def eta(self) -> float | None:
         """Seconds left: steps left x seconds per step (per depth, from finished runs'
@@ -450,9 +517,12 @@ class _Progress:
             near = min(timed, key=lambda d: abs(d - depth))
             return timed[near][0] / timed[near][1] * depth / near
 
-        work = sum((cfg.train.max_steps - (RunDir(sweep.run_dir(rid)).last_step() or 0))
-                   * per_step(cfg.model.n_layer)
-                   for rid, cfg in sweep.configs.items() if sweep.status(rid) is None)
+        work = sum(
+            (cfg.train.max_steps - (RunDir(sweep.run_dir(rid)).last_step() or 0))
+            * per_step(cfg.model.n_layer)
+            for rid, cfg in sweep.configs.items()
+            if sweep.status(rid) is None
+        )
         return work / self.capacity
 
     def line(self, text: str) -> None:
@@ -486,7 +556,9 @@ class _Progress:
             step, loss = row.get("step"), row.get("train_loss_ema")
             total = self.sweep.configs[rid].train.max_steps
             where = " elsewhere" if rid in self.scheduler.elsewhere else ""
-            parts.append(f"{rid} step {step if step is not None else '-'}/{total}"
-                         + (f" loss {loss:.4f}" if isinstance(loss, (int, float)) else "")
-                         + where)
+            parts.append(
+                f"{rid} step {step if step is not None else '-'}/{total}"
+                + (f" loss {loss:.4f}" if isinstance(loss, (int, float)) else "")
+                + where
+            )
         self.line("running: " + "; ".join(parts))

@@ -41,6 +41,7 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
 Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none) and `on`
 (the other kind; `on-KIND` when there are several).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,9 +76,18 @@ MAX_EXTRA_LRS = 100  # [extend] max_extra_lrs: far beyond any useful extension
 _TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "extend"}
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "seed"}
 _ARM_KEYS = {"set", "lr"}
-_STUDY_KEYS = {"reference", "primary", "start_control", "comparisons", "delta",
-               "sensitivity_range", "min_effect", "negligible", "min_sensitivity",
-               "target_loss"}
+_STUDY_KEYS = {
+    "reference",
+    "primary",
+    "start_control",
+    "comparisons",
+    "delta",
+    "sensitivity_range",
+    "min_effect",
+    "negligible",
+    "min_sensitivity",
+    "target_loss",
+}
 _EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
 
 
@@ -121,16 +131,18 @@ class SweepSpec:
         points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
         return points * (len(self.n_layer) or 1) * len(self.seed)
 
-    def size_error(self, max_runs: int, extra: int | None = None) -> "ConfigError":
+    def size_error(self, max_runs: int, extra: int | None = None) -> ConfigError:
         """The refusal of a sweep above max_runs runs (extra: what growth may add)."""
         points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
         total = self.grid_runs + (extra or 0)
         grown = f", {extra:,} more from extension and refinement" if extra is not None else ""
-        return ConfigError(f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
-                           f"points x {len(self.n_layer) or 1:,} depth(s) x {len(self.seed):,} "
-                           f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
-                           f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
-                           f"--max-runs {total})")
+        return ConfigError(
+            f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
+            f"points x {len(self.n_layer) or 1:,} depth(s) x {len(self.seed):,} "
+            f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
+            f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
+            f"--max-runs {total})"
+        )
 
     @property
     def extend_factor(self) -> float:
@@ -144,15 +156,24 @@ class SweepSpec:
     def to_dict(self) -> dict:
         """The spec as plan.json records it (and the report reads it back)."""
         return {
-            "name": self.name, "preset": self.preset, "description": self.description,
+            "name": self.name,
+            "preset": self.preset,
+            "description": self.description,
             "grid": {"lr": list(self.lr), "n_layer": list(self.n_layer), "seed": list(self.seed)},
-            "arms": {a.name: {"set": dict(a.set), **({"lr": list(a.lr)} if a.lr else {})}
-                     for a in self.arms},
+            "arms": {
+                a.name: {"set": dict(a.set), **({"lr": list(a.lr)} if a.lr else {})}
+                for a in self.arms
+            },
             "set": dict(self.set),
             "study": self.study.to_dict(),
-            "extend": {"factor": self.extend_factor, "max_extra_lrs": self.extend.max_extra_lrs,
-                       "until": self.extend.until, "refine": self.extend.refine,
-                       "resolution": self.extend.resolution}}
+            "extend": {
+                "factor": self.extend_factor,
+                "max_extra_lrs": self.extend.max_extra_lrs,
+                "until": self.extend.until,
+                "refine": self.extend.refine,
+                "resolution": self.extend.resolution,
+            },
+        }
 
     def base_config(self, backend: str, overrides=()) -> RunConfig:
         """Preset + [set] + command-line overrides, before the arms and the grid values."""
@@ -162,10 +183,16 @@ class SweepSpec:
             key = item.split("=", 1)[0].strip()
             if key in FIXED_BY_SWEEP:
                 what = "the command's backend" if key == "backend" else "the spec's grid or arms"
-                grid = (f", or sweep an ad-hoc grid: sweep --preset {self.preset} --grid "
-                        f"{key}=V1,V2 --name NAME" if key in SWEPT else "")
-                raise ConfigError(f"--set {key} is fixed by {what} in sweep '{self.name}'; "
-                                  f"edit the spec instead{grid}")
+                grid = (
+                    f", or sweep an ad-hoc grid: sweep --preset {self.preset} --grid "
+                    f"{key}=V1,V2 --name NAME"
+                    if key in SWEPT
+                    else ""
+                )
+                raise ConfigError(
+                    f"--set {key} is fixed by {what} in sweep '{self.name}'; "
+                    f"edit the spec instead{grid}"
+                )
         fixed = [f"{k}={_text(v)}" for k, v in self.set.items()]
         try:
             preset = get_preset(self.preset)
@@ -177,24 +204,26 @@ class SweepSpec:
             raise ConfigError(f"spec '{self.name}' [set]: {e}") from None
         return cfg.with_overrides([f"backend={backend}", *overrides])
 
-    def configs(self, backend: str, overrides=(), lrs: dict[int, list[float]] | None = None
-                ) -> list[RunConfig]:
+    def configs(
+        self, backend: str, overrides=(), lrs: dict[int, list[float]] | None = None
+    ) -> list[RunConfig]:
         """Every planned run: the grid, plus extra LRs per depth (extension, refinement) for
         the arms on the whole grid. Order: depth, then the grid before its extra LRs, arm,
         lr, seed."""
         base = self.base_config(backend, overrides)
         out = []
         for n_layer in self.n_layer or (base.model.n_layer,):
-            for group, extra in ((list(self.lr), False),
-                                 (sorted((lrs or {}).get(n_layer, [])), True)):
+            for group, extra in (
+                (list(self.lr), False),
+                (sorted((lrs or {}).get(n_layer, [])), True),
+            ):
                 for arm in self.arms:
                     arm_cfg = _arm_config(base, arm, n_layer)
                     for lr in group:
                         if (extra and not arm.full) or (arm.lr and lr not in arm.lr):
                             continue
                         for seed in self.seed:
-                            out.append(arm_cfg.with_overrides([f"train.lr={lr!r}",
-                                                               f"seed={seed}"]))
+                            out.append(arm_cfg.with_overrides([f"train.lr={lr!r}", f"seed={seed}"]))
         return out
 
 
@@ -217,13 +246,16 @@ def load_spec(name_or_path: str, max_runs: int = MAX_RUNS) -> SweepSpec:
     else:
         path = SPECS_DIR / f"{name_or_path}.toml"
         if not path.is_file():
-            raise HarnessError(f"unknown sweep spec '{name_or_path}'; known specs: "
-                               f"{', '.join(known_specs())} (or give a path to a .toml file)")
+            raise HarnessError(
+                f"unknown sweep spec '{name_or_path}'; known specs: "
+                f"{', '.join(known_specs())} (or give a path to a .toml file)"
+            )
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as e:
-        raise ConfigError(f"spec {path} is not UTF-8 text ({e.reason} at byte {e.start}); a "
-                          f"spec is a TOML file") from None
+        raise ConfigError(
+            f"spec {path} is not UTF-8 text ({e.reason} at byte {e.start}); a spec is a TOML file"
+        ) from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"spec {path} is not valid TOML: {e}") from None
     return parse_spec(raw, default_name=path.stem, max_runs=max_runs)
@@ -234,32 +266,44 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
     where = f"spec '{name}'"
     for old in ("target_loss", "max_stable_margin"):
         if old in raw:
-            raise ConfigError(f"{where}: {old} is no longer a top-level key: pre-register the "
-                              f"analysis in [study] (target_loss; delta, measured from the best "
-                              f"loss of all arms, replaces max_stable_margin; docs/STUDY.md)")
+            raise ConfigError(
+                f"{where}: {old} is no longer a top-level key: pre-register the "
+                f"analysis in [study] (target_loss; delta, measured from the best "
+                f"loss of all arms, replaces max_stable_margin; docs/STUDY.md)"
+            )
     no_unknown(raw, _TOP_KEYS, where)
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ConfigError(f"{where}: name must be a plain directory name (got {name!r})")
     if "preset" not in raw:
-        raise ConfigError(f"{where} has no preset; add e.g. preset = \"tiny\"")
+        raise ConfigError(f'{where} has no preset; add e.g. preset = "tiny"')
     if not isinstance(raw["preset"], str):
-        raise ConfigError(f"{where}: preset must be a preset name in quotes, e.g. preset = "
-                          f"\"tiny\" (got {raw['preset']!r})")
+        raise ConfigError(
+            f"{where}: preset must be a preset name in quotes, e.g. preset = "
+            f'"tiny" (got {raw["preset"]!r})'
+        )
     grid = raw.get("grid", {})
     no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
     lr = lr_list(grid, "lr", f"{where} [grid]", required=True)
     seed = tuple(list_of(grid, "seed", int, where)) if "seed" in grid else DEFAULT_SEEDS
     if len(set(seed)) < MIN_SEEDS:
-        raise ConfigError(f"{where} [grid]: seed needs at least {MIN_SEEDS} distinct seeds for "
-                          f"the paired rules of docs/STUDY.md (got {list(seed)}); "
-                          f"{len(DEFAULT_SEEDS)} are recommended (section 7)")
+        raise ConfigError(
+            f"{where} [grid]: seed needs at least {MIN_SEEDS} distinct seeds for "
+            f"the paired rules of docs/STUDY.md (got {list(seed)}); "
+            f"{len(DEFAULT_SEEDS)} are recommended (section 7)"
+        )
     arms = _arms(raw, grid, lr, where)
     spec = SweepSpec(
-        name=name, preset=raw["preset"], description=raw.get("description", ""), arms=arms,
-        study=_study(raw.get("study"), arms, lr, where), lr=lr,
+        name=name,
+        preset=raw["preset"],
+        description=raw.get("description", ""),
+        arms=arms,
+        study=_study(raw.get("study"), arms, lr, where),
+        lr=lr,
         n_layer=tuple(list_of(grid, "n_layer", int, where)) if "n_layer" in grid else (),
-        seed=seed, set=_settings(raw.get("set", {}), f"{where} [set]"),
-        extend=_extend(raw, where))
+        seed=seed,
+        set=_settings(raw.get("set", {}), f"{where} [set]"),
+        extend=_extend(raw, where),
+    )
     _check_growth(spec, where)
     if spec.grid_runs > max_runs:  # before building a single config
         raise spec.size_error(max_runs)
@@ -271,30 +315,36 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
 def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm, ...]:
     if "qk_norm" in grid:
         if "arms" in raw:
-            raise ConfigError(f"{where}: give the arms either as [grid] qk_norm or as [arms], "
-                              f"not both")
+            raise ConfigError(
+                f"{where}: give the arms either as [grid] qk_norm or as [arms], not both"
+            )
         kinds = list_of(grid, "qk_norm", str, where)
         on = [k for k in kinds if k != "none"]
-        names = {k: "off" if k == "none" else ("on" if len(on) == 1 else f"on-{k}")
-                 for k in kinds}
+        names = {k: "off" if k == "none" else ("on" if len(on) == 1 else f"on-{k}") for k in kinds}
         return tuple(Arm(names[k], {"model.qk_norm": k}) for k in kinds)
     table = raw.get("arms")
     if not isinstance(table, dict) or not table:
-        raise ConfigError(f"{where} has no arms: add [arms.off] and [arms.on] tables (or [grid] "
-                          f"qk_norm = [\"none\", \"rms\"])")
+        raise ConfigError(
+            f"{where} has no arms: add [arms.off] and [arms.on] tables (or [grid] "
+            f'qk_norm = ["none", "rms"])'
+        )
     arms = []
     for name, body in table.items():
         at = f"{where} [arms.{name}]"
         if not ARM_NAME.match(name):
-            raise ConfigError(f"{at}: an arm name is lower-case letters, digits and dashes, "
-                              f"starting with a letter (e.g. off-warm)")
+            raise ConfigError(
+                f"{at}: an arm name is lower-case letters, digits and dashes, "
+                f"starting with a letter (e.g. off-warm)"
+            )
         no_unknown(body, _ARM_KEYS, at)
         settings = _settings(body.get("set", {}), at)
         subset = lr_list(body, "lr", at) if "lr" in body else None
         if subset and not set(subset) <= set(lr):
             outside = sorted(set(subset) - set(lr))
-            raise ConfigError(f"{at}: lr {outside} is not in the grid's lr list; an arm's LR "
-                              f"subset must be grid LRs")
+            raise ConfigError(
+                f"{at}: lr {outside} is not in the grid's lr list; an arm's LR "
+                f"subset must be grid LRs"
+            )
         arms.append(Arm(name, settings, subset))
     return tuple(arms)
 
@@ -302,61 +352,82 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
 def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> Study:
     at = f"{where} [study]"
     if not isinstance(table, dict):
-        raise ConfigError(f"{where} has no [study]: pre-register delta, sensitivity_range and "
-                          f"target_loss there (docs/STUDY.md section 6)")
+        raise ConfigError(
+            f"{where} has no [study]: pre-register delta, sensitivity_range and "
+            f"target_loss there (docs/STUDY.md section 6)"
+        )
     no_unknown(table, _STUDY_KEYS, at)
     for key in ("delta", "sensitivity_range", "target_loss"):
         if key not in table:
-            raise ConfigError(f"{at} has no {key}: it is pre-registered (docs/STUDY.md "
-                              f"section 6)")
+            raise ConfigError(f"{at} has no {key}: it is pre-registered (docs/STUDY.md section 6)")
     names = [a.name for a in arms]
     study = Study(
         delta=number(table, "delta", at, positive=True),
         sensitivity_range=_range(table["sensitivity_range"], lr, at),
         target_loss=number(table, "target_loss", at, positive=True),
-        reference=table.get("reference", "off"), primary=table.get("primary", "on"),
+        reference=table.get("reference", "off"),
+        primary=table.get("primary", "on"),
         start_control=table.get("start_control"),
-        comparisons=tuple(Comparison(*c) if isinstance(c, list) and len(c) == 2 else c
-                          for c in table.get("comparisons", [])),
+        comparisons=tuple(
+            Comparison(*c) if isinstance(c, list) and len(c) == 2 else c
+            for c in table.get("comparisons", [])
+        ),
         min_effect=number(table, "min_effect", at, default=0.02),
         negligible=number(table, "negligible", at, positive=True, default=0.05),
-        min_sensitivity=number(table, "min_sensitivity", at, default=0.05))
+        min_sensitivity=number(table, "min_sensitivity", at, default=0.05),
+    )
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
         if value is not None and value not in names:
             raise ConfigError(f"{at}: {key} '{value}' is not an arm; arms: {', '.join(names)}")
     if study.primary == study.reference:
-        raise ConfigError(f"{at}: primary and reference are both '{study.primary}'; the "
-                          f"primary comparison needs two arms")
+        raise ConfigError(
+            f"{at}: primary and reference are both '{study.primary}'; the "
+            f"primary comparison needs two arms"
+        )
     for pair in study.comparisons:
-        if (not isinstance(pair, Comparison) or pair[0] == pair[1]
-                or any(p not in names for p in pair)):
-            raise ConfigError(f"{at}: comparisons must be pairs of two different arms "
-                              f"[baseline, treatment] (got {pair!r})")
+        if (
+            not isinstance(pair, Comparison)
+            or pair[0] == pair[1]
+            or any(p not in names for p in pair)
+        ):
+            raise ConfigError(
+                f"{at}: comparisons must be pairs of two different arms "
+                f"[baseline, treatment] (got {pair!r})"
+            )
     for name in (study.reference, study.primary):
         if not next(a for a in arms if a.name == name).full:
-            raise ConfigError(f"{at}: the primary comparison's arm '{name}' has an LR subset; "
-                              f"it must cover the whole grid")
+            raise ConfigError(
+                f"{at}: the primary comparison's arm '{name}' has an LR subset; "
+                f"it must cover the whole grid"
+            )
     return study
 
 
 def _range(value, lr: tuple[float, ...], at: str) -> tuple[float, float]:
-    if (not isinstance(value, list) or len(value) != 2
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
         raise ConfigError(f"{at}: sensitivity_range must be [low, high] (got {value!r})")
     low, high = float(value[0]), float(value[1])
     if not 0 < low < high:
-        raise ConfigError(f"{at}: sensitivity_range must be [low, high] with 0 < low < high "
-                          f"(got {value!r})")
+        raise ConfigError(
+            f"{at}: sensitivity_range must be [low, high] with 0 < low < high (got {value!r})"
+        )
     inside = [x for x in lr if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
     if len(inside) < 2:
-        raise ConfigError(f"{at}: sensitivity_range {value!r} holds {len(inside)} grid LR(s); "
-                          f"it needs at least 2")
+        raise ConfigError(
+            f"{at}: sensitivity_range {value!r} holds {len(inside)} grid LR(s); it needs at least 2"
+        )
     ratios = [b / a for a, b in zip(inside, inside[1:])]
     if max(ratios) / min(ratios) > 1.02:
-        raise ConfigError(f"{at}: the grid LRs inside sensitivity_range {value!r} are not "
-                          f"log-uniform ({inside}); the mean over them must weight every "
-                          f"decade the same")
+        raise ConfigError(
+            f"{at}: the grid LRs inside sensitivity_range {value!r} are not "
+            f"log-uniform ({inside}); the mean over them must weight every "
+            f"decade the same"
+        )
     return low, high
 
 
@@ -364,25 +435,38 @@ def _extend(raw: dict, where: str) -> Extend:
     ext = raw.get("extend", {})
     at = f"{where} [extend]"
     no_unknown(ext, _EXTEND_KEYS, at)
-    extend = Extend(factor=ext.get("factor"), max_extra_lrs=ext.get("max_extra_lrs", 2),
-                    until=ext.get("until", "any"), refine=ext.get("refine", False),
-                    resolution=ext.get("resolution", 0.125))
-    if extend.factor is not None and not (isinstance(extend.factor, (int, float))
-                                          and not isinstance(extend.factor, bool)
-                                          and math.isfinite(extend.factor)
-                                          and extend.factor > 1):
+    extend = Extend(
+        factor=ext.get("factor"),
+        max_extra_lrs=ext.get("max_extra_lrs", 2),
+        until=ext.get("until", "any"),
+        refine=ext.get("refine", False),
+        resolution=ext.get("resolution", 0.125),
+    )
+    if extend.factor is not None and not (
+        isinstance(extend.factor, (int, float))
+        and not isinstance(extend.factor, bool)
+        and math.isfinite(extend.factor)
+        and extend.factor > 1
+    ):
         raise ConfigError(f"{at}: factor must be a number above 1 (got {extend.factor!r})")
-    if (not isinstance(extend.max_extra_lrs, int) or isinstance(extend.max_extra_lrs, bool)
-            or not 0 <= extend.max_extra_lrs <= MAX_EXTRA_LRS):
-        raise ConfigError(f"{at}: max_extra_lrs must be an integer from 0 to {MAX_EXTRA_LRS} "
-                          f"(got {extend.max_extra_lrs!r})")
+    if (
+        not isinstance(extend.max_extra_lrs, int)
+        or isinstance(extend.max_extra_lrs, bool)
+        or not 0 <= extend.max_extra_lrs <= MAX_EXTRA_LRS
+    ):
+        raise ConfigError(
+            f"{at}: max_extra_lrs must be an integer from 0 to {MAX_EXTRA_LRS} "
+            f"(got {extend.max_extra_lrs!r})"
+        )
     if extend.until not in UNTIL:
         raise ConfigError(f"{at}: until must be one of {', '.join(UNTIL)} (got {extend.until!r})")
     if not isinstance(extend.refine, bool):
         raise ConfigError(f"{at}: refine must be true or false")
     if not (isinstance(extend.resolution, (int, float)) and extend.resolution > 0):
-        raise ConfigError(f"{at}: resolution must be a positive number of decades, e.g. 0.125 "
-                          f"(got {extend.resolution!r})")
+        raise ConfigError(
+            f"{at}: resolution must be a positive number of decades, e.g. 0.125 "
+            f"(got {extend.resolution!r})"
+        )
     return extend
 
 
@@ -392,26 +476,39 @@ def _check_growth(spec: SweepSpec, where: str) -> None:
     if not ext.max_extra_lrs:
         return
     if factor < MIN_EXTEND_FACTOR:
-        given = (f"factor {factor:g}" if ext.factor is not None else
-                 f"the grid's top LR ratio {factor:.4g} (the default factor)")
-        raise ConfigError(f"{where} [extend]: {given} is below {MIN_EXTEND_FACTOR:g}: LRs keep "
-                          f"three significant digits, so smaller steps can repeat an LR already "
-                          f"planned; set factor = {MIN_EXTEND_FACTOR:g} or more")
+        given = (
+            f"factor {factor:g}"
+            if ext.factor is not None
+            else f"the grid's top LR ratio {factor:.4g} (the default factor)"
+        )
+        raise ConfigError(
+            f"{where} [extend]: {given} is below {MIN_EXTEND_FACTOR:g}: LRs keep "
+            f"three significant digits, so smaller steps can repeat an LR already "
+            f"planned; set factor = {MIN_EXTEND_FACTOR:g} or more"
+        )
     if math.log10(spec.lr[-1]) + ext.max_extra_lrs * math.log10(factor) > 300:
-        raise ConfigError(f"{where} [extend]: lr {spec.lr[-1]:g} x factor {factor:g} ^ "
-                          f"{ext.max_extra_lrs} is not a finite number; lower max_extra_lrs "
-                          f"or factor")
+        raise ConfigError(
+            f"{where} [extend]: lr {spec.lr[-1]:g} x factor {factor:g} ^ "
+            f"{ext.max_extra_lrs} is not a finite number; lower max_extra_lrs "
+            f"or factor"
+        )
 
 
 def _distinct_arms(spec: SweepSpec, configs: list[RunConfig], where: str) -> None:
     """Two arms that train the same thing would be one arm under two names."""
     seen: dict = {}
     for cfg in configs:
-        key = (cfg.model.n_layer, cfg.train.lr, cfg.seed,
-               RunConfig.from_dict({**cfg.to_dict(), "arm": ""}).to_json())
+        key = (
+            cfg.model.n_layer,
+            cfg.train.lr,
+            cfg.seed,
+            RunConfig.from_dict({**cfg.to_dict(), "arm": ""}).to_json(),
+        )
         if key in seen and seen[key] != cfg.arm:
-            raise ConfigError(f"{where}: arms '{seen[key]}' and '{cfg.arm}' resolve to the same "
-                              f"config; give each arm a different setting")
+            raise ConfigError(
+                f"{where}: arms '{seen[key]}' and '{cfg.arm}' resolve to the same "
+                f"config; give each arm a different setting"
+            )
         seen[key] = cfg.arm
 
 
@@ -424,7 +521,7 @@ def _text(value) -> str:
 def _settings(table, where: str) -> dict:
     """Dotted overrides; none of them may be a field the sweep itself fixes."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: set must be a table of \"section.field\" = value")
+        raise ConfigError(f'{where}: set must be a table of "section.field" = value')
     settings = flatten(table)
     for key in settings:
         if key in FIXED_BY_SWEEP:

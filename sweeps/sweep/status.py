@@ -1,4 +1,5 @@
 """`qkmlx status NAME`: a sweep's runs and their state, read from the run directories alone."""
+
 from __future__ import annotations
 
 import math
@@ -6,11 +7,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from sweeps.run.backends import PROGRAMS
-from sweeps.core.errors import HarnessError
-from sweeps.sweep.runner import Sweep, settle
 from sweeps.core.config import arm_label
+from sweeps.core.errors import HarnessError
+from sweeps.run.backends import PROGRAMS
 from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
+from sweeps.sweep.runner import Sweep, settle
 from sweeps.sweep.sweepdir import SweepDir
 
 
@@ -33,8 +34,11 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
         except HarnessError as e:  # a damaged plan.json: the spec plans the same runs
             if spec is None:
                 raise
-            print(f"warning: {str(e).split(';')[0]}; showing the plan of the spec instead (the "
-                  f"next sweep rewrites plan.json)", file=sys.stderr)
+            print(
+                f"warning: {str(e).split(';')[0]}; showing the plan of the spec instead (the "
+                f"next sweep rewrites plan.json)",
+                file=sys.stderr,
+            )
     sweep = Sweep(spec, backend, runs_dir=runs_dir)
     settle(sweep)
     return files.path, sweep.configs
@@ -49,11 +53,19 @@ def run_row(directory: Path, rid: str, cfg) -> dict:
     steps = summary.get("steps_run")
     if steps is None and state in ("running", "interrupted"):
         steps = run.last_step()
-    return {"run_id": rid, "state": state, "arm": arm_label(cfg),
-            "n_layer": cfg.model.n_layer, "lr": cfg.train.lr, "seed": cfg.seed,
-            "steps": steps, "max_steps": cfg.train.max_steps,
-            "loss": summary.get("final_val_loss"), "diverged_at": summary.get("diverged_at"),
-            "problem": record.problem if record is not None else None}
+    return {
+        "run_id": rid,
+        "state": state,
+        "arm": arm_label(cfg),
+        "n_layer": cfg.model.n_layer,
+        "lr": cfg.train.lr,
+        "seed": cfg.seed,
+        "steps": steps,
+        "max_steps": cfg.train.max_steps,
+        "loss": summary.get("final_val_loss"),
+        "diverged_at": summary.get("diverged_at"),
+        "problem": record.problem if record is not None else None,
+    }
 
 
 def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
@@ -62,25 +74,40 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
     rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
     counts = Counter(r["state"] for r in rows)
-    lines = [f"sweep {directory.name} ({directory}): {len(rows)} runs: "
-             + ", ".join(f"{counts[s]} {s}" for s in STATUSES + (CORRUPT,) + UNFINISHED
-                         if counts[s])]
-    lines.append(f"{'state':<11} {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} "
-                 f"{'steps':>11} {'final_val':>9}  run_id")
+    lines = [
+        f"sweep {directory.name} ({directory}): {len(rows)} runs: "
+        + ", ".join(f"{counts[s]} {s}" for s in STATUSES + (CORRUPT,) + UNFINISHED if counts[s])
+    ]
+    lines.append(
+        f"{'state':<11} {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} "
+        f"{'steps':>11} {'final_val':>9}  run_id"
+    )
     for r in rows:
         steps = f"{r['steps'] if r['steps'] is not None else '-'}/{r['max_steps']}"
         loss = r["loss"]
-        loss_text = (f"{loss:.4f}" if isinstance(loss, (int, float)) else
-                     f"div@{r['diverged_at']}" if r["state"] == "diverged" else "-")
+        loss_text = (
+            f"{loss:.4f}"
+            if isinstance(loss, (int, float))
+            else f"div@{r['diverged_at']}"
+            if r["state"] == "diverged"
+            else "-"
+        )
         if r["state"] == CORRUPT:
             loss_text = "corrupt"
-        lines.append(f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
-                     f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}")
+        lines.append(
+            f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
+            f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}"
+        )
     damaged = [(r["run_id"], r["problem"]) for r in rows if r["state"] == CORRUPT]
     if damaged:
-        lines += [""] + [f"corrupt: {rid}: {problem}" for rid, problem in damaged] + [
-            f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
-            f"runs to {directory.name}/.damaged/ and trains them again"]
+        lines += (
+            [""]
+            + [f"corrupt: {rid}: {problem}" for rid, problem in damaged]
+            + [
+                f"fix: run `{PROGRAMS[backend]} sweep {directory.name}` again: it moves corrupt "
+                f"runs to {directory.name}/.damaged/ and trains them again"
+            ]
+        )
     lines += [""] + loss_table(rows)
     note = SweepDir(directory).left_out_note(shown_backend(directory, configs, backend), "status")
     if note:
@@ -99,8 +126,9 @@ def loss_table(rows: list[dict]) -> list[str]:
     cells = defaultdict(list)
     for r in rows:
         cells[(r["n_layer"], r["lr"], r["arm"])].append(r)
-    lines = ["final val loss by lr and arm (mean ± sd over ok seeds; unst = unstable, div = "
-             "diverged)"]
+    lines = [
+        "final val loss by lr and arm (mean ± sd over ok seeds; unst = unstable, div = diverged)"
+    ]
     for depth in sorted({r["n_layer"] for r in rows}):
         lrs = sorted({r["lr"] for r in rows if r["n_layer"] == depth})
         lines.append(f"n_layer {depth}")
@@ -114,8 +142,7 @@ def loss_table(rows: list[dict]) -> list[str]:
 def _cell(runs: list[dict]) -> str:
     if not runs:
         return ""
-    losses = [r["loss"] for r in runs
-              if r["state"] == "ok" and isinstance(r["loss"], (int, float))]
+    losses = [r["loss"] for r in runs if r["state"] == "ok" and isinstance(r["loss"], (int, float))]
     states = Counter(r["state"] for r in runs)
     parts = []
     if losses:
@@ -126,9 +153,14 @@ def _cell(runs: list[dict]) -> str:
             text += f"±{sd:.3f}"
         parts.append(text)
     labels = Counter()
-    for state, label in (("unstable", "unst"), ("diverged", "div"), ("failed", "fail"),
-                         ("running", "run"),
-                         ("interrupted", "todo"), ("pending", "todo")):
+    for state, label in (
+        ("unstable", "unst"),
+        ("diverged", "div"),
+        ("failed", "fail"),
+        ("running", "run"),
+        ("interrupted", "todo"),
+        ("pending", "todo"),
+    ):
         labels[label] += states[state]
     for label, n in labels.items():
         if n:

@@ -10,6 +10,7 @@
 
 All written atomically; this module is the one place that reads and writes them.
 """
+
 from __future__ import annotations
 
 import io
@@ -38,11 +39,19 @@ class SweepDir:
     def has_plan(self) -> bool:
         return (self.path / PLAN).exists()
 
-    def write_plan(self, spec: dict, backend: str, overrides: list[str],
-                   configs: dict[str, RunConfig]) -> None:
-        write_json_atomic(self.path / PLAN, {
-            "name": self.name, "spec": spec, "backend": backend, "overrides": overrides,
-            "runs": [{"run_id": rid, "config": cfg.to_dict()} for rid, cfg in configs.items()]})
+    def write_plan(
+        self, spec: dict, backend: str, overrides: list[str], configs: dict[str, RunConfig]
+    ) -> None:
+        write_json_atomic(
+            self.path / PLAN,
+            {
+                "name": self.name,
+                "spec": spec,
+                "backend": backend,
+                "overrides": overrides,
+                "runs": [{"run_id": rid, "config": cfg.to_dict()} for rid, cfg in configs.items()],
+            },
+        )
 
     def read_plan(self) -> dict | None:
         """plan.json as written, None when the sweep has never run."""
@@ -55,8 +64,10 @@ class SweepDir:
         try:
             return {r["run_id"]: RunConfig.from_dict(r["config"]) for r in plan["runs"]}
         except (KeyError, TypeError) as e:
-            raise HarnessError(f"{self.path / PLAN} is not a plan ({type(e).__name__}: {e}); "
-                               f"delete it and rerun the sweep to rewrite it") from None
+            raise HarnessError(
+                f"{self.path / PLAN} is not a plan ({type(e).__name__}: {e}); "
+                f"delete it and rerun the sweep to rewrite it"
+            ) from None
 
     # -- results.parquet ------------------------------------------------------------------
     def write_results(self, df) -> None:
@@ -111,12 +122,16 @@ class SweepDir:
         hows = []
         for b in sorted(others):
             program = PROGRAMS[b]
-            hows.append(f"`{program} sweep {self.name} --dry-run` lists their states; "
-                        f"`{program} sweep {self.name}` makes plan.json theirs (finished runs "
-                        f"are skipped), then `{program} {command} {self.name}`")
-        return (f"note: {parts} run(s) in {self.path} were left out (plan.json plans the "
-                f"{shown} runs); to include them: {'; '.join(hows)}; better, keep each backend "
-                f"in its own --runs-dir")
+            hows.append(
+                f"`{program} sweep {self.name} --dry-run` lists their states; "
+                f"`{program} sweep {self.name}` makes plan.json theirs (finished runs "
+                f"are skipped), then `{program} {command} {self.name}`"
+            )
+        return (
+            f"note: {parts} run(s) in {self.path} were left out (plan.json plans the "
+            f"{shown} runs); to include them: {'; '.join(hows)}; better, keep each backend "
+            f"in its own --runs-dir"
+        )
 
     # -- crosscheck.json ------------------------------------------------------------------
     @property

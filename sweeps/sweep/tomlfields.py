@@ -1,5 +1,6 @@
 """Checked fields of a TOML table (a sweep spec), each refused with one line that names the
 table, the field, what it must be and what it got."""
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,11 @@ def lr_list(table: dict, key: str, at: str, required: bool = False) -> tuple[flo
 
 def list_of(table: dict, key: str, kind, where: str) -> list:
     values = table[key]
-    if (not isinstance(values, list) or not values
-            or any(not isinstance(v, kind) or isinstance(v, bool) for v in values)):
+    if (
+        not isinstance(values, list)
+        or not values
+        or any(not isinstance(v, kind) or isinstance(v, bool) for v in values)
+    ):
         raise ConfigError(f"{where}: {key} must be a non-empty list (got {values!r})")
     if len(set(values)) != len(values):
         raise ConfigError(f"{where}: {key} has duplicates (got {values!r})")

@@ -8,6 +8,7 @@ Speeds come from what the watcher sees between two frames; on the first frame, f
 the run has been writing (config.json to the newest metrics row) or from finished runs of the
 same depth.
 """
+
 from __future__ import annotations
 
 import sys
@@ -16,9 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweeps.core.config import arm_label
+from sweeps.core.fmt import duration
 from sweeps.run.rundir import CORRUPT, STATUSES, RunDir
 from sweeps.run.tail import last_row
-from sweeps.core.config import arm_label
 from sweeps.sweep.status import planned_runs
 from sweeps.sweep.sweepdir import SweepDir
 
@@ -57,8 +59,9 @@ class Running:
         return max(0, self.max_steps - (self.step or 0)) * self.step_s  # no row yet: step 0
 
 
-def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
-          now: float | None = None) -> tuple[list[str], bool]:
+def frame(
+    name: str, runs_dir: str | Path, backend: str, seen: Seen, now: float | None = None
+) -> tuple[list[str], bool]:
     """(the lines of one frame, whether every planned run has finished)."""
     now = time.time() if now is None else now
     directory, configs = planned_runs(name, runs_dir, backend)
@@ -79,32 +82,52 @@ def frame(name: str, runs_dir: str | Path, backend: str, seen: Seen,
         if rate is None:
             near = min(per_step, key=lambda d: abs(d - cfg.model.n_layer), default=None)
             rate = per_step[near] * cfg.model.n_layer / near if near else None
-        running.append(Running(rid, arm_label(cfg), cfg.model.n_layer, cfg.train.lr, cfg.seed,
-                               step, cfg.train.max_steps, row.get("train_loss_ema"),
-                               row.get("lr"), rate))
+        running.append(
+            Running(
+                rid,
+                arm_label(cfg),
+                cfg.model.n_layer,
+                cfg.train.lr,
+                cfg.seed,
+                step,
+                cfg.train.max_steps,
+                row.get("train_loss_ema"),
+                row.get("lr"),
+                rate,
+            )
+        )
     done = sum(states[s] for s in STATUSES)
     left = len(configs) - done - states["running"]
     eta = _sweep_eta(directory, configs, running, per_step)
-    lines = [f"sweep {directory.name} ({directory}) at {time.strftime('%H:%M:%S')}: "
-             f"{done}/{len(configs)} done, {states['running']} running, {left} left | "
-             f"sweep ETA {_duration(eta) if eta is not None else '--'}",
-             "  finished: " + (", ".join(f"{states[s]} {s}" for s in STATUSES + (CORRUPT,)
-                                         if states[s]) or "none")]
+    lines = [
+        f"sweep {directory.name} ({directory}) at {time.strftime('%H:%M:%S')}: "
+        f"{done}/{len(configs)} done, {states['running']} running, {left} left | "
+        f"sweep ETA {duration(eta) if eta is not None else '--'}",
+        "  finished: "
+        + (", ".join(f"{states[s]} {s}" for s in STATUSES + (CORRUPT,) if states[s]) or "none"),
+    ]
     if running:
-        lines.append(f"  {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} {'step':>13} "
-                     f"{'smoothed':>9} {'lr now':>9} {'ETA':>8}  run_id")
+        lines.append(
+            f"  {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} {'step':>13} "
+            f"{'smoothed':>9} {'lr now':>9} {'ETA':>8}  run_id"
+        )
         for r in sorted(running, key=lambda r: r.run_id):
             step = f"{r.step if r.step is not None else '-'}/{r.max_steps}"
             loss = f"{r.loss:.4f}" if isinstance(r.loss, (int, float)) else "-"
             lr_now = f"{r.lr_now:.3g}" if isinstance(r.lr_now, (int, float)) else "-"
-            eta_text = _duration(r.eta) if r.eta is not None else "--"
-            lines.append(f"  {r.arm:<10} {r.n_layer:>3} {r.lr:>9.3g} {r.seed:>4} {step:>13} "
-                         f"{loss:>9} {lr_now:>9} {eta_text:>8}  {r.run_id}")
+            eta_text = duration(r.eta) if r.eta is not None else "--"
+            lines.append(
+                f"  {r.arm:<10} {r.n_layer:>3} {r.lr:>9.3g} {r.seed:>4} {step:>13} "
+                f"{loss:>9} {lr_now:>9} {eta_text:>8}  {r.run_id}"
+            )
     elif left:
-        lines.append("  no run is training now (is the sweep stopped? run the sweep command "
-                     "again to resume it)")
+        lines.append(
+            "  no run is training now (is the sweep stopped? run the sweep command "
+            "again to resume it)"
+        )
     note = SweepDir(directory).left_out_note(
-        next((c.backend for c in configs.values()), backend), "status")
+        next((c.backend for c in configs.values()), backend), "status"
+    )
     if note:
         lines.append(note)
     return lines, done == len(configs)
@@ -154,8 +177,9 @@ def _finished_step_s(directory: Path, configs: dict) -> dict[int, float]:
     return {d: w / n for d, (w, n) in timed.items() if n}
 
 
-def _sweep_eta(directory: Path, configs: dict, running: list[Running],
-               per_step: dict[int, float]) -> float | None:
+def _sweep_eta(
+    directory: Path, configs: dict, running: list[Running], per_step: dict[int, float]
+) -> float | None:
     """Seconds until every planned run finished: the work left / the runs training now."""
     rates = {r.run_id: r for r in running}
     known = [r.step_s for r in running if r.step_s is not None]
@@ -170,16 +194,26 @@ def _sweep_eta(directory: Path, configs: dict, running: list[Running],
         if run.is_finished:
             continue
         near = min(per_step, key=lambda d: abs(d - cfg.model.n_layer), default=None)
-        step_s = (per_step[near] * cfg.model.n_layer / near if near else
-                  (sum(known) / len(known) if known else None))
+        step_s = (
+            per_step[near] * cfg.model.n_layer / near
+            if near
+            else (sum(known) / len(known) if known else None)
+        )
         if step_s is None:
             return None
         work += cfg.train.max_steps * step_s
     return work / max(1, len(running))
 
 
-def watch(name: str, runs_dir: str | Path, backend: str, interval: float = 5.0,
-          frames: int = 0, out=None, sleep=time.sleep) -> bool:
+def watch(
+    name: str,
+    runs_dir: str | Path,
+    backend: str,
+    interval: float = 5.0,
+    frames: int = 0,
+    out=None,
+    sleep=time.sleep,
+) -> bool:
     """Redraw the table every `interval` seconds until the sweep ends (or `frames` frames,
     when > 0); True when the sweep ended. On a terminal each frame replaces the last."""
     out = out or sys.stdout
@@ -195,14 +229,3 @@ def watch(name: str, runs_dir: str | Path, backend: str, interval: float = 5.0,
         if ended or (frames and shown >= frames):
             return ended
         sleep(interval)
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    if seconds < 86400 * 3:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds / 86400:.1f}d"

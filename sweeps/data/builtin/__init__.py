@@ -25,6 +25,7 @@ structure a model can only learn by looking back, often paragraphs back:
 Stories come from one seeded random stream in order, so the first n stories of a larger
 corpus equal the corpus of n stories with the same seed.
 """
+
 from sweeps.data.builtin.story import generate_stories
 
 # Bump whenever the output for a given (n_stories, seed) changes: it is part of the cache key.

@@ -1,13 +1,24 @@
 """A story's cast and the story being told: characters with pronouns, Zipfian picks,
 paragraphs with varied dialogue tags, and small phrase helpers."""
+
 from __future__ import annotations
 
 import functools
 import itertools
 import random
 
-from sweeps.data.builtin.words import (ANIMALS, ANIMAL_NAMES, BOY_NAMES, CHILD_TALENTS,
-    GIRL_NAMES, MANNERS, NUMBERS, TAG_VERBS, DIALOGUE_TAG)
+from sweeps.data.builtin.words import (
+    ANIMAL_NAMES,
+    ANIMALS,
+    BOY_NAMES,
+    CHILD_TALENTS,
+    DIALOGUE_TAG,
+    GIRL_NAMES,
+    MANNERS,
+    NUMBERS,
+    TAG_VERBS,
+)
+
 
 class Character:
     """Someone in a story. Formats as their name, with pronouns as attributes: "{r.his}"."""
@@ -50,8 +61,12 @@ class Story:
 
     def animal(self, kinds=None) -> Character:
         kind = self.pick(kinds or list(ANIMALS))
-        return Character(self._unused(ANIMAL_NAMES), kind, self.rng.choice(("he", "she")),
-                         ANIMALS.get(kind, "kind"))
+        return Character(
+            self._unused(ANIMAL_NAMES),
+            kind,
+            self.rng.choice(("he", "she")),
+            ANIMALS.get(kind, "kind"),
+        )
 
     def someone(self) -> Character:
         """A newcomer: two in three are children, the others young animals."""
@@ -98,5 +113,3 @@ def introduce(who: Character) -> str:
 
 def count_phrase(n: int, one: str, many: str) -> str:
     return f"{NUMBERS[n]} {one if n == 1 else many}"
-
-
