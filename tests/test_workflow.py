@@ -238,7 +238,7 @@ def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
     assert "0/12 done, 1 running, 11 left" in lines[0]
     row = next(line for line in lines if rid in line)
     assert "6/12" in row and "2.5600" in row and "0.006" in row
-    assert re.search(r"\s18s\s", row), row  # 6 steps left x 3 s
+    assert re.search(r"\s18\.0 s\s", row), row  # 6 steps left x 3 s
     assert "sweep ETA" in text and "sweep ETA --" not in text  # 11 more runs x 12 steps x 3 s
     # a lock held on another machine may not show: a run writing metrics counts as running
     assert "1 running" in frame("live", runs, "torch", Seen(), now=time.time())[0][0]
