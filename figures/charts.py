@@ -173,8 +173,30 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
-    color = _arm_color(arms)
-    layers = [
+    layers = _headline_layers(base, _arm_color(arms), y, y_scale)
+    if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
+        layers += _bigram_layers(
+            bigram, base_loss["rule"] == "none", panel_width(data.n_layer.nunique())
+        )
+    depths = sorted(data.n_layer.unique())
+    return _finish(
+        alt.layer(*layers, data=data)
+        .properties(width=panel_width(len(depths)), height=260)
+        .facet(column=DEPTH)
+        .properties(
+            title=_title(
+                "Final loss vs learning rate",
+                "band: range over seeds; dashed: critical LR per arm; "
+                "grey: necessity threshold with its interval",
+            )
+        )
+    )
+
+
+def _headline_layers(base, color, y, y_scale) -> list:
+    """The headline chart's layers over one data table: the threshold band and line, the
+    arms' critical LRs, seed bands and means, every run by outcome, the labels."""
+    return [
         _filtered(base, "threshold", "threshold_band")
         .mark_rect(color=THRESHOLD_COLOR, opacity=0.12)
         .encode(x="x_lo:Q", x2="x_hi:Q"),
@@ -234,48 +256,35 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
         .mark_text(align="left", dx=3, fontSize=10, baseline="top")
         .encode(y=alt.Y("y:Q", scale=y_scale), text="text:N", color=alt.value(THRESHOLD_COLOR)),
     ]
-    if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
-        rule_off = base_loss["rule"] == "none"
-        layers.append(
-            _once(
-                alt.Chart()
-                .mark_rule(strokeDash=[2, 2], color=BASELINE_COLOR)
-                .encode(y=alt.datum(bigram)),
-                "bigram",
+
+
+def _bigram_layers(bigram: float, rule_off: bool, width: float) -> list:
+    """The bigram baseline as a dotted rule with its label at the right edge."""
+    return [
+        _once(
+            alt.Chart()
+            .mark_rule(strokeDash=[2, 2], color=BASELINE_COLOR)
+            .encode(y=alt.datum(bigram)),
+            "bigram",
+        ),
+        _once(
+            alt.Chart()
+            .mark_text(
+                align="right",
+                baseline="bottom",
+                dx=-4,
+                dy=-2,
+                fontSize=10,
+                color=BASELINE_COLOR,
             )
-        )
-        layers.append(
-            _once(
-                alt.Chart()
-                .mark_text(
-                    align="right",
-                    baseline="bottom",
-                    dx=-4,
-                    dy=-2,
-                    fontSize=10,
-                    color=BASELINE_COLOR,
-                )
-                .encode(
-                    x=alt.value(panel_width(data.n_layer.nunique())),
-                    y=alt.datum(bigram),
-                    text=alt.datum("bigram baseline" + (" (rule off)" if rule_off else "")),
-                ),
-                "bigram_label",
-            )
-        )
-    depths = sorted(data.n_layer.unique())
-    return _finish(
-        alt.layer(*layers, data=data)
-        .properties(width=panel_width(len(depths)), height=260)
-        .facet(column=DEPTH)
-        .properties(
-            title=_title(
-                "Final loss vs learning rate",
-                "band: range over seeds; dashed: critical LR per arm; "
-                "grey: necessity threshold with its interval",
-            )
-        )
-    )
+            .encode(
+                x=alt.value(width),
+                y=alt.datum(bigram),
+                text=alt.datum("bigram baseline" + (" (rule off)" if rule_off else "")),
+            ),
+            "bigram_label",
+        ),
+    ]
 
 
 def _baseline_note(baseline: dict, low: float, top: float) -> str:
