@@ -26,6 +26,7 @@ from figures import fmt, present
 from figures.formats import FORMATS
 from sweeps.core.files import write_atomic
 from sweeps.core.norms import QK_NORMS
+from sweeps.study.rules import Comparison
 
 # Fixed colours for the arms docs/STUDY.md names; any other arm takes the next free colour.
 ARM_COLORS = {"off": "#D55E00", "on": "#0072B2", "off-warm": "#E69F00", "on-cool": "#56B4E9"}
@@ -652,7 +653,7 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
             tooltip=tooltip,
         ),
     ]
-    order = [f"{b} vs {t}" for b, t in analysis["settings"]["all_comparisons"]]
+    order = [Comparison(b, t).key for b, t in analysis["settings"]["all_comparisons"]]
     comparisons = sorted(
         set(data.comparison), key=lambda k: (k not in order, order.index(k) if k in order else 0, k)
     )
