@@ -9,7 +9,6 @@ clock reads).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from functools import reduce
 from pathlib import Path
@@ -412,23 +411,18 @@ def _verdicts(result: dict) -> str:
         lines += [
             f"### {name}: {v['claim']}",
             "",
-            f"**Verdict: {v['verdict']}.** {_words(v['reason'])}",
+            f"**Verdict: {v['verdict']}.** {v['reason']}",
             "",
             f"*Test:* {v['test']}",
             "",
         ]
-        lines += [f"- {_words(e)}" for e in v["evidence"]] + [""]
+        lines += [f"- {e}" for e in v["evidence"]] + [""]
     lines += ["### The practitioner's rule", ""]
     lines += [
         f"- {rule['text']}"
         for _, rule in sorted(result["rules"].items(), key=lambda kv: int(kv[0]))
     ] or ["- n/a"]
     return "\n".join(lines + [""])
-
-
-def _words(text: str) -> str:
-    """Verdict text as the report prints it: 'n_layer 4' reads as 'depth 4'."""
-    return re.sub(r"\bn_layer (\d+)", r"depth \1", text)
 
 
 def _figure_section(figures: dict, formats) -> str:

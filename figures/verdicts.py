@@ -63,7 +63,7 @@ def judge(analysis: dict) -> dict:
 def _verdict(name: str, per_depth: dict, evidence: list[str]) -> dict:
     """Depth verdicts -> one: all agree, or inconclusive naming each depth's outcome."""
     outcomes = {v for v, _ in per_depth.values()}
-    reasons = "; ".join(f"n_layer {d}: {v} ({why})" for d, (v, why) in per_depth.items())
+    reasons = "; ".join(f"depth {d}: {v} ({why})" for d, (v, why) in per_depth.items())
     verdict = outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
     if not per_depth:
         verdict, reasons = INCONCLUSIVE, "no depth has both arms of the comparison"
@@ -132,7 +132,7 @@ def h1(analysis: dict) -> dict:
             continue
         t = c["threshold"]
         evidence.append(
-            f"n_layer {name}: at the lowest LR {fmt.lr(low['lr'])} off - on = "
+            f"depth {name}: at the lowest LR {fmt.lr(low['lr'])} off - on = "
             f"{fmt.pm_interval(low)} (90% interval); necessity threshold "
             f"{fmt.threshold_with_interval(c)}"
         )
@@ -197,7 +197,7 @@ def h2a(analysis: dict) -> dict:
         seeds = sorted(set(off) & set(on))
         h = analysis["depths"][name]["h2a"]
         evidence.append(
-            f"n_layer {name}: critical LR off {fmt.median_range(off_crit)}, on "
+            f"depth {name}: critical LR off {fmt.median_range(off_crit)}, on "
             f"{fmt.median_range(on_crit)}; ratio on/off {fmt.ratio(h)} (90% "
             f"interval) over {h['n']} paired seeds"
         )
@@ -226,7 +226,7 @@ def h2b(analysis: dict) -> dict:
     for name, off, on in _arm_pairs(analysis, "sensitivity"):
         h = analysis["depths"][name]["h2b"]
         evidence.append(
-            f"n_layer {name}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
+            f"depth {name}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
             f"on {fmt.pm(on['mean'], on['sd'])} nats; off - on "
             f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
         )
@@ -296,7 +296,7 @@ def h3(analysis: dict) -> dict:
         inside = [t["value"] for t in c["seed_thresholds"].values() if t["kind"] == ""]
         if c["threshold"]["kind"] != "" or len(inside) < 2:
             problems.append(
-                f"n_layer {depth}: threshold {fmt.grid(c['threshold'])}, "
+                f"depth {depth}: threshold {fmt.grid(c['threshold'])}, "
                 f"{len(inside)} per-seed threshold(s) inside the grid"
             )
         x += [math.log2(depth)] * len(inside)
@@ -355,7 +355,7 @@ def c1(analysis: dict) -> dict:
             if p is None:
                 continue
             evidence.append(
-                f"n_layer {name}, LR {fmt.lr(e['lr'])}: off - on "
+                f"depth {name}, LR {fmt.lr(e['lr'])}: off - on "
                 f"{fmt.pm_interval(p)}; {s['start_control']} - on "
                 f"{fmt.pm_interval(e)}"
             )
