@@ -163,6 +163,8 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     bigram = base_loss["bigram"]
     if bigram is not None and low - 2 * max(high - low, 0.05) <= bigram <= high:
         low = min(low, bigram)
+    elif bigram is not None and high < bigram <= high + 0.25 * max(high - low, 0.05):
+        high = bigram  # just above the runs: draw it rather than say "above the axis"
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
     rows = headline_rows(analysis, top, _baseline_note(base_loss, low - pad, top))
