@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sweeps.core.config import arm_label
 from sweeps.core.diagnostics import DIAGNOSTICS, reduce_layers
 from sweeps.run.rundir import RunDir
 
@@ -60,7 +61,7 @@ def curves_frame(sweep_dir: str | Path, configs: dict):
         frames.append(
             frame.assign(
                 run_id=rid,
-                arm=cfg.arm or f"qk{cfg.model.qk_norm}",
+                arm=arm_label(cfg),
                 lr=cfg.train.lr,
                 depth=cfg.model.n_layer,
                 seed=cfg.seed,

@@ -21,6 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
+from sweeps.core.config import arm_label
 from sweeps.core.diagnostics import DIAGNOSTICS, reduce_layers
 from sweeps.core.errors import HarnessError
 from sweeps.run.rundir import RunDir
@@ -54,7 +55,7 @@ def summary_writer():
 def hparams_of(cfg) -> dict:
     """The hyperparameters of a run, as the HParams view shows them."""
     return {
-        "arm": cfg.arm or f"qk{cfg.model.qk_norm}",
+        "arm": arm_label(cfg),
         "lr": cfg.train.lr,
         "depth": cfg.model.n_layer,
         "seed": cfg.seed,
