@@ -15,6 +15,8 @@ lays out what they compute and re-derives none of it. Every decided quantity car
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
 import numpy as np
@@ -272,6 +274,7 @@ def arm_analysis(
         "lrs": lrs,
         "seeds": [int(s) for s in seeds],
         "budget": float(budget),
+        "recipe": recipe(part),
         "eta_crit": {
             "seeds": {s: _grid(v) for s, v in crit.items()},
             **_median(list(crit.values())),
@@ -292,6 +295,20 @@ def arm_analysis(
         "cells": [cell_summary(part[part.lr == lr], steps) for lr in lrs],
         "init_logit_std": _init_logit_std(part),
     }
+
+
+def recipe(part: pd.DataFrame) -> str | None:
+    """What an arm trains, apart from the LR, the seed and the step count: a short hash of its
+    config without them (and without its name), the same for every run of the arm. Two arms with
+    one recipe at two budgets are the same comparison with more tokens (figures/budget.py)."""
+    keys = set()
+    for config in part.get("config", pd.Series(dtype=object)).dropna():
+        d = config.to_dict()
+        for field in ("arm", "seed"):
+            d.pop(field, None)
+        d["train"] = {k: v for k, v in d["train"].items() if k not in ("lr", "max_steps")}
+        keys.add(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10])
+    return keys.pop() if len(keys) == 1 else None
 
 
 def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import charts, fmt, interventions, present, tables
+from figures import budget, charts, fmt, interventions, present, tables
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -62,7 +62,8 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=DEFAULT_FO
             _figure_section(figures, formats),
             _tables(result, curves),
         ]
-        sections += filter(None, [interventions.section(result)])  # specs with such arms
+        # specs with intervention arms, or one comparison at two token budgets
+        sections += filter(None, [interventions.section(result), budget.section(result)])
     sections.append(_provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))

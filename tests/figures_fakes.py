@@ -29,6 +29,9 @@ ARM_SETTINGS = {
     "off": {"model.qk_norm": "none"},
     "on": {"model.qk_norm": "rms"},
     "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"},
+    # off and on with 4x the steps (the budget check, figures/budget.py)
+    "off-4x": {"model.qk_norm": "none", "train.max_steps": 120},
+    "on-4x": {"model.qk_norm": "rms", "train.max_steps": 120},
 }
 BIGRAM = 2.2  # the runs' bigram baseline (nats): below the best loss, as at real scale
 STUDY = {
@@ -45,8 +48,7 @@ STUDY = {
 
 
 def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30):
-    overrides = [f"{k}={v}" for k, v in ARM_SETTINGS[arm].items()]
-    overrides += [
+    overrides = [
         f"arm={arm}",
         f"model.n_layer={n_layer}",
         f"train.lr={lr}",
@@ -55,6 +57,7 @@ def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30):
         "train.warmup_steps=5",
         "train.eval_interval=10",
     ]
+    overrides += [f"{k}={v}" for k, v in ARM_SETTINGS[arm].items()]  # an arm's steps win
     return get_preset("smoke").with_overrides(overrides)
 
 

@@ -1,0 +1,138 @@
+"""The report's budget check: do the verdicts hold with more tokens?
+
+A spec can run the same comparison at two token budgets (sweeps/specs/cpu-budget.toml: `off`
+and `on` at 1x, `off-4x` and `on-4x` at 4x the steps). This section pairs such comparisons
+and puts their calls side by side, LR by LR: the paired effect (baseline minus treatment,
+nats) with the two-sided 90% interval whose lower end is the one-sided 95% bound that
+decides, whether the rule calls the treatment necessary there, and whether that call is the
+same at both budgets. It reads the analysis dict alone (figures/analysis.py): two arms are
+"the same recipe" when their configs agree in everything but the LR, the seed and the step
+count (each arm's `recipe` there), so the pairing needs no naming convention.
+"""
+
+from __future__ import annotations
+
+from figures import fmt
+from figures.tables import markdown
+
+
+def pairs(depth: dict) -> list[tuple[dict, dict]]:
+    """(comparison, the same comparison at a larger budget) at one depth, smaller first."""
+    arms = depth["arms"]
+
+    def budget(c: dict) -> float | None:
+        a, b = arms[c["baseline"]]["budget"], arms[c["treatment"]]["budget"]
+        return a if a == b else None  # a comparison across budgets is not one of these
+
+    def recipe(c: dict) -> tuple:
+        return arms[c["baseline"]].get("recipe"), arms[c["treatment"]].get("recipe")
+
+    same_budget = [c for c in depth["comparisons"].values() if budget(c) is not None]
+    return [
+        (small, large)
+        for small in same_budget
+        for large in sorted(same_budget, key=budget)
+        if None not in recipe(small)
+        and recipe(large) == recipe(small)
+        and budget(large) > budget(small)
+    ]
+
+
+def call(entry: dict | None) -> str:
+    """What the rule said at one LR: necessary, not necessary, or why it could not judge."""
+    if entry is None:
+        return "not run"
+    if entry["necessary"]:
+        return "necessary"
+    if entry["judged"]:
+        return "not necessary"
+    if entry["ceiling"]:
+        return "not judged (both failed)"
+    return "not judged (mixed failures)" if entry["mixed"] else "not judged (too few pairs)"
+
+
+def section(result: dict) -> str:
+    """The markdown section, or "" when no comparison was run at two budgets."""
+    blocks = []
+    for name in sorted(result.get("depths", {}), key=int):
+        depth = result["depths"][name]
+        for small, large in pairs(depth):
+            blocks.append(_pair(name, depth, small, large))
+    if not blocks:
+        return ""
+    return "\n".join(
+        [
+            "### Budget check: do the calls hold with more tokens?",
+            "",
+            "The same comparison at two token budgets (arms that differ only in the step "
+            "count), LR by LR: the paired effect (baseline minus treatment, nats) with its "
+            "two-sided 90% interval, whose ends are the one-sided 95% bounds that decide "
+            "(docs/STUDY.md section 4), the rule's call, and whether the call is the same at "
+            "both budgets. The necessity threshold is only as fine as the LRs both budgets ran.",
+            "",
+            *blocks,
+        ]
+    )
+
+
+def _pair(name: str, depth: dict, small: dict, large: dict) -> str:
+    tokens = [depth["arms"][c["baseline"]]["budget"] for c in (small, large)]
+    sizes = [_budget(depth, t) for t in tokens]
+    short = [f"{t / tokens[0]:.3g}x" for t in tokens]  # the column labels: 1x, 4x
+    at = [{e["lr"]: e for e in c["per_lr"]} for c in (small, large)]
+    rows, held, lrs = [], 0, sorted(set(at[0]) & set(at[1]))
+    for lr in lrs:
+        calls = [call(a.get(lr)) for a in at]
+        held += calls[0] == calls[1]
+        rows.append(
+            [
+                fmt.lr(lr),
+                *(f"{_effect(a[lr])}: {c}" for a, c in zip(at, calls)),
+                "yes" if calls[0] == calls[1] else "**no**",
+            ]
+        )
+    title = (
+        f"Depth {name}: `{small['baseline']} vs {small['treatment']}` at {short[0]} "
+        f"({sizes[0]}) against `{large['baseline']} vs {large['treatment']}` at {short[1]} "
+        f"({sizes[1]}): the calls hold at "
+        f"{held} of {len(lrs)} LRs."
+    )
+    outcomes = _outcomes(depth, small, large, lrs, short)
+    thresholds = (
+        f"Necessity threshold at {short[0]}: {fmt.threshold_with_interval(small)}; at "
+        f"{short[1]}: {fmt.threshold_with_interval(large)}."
+    )
+    table = markdown(["LR", *(f"{s}: effect [90% CI]: call" for s in short), "holds"], rows)
+    return "\n".join([title, "", table, "", thresholds, "", outcomes, ""])
+
+
+def _outcomes(depth: dict, small: dict, large: dict, lrs: list, labels: list) -> str:
+    """Each arm's runs at both budgets: outcomes and seed-mean effective loss per LR."""
+    rows = []
+    for role in ("baseline", "treatment"):
+        cells = [{c["lr"]: c for c in depth["arms"][x[role]]["cells"]} for x in (small, large)]
+        for lr in lrs:
+            rows.append(
+                [
+                    f"{small[role]} / {large[role]}",
+                    fmt.lr(lr),
+                    *(_cell(c.get(lr)) for c in cells),
+                ]
+            )
+    return markdown(["arms", "LR", *(f"{s}: mean loss (runs)" for s in labels)], rows)
+
+
+def _cell(cell: dict | None) -> str:
+    if cell is None:
+        return "-"
+    counts = ", ".join(f"{n} {o}" for o, n in cell["outcomes"].items() if n)
+    return f"{fmt.num(cell['loss_mean'])} ({counts})"
+
+
+def _effect(entry: dict) -> str:
+    return fmt.pm_interval(entry) if entry.get("judged") else fmt.num(entry.get("mean"))
+
+
+def _budget(depth: dict, tokens: float) -> str:
+    per = depth["tokens_per_param"]["by_budget"].get(str(int(tokens)))
+    return f"{int(tokens):,} tokens" + (f", {per:.3g} per parameter" if per else "")
