@@ -543,11 +543,11 @@ def export_tensorboard(backend, name, out, runs_dir):
     """Write every run of sweep NAME with metrics to TensorBoard: scalars (losses, grad norm,
     LR, diagnostics) and hyperparameters (HParams view). Works while the sweep runs."""
     from sweeps.core.files import check_writable
-    from sweeps.sweep.export import export_runs, summary_writer
+    from sweeps.sweep.export import export_runs, require_tensorboard
     from sweeps.sweep.status import planned_runs, shown_backend
     from sweeps.sweep.sweepdir import SweepDir
 
-    summary_writer()  # the missing package first
+    require_tensorboard()  # the missing package first
     directory, configs = planned_runs(name, runs_dir, backend)
     check_writable(Path(out), "--out")
     done = export_runs(directory, configs, out)

@@ -186,3 +186,34 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
     for other in PACKAGES[1:]:
         (tmp_path / other).mkdir()
     assert upward_in_sweeps(import_graph(tmp_path)) == ["sweeps.core.config -> sweeps.sweep.grid"]
+
+
+def backend_imports(root: Path = ROOT) -> list[str]:
+    """'module: name' for every import of torch or mlx in sweeps/ or figures/, lazy ones too."""
+    found = []
+    for pkg in ("sweeps", "figures"):
+        for path in sorted((root / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names = [node.module]
+                else:
+                    continue
+                found += [
+                    f"{module_name(path, root)}: {n}"
+                    for n in names
+                    if n.split(".")[0] in ("torch", "mlx")
+                ]
+    return found
+
+
+def test_sweeps_and_figures_import_no_backend_even_lazily(tmp_path):
+    """sweeps/ and figures/ run where only one backend (or neither) is installed: not even a
+    function-level import of torch or mlx (TensorBoard export uses the tensorboard package)."""
+    assert backend_imports() == []
+    planted = tmp_path / "sweeps" / "sweep"  # the checker must be able to fail
+    planted.mkdir(parents=True)
+    (tmp_path / "figures").mkdir()
+    (planted / "export.py").write_text("def w():\n    from torch.utils.tensorboard import W\n")
+    assert backend_imports(tmp_path) == ["sweeps.sweep.export: torch.utils.tensorboard"]

@@ -3,10 +3,10 @@ scalars (sweeps.sweep.curves.run_scalars: train loss, smoothed loss, val loss, g
 every diagnostic) and its hyperparameters (arm, lr, depth, seed, qk_norm, ...) in the HParams
 plugin's format, so TensorBoard's HParams view and W&B's TensorBoard sync read them.
 
-Written with the TensorBoard writer that ships with PyTorch (torch.utils.tensorboard, on
-top of the `tensorboard` package: pip install -e ".[tensorboard]"); nothing here builds an
-event file by hand. Read from run directories alone, so it exports a sweep that another
-terminal or a Ray cluster is training into a shared folder:
+Written with the `tensorboard` package's own event-file writer and protos (pip install -e
+".[tensorboard]"), so neither backend is imported (sweeps/ stays backend-neutral) and nothing
+here encodes an event file by hand. Read from run directories alone, so it exports a sweep
+that another terminal or a Ray cluster is training into a shared folder:
 
 - `export tensorboard NAME --out DIR`: everything the runs have written so far, once;
 - `sweep NAME --tensorboard DIR`: LiveExport, a thread that follows the runs while they
@@ -19,6 +19,7 @@ import json
 import math
 import sys
 import threading
+import time
 from pathlib import Path
 
 from sweeps.core.config import arm_label
@@ -41,15 +42,52 @@ TAGS = {
 HPARAM_METRICS = ("loss/val", "loss/train_smoothed", "diagnostics/max_attn_logit")
 
 
-def summary_writer():
+def require_tensorboard() -> tuple:
+    """The tensorboard package's Event and Summary protos and its event-file writer, or the
+    one-line error naming the install."""
     try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:  # torch.utils.tensorboard needs the tensorboard package
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    except ImportError:
         raise HarnessError(
             "TensorBoard export needs the tensorboard package: pip install "
             'tensorboard (or pip install -e ".[tensorboard]")'
         ) from None
-    return SummaryWriter
+    return Event, Summary, EventFileWriter
+
+
+class EventWriter:
+    """One TensorBoard run's event file: scalars and summaries appended as events."""
+
+    def __init__(self, log_dir: Path):
+        self._event, self._summary, file_writer = require_tensorboard()
+        self.file = file_writer(str(log_dir))
+
+    def add_summary(self, summary, step: int | None = None) -> None:
+        event = self._event(summary=summary, wall_time=time.time())
+        if step is not None:
+            event.step = int(step)
+        self.file.add_event(event)
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        value = self._summary.Value(tag=tag, simple_value=value)
+        self.add_summary(self._summary(value=[value]), step)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def hparams_summaries(hparams: dict) -> list:
+    """The HParams plugin's experiment config (which hyperparameters and metrics the view
+    tabulates) and this run's session start (its hyperparameter values)."""
+    from tensorboard.plugins.hparams import summary_v2 as hp
+
+    config = hp.hparams_config_pb(
+        hparams=[hp.HParam(name) for name in hparams],
+        metrics=[hp.Metric(tag) for tag in HPARAM_METRICS],
+    )
+    return [config, hp.hparams_pb(hparams)]
 
 
 def hparams_of(cfg) -> dict:
@@ -71,16 +109,14 @@ class RunExport:
     """One run's TensorBoard run: scalars appended as its metrics.jsonl grows."""
 
     def __init__(self, out: Path, run_dir: Path, cfg):
-        from torch.utils.tensorboard.summary import hparams
-
         self.run_dir, self.offset, self.closed = Path(run_dir), 0, False
         out = Path(out)
         if out.is_dir():  # a new export replaces the old one (no doubled curves)
             for old in out.glob("events.out.tfevents.*"):
                 old.unlink()
-        self.writer = summary_writer()(log_dir=str(out))
-        for summary in hparams(hparams_of(cfg), {tag: math.nan for tag in HPARAM_METRICS}):
-            self.writer.file_writer.add_summary(summary)
+        self.writer = EventWriter(out)
+        for summary in hparams_summaries(hparams_of(cfg)):
+            self.writer.add_summary(summary)
 
     def poll(self) -> int:
         """Write the complete rows added since the last poll; returns how many."""
@@ -154,7 +190,7 @@ class LiveExport:
     sweep: a sweeps.sweep.runner.Sweep (its configs may grow while it runs)."""
 
     def __init__(self, sweep, out: str | Path, poll_s: float = POLL_S):
-        summary_writer()  # the missing package is refused before the sweep starts
+        require_tensorboard()  # the missing package is refused before the sweep starts
         self.sweep, self.out, self.poll_s = sweep, Path(out), poll_s
         self.runs: dict[str, RunExport] = {}
         self.stop = threading.Event()
