@@ -51,6 +51,30 @@ def call(entry: dict | None) -> str:
     return "not judged (mixed failures)" if entry["mixed"] else "not judged (too few pairs)"
 
 
+def held(small: dict, large: dict) -> tuple[list[float], list[float]]:
+    """(LRs both budgets ran, those where the call differs)."""
+    at = [{e["lr"]: e for e in c["per_lr"]} for c in (small, large)]
+    lrs = sorted(set(at[0]) & set(at[1]))
+    return lrs, [lr for lr in lrs if call(at[0][lr]) != call(at[1][lr])]
+
+
+def summary(name: str, depth: dict) -> list[str]:
+    """One line per budget pair, for the answer's opening and the terminal."""
+    lines = []
+    for small, large in pairs(depth):
+        lrs, differ = held(small, large)
+        factor = (
+            depth["arms"][large["baseline"]]["budget"] / depth["arms"][small["baseline"]]["budget"]
+        )
+        where = f"; they differ at {fmt.lrs(differ)}" if differ else ""
+        lines.append(
+            f"  depth {name}: with {factor:.3g}x the tokens ({large['baseline']} vs "
+            f"{large['treatment']}) the calls of {small['baseline']} vs {small['treatment']} "
+            f"hold at {len(lrs) - len(differ)} of {len(lrs)} LRs{where}"
+        )
+    return lines
+
+
 def section(result: dict) -> str:
     """The markdown section, or "" when no comparison was run at two budgets."""
     blocks = []
@@ -80,10 +104,10 @@ def _pair(name: str, depth: dict, small: dict, large: dict) -> str:
     sizes = [_budget(depth, t) for t in tokens]
     short = [f"{t / tokens[0]:.3g}x" for t in tokens]  # the column labels: 1x, 4x
     at = [{e["lr"]: e for e in c["per_lr"]} for c in (small, large)]
-    rows, held, lrs = [], 0, sorted(set(at[0]) & set(at[1]))
+    lrs, differ = held(small, large)
+    rows = []
     for lr in lrs:
         calls = [call(a.get(lr)) for a in at]
-        held += calls[0] == calls[1]
         rows.append(
             [
                 fmt.lr(lr),
@@ -94,8 +118,7 @@ def _pair(name: str, depth: dict, small: dict, large: dict) -> str:
     title = (
         f"Depth {name}: `{small['baseline']} vs {small['treatment']}` at {short[0]} "
         f"({sizes[0]}) against `{large['baseline']} vs {large['treatment']}` at {short[1]} "
-        f"({sizes[1]}): the calls hold at "
-        f"{held} of {len(lrs)} LRs."
+        f"({sizes[1]}): the calls hold at {len(lrs) - len(differ)} of {len(lrs)} LRs."
     )
     outcomes = _outcomes(depth, small, large, lrs, short)
     thresholds = (

@@ -330,6 +330,7 @@ def answer_lines(view: dict) -> list[str]:
             parts.append("critical LR " + ", ".join(crit))
         if parts:
             lines.append(f"  depth {depth}: " + "; ".join(parts))
+        lines += budget.summary(depth, d)  # a comparison also run with more tokens
     verdicts = view.get("verdicts") or {}
     if verdicts:
         lines.append(

@@ -7,7 +7,7 @@ import figures_fakes as ff
 
 from figures.analysis import analyze
 from figures.budget import call, section
-from figures.report import make_report
+from figures.report import answer_lines, make_report
 from figures.results import load_curves, load_results
 
 
@@ -66,6 +66,13 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
     assert "30 tokens" not in text and f"{int(d['arms']['off-4x']['budget']):,} tokens" in text
     report = make_report(root, tmp_path / "report", formats=("vl.json",)).read_text()
     assert text in report
+    # the answer's opening (and the terminal) says it in one line, naming the LR that differs
+    line = (
+        "depth 4: with 4x the tokens (off-4x vs on-4x) the calls of off vs on hold at 4 of 5 "
+        "LRs; they differ at 0.01"
+    )
+    assert answer_lines(result)[-2] == "  " + line
+    assert f"  - {line}" in report.split("### Budget check")[0]
 
 
 def test_no_budget_section_without_a_comparison_at_two_budgets(tmp_path):
