@@ -1,0 +1,179 @@
+"""The training-dynamics charts, drawn from the curves rather than the analysis: train loss
+over steps, and the diagnostics at the eval steps (attention logit and entropy, residual
+kurtosis)."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from figures.charts.style import (
+    DEPTH,
+    DEPTH_HEADER,
+    LR_HEADER,
+    STEP_X,
+    arm_color,
+    chart_title,
+    filtered,
+    finish,
+    log_axis,
+    panel_width,
+)
+
+CURVE_POINTS = 40  # training curves are averaged into this many step bins per run
+
+
+def training_curves(
+    curves: pd.DataFrame,
+    arms: list[str],
+    lrs: list[float],
+    y_max: float,
+    outcomes: dict | None = None,
+) -> alt.FacetChart | None:
+    """Train loss over steps at a few LRs, one line per run, rows = depth, columns = LR. A
+    diverged run's line ends with a cross where it stopped (on the top edge if above it)."""
+    data = curves[curves.lr.isin(lrs)].dropna(subset=["train_loss"])
+    if data.empty:
+        return None
+    # Average into bins: a readable line and a small inline dataset for long runs.
+    width = max(1, math.ceil(int(data.step.max()) / CURVE_POINTS))
+    data = (
+        data.assign(bin=data.step // width)
+        .groupby(["run_id", "arm", "n_layer", "lr", "seed", "bin"], as_index=False)
+        .agg(step=("step", "mean"), train_loss=("train_loss", "mean"))
+        .drop(columns="bin")
+        .round({"step": 1, "train_loss": 4})
+    )
+    low = float(data.train_loss.min()) * 0.95
+    data = data.assign(kind="curve")
+    outcomes = outcomes or {}
+    ends = data.sort_values("step").drop_duplicates("run_id", keep="last")
+    ends = ends[ends.run_id.map(outcomes.get) == "diverged"].assign(kind="diverged")
+    data = _short_runs(pd.concat([data, ends], ignore_index=True))
+    arms_here = [a for a in arms if a in set(data.arm)]
+    y = alt.Y(
+        "shown:Q", title="train loss (nats/token)", scale=alt.Scale(domain=[low, y_max], nice=False)
+    )
+    base = (
+        alt.Chart()
+        .encode(x=STEP_X, color=arm_color(arms_here))
+        .transform_calculate(shown=f"min(datum.train_loss, {y_max!r})")
+    )  # above the top: drawn on the edge
+    lines = (
+        filtered(base, "curve", "curves")
+        .mark_line(strokeWidth=1.2, opacity=0.85)
+        .encode(
+            y=y,
+            detail="run:N",
+            tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("train_loss:Q", format=".4f")],
+        )
+    )
+    crosses = (
+        filtered(base, "diverged", "diverged")
+        .mark_point(shape="cross", filled=True, size=70, opacity=1)
+        .encode(
+            y=y, tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")]
+        )
+    )
+    n_cols = data.lr.nunique()
+    return finish(
+        alt.layer(lines, crosses, data=data)
+        .properties(width=panel_width(n_cols), height=130)
+        .facet(
+            row=alt.Row("n_layer:O", title=None, header=DEPTH_HEADER),
+            column=alt.Column("lr:O", title=None, header=LR_HEADER),
+        )
+        .properties(
+            title=chart_title(
+                "Training curves at a few learning rates",
+                "one line per run; x: a run that diverged, where it stopped",
+            )
+        )
+    )
+
+
+def diagnostic(
+    curves: pd.DataFrame,
+    arms: list[str],
+    field: str,
+    lrs: list[float],
+    y_title: str,
+    log: bool,
+    width: int | None = None,
+) -> alt.FacetChart | None:
+    """A diagnostic over training at the eval steps, one line per run; rows = LR, cols = depth."""
+    data = curves[curves.lr.isin(lrs)].dropna(subset=[field])
+    if log:
+        data = data[data[field] > 0]
+    if data.empty:
+        return None
+    data = _short_runs(data[["run_id", "arm", "n_layer", "lr", "seed", "step", field]])
+    data[field] = data[field].map(lambda v: float(f"{v:.4g}"))
+    depths = data.n_layer.nunique()
+    y = alt.Y(
+        f"{field}:Q",
+        scale=alt.Scale(type="log") if log else alt.Scale(zero=False),
+        axis=log_axis(data[field], y_title) if log else alt.Axis(title=y_title),
+    )
+    chart = (
+        alt.Chart(data)
+        .mark_line(point=alt.OverlayMarkDef(size=15), strokeWidth=1.2)
+        .encode(
+            x=STEP_X,
+            y=y,
+            color=arm_color([a for a in arms if a in set(data.arm)]),
+            detail="run:N",
+            tooltip=[
+                "run:N",
+                "n_layer:O",
+                "lr:Q",
+                "step:Q",
+                alt.Tooltip(f"{field}:Q", format=".4g"),
+            ],
+        )
+        .properties(width=width or panel_width(depths), height=140, name=field)
+    )
+    if data.lr.nunique() > 1:
+        return chart.facet(row=alt.Row("lr:O", title=None, header=LR_HEADER), column=DEPTH)
+    return chart.facet(column=DEPTH)
+
+
+def attention(curves: pd.DataFrame, arms: list[str], lr: float) -> alt.VConcatChart | None:
+    logit = diagnostic(curves, arms, "max_attn_logit", [lr], "max attention logit", True)
+    entropy = diagnostic(curves, arms, "attn_entropy", [lr], "attention entropy (nats)", False)
+    parts = [c for c in (logit, entropy) if c is not None]
+    if not parts:
+        return None
+    return finish(
+        alt.vconcat(*parts).properties(
+            title=chart_title(
+                f"Attention over training at LR {lr:.3g}",
+                "top: max attention logit (log); bottom: attention entropy",
+            )
+        )
+    )
+
+
+def kurtosis(curves: pd.DataFrame, arms: list[str], lrs: list[float]) -> alt.FacetChart | None:
+    chart = diagnostic(curves, arms, "resid_kurtosis", lrs, "residual kurtosis", True)
+    return (
+        None
+        if chart is None
+        else finish(
+            chart.properties(
+                title=chart_title(
+                    "Residual-stream kurtosis over training",
+                    f"the spikiest layer; rows: the lowest LR and LR {max(lrs):.3g}",
+                )
+            )
+        )
+    )
+
+
+def _short_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """A run named by arm and seed ('off s0'), unique within a panel of one depth and LR:
+    the curves' rows stay short (the run id would repeat in every row)."""
+    run = df.arm.astype(str) + " s" + df.seed.astype(int).astype(str)
+    return df.drop(columns=["run_id", "arm", "seed"]).assign(run=run, arm=df.arm)

@@ -1,0 +1,161 @@
+"""The necessity map: LR x depth cells coloured by the primary comparison's paired effect, a
+dot where QK-norm is necessary, and each depth's necessity threshold with its interval."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from figures import present
+from figures.charts.style import (
+    EFFECT_COLORS,
+    PLOT_WIDTH,
+    chart_title,
+    filtered,
+    finish,
+    lr_axis,
+)
+
+
+def necessity_map(analysis: dict) -> alt.LayerChart | None:
+    """LR x depth, colour = paired effect off - on of the primary comparison; a dot where
+    QK-norm is necessary; the necessity threshold of each depth as a black tick with its
+    interval. One depth reads as a strip, three as H3's answer."""
+    key = present.primary_key(analysis)
+    rows = []
+    for depth, d in analysis["depths"].items():
+        c = d["comparisons"].get(key)
+        if c is None:
+            continue
+        entries = [e for e in c["per_lr"] if e["n"] >= 1]
+        lrs = [e["lr"] for e in entries]
+        for i, e in enumerate(entries):
+            lo, hi = _cell_edges(lrs, i)
+            rows.append(
+                {
+                    "kind": "cell",
+                    "depth": f"depth {depth}",
+                    "n_layer": int(depth),
+                    "lr": e["lr"],
+                    "x": lo,
+                    "x2": hi,
+                    "effect": None if e["ceiling"] else e["mean"],
+                    "lower": present.lower_bound(e),
+                    "necessary": bool(e["necessary"]),
+                    "ceiling": bool(e["ceiling"]),
+                }
+            )
+        t = c["threshold"]
+        if t["kind"] in ("", "below"):
+            lo, hi, label = present.threshold_interval(c, d)
+            rows.append(
+                {
+                    "kind": "threshold",
+                    "depth": f"depth {depth}",
+                    "n_layer": int(depth),
+                    "lr": t["value"],
+                    "x": lo if lo is not None else t["value"],
+                    "x2": hi if hi is not None else t["value"],
+                    "interval": label,
+                }
+            )
+    cells = [r for r in rows if r["kind"] == "cell"]
+    if not cells:
+        return None
+    data = pd.DataFrame(rows)
+    order = [f"depth {d}" for d in sorted({r["n_layer"] for r in cells})]
+    effects = [abs(r["effect"]) for r in cells if r["effect"] is not None]
+    m = analysis["settings"]["min_effect"]
+    span = max(np.quantile(effects, 0.9) if effects else 0.0, 5 * m)
+    lrs = sorted({r["lr"] for r in cells})
+    x = alt.X(
+        "x:Q",
+        scale=alt.Scale(
+            type="log", domain=[min(r["x"] for r in cells), max(r["x2"] for r in cells)], nice=False
+        ),
+        axis=lr_axis(lrs),
+    )
+    y = alt.Y("depth:N", sort=order, title=None)
+    base = alt.Chart().encode(y=y)
+    tooltip = [
+        "depth:N",
+        alt.Tooltip("lr:Q", format=".3g"),
+        alt.Tooltip("effect:Q", format=".3f"),
+        alt.Tooltip("lower:Q", format=".3f"),
+        "necessary:N",
+        "ceiling:N",
+    ]
+    rect = (
+        filtered(base, "cell", "cells")
+        .mark_rect(stroke="white", strokeWidth=1)
+        .encode(
+            x=x,
+            x2="x2:Q",
+            color=alt.Color(
+                "effect:Q",
+                title="off - on (nats)",
+                scale=alt.Scale(domain=[-span, 0, span], range=EFFECT_COLORS, clamp=True),
+                legend=alt.Legend(gradientLength=200, format=".2f"),
+            ),
+            tooltip=tooltip,
+        )
+    )
+    ceiling = (
+        filtered(base, "cell", "ceilings")
+        .transform_filter(alt.datum.ceiling)
+        .mark_rect(color="#BBBBBB")
+        .encode(x=x, x2="x2:Q", tooltip=tooltip)
+    )
+    dots = (
+        filtered(base, "cell", "necessary")
+        .transform_filter(alt.datum.necessary)
+        .transform_calculate(mid="sqrt(datum.x * datum.x2)")
+        .mark_point(filled=True, color="black", size=45, opacity=1)
+        .encode(x=alt.X("mid:Q"), tooltip=tooltip)
+    )
+    interval = (
+        filtered(base, "threshold", "threshold_interval")
+        .mark_rule(color="black", strokeWidth=1.5)
+        .encode(x=x, x2="x2:Q")
+    )
+    tick = (
+        filtered(base, "threshold", "threshold")
+        .mark_tick(color="black", thickness=3, size=26, opacity=1)
+        .encode(
+            x=alt.X("lr:Q"),
+            tooltip=[
+                "depth:N",
+                alt.Tooltip("lr:Q", title="threshold", format=".3g"),
+                alt.Tooltip("x:Q", title="from", format=".3g"),
+                alt.Tooltip("x2:Q", title="to", format=".3g"),
+                "interval:N",
+            ],
+        )
+    )
+    return finish(
+        alt.layer(rect, ceiling, dots, interval, tick, data=data).properties(
+            width=PLOT_WIDTH,
+            height=34 * len(order),
+            title=chart_title(
+                "Where QK-norm is necessary",
+                "colour: paired effect off - on; dot: necessary; black tick: threshold, "
+                "line: its interval",
+            ),
+        )
+    )
+
+
+def _cell_edges(lrs: list[float], i: int) -> tuple[float, float]:
+    """A cell's edges on the log LR axis: halfway (geometrically) to its neighbours."""
+
+    def mid(a, b):
+        return math.sqrt(a * b)
+
+    if len(lrs) == 1:
+        return lrs[0] / 1.5, lrs[0] * 1.5
+    lo = mid(lrs[i - 1], lrs[i]) if i > 0 else lrs[0] ** 2 / mid(lrs[0], lrs[1])
+    hi = mid(lrs[i], lrs[i + 1]) if i + 1 < len(lrs) else lrs[-1] ** 2 / mid(lrs[-2], lrs[-1])
+    return lo, hi
