@@ -24,30 +24,50 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
     """LR x depth, colour = paired effect off - on of the primary comparison; a dot where
     QK-norm is necessary; the necessity threshold of each depth as a black tick with its
     interval. One depth reads as a strip, three as H3's answer."""
+    rows = _necessity_rows(analysis)
+    cells = [r for r in rows if r["kind"] == "cell"]
+    if not cells:
+        return None
+    data = pd.DataFrame(rows)
+    order = [f"depth {d}" for d in sorted({r["n_layer"] for r in cells})]
+    effects = [abs(r["effect"]) for r in cells if r["effect"] is not None]
+    m = analysis["settings"]["min_effect"]
+    # The colour saturates at the 90th percentile of the effects (one wild cell would wash
+    # out the rest), but never below 5x the minimum effect, so noise stays pale.
+    span = max(np.quantile(effects, 0.9) if effects else 0.0, 5 * m)
+    lrs = sorted({r["lr"] for r in cells})
+    x = alt.X(
+        "x:Q",
+        scale=alt.Scale(
+            type="log", domain=[min(r["x"] for r in cells), max(r["x2"] for r in cells)], nice=False
+        ),
+        axis=lr_axis(lrs),
+    )
+    y = alt.Y("depth:N", sort=order, title=None)
+    base = alt.Chart().encode(y=y)
+    return finish(
+        alt.layer(*_cell_layers(base, x, span), *_threshold_layers(base, x), data=data).properties(
+            width=PLOT_WIDTH,
+            height=34 * len(order),
+            title=chart_title(
+                "Where QK-norm is necessary",
+                "colour: paired effect off - on; dot: necessary; black tick: threshold, "
+                "line: its interval",
+            ),
+        )
+    )
+
+
+def _necessity_rows(analysis: dict) -> list[dict]:
+    """The map's table, kind = cell | threshold: per depth the primary comparison's cells,
+    then its threshold."""
     key = present.primary_key(analysis)
     rows = []
     for depth, d in analysis["depths"].items():
         c = d["comparisons"].get(key)
         if c is None:
             continue
-        entries = [e for e in c["per_lr"] if e["n"] >= 1]
-        lrs = [e["lr"] for e in entries]
-        for i, e in enumerate(entries):
-            lo, hi = _cell_edges(lrs, i)
-            rows.append(
-                {
-                    "kind": "cell",
-                    "depth": f"depth {depth}",
-                    "n_layer": int(depth),
-                    "lr": e["lr"],
-                    "x": lo,
-                    "x2": hi,
-                    "effect": None if e["ceiling"] else e["mean"],
-                    "lower": present.lower_bound(e),
-                    "necessary": bool(e["necessary"]),
-                    "ceiling": bool(e["ceiling"]),
-                }
-            )
+        rows += _cell_rows(depth, c)
         t = c["threshold"]
         if t["kind"] in ("", "below"):
             lo, hi, label = present.threshold_interval(c, d)
@@ -62,25 +82,36 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
                     "interval": label,
                 }
             )
-    cells = [r for r in rows if r["kind"] == "cell"]
-    if not cells:
-        return None
-    data = pd.DataFrame(rows)
-    order = [f"depth {d}" for d in sorted({r["n_layer"] for r in cells})]
-    effects = [abs(r["effect"]) for r in cells if r["effect"] is not None]
-    m = analysis["settings"]["min_effect"]
-    span = max(np.quantile(effects, 0.9) if effects else 0.0, 5 * m)
-    lrs = sorted({r["lr"] for r in cells})
-    x = alt.X(
-        "x:Q",
-        scale=alt.Scale(
-            type="log", domain=[min(r["x"] for r in cells), max(r["x2"] for r in cells)], nice=False
-        ),
-        axis=lr_axis(lrs),
-    )
-    y = alt.Y("depth:N", sort=order, title=None)
-    base = alt.Chart().encode(y=y)
-    tooltip = [
+    return rows
+
+
+def _cell_rows(depth: str, c: dict) -> list[dict]:
+    """One cell per LR with a paired seed, spanning [x, x2] on the LR axis. A cell at the
+    loss ceiling has no effect to colour (it is drawn grey)."""
+    entries = [e for e in c["per_lr"] if e["n"] >= 1]
+    lrs = [e["lr"] for e in entries]
+    rows = []
+    for i, e in enumerate(entries):
+        lo, hi = _cell_edges(lrs, i)
+        rows.append(
+            {
+                "kind": "cell",
+                "depth": f"depth {depth}",
+                "n_layer": int(depth),
+                "lr": e["lr"],
+                "x": lo,
+                "x2": hi,
+                "effect": None if e["ceiling"] else e["mean"],
+                "lower": present.lower_bound(e),
+                "necessary": bool(e["necessary"]),
+                "ceiling": bool(e["ceiling"]),
+            }
+        )
+    return rows
+
+
+def _cell_tooltip() -> list:
+    return [
         "depth:N",
         alt.Tooltip("lr:Q", format=".3g"),
         alt.Tooltip("effect:Q", format=".3f"),
@@ -88,6 +119,12 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
         "necessary:N",
         "ceiling:N",
     ]
+
+
+def _cell_layers(base, x, span: float) -> list:
+    """The cells coloured by effect on a diverging scale (clamped at +-span), grey where at
+    the ceiling, and a dot at the geometric middle of each cell where QK-norm is necessary."""
+    tooltip = _cell_tooltip()
     rect = (
         filtered(base, "cell", "cells")
         .mark_rect(stroke="white", strokeWidth=1)
@@ -116,6 +153,11 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
         .mark_point(filled=True, color="black", size=45, opacity=1)
         .encode(x=alt.X("mid:Q"), tooltip=tooltip)
     )
+    return [rect, ceiling, dots]
+
+
+def _threshold_layers(base, x) -> list:
+    """Each depth's threshold: its interval as a black line, the value as a thick tick."""
     interval = (
         filtered(base, "threshold", "threshold_interval")
         .mark_rule(color="black", strokeWidth=1.5)
@@ -135,17 +177,7 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
             ],
         )
     )
-    return finish(
-        alt.layer(rect, ceiling, dots, interval, tick, data=data).properties(
-            width=PLOT_WIDTH,
-            height=34 * len(order),
-            title=chart_title(
-                "Where QK-norm is necessary",
-                "colour: paired effect off - on; dot: necessary; black tick: threshold, "
-                "line: its interval",
-            ),
-        )
-    )
+    return [interval, tick]
 
 
 def _cell_edges(lrs: list[float], i: int) -> tuple[float, float]:
