@@ -22,35 +22,13 @@ from figures.charts.style import (
 
 def stability(analysis: dict) -> alt.LayerChart | None:
     """Critical LR per arm (median, interval) and the necessity threshold per depth."""
-    s = analysis["settings"]
-    rows = []
-    for depth, d in analysis["depths"].items():
-        for arm, a in d["arms"].items():
-            if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
-                continue
-            lo, hi, _ = present.crit_interval(a["eta_crit"])
-            rows.append(
-                _stability_row(f"critical LR, {arm}", arm, depth, a["eta_crit"]["median"], lo, hi)
-            )
-        primary = d["comparisons"].get(present.primary_key(analysis))
-        if primary and primary["threshold"]["kind"] in ("", "below"):
-            lo, hi, _ = present.threshold_interval(primary, d)
-            rows.append(
-                _stability_row(
-                    "necessity threshold", "threshold", depth, primary["threshold"], lo, hi
-                )
-            )
-    rows = [r for r in rows if r["value"] is not None]
+    rows = _stability_rows(analysis)
     if not rows:
         return None
     data = pd.DataFrame(rows)
     series = list(dict.fromkeys(data.series))
-    colors = {**arm_colors(s["arms"]), "threshold": THRESHOLD_COLOR}
-    y = alt.Y(
-        "value:Q",
-        scale=alt.Scale(type="log"),
-        axis=log_axis([*data.value, *data.lo.dropna(), *data.hi.dropna()], LR_AXIS),
-    )
+    colors = {**arm_colors(analysis["settings"]["arms"]), "threshold": THRESHOLD_COLOR}
+    # The series sit side by side within each depth (xOffset), so intervals never overlap.
     base = alt.Chart(data).encode(
         x=DEPTH_X,
         xOffset=alt.XOffset("series:N", sort=series),
@@ -69,7 +47,51 @@ def stability(analysis: dict) -> alt.LayerChart | None:
         .encode(y=alt.Y("lo:Q"), y2="hi:Q")
         .properties(name="intervals")
     )
-    points = (
+    return finish(
+        alt.layer(bars, _stability_points(base, data)).properties(
+            width=PLOT_WIDTH,
+            height=260,
+            title=chart_title(
+                "Critical learning rate and necessity threshold by depth",
+                "point: median over seeds; bar: its interval; triangle: beyond the grid",
+            ),
+        )
+    )
+
+
+def _stability_rows(analysis: dict) -> list[dict]:
+    """Per depth: each arm's critical LR (not the subset arms'), then the primary
+    comparison's necessity threshold; a series without a value is left out."""
+    s = analysis["settings"]
+    rows = []
+    for depth, d in analysis["depths"].items():
+        for arm, a in d["arms"].items():
+            if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
+                continue
+            lo, hi, _ = present.crit_interval(a["eta_crit"])
+            rows.append(
+                _stability_row(f"critical LR, {arm}", arm, depth, a["eta_crit"]["median"], lo, hi)
+            )
+        primary = d["comparisons"].get(present.primary_key(analysis))
+        if primary and primary["threshold"]["kind"] in ("", "below"):
+            lo, hi, _ = present.threshold_interval(primary, d)
+            rows.append(
+                _stability_row(
+                    "necessity threshold", "threshold", depth, primary["threshold"], lo, hi
+                )
+            )
+    return [r for r in rows if r["value"] is not None]
+
+
+def _stability_points(base, data: pd.DataFrame) -> alt.Chart:
+    """The medians on a log axis that reaches the interval ends too; a value beyond the
+    grid (only a bound is known) is a triangle, not a circle."""
+    y = alt.Y(
+        "value:Q",
+        scale=alt.Scale(type="log"),
+        axis=log_axis([*data.value, *data.lo.dropna(), *data.hi.dropna()], LR_AXIS),
+    )
+    return (
         base.mark_point(filled=True, size=90, opacity=1)
         .encode(
             y=y,
@@ -90,16 +112,6 @@ def stability(analysis: dict) -> alt.LayerChart | None:
             ],
         )
         .properties(name="values")
-    )
-    return finish(
-        alt.layer(bars, points).properties(
-            width=PLOT_WIDTH,
-            height=260,
-            title=chart_title(
-                "Critical learning rate and necessity threshold by depth",
-                "point: median over seeds; bar: its interval; triangle: beyond the grid",
-            ),
-        )
     )
 
 
