@@ -37,21 +37,9 @@ def training_curves(
     data = curves[curves.lr.isin(lrs)].dropna(subset=["train_loss"])
     if data.empty:
         return None
-    # Average into bins: a readable line and a small inline dataset for long runs.
-    width = max(1, math.ceil(int(data.step.max()) / CURVE_POINTS))
-    data = (
-        data.assign(bin=data.step // width)
-        .groupby(["run_id", "arm", "n_layer", "lr", "seed", "bin"], as_index=False)
-        .agg(step=("step", "mean"), train_loss=("train_loss", "mean"))
-        .drop(columns="bin")
-        .round({"step": 1, "train_loss": 4})
-    )
+    data = _binned(data)
     low = float(data.train_loss.min()) * 0.95
-    data = data.assign(kind="curve")
-    outcomes = outcomes or {}
-    ends = data.sort_values("step").drop_duplicates("run_id", keep="last")
-    ends = ends[ends.run_id.map(outcomes.get) == "diverged"].assign(kind="diverged")
-    data = _short_runs(pd.concat([data, ends], ignore_index=True))
+    data = _short_runs(_with_diverged_ends(data.assign(kind="curve"), outcomes or {}))
     arms_here = [a for a in arms if a in set(data.arm)]
     y = alt.Y(
         "shown:Q", title="train loss (nats/token)", scale=alt.Scale(domain=[low, y_max], nice=False)
@@ -92,6 +80,27 @@ def training_curves(
             )
         )
     )
+
+
+def _binned(data: pd.DataFrame) -> pd.DataFrame:
+    """Each run's train loss averaged into at most CURVE_POINTS step bins: a readable line
+    and a small inline dataset for long runs."""
+    width = max(1, math.ceil(int(data.step.max()) / CURVE_POINTS))
+    return (
+        data.assign(bin=data.step // width)
+        .groupby(["run_id", "arm", "n_layer", "lr", "seed", "bin"], as_index=False)
+        .agg(step=("step", "mean"), train_loss=("train_loss", "mean"))
+        .drop(columns="bin")
+        .round({"step": 1, "train_loss": 4})
+    )
+
+
+def _with_diverged_ends(data: pd.DataFrame, outcomes: dict) -> pd.DataFrame:
+    """The curve rows, then each diverged run's last point again as kind 'diverged' (the
+    cross that marks where it stopped)."""
+    ends = data.sort_values("step").drop_duplicates("run_id", keep="last")
+    ends = ends[ends.run_id.map(outcomes.get) == "diverged"].assign(kind="diverged")
+    return pd.concat([data, ends], ignore_index=True)
 
 
 def diagnostic(
