@@ -1,5 +1,5 @@
-"""The chart file formats a report can write (the package figures/charts/ renders them), named here
-without importing altair, so the command line can offer them and stay fast."""
+"""The chart file formats a report can write (the package figures/charts/ renders them), named
+here without importing altair, so the command line can offer them and stay fast."""
 
 FORMATS = ("png", "svg", "html", "vl.json")
 # What a report writes unless asked: each HTML page already holds its Vega-Lite spec, so the
