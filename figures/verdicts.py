@@ -403,9 +403,11 @@ def practitioner_rules(analysis: dict) -> dict:
 
 
 def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
-    t, off = c["threshold"], depth["arms"][s["reference"]]["eta_crit"]
+    t, ref = c["threshold"], depth["arms"][s["reference"]]
     judged = _judged(c)
-    tokens = next(iter(depth["tokens_per_param"]["by_budget"].values()), math.nan)
+    # the budget of the compared arms (a budget spec also runs arms with more tokens)
+    tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
+    failing = _failing(ref["eta_crit"]["median"])
     head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
     movers = {str(m["run_id"]) for m in c["influence"]}
     at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
@@ -435,7 +437,7 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
                 if helped
                 else ""
             )
-            + f"; without it runs fail from LR ~{fmt.grid(off['median'])}."
+            + f"; {failing}."
             + fragile
         )
     if t["kind"] == "below":
@@ -453,5 +455,17 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
     top = judged[-1]["lr"] if judged else math.nan
     return (
         f"{head}: QK-norm was not shown necessary at any LR judged up to "
-        f"{fmt.lr(top)}; without it runs fail from LR ~{fmt.grid(off['median'])}." + fragile
+        f"{fmt.lr(top)}; {failing}." + fragile
     )
+
+
+def _failing(median: dict | None) -> str:
+    """Where the reference arm's runs start to fail (its median critical LR), censoring said
+    in words: a critical LR above the grid means its runs did not fail at all."""
+    if not median or median["kind"] == "none":
+        return "without it no critical LR could be found"
+    if median["kind"] == "above":
+        return f"without it runs did not fail up to LR {fmt.lr(median['value'])}, the grid's top"
+    if median["kind"] == "below":
+        return f"without it runs fail already at the lowest LR, {fmt.lr(median['value'])}"
+    return f"without it runs fail from LR ~{fmt.grid(median)}"

@@ -72,6 +72,7 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
         "LRs; they differ at 0.01"
     )
     assert answer_lines(result)[-2] == "  " + line
+    assert result["rules"]["4"]["text"].startswith("At depth 4 (0.36 tokens/parameter)")  # 1x
     assert f"  - {line}" in report.split("### Budget check")[0]
 
 

@@ -164,8 +164,13 @@ def test_a_grid_below_the_off_arms_instability_is_inconclusive(tmp_path):
             ff.ON_LOSS[lr] + 0.01 * s + (ff.OFF_JITTER.get(s, 0.0) if arm == "off" else 0.0),
         ),
     )
-    v = analysis_of(tmp_path / "calm")["verdicts"]
+    r = analysis_of(tmp_path / "calm")
+    v = r["verdicts"]
     assert v["H1"]["verdict"] == INCONCLUSIVE and "extend the LR grid upward" in v["H1"]["reason"]
+    # no off run failed: the rule says so, not "runs fail from LR ~> 0.1"
+    assert r["rules"]["2"]["text"].endswith(
+        "without it runs did not fail up to LR 0.1, the grid's top."
+    )
     assert v["H2a"]["verdict"] == INCONCLUSIVE and "does not fail" in v["H2a"]["reason"]
 
 
