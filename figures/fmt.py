@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 
 def _missing(x) -> bool:
@@ -71,10 +72,12 @@ def grid(value: dict | None) -> str:
 
 
 def median_range(stat: dict) -> str:
-    """'0.0178 (seeds 0.0100-0.0316)': the median of per-seed values and their range."""
+    """'0.0178 (seeds 0.0100 to 0.0316)': the median of per-seed values and their range;
+    '0.562 (every seed)' when they agree."""
     if not stat.get("median"):
         return "n/a"
-    return f"{grid(stat['median'])} (seeds {grid(stat['min'])} to {grid(stat['max'])})"
+    low, high = grid(stat["min"]), grid(stat["max"])
+    return f"{grid(stat['median'])} ({'every seed' if low == high else f'seeds {low} to {high}'})"
 
 
 def seed_grid(seeds: dict) -> str:
@@ -82,10 +85,19 @@ def seed_grid(seeds: dict) -> str:
 
 
 def seed_range(seeds: dict) -> str:
+    """'0.0105 to 0.0177, <= 3.16e-4': the range of the seeds' values inside the grid, then
+    each censored value once, with how many seeds have it when more than one."""
     inside = sorted(v["value"] for v in seeds.values() if v["kind"] == "")
-    outside = [grid(v) for v in seeds.values() if v["kind"] != ""]
-    text = f"{lr(inside[0])} to {lr(inside[-1])}" if inside else ""
-    return ", ".join(filter(None, [text, *outside])) or "n/a"
+    outside = Counter(grid(v) for v in seeds.values() if v["kind"] != "")
+    text = (
+        ""
+        if not inside
+        else lr(inside[0])
+        if inside[0] == inside[-1]
+        else (f"{lr(inside[0])} to {lr(inside[-1])}")
+    )
+    censored = [v if n == 1 else f"{v} ({n} seeds)" for v, n in outside.items()]
+    return ", ".join(filter(None, [text, *censored])) or "n/a"
 
 
 def ratio(entry: dict) -> str:

@@ -775,3 +775,20 @@ def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
         spec = json.dumps(charts.final_loss(analysis).to_dict())
         assert ('"name": "bigram"' in spec) is drawn
         assert ("above the axis" in spec) is not drawn
+
+
+def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
+    from figures import fmt
+
+    def g(value, kind=""):
+        return {"value": value, "kind": kind, "bracket": None}
+
+    none = g(None, "none")
+    assert fmt.seed_range({0: none, 1: none, 2: none}) == "none in the grid (3 seeds)"
+    mixed = {0: g(0.0105), 1: g(0.0177), 2: g(3.16e-4, "below"), 3: g(0.0151)}
+    assert fmt.seed_range(mixed) == "0.0105 to 0.0177, <= 0.000316"
+    assert fmt.median_range({"median": g(0.562), "min": g(0.562), "max": g(0.562)}) == (
+        "0.562 (every seed)"
+    )
+    spread = {"median": g(0.075), "min": g(0.042), "max": g(0.075)}
+    assert fmt.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
