@@ -92,7 +92,10 @@ def section(result: dict) -> str:
             "count), LR by LR: the paired effect (baseline minus treatment, nats) with its "
             "two-sided 90% interval, whose ends are the one-sided 95% bounds that decide "
             "(docs/STUDY.md section 4), the rule's call, and whether the call is the same at "
-            "both budgets. The necessity threshold is only as fine as the LRs both budgets ran.",
+            "both budgets; "
+            f"{fmt.FLOORED}: an interval the comparison's noise floor widened beyond this LR's "
+            "own seed spread. The necessity threshold is only as fine as the LRs both budgets "
+            "ran.",
             "",
             *blocks,
         ]
@@ -153,7 +156,9 @@ def _cell(cell: dict | None) -> str:
 
 
 def _effect(entry: dict) -> str:
-    return fmt.pm_interval(entry) if entry.get("judged") else fmt.num(entry.get("mean"))
+    if not entry.get("judged"):
+        return fmt.num(entry.get("mean"))
+    return fmt.pm_interval(entry) + fmt.floored(entry)
 
 
 def _budget(depth: dict, tokens: float) -> str:

@@ -57,6 +57,16 @@ def pm_interval(entry: dict, digits: int = 3) -> str:
     )
 
 
+FLOORED = "†"  # marks an interval the comparison's noise floor widened (docs/STUDY.md 4)
+
+
+def floored(entry: dict) -> str:
+    """FLOORED when the noise floor, not this LR's own seeds, set the interval's width: the
+    reader then knows the seeds there agree more closely than the interval says."""
+    sd, used = entry.get("sd"), entry.get("sd_used")
+    return f" {FLOORED}" if not _missing(sd) and not _missing(used) and used > sd else ""
+
+
 def grid(value: dict | None) -> str:
     """An LR found on the grid (sweeps.study.stats.GridValue as a dict), censoring spelled out."""
     if not value:

@@ -491,7 +491,9 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
             f"run of both arms failed; 'mixed failures': failures that do not say which "
             f"arm is better (docs/STUDY.md section 4). Speed-up: "
-            f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment.",
+            f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment. "
+            f"{fmt.FLOORED}: the interval is as wide as the comparison's noise floor (the seed "
+            f"spread pooled over its clean LRs), wider than this LR's own seeds would make it.",
             "",
             tables.effects(result, key),
         ]

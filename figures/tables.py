@@ -179,7 +179,7 @@ def effects(result: dict, key: str) -> str:
                 if e["ceiling"]
                 else "mixed failures"
                 if e["mixed"]
-                else fmt.pm_interval(e)
+                else fmt.pm_interval(e) + fmt.floored(e)
             )
             row += [
                 f"**{text}**" if e["necessary"] else text,

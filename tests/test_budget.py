@@ -58,6 +58,8 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
     for lr, row in zip([1e-3, 3e-3, 1e-2, 3e-2, 1e-1], effects.values()):
         assert row[1].endswith(call(small[lr])) and row[2].endswith(call(large[lr]))
         assert row[3].strip(" |") == ("yes" if call(small[lr]) == call(large[lr]) else "**no**")
+        for cell, e in ((row[1], small[lr]), (row[2], large[lr])):  # † where the floor decided
+            assert ("†" in cell) == (e["judged"] and e["sd_used"] > e["sd"])
     # the planted flip: necessary at 1x (0.4 nats), not at 4x (0.01 nats) at LR 1e-2
     assert call(small[1e-2]) == "necessary" and call(large[1e-2]) == "not necessary"
     assert effects["0.01"][3].strip(" |") == "**no**"

@@ -790,5 +790,7 @@ def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
     assert fmt.median_range({"median": g(0.562), "min": g(0.562), "max": g(0.562)}) == (
         "0.562 (every seed)"
     )
+    assert fmt.floored({"sd": 0.011, "sd_used": 0.603}) == " †"  # the floor set the width
+    assert fmt.floored({"sd": 0.2, "sd_used": 0.2}) == fmt.floored({"sd": None}) == ""
     spread = {"median": g(0.075), "min": g(0.042), "max": g(0.075)}
     assert fmt.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
