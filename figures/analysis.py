@@ -52,7 +52,8 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
             settings["tokens_per_param"][name] = next(
                 iter(depths[name]["tokens_per_param"]["by_budget"].values()), None
             )
-    from figures.verdicts import judge, practitioner_rules  # verdicts read this dict
+    from figures import intervention_verdicts  # verdicts read this dict
+    from figures.verdicts import judge, practitioner_rules
 
     out = {
         "study_sha256": STUDY_SHA256,
@@ -65,6 +66,7 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     }
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
+    out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9
     return clean_json(out)
 
 

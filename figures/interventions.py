@@ -12,20 +12,9 @@ arm gets no table.
 from __future__ import annotations
 
 from figures import fmt
+from figures.intervention_verdicts import CLAIMS, intervention_arms
 from figures.tables import markdown
 from sweeps.study.rules import Comparison
-
-
-def intervention_arms(result: dict) -> list[str]:
-    """Arms other than reference and primary with both comparisons, in spec order."""
-    s = result["settings"]
-    ref, primary = s["reference"], s["primary"]
-    pairs = {tuple(p) for p in s.get("all_comparisons", [])}
-    return [
-        a
-        for a in s["arms"]
-        if a not in (ref, primary) and (ref, a) in pairs and (a, primary) in pairs
-    ]
 
 
 def section(result: dict) -> str:
@@ -48,8 +37,30 @@ def section(result: dict) -> str:
             f"90% t interval, whose ends are the one-sided 95% bounds that decide.",
             "",
             table(result, [ref, primary, *arms]),
+            "",
+            verdicts(result),
         ]
     )
+
+
+def verdicts(result: dict) -> str:
+    """I1-I4 per depth and arm as figures/intervention_verdicts.py decided them."""
+    lines = [
+        "#### Verdicts (docs/STUDY.md section 9)",
+        "",
+        " ".join(f"{h}: {claim}" for h, claim in CLAIMS.items())
+        + " I1-I3 judge an arm built on off, I4 one built on QK-norm.",
+        "",
+    ]
+    arms = intervention_arms(result)  # in spec order (analysis.json sorts its keys)
+    for depth, per_arm in sorted(
+        result.get("interventions", {}).items(), key=lambda kv: int(kv[0])
+    ):
+        for arm in sorted(per_arm, key=arms.index):
+            judged = per_arm[arm]
+            lines.append(f"- depth {depth}, `{arm}`:")
+            lines += [f"  - {h} **{v['verdict']}**: {v['reason']}" for h, v in judged.items()]
+    return "\n".join(lines) + "\n"
 
 
 def table(result: dict, arms: list[str]) -> str:

@@ -29,6 +29,11 @@ ARM_SETTINGS = {
     "off": {"model.qk_norm": "none"},
     "on": {"model.qk_norm": "rms"},
     "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"},
+    # interventions (figures/intervention_verdicts.py)
+    "off-softcap": {"model.qk_norm": "none", "model.attn_softcap": 20.0},
+    "off-z-loss": {"model.qk_norm": "none", "train.z_loss": 1e-4},
+    "off-qk-clip": {"model.qk_norm": "none", "model.qk_clip": 20.0},
+    "on-z-loss": {"model.qk_norm": "rms", "train.z_loss": 1e-4},
     # off and on with 4x the steps (the budget check, figures/budget.py)
     "off-4x": {"model.qk_norm": "none", "train.max_steps": 120},
     "on-4x": {"model.qk_norm": "rms", "train.max_steps": 120},

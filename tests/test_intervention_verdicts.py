@@ -1,0 +1,116 @@
+"""I1-I4 (figures/intervention_verdicts.py, docs/STUDY.md section 9) on sweeps with planted
+answers: an arm that does what QK-norm does, one that does nothing, and QK-norm plus an arm
+that helps it."""
+
+from __future__ import annotations
+
+import figures_fakes as ff
+import pytest
+
+from figures.analysis import analyze
+from figures.intervention_verdicts import i4
+from figures.results import load_curves, load_results
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+
+ARMS = ("off", "on", "off-softcap", "off-z-loss", "off-qk-clip", "on-z-loss")
+COMPARISONS = [[a, b] for x in ARMS[2:] for a, b in (("off", x), (x, "on"))]
+JITTER = {0: 0.004, 1: -0.004, 2: 0.001}  # no exact ties between arms (docs/STUDY.md 4)
+
+
+def planted(gap_at_low_lr: float):
+    """off: gap_at_low_lr nats worse than on below its threshold (1e-2 at depth 4), 0.4 worse
+    at it, diverged above. off-softcap behaves as on; off-z-loss as off; off-qk-clip as on up
+    to off's threshold and diverged above it, as off (it helps, but does not move the edge);
+    on-z-loss is on, 0.1 nats better at 1e-2 and 3e-2."""
+
+    def outcome(arm, n_layer, lr, seed):
+        on = ff.ON_LOSS[lr] + 0.01 * seed
+        jitter = JITTER[seed] * (1 + ARMS.index(arm))
+        if arm == "off-qk-clip" and lr > ff.THRESHOLD[n_layer]:
+            return "diverged", None
+        if arm in ("on", "off-softcap", "off-qk-clip"):
+            return "ok", on + (jitter if arm != "on" else 0.0)
+        if arm == "on-z-loss":
+            return "ok", on + jitter - (0.1 if lr in (1e-2, 3e-2) else 0.0)
+        if lr < ff.THRESHOLD[n_layer]:
+            return "ok", on + gap_at_low_lr + jitter
+        if lr == ff.THRESHOLD[n_layer]:
+            return "ok", on + 0.4 + 0.02 * seed + jitter
+        return "diverged", None
+
+    return outcome
+
+
+def judged(tmp_path, gap_at_low_lr):
+    root = tmp_path / f"iv{gap_at_low_lr}"
+    ff.write_study(
+        root,
+        depths=[4],
+        arms=ARMS,
+        outcome=planted(gap_at_low_lr),
+        study={"comparisons": COMPARISONS},
+    )
+    results = load_results(root)
+    return analyze(results, load_curves(results.runs))
+
+
+def verdicts(result):
+    return {
+        arm: {h: v["verdict"] for h, v in hs.items()}
+        for arm, hs in result["interventions"]["4"].items()
+    }
+
+
+def test_an_arm_like_qk_norm_and_an_arm_like_nothing_with_no_low_lr_gap(tmp_path):
+    result = judged(tmp_path, 0.0)
+    v = verdicts(result)
+    assert v["off-softcap"] == {"I1": SUPPORTED, "I2": SUPPORTED, "I3": INCONCLUSIVE}
+    assert v["off-z-loss"] == {"I1": NOT_SUPPORTED, "I2": NOT_SUPPORTED, "I3": INCONCLUSIVE}
+    assert v["on-z-loss"] == {"I4": SUPPORTED}  # built on QK-norm: only I4
+    # needed against off at its threshold, but failing where off fails: not a stabiliser
+    assert v["off-qk-clip"]["I1"] == INCONCLUSIVE
+    assert result["depths"]["4"]["comparisons"]["off vs off-qk-clip"]["threshold"]["kind"] == ""
+    reasons = result["interventions"]["4"]
+    assert "no low-LR gap to close" in reasons["off-softcap"]["I3"]["reason"]
+    assert "on is necessary over it at 0.03 and 0.1" in reasons["off-z-loss"]["I2"]["reason"]
+    # the report prints each verdict in spec order with its reason
+    from figures.interventions import section
+
+    text = section(result)
+    assert text.index("`off-softcap`") < text.index("`off-z-loss`") < text.index("`on-z-loss`")
+    assert "  - I1 **supported**: needed against off from " in text
+
+
+def test_a_low_lr_gap_closed_by_one_arm_and_not_by_the_other(tmp_path):
+    v = verdicts(judged(tmp_path, 0.3))
+    assert v["off-softcap"]["I3"] == SUPPORTED
+    assert v["off-z-loss"]["I3"] == NOT_SUPPORTED
+    assert v["off-softcap"]["I1"] == SUPPORTED  # needed from the lowest LR ("below")
+
+
+def entry(lr, mean, half=0.05):
+    return {
+        "lr": lr,
+        "judged": True,
+        "mean": mean,
+        "lower": mean - half,
+        "upper": mean + half,
+        "n": 4,
+        "ci90": [mean - half, mean + half],
+        "necessary": mean - half > 0.02,
+    }
+
+
+@pytest.mark.parametrize(
+    "means, verdict",
+    [
+        ([0.0, -0.2], SUPPORTED),  # better by more than m at one LR, worse at none
+        ([0.1, -0.2], NOT_SUPPORTED),  # ... but worse at another: z-loss hurts there
+        ([0.0, -0.05], NOT_SUPPORTED),  # not shown better anywhere (upper -0.0 > -m)
+    ],
+)
+def test_i4_needs_a_gain_somewhere_and_a_loss_nowhere(means, verdict):
+    settings = {"min_effect": 0.02, "primary": "on"}
+    comparison = {"per_lr": [entry(lr, m) for lr, m in zip((1e-2, 3e-2), means)]}
+    assert i4("on-z-loss", comparison, settings)[0] == verdict
+    assert i4("on-z-loss", {"per_lr": []}, settings)[0] == INCONCLUSIVE
