@@ -111,7 +111,7 @@ def i3(depth: dict, arm: str, vs_primary: dict, s: dict) -> tuple[str, str]:
     primary = depth["comparisons"].get(Comparison(s["reference"], s["primary"]).key)
     at = _entry(primary, low)
     if at is None or not at["judged"]:
-        return INCONCLUSIVE, f"the primary comparison is not judged at the lowest LR {_lr(low)}"
+        return INCONCLUSIVE, f"the primary comparison is not judged at the lowest LR {fmt.lr(low)}"
     if not at["necessary"]:
         return INCONCLUSIVE, (
             f"no low-LR gap to close: {s['primary']} is not necessary at {fmt.lr(low)} "
@@ -168,10 +168,6 @@ def _entry(comparison: dict | None, lr: float | None) -> dict | None:
 
 def _qk_norm(result: dict, arm: str) -> str | None:
     return next((r["qk_norm"] for r in result.get("runs", []) if r["arm"] == arm), None)
-
-
-def _lr(x: float | None) -> str:
-    return "n/a" if x is None else fmt.lr(x)
 
 
 def _verdict(verdict: str, reason: str) -> dict:
