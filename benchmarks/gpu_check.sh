@@ -10,16 +10,21 @@
 # ends with a summary table. Everything it prints also lands in $OUT/gpu_check.log when $OUT
 # is set.
 #
-# Sections, in order of importance, each skipped once the budget would run out (expected
-# time on one H100/H200 in brackets; about 5 minutes in all):
+# Sections, in order of importance, each skipped once the budget would run out (time measured
+# on one H200 in brackets; 6.3 minutes in all, 2026-12-01):
 #   1. environment: GPU, driver, python, torch and its CUDA, mlx; stops here if torch cannot
-#      use the GPU (README: match the wheel to the driver)                             [~10 s]
+#      use the GPU (README: match the wheel to the driver)                               [7 s]
 #   2. compiled vs eager qktorch (tiny, float32, 20 steps): per-step loss within crosscheck's
-#      1e-4, one graph, CUDA graphs not skipped, no host sync in train_step      [~60-90 s]
-#   3. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
-#      is installed), the plain-torch reference, and 1 and 4 runs sharing the GPU [~90 s]
-#   4. throughput core bfloat16: the same cases, one run at a time                 [~90 s]
-#   5. the cost estimate of the depth sweep on this GPU                            [~30 s]
+#      1e-4, one graph, CUDA graphs not skipped, no host sync in train_step             [37 s]
+#   3. crosscheck on the GPU (tiny, every intervention, 20 steps): qktorch on CUDA against
+#      qkmlx on CUDA when its CUDA backend is installed, else against qkmlx on the CPU;
+#      skipped without MLX. The first time on a machine MLX compiles its CUDA kernels
+#      (about 95 s, then cached on disk)                             [~160 s cold, 17 s warm]
+#   4. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
+#      is installed), the plain-torch reference, and 1 and 4 runs sharing the GPU       [66 s]
+#   5. throughput core bfloat16: the same cases, one run at a time                      [36 s]
+#   6. the cost estimate of the depth sweep on this GPU                                  [9 s]
+#   7. crosscheck on the GPU at the large preset (core: the sweeps' model size)         [66 s]
 # Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), STEPS (default 20), ROUNDS
 # (default 3), PYTHON (default python3, else python), PRESET_SMALL and PRESET_LARGE (default
 # tiny and core), ESTIMATE_SPEC (default depth), DEVICE (default cuda). To try it on a CPU
@@ -124,6 +129,23 @@ compiled() {
 export -f compiled
 section 60 150 "compiled vs eager ($PRESET_SMALL, float32)" bash -c compiled
 
+# crosscheck_on_gpu PRESET [options]: qktorch on $DEVICE against qkmlx on its GPU, or on the
+# CPU where MLX has no CUDA backend (the torch side is then still checked on the GPU).
+crosscheck_on_gpu() {
+  local mlx_device=cpu
+  "$PY" -c 'import mlx.core' 2>/dev/null || {
+    echo "mlx not installed: crosscheck needs both backends (pip install -e '.[cuda]')"
+    return 0
+  }
+  [ "$BACKENDS" = torch,mlx ] && mlx_device=gpu
+  "$PY" -c 'from crosscheck.cli import main; main()' --preset "$1" --steps 20 \
+    --torch-device "$DEVICE" --mlx-device "$mlx_device" ${OUT:+--out "$OUT/crosscheck-$1.json"} "${@:2}"
+}
+export -f crosscheck_on_gpu
+export BACKENDS
+section 60 210 "crosscheck on $DEVICE ($PRESET_SMALL, interventions)" \
+  bash -c 'crosscheck_on_gpu "$PRESET_SMALL" --interventions'
+
 bench() {  # bench NEEDED LIMIT PRESET DTYPE WORKERS [extra options]
   local need=$1 limit=$2 preset=$3 dtype=$4 workers=$5; shift 5
   section "$need" "$limit" "throughput $preset $dtype (workers $workers)" \
@@ -140,4 +162,6 @@ estimate() {
 }
 export -f estimate
 section 30 60 "estimate of the $ESTIMATE_SPEC sweep (eager, float32)" bash -c estimate
+export PRESET_LARGE
+section 60 120 "crosscheck on $DEVICE ($PRESET_LARGE)" bash -c 'crosscheck_on_gpu "$PRESET_LARGE"'
 exit 0

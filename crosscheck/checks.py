@@ -60,10 +60,21 @@ class Stop(Exception):
     """A check failed so badly (an exception) that the checks after it cannot run."""
 
 
-def default_factory(backend: str, cfg: RunConfig):
-    """The real Trainer of a backend, as a run builds it, on the CPU with TF32 off."""
-    make = trainer_factory(backend, "cpu", tf32=False)
-    return make(cfg.with_overrides([f"backend={backend}"]))
+CPU = {backend: "cpu" for backend in BACKENDS}
+
+
+def device_factory(devices: dict[str, str]):
+    """make_trainer(backend, cfg): the real Trainer of a backend, as a run builds it, on
+    devices[backend] (e.g. {"torch": "cuda", "mlx": "gpu"}) with TF32 off."""
+
+    def make(backend: str, cfg: RunConfig):
+        build = trainer_factory(backend, devices[backend], tf32=False)
+        return build(cfg.with_overrides([f"backend={backend}"]))
+
+    return make
+
+
+default_factory = device_factory(CPU)  # both on the CPU: what a sweep's crosscheck runs
 
 
 def array_errors(a, b) -> tuple[float, float]:

@@ -79,6 +79,20 @@ def float32_numerics(threads: int | None) -> None:
     help="Also write crosscheck.json here (default with --preset: none).",
 )
 @click.option(
+    "--torch-device",
+    default="cpu",
+    show_default=True,
+    metavar="cpu|cuda|mps",
+    help="Where qktorch runs: the GPU paths are checked against qkmlx on the same weights.",
+)
+@click.option(
+    "--mlx-device",
+    default="cpu",
+    show_default=True,
+    metavar="cpu|gpu",
+    help="Where qkmlx runs (gpu: Metal on a Mac, CUDA with mlx[cuda]).",
+)
+@click.option(
     "--threads",
     default=None,
     type=click.IntRange(min=1),
@@ -86,22 +100,64 @@ def float32_numerics(threads: int | None) -> None:
     "busy machine or for smoke-sized models.",
 )
 @click.pass_context
-def cli(ctx, preset, sweep, runs_dir, steps, overrides, qk_norms, interventions, out, threads):
-    """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32 on
-    the CPU, QK-norm off and on. Compares logits, one step's loss and every gradient, per-step
-    losses over a short training run with the real optimizer, schedule and clipping, the
-    diagnostics at its end, and checkpoints moved from one backend to the other."""
+def cli(
+    ctx,
+    preset,
+    sweep,
+    runs_dir,
+    steps,
+    overrides,
+    qk_norms,
+    interventions,
+    out,
+    torch_device,
+    mlx_device,
+    threads,
+):
+    """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32
+    (on the CPU unless --torch-device / --mlx-device say otherwise), QK-norm off and on.
+    Compares logits, one step's loss and every gradient, per-step losses over a short
+    training run with the real optimizer, schedule and clipping, the diagnostics at its end,
+    and checkpoints moved from one backend to the other."""
+    devices = {"torch": torch_device, "mlx": mlx_device}
     with one_line_errors(ctx):
-        code = run(preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads, interventions)
+        code = run(
+            preset,
+            sweep,
+            runs_dir,
+            steps,
+            overrides,
+            qk_norms,
+            out,
+            threads,
+            interventions,
+            devices,
+        )
     ctx.exit(code)
 
 
 def run(
-    preset, sweep, runs_dir, steps, overrides, qk_norms, out, threads=None, interventions=False
+    preset,
+    sweep,
+    runs_dir,
+    steps,
+    overrides,
+    qk_norms,
+    out,
+    threads=None,
+    interventions=False,
+    devices=None,
 ) -> int:
+    from crosscheck.checks import CPU, device_factory
     from sweeps.core.files import check_writable
     from sweeps.core.params import check_fits
+    from sweeps.run.backends import check_device
 
+    devices = devices or CPU
+    for backend, device in devices.items():  # now: an unusable GPU is bad input, not a mismatch
+        if device == "auto":
+            raise HarnessError(f"--{backend}-device auto: name the device to check (cpu or a GPU)")
+        check_device(backend, device)
     spec, targets, path = _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions)
     for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
         if target_path is not None:  # now, not after every check has run
@@ -112,8 +168,10 @@ def run(
     from crosscheck.report import document, write
 
     began = time.perf_counter()
-    results = [_check_target(target, steps) for target in targets]
-    doc = document(results, steps, ["crosscheck", *sys.argv[1:]], spec.to_dict() if spec else None)
+    make_trainer = device_factory(devices)
+    results = [_check_target(target, steps, make_trainer) for target in targets]
+    command = ["crosscheck", *sys.argv[1:]]
+    doc = document(results, steps, command, spec.to_dict() if spec else None, devices)
     for target_path in filter(None, (path, Path(out) if out else None)):
         write(target_path, doc)
         click.echo(f"wrote {target_path}")
@@ -153,7 +211,7 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
     )
 
 
-def _check_target(target, steps: int) -> dict:
+def _check_target(target, steps: int, make_trainer) -> dict:
     """Every check of one model config, each printed as it is made; its entry in the
     document."""
     from crosscheck.batches import make_batches
@@ -163,7 +221,7 @@ def _check_target(target, steps: int) -> dict:
     started = time.perf_counter()
     batches = make_batches(target.cfg)
     click.echo(heading(target.label, batches.source, steps))
-    checks = run_checks(target.cfg, batches, steps, log=lambda c: click.echo(row(c)))
+    checks = run_checks(target.cfg, batches, steps, make_trainer, log=lambda c: click.echo(row(c)))
     failed = [c.name for c in checks if not c.passed]
     seconds = time.perf_counter() - started
     click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} ({seconds:.1f} s)\n")

@@ -36,16 +36,21 @@ def verdict(results: list[dict]) -> str:
     return "pass" if ok else "fail"
 
 
-def document(results: list[dict], steps: int, command: list[str], sweep: dict | None) -> dict:
-    """crosscheck.json: every config with its checks; the verdict is pass only if all pass."""
+def document(
+    results: list[dict], steps: int, command: list[str], sweep: dict | None, devices: dict
+) -> dict:
+    """crosscheck.json: every config with its checks; the verdict is pass only if all pass.
+    devices: where each backend ran, e.g. {"torch": "cpu", "mlx": "cpu"}."""
+    where = ", ".join(f"qk{backend} on {device}" for backend, device in devices.items())
     return {
         "verdict": verdict(results),
         "steps": steps,
         "command": command,
         "sweep": sweep,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "provenance": provenance("cpu"),
-        "numerics": "float32 on the CPU, TF32 off (MLX_ENABLE_TF32=0, torch allow_tf32 off)",
+        "provenance": provenance(where),
+        "devices": devices,
+        "numerics": f"float32, {where}, TF32 off (MLX_ENABLE_TF32=0, torch allow_tf32 off)",
         "error_measures": ERROR_MEASURES,
         "tolerances": {
             k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in TOLERANCES.items()

@@ -506,7 +506,47 @@ def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path)
     assert all(c["config"]["train"]["warmup_steps"] == 5 for c in doc["configs"])
 
 
-@pytest.mark.parametrize("args", [["--preset", "nope"], [], ["--sweep", "no-such-spec"]])
+def test_the_device_options_reach_each_trainer_and_the_document(tmp_path, monkeypatch):
+    # No GPU here: accept any device, record what each backend was asked for, train on the CPU.
+    import crosscheck.checks
+    import sweeps.run.backends
+
+    asked = set()
+    real = crosscheck.checks.trainer_factory
+
+    def recording(backend, device, **options):
+        asked.add((backend, device))
+        return real(backend, "cpu", **options)
+
+    monkeypatch.setattr(sweeps.run.backends, "check_device", lambda backend, device: None)
+    monkeypatch.setattr(crosscheck.checks, "trainer_factory", recording)
+    out = tmp_path / "cc.json"
+    args = ["--preset", "smoke", "--steps", "2", "--qk-norm", "rms", "--out", str(out)]
+    result = invoke(*args, "--torch-device", "cuda", "--mlx-device", "gpu")
+    assert result.exit_code == 0, result.output
+    assert asked == {("torch", "cuda"), ("mlx", "gpu")}
+    doc = json.loads(out.read_text())
+    assert doc["devices"] == {"torch": "cuda", "mlx": "gpu"}
+    assert "qktorch on cuda, qkmlx on gpu" in doc["numerics"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
+def test_a_gpu_this_machine_lacks_is_bad_input_before_any_check():
+    result = invoke("--preset", "smoke", "--torch-device", "cuda")
+    assert result.exit_code == 2 and "device 'cuda' is not available here" in result.output
+    assert "forward" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--preset", "nope"],
+        [],
+        ["--sweep", "no-such-spec"],
+        ["--preset", "smoke", "--mlx-device", "tpu"],
+        ["--preset", "smoke", "--torch-device", "auto"],
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args):
     result = invoke(*args)
     assert result.exit_code == 2
