@@ -100,39 +100,14 @@ def float32_numerics(threads: int | None) -> None:
     "busy machine or for smoke-sized models.",
 )
 @click.pass_context
-def cli(
-    ctx,
-    preset,
-    sweep,
-    runs_dir,
-    steps,
-    overrides,
-    qk_norms,
-    interventions,
-    out,
-    torch_device,
-    mlx_device,
-    threads,
-):
+def cli(ctx, torch_device, mlx_device, **options):
     """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32
     (on the CPU unless --torch-device / --mlx-device say otherwise), QK-norm off and on.
     Compares logits, one step's loss and every gradient, per-step losses over a short
     training run with the real optimizer, schedule and clipping, the diagnostics at its end,
     and checkpoints moved from one backend to the other."""
-    devices = {"torch": torch_device, "mlx": mlx_device}
     with one_line_errors(ctx):
-        code = run(
-            preset,
-            sweep,
-            runs_dir,
-            steps,
-            overrides,
-            qk_norms,
-            out,
-            threads,
-            interventions,
-            devices,
-        )
+        code = run(devices={"torch": torch_device, "mlx": mlx_device}, **options)
     ctx.exit(code)
 
 
