@@ -140,7 +140,7 @@ def run(
     for target in targets:
         check_fits(target.cfg)
     float32_numerics(threads)
-    from crosscheck.report import document, write
+    from crosscheck.report import document, placement, write
 
     began = time.perf_counter()
     make_trainer = device_factory(devices)
@@ -156,7 +156,7 @@ def run(
     shown = "pass" if doc["verdict"] == "pass" else "FAIL"
     click.echo(
         f"crosscheck: {shown}: {total - bad} of {total} checks passed, "
-        f"{len(results)} configs, {elapsed:.1f} s"
+        f"{len(results)} configs, {elapsed:.1f} s ({placement(devices)})"
     )
     return 0 if doc["verdict"] == "pass" else 1
 

@@ -29,6 +29,11 @@ def _num(x: float) -> str:
     return f"{x:.3e}" if math.isfinite(x) else str(x)
 
 
+def placement(devices: dict) -> str:
+    """Where each backend ran, in words: "qktorch on cuda, qkmlx on gpu"."""
+    return ", ".join(f"qk{backend} on {device}" for backend, device in devices.items())
+
+
 def verdict(results: list[dict]) -> str:
     ok = all(c["passed"] for r in results for c in r["checks"]) and all(
         r["checks"] for r in results
@@ -41,7 +46,7 @@ def document(
 ) -> dict:
     """crosscheck.json: every config with its checks; the verdict is pass only if all pass.
     devices: where each backend ran, e.g. {"torch": "cpu", "mlx": "cpu"}."""
-    where = ", ".join(f"qk{backend} on {device}" for backend, device in devices.items())
+    where = placement(devices)
     return {
         "verdict": verdict(results),
         "steps": steps,

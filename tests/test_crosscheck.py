@@ -525,6 +525,7 @@ def test_the_device_options_reach_each_trainer_and_the_document(tmp_path, monkey
     result = invoke(*args, "--torch-device", "cuda", "--mlx-device", "gpu")
     assert result.exit_code == 0, result.output
     assert asked == {("torch", "cuda"), ("mlx", "gpu")}
+    assert result.output.rstrip().endswith("(qktorch on cuda, qkmlx on gpu)")
     doc = json.loads(out.read_text())
     assert doc["devices"] == {"torch": "cuda", "mlx": "gpu"}
     assert "qktorch on cuda, qkmlx on gpu" in doc["numerics"]
