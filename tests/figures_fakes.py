@@ -34,6 +34,7 @@ ARM_SETTINGS = {
     "off-z-loss": {"model.qk_norm": "none", "train.z_loss": 1e-4},
     "off-qk-clip": {"model.qk_norm": "none", "model.qk_clip": 20.0},
     "on-z-loss": {"model.qk_norm": "rms", "train.z_loss": 1e-4},
+    "off-long-warmup": {"model.qk_norm": "none", "train.warmup_steps": 12},
     # off and on with 4x the steps (the budget check, figures/budget.py)
     "off-4x": {"model.qk_norm": "none", "train.max_steps": 120},
     "on-4x": {"model.qk_norm": "rms", "train.max_steps": 120},

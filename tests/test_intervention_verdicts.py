@@ -114,3 +114,14 @@ def test_i4_needs_a_gain_somewhere_and_a_loss_nowhere(means, verdict):
     comparison = {"per_lr": [entry(lr, m) for lr, m in zip((1e-2, 3e-2), means)]}
     assert i4("on-z-loss", comparison, settings)[0] == verdict
     assert i4("on-z-loss", {"per_lr": []}, settings)[0] == INCONCLUSIVE
+
+
+def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
+    from figures.report import _setup
+
+    root = tmp_path / "warmups"
+    ff.write_study(root, depths=[4], arms=("off", "on", "off-long-warmup"))
+    results = load_results(root)
+    setup = _setup(results, analyze(results, load_curves(results.runs)))
+    assert "warmup 5 or 12 steps then cosine" in setup  # one run has one warmup
+    assert "seeds 0, 1" in setup  # a list of a field's values stays a list
