@@ -298,9 +298,9 @@ def _baseline_clause(view: dict) -> str:
 
 
 EFFECTIVE_LOSS = (
-    "*Effective loss*: a run's final validation loss, or its loss at "
-    "initialization when it diverged or ended above it, so a failed run counts "
-    "as having learned nothing."
+    "*Effective loss*: an ok run's final validation loss (at most its loss at "
+    "initialization); a run that failed at its LR, diverged or unstable alike, counts at its "
+    "loss at initialization, as having learned nothing."
 )
 
 

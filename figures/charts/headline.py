@@ -27,9 +27,9 @@ from figures.charts.style import (
 def final_loss(analysis: dict) -> alt.FacetChart | None:
     """Per depth: every run's effective final loss by outcome, the seed mean per arm with the
     range over seeds as a band, each arm's critical LR, the necessity threshold with its
-    interval, and the bigram baseline. Diverged runs count at their loss at initialization,
-    far above the rest: the axis stops a little above the finished runs and draws them on its
-    top edge."""
+    interval, and the bigram baseline. Failed runs (diverged or unstable) count at their loss
+    at initialization; diverged ones are drawn on the top edge, the axis stopping a little above
+    the runs that finished."""
     runs = pd.DataFrame([r for r in analysis["runs"] if r["outcome"]])
     if runs.empty:
         return None
