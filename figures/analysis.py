@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from figures.results import SweepResults
+from sweeps.core import interventions
 from sweeps.core.config import ModelConfig
 from sweeps.core.files import clean_json
 from sweeps.core.params import count_params
@@ -277,6 +278,7 @@ def arm_analysis(
         "seeds": [int(s) for s in seeds],
         "budget": float(budget),
         "recipe": recipe(part),
+        "interventions": intervention_values(part),
         "eta_crit": {
             "seeds": {s: _grid(v) for s, v in crit.items()},
             **_median(list(crit.values())),
@@ -311,6 +313,20 @@ def recipe(part: pd.DataFrame) -> str | None:
         d["train"] = {k: v for k, v in d["train"].items() if k not in ("lr", "max_steps")}
         keys.add(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10])
     return keys.pop() if len(keys) == 1 else None
+
+
+def intervention_values(part: pd.DataFrame) -> dict | None:
+    """The arm's value of each intervention (sweeps/core/interventions.py: z-loss, soft cap,
+    QK-clip, warmup), the same for every run of the arm; None when its runs disagree or carry
+    no config. An arm whose values differ from its base arm's is an intervention arm
+    (figures/intervention_verdicts.py); a start-temperature control is not."""
+    found = {
+        tuple(
+            (i.name, interventions.value(config, i)) for i in interventions.INTERVENTIONS.values()
+        )
+        for config in part.get("config", pd.Series(dtype=object)).dropna()
+    }
+    return dict(found.pop()) if len(found) == 1 else None
 
 
 def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:

@@ -26,15 +26,33 @@ RANK = {"below": -1, "": 0, "above": 1}  # a censored critical LR orders beyond 
 
 
 def intervention_arms(result: dict) -> list[str]:
-    """Arms other than reference and primary with both comparisons, in spec order."""
+    """Arms other than reference and primary with both comparisons that switch an
+    intervention of sweeps/core/interventions.py on or change it (their values differ from
+    their base arm's: the primary when they share its qk_norm, else the reference), in spec
+    order. A start-temperature control (`off-warm`, `on-cool`) changes none: it is no
+    intervention, and I1-I4 do not judge it."""
     s = result["settings"]
     ref, primary = s["reference"], s["primary"]
     pairs = {tuple(p) for p in s.get("all_comparisons", [])}
     return [
         a
         for a in s["arms"]
-        if a not in (ref, primary) and (ref, a) in pairs and (a, primary) in pairs
+        if a not in (ref, primary)
+        and (ref, a) in pairs
+        and (a, primary) in pairs
+        and _switches(
+            result, a, primary if _qk_norm(result, a) == _qk_norm(result, primary) else ref
+        )
     ]
+
+
+def _switches(result: dict, arm: str, base: str) -> bool:
+    """Whether arm's intervention values (analysis.py, per depth) differ from base's."""
+    for depth in result.get("depths", {}).values():
+        mine, theirs = (depth["arms"].get(a, {}).get("interventions") for a in (arm, base))
+        if mine is not None and theirs is not None:
+            return mine != theirs
+    return False
 
 
 def judge(result: dict) -> dict:

@@ -125,3 +125,23 @@ def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
     setup = _setup(results, analyze(results, load_curves(results.runs)))
     assert "warmup 5 or 12 steps then cosine" in setup  # one run has one warmup
     assert "seeds 0, 1" in setup  # a list of a field's values stays a list
+
+
+def test_a_start_temperature_control_is_no_intervention(tmp_path):
+    """off-warm has both comparisons (off vs off-warm, off-warm vs on) but switches no
+    intervention: no I1-I4 verdicts and no interventions table for it."""
+    from figures.interventions import section
+
+    root = tmp_path / "multi"
+    ff.write_multi(root)
+    results = load_results(root)
+    result = analyze(results, load_curves(results.runs))
+    assert {tuple(c) for c in result["settings"]["all_comparisons"]} >= {
+        ("off", "off-warm"),
+        ("off-warm", "on"),
+    }
+    assert (
+        result["depths"]["4"]["arms"]["off-warm"]["interventions"]
+        == (result["depths"]["4"]["arms"]["off"]["interventions"])
+    )
+    assert result["interventions"] == {} and section(result) == ""

@@ -272,7 +272,7 @@ def test_warmup_is_an_arm_with_its_own_run_ids():
 
 
 def intervention_outcome(arm, n_layer, lr, seed):
-    """off as in the figures fixture (0.4 nats worse at 3e-2, diverged above); the stand-in
+    """off as in the figures fixture (0.4 nats worse at 3e-2, diverged above); the
     intervention arm 0.2 nats worse than on at 3e-2 and diverged at 0.1; on flat."""
     import figures_fakes as ff
 
@@ -293,7 +293,7 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     from figures.report import make_report
     from figures.results import load_curves, load_results
 
-    arm = "off-warm"  # the fixture's third arm stands in for an intervention arm
+    arm = "off-softcap"  # the fixture's losses are planted by arm, not by the soft cap
     root = tmp_path / "iv"
     ff.write_study(
         root,
