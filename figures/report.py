@@ -171,10 +171,13 @@ def _setup(results: SweepResults, result: dict) -> str:
     configs, s = _configs(results), result["settings"]
 
     def values(field: str, f=str, sep=", "):
-        """The distinct values of a RunConfig field ("model.n_embd") over the runs, sorted;
-        sep " or " for a setting that differs by arm (one run has one warmup)."""
+        """The distinct values of a RunConfig field ("model.n_embd") over the runs, sorted."""
         found = {reduce(getattr, field.split("."), cfg) for cfg in configs}
         return sep.join(f(v) for v in sorted(found))
+
+    def either(field: str) -> str:
+        """A setting that may differ by arm: one run has one warmup, "120 or 480"."""
+        return values(field, sep=" or ")
 
     crosscheck = _crosscheck_text(results)
     c = result["compute"]
@@ -192,13 +195,10 @@ def _setup(results: SweepResults, result: dict) -> str:
             f"{values('model.norm')}; depths (layers) {values('model.n_layer')}",
             "- Parametrization: standard (no muP: it transfers learning rates by design and would "
             "confound the result)",
-            f"- Optimizer: AdamW (betas {values('train.beta1', sep=' or ')}/"
-            f"{values('train.beta2', sep=' or ')}), weight decay "
-            f"{values('train.weight_decay', sep=' or ')} "
-            f"({values('train.weight_decay_mode', sep=' or ')}) on 2-D weights, warmup "
-            f"{values('train.warmup_steps', sep=' or ')} steps then cosine to "
-            f"{values('train.min_lr_ratio', sep=' or ')} x peak, gradient clip "
-            f"{values('train.grad_clip', sep=' or ')}",
+            f"- Optimizer: AdamW (betas {either('train.beta1')}/{either('train.beta2')}), "
+            f"weight decay {either('train.weight_decay')} ({either('train.weight_decay_mode')}) "
+            f"on 2-D weights, warmup {either('train.warmup_steps')} steps then cosine to "
+            f"{either('train.min_lr_ratio')} x peak, gradient clip {either('train.grad_clip')}",
             f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
             f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
             f"- Token budget: {_budgets(result)}",
