@@ -30,6 +30,10 @@ from sweeps.study.stats import (
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 MIN_SEEDS = 3  # every rule needs 3 paired seeds (docs/STUDY.md section 2)
+STUDY_SEEDS = 4  # the seed count the study's rules are proven for (docs/STUDY.md section 7)
+# Below this many training tokens per parameter a run's "failure" may be only a run that has not
+# yet learned (not yet below the bigram baseline): the plan and the report warn (STUDY.md 3).
+MIN_TOKENS_PER_PARAM = 5.0
 RESOLUTION_SLACK = 1.01
 
 
