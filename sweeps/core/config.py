@@ -28,6 +28,14 @@ WEIGHT_DECAY_MODES = ("coupled", "independent")
 BASELINES = ("bigram", "unigram", "none")
 GPT2_VOCAB = 50257  # tiktoken's gpt2 encoding, <|endoftext|> included
 ARM_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Fields added after runs were recorded, left out of RunConfig.to_dict at these defaults so
+# that earlier runs keep their run ids (a run directory whose config.json hashes to another id
+# would read as damaged). Interventions do the same through sweeps.core.interventions.omit_off.
+NEW_DEFAULTS = {
+    "train.early_eval_interval": 0,
+    "train.early_eval_until": 0.1,
+    "train.final_eval_tokens": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,14 @@ class TrainConfig:
     grad_clip: float = 1.0  # global gradient-norm clip; 0 disables
     eval_interval: int = 20  # evaluate val loss and diagnostics every N steps (and at the end)
     eval_batches: int = 4  # fixed validation batches per evaluation
+    # the same evaluations also every N steps early in the run, up to early_eval_until x
+    # max_steps, to see the first phase of learning (0 = off)
+    early_eval_interval: int = 0
+    early_eval_until: float = 0.1  # the early evaluations last this fraction of max_steps
+    # the final val loss (summary.json's final_val_loss), after the last step: the mean per
+    # token over non-overlapping block_size windows of the whole validation split (0) or of
+    # its first N tokens
+    final_eval_tokens: int = 0
     diag_sequences: int = 4  # sequences of the first val batch used for the diagnostics
     # Losses stay on the device and are read (and metrics rows, one per step, written)
     # every N steps: a diverged run stops at most N - 1 steps late.
@@ -144,12 +160,25 @@ class TrainConfig:
             "loss_eval_fraction",
             "loss_eval_batches",
         )
-        _non_negative(self, "warmup_steps", "weight_decay", "grad_clip", "z_loss")
+        _non_negative(
+            self,
+            "warmup_steps",
+            "weight_decay",
+            "grad_clip",
+            "z_loss",
+            "early_eval_interval",
+            "final_eval_tokens",
+        )
         for name in ("beta1", "beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ConfigError(f"train.{name} must be in [0, 1) (got {getattr(self, name)})")
         if not 0.0 <= self.min_lr_ratio <= 1.0:
             raise ConfigError(f"train.min_lr_ratio must be in [0, 1] (got {self.min_lr_ratio})")
+        if not 0.0 <= self.early_eval_until <= 1.0:
+            raise ConfigError(
+                f"train.early_eval_until must be in [0, 1], a fraction of train.max_steps "
+                f"(got {self.early_eval_until})"
+            )
         if self.warmup_steps >= self.max_steps:
             raise ConfigError(
                 f"train.warmup_steps must be below train.max_steps (got {self.warmup_steps} "
@@ -177,6 +206,22 @@ class TrainConfig:
     def loss_eval_interval(self) -> int:
         """Steps between quick val-loss evaluations (steps-to-target resolution)."""
         return max(1, int(self.max_steps * self.loss_eval_fraction))
+
+    @property
+    def early_eval_end(self) -> int:
+        """The last step the early evaluations may fall on (early_eval_until x max_steps)."""
+        return math.floor(self.early_eval_until * self.max_steps + 1e-9)
+
+    def evaluates_at(self, step: int) -> bool:
+        """Whether the loop evaluates (val loss on the fixed batches and every diagnostic)
+        after `step` steps: step 0, every eval_interval, every early_eval_interval up to
+        early_eval_end, and the last step."""
+        early = self.early_eval_interval
+        return (
+            step % self.eval_interval == 0
+            or step == self.max_steps
+            or (early > 0 and step % early == 0 and step <= self.early_eval_end)
+        )
 
 
 @dataclass(frozen=True)
@@ -232,6 +277,12 @@ class RunConfig:
         _choice(self, "backend", BACKENDS)
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (got {self.seed})")
+        final, block = self.train.final_eval_tokens, self.model.block_size
+        if 0 < final < block:
+            raise ConfigError(
+                f"train.final_eval_tokens must be 0 (the whole validation split) or at least "
+                f"model.block_size, one window (got {final} < {block})"
+            )
         if self.arm and not ARM_NAME.match(self.arm):
             raise ConfigError(
                 f"arm name '{self.arm}' must be lower-case letters, digits and "
@@ -248,9 +299,15 @@ class RunConfig:
         return self.train.batch_size * self.model.block_size
 
     def to_dict(self) -> dict:
-        """Every field, except an intervention field at its off value (sweeps.core.interventions):
-        so the run id, config hash and config.json of a run without it are what they were."""
-        return omit_off(dataclasses.asdict(self))
+        """Every field, except an intervention field at its off value (sweeps.core.interventions)
+        and a field of NEW_DEFAULTS at its default: so the run id, config hash and config.json
+        of a run without them are what they were."""
+        d = omit_off(dataclasses.asdict(self))
+        for key, default in NEW_DEFAULTS.items():
+            section, name = key.split(".")
+            if d[section][name] == default:
+                del d[section][name]
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -5,9 +5,13 @@ checkpoints, metrics and the summary. A backend supplies only a Trainer
 The device runs ahead of the loop: losses are read in blocks (every train.log_interval steps,
 and at every evaluation and checkpoint), so a diverged run stops at most log_interval - 1
 steps late; every step still gets its metrics row. Evaluations: the full one (val loss over
-train.eval_batches fixed batches plus every diagnostic) every train.eval_interval steps, and
-a quick val loss (the first train.loss_eval_batches batches) every train.loss_eval_interval
-steps, dense enough to time a run's way to a target loss. How a run ends is sweeps.run.outcomes.
+train.eval_batches fixed batches plus every diagnostic) every train.eval_interval steps (and
+every train.early_eval_interval steps in the first train.early_eval_until of the run:
+TrainConfig.evaluates_at), and a quick val loss (the first train.loss_eval_batches batches)
+every train.loss_eval_interval steps, dense enough to time a run's way to a target loss.
+After the last step of a run that did not diverge, the final evaluation: the loss per token
+over the whole validation split (train.final_eval_tokens caps it) in non-overlapping windows,
+summary.json's final_val_loss. How a run ends is sweeps.run.outcomes.
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import diagnostics_row
 from sweeps.core.interventions import step_metrics
 from sweeps.core.params import check_fits
 from sweeps.core.schedule import lr_at
 from sweeps.data import batch_starts, load_tokens, val_batches
-from sweeps.data.batches import check_splits
+from sweeps.data.batches import check_splits, windows
 from sweeps.run.backends import Trainer, TrainerFactory
 from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
 from sweeps.run.rundir import RunDir
@@ -73,6 +79,7 @@ class _Session:
         self.rows: list[dict] = []  # metrics rows not written yet
         self.diverged_at: int | None = None
         self.done = 0
+        self.saved_at: int | None = None  # the step of the newest checkpoint this run has
         # what the trainer returns per step after (loss, grad norm): interventions' metrics
         self.step_metrics = step_metrics(cfg)
 
@@ -111,7 +118,7 @@ class _Session:
         start = self.state.pop("step")
         self.smoothed = SmoothedLoss(self.train_cfg, self.state.pop("smoothed"))
         self.run.truncate_metrics(start)
-        self.done = start
+        self.done = self.saved_at = start
         return start
 
     # -- the steps ------------------------------------------------------------------------
@@ -150,10 +157,9 @@ class _Session:
         t = self.train_cfg
         return (
             len(self.handles) >= t.log_interval
-            or done % t.eval_interval == 0
+            or t.evaluates_at(done)
             or done % t.loss_eval_interval == 0
             or done % t.checkpoint_interval == 0
-            or done == t.max_steps
         )
 
     def _read_block(self, done: int) -> bool:
@@ -163,7 +169,7 @@ class _Session:
         if self.diverged_at is not None:
             self.rows += rows
             return False
-        if done % t.eval_interval == 0 or done == t.max_steps:
+        if t.evaluates_at(done):
             rows[-1].update(self.evaluate())
             self.state["last_val_loss"] = rows[-1]["val_loss"]
             self.state["best_val_loss"] = min(self.state["best_val_loss"], rows[-1]["val_loss"])
@@ -231,19 +237,34 @@ class _Session:
         self.run.save_checkpoint(
             done, *self.trainer.get_state(), {**self.state, "smoothed": self.smoothed.state()}
         )
+        self.saved_at = done
 
     def finish(self) -> dict:
-        """Write the last rows, the final checkpoint and the summary (last)."""
+        """Write the last rows and the final checkpoint, evaluate on the validation split,
+        then write the summary (last). Killed before the summary, the run resumes from its
+        final checkpoint straight into the final evaluation."""
+        final = {"final_val_loss": math.nan, "final_val_tokens": None, "final_eval_s": None}
         if self.diverged_at is not None:  # no checkpoint: a finished run is never resumed
             self.state["wall_time_s"] = self.wall_before + time.perf_counter() - self.began
             self.run.append_metrics(self.rows)
-            status, reasons, final_val = "diverged", [], math.nan
+            status, reasons = "diverged", []
         else:
-            self.save(self.done)
-            final_val = self.state["last_val_loss"]
-            reasons = unstable_reasons(final_val, self.smoothed, self.baseline_loss, self.train_cfg)
+            if self.saved_at != self.done:  # not when resumed from the final checkpoint
+                self.save(self.done)
+            began = time.perf_counter()
+            loss, tokens = final_val_loss(
+                self.trainer,
+                self.tokens.val,
+                self.cfg.model.block_size,
+                self.train_cfg.batch_size,
+                self.train_cfg.final_eval_tokens,
+            )
+            took = time.perf_counter() - began
+            final = {"final_val_loss": loss, "final_val_tokens": tokens, "final_eval_s": took}
+            self.state["wall_time_s"] = self.wall_before + time.perf_counter() - self.began
+            reasons = unstable_reasons(loss, self.smoothed, self.baseline_loss, self.train_cfg)
             status = "unstable" if reasons else "ok"
-        self.run.write_summary(self.summary(status, reasons, final_val))
+        self.run.write_summary(self.summary(status, reasons, final))
         return self.run.read_summary()
 
     @property
@@ -251,15 +272,19 @@ class _Session:
         """The loss of train.baseline on this data (None: no baseline rule)."""
         return self.tokens.manifest.get("baselines", {}).get(f"{self.train_cfg.baseline}_nats")
 
-    def summary(self, status: str, reasons: list[str], final_val: float) -> dict:
+    def summary(self, status: str, reasons: list[str], final: dict) -> dict:
+        """final: final_val_loss, final_val_tokens and final_eval_s (the final evaluation's
+        loss, the tokens it covered and its seconds; NaN, None, None for a diverged run)."""
         wall, tokens = self.state["wall_time_s"], self.done * self.cfg.tokens_per_step
         baselines = self.tokens.manifest.get("baselines", {})
+        final_val = final["final_val_loss"]
         return {
             "run_id": self.cfg.run_id,
             "status": status,
             "unstable_reasons": reasons,
             "init_loss": self.state["init_loss"],
-            "final_val_loss": final_val,
+            **final,
+            "last_val_loss": self.state["last_val_loss"],
             "init_logit_std": self.state.get("init_logit_std"),
             "best_val_loss": self.state["best_val_loss"],
             "final_train_loss_ema": self.smoothed.value,
@@ -277,6 +302,30 @@ class _Session:
             "metrics": self.run.metrics_fingerprint(),
             **({"qk_clip": self.state["qk_clip"]} if "qk_clip" in self.state else {}),
         }
+
+
+def eval_window_starts(n_tokens: int, block_size: int, max_tokens: int = 0) -> np.ndarray:
+    """int64 [k]: the starts 0, T, 2T, ... of the non-overlapping windows (block_size T inputs
+    and their T next-token targets) that fit in a split of n_tokens, every token but the first
+    predicted once; the last < T tokens, too few for a window, are left out. max_tokens > 0:
+    only the windows within the first max_tokens tokens."""
+    predicted = n_tokens - 1
+    if max_tokens > 0:
+        predicted = min(predicted, max_tokens)
+    return np.arange(max(predicted, 0) // block_size, dtype=np.int64) * block_size
+
+
+def final_val_loss(
+    trainer: Trainer, tokens: np.ndarray, block_size: int, batch_size: int, max_tokens: int = 0
+) -> tuple[float, int]:
+    """(mean loss per token, tokens it covers) over the windows of eval_window_starts,
+    batch_size windows at a time: each batch's mean weighted by its tokens."""
+    starts = eval_window_starts(len(tokens), block_size, max_tokens)
+    total = 0.0
+    for i in range(0, len(starts), batch_size):
+        x, y = windows(tokens, starts[i : i + batch_size], block_size)
+        total += trainer.eval_loss(x, y) * len(x)
+    return total / len(starts), len(starts) * block_size
 
 
 def _mean(values) -> float | None:
