@@ -45,6 +45,14 @@ def test_run_id_is_deterministic_readable_and_config_sensitive():
         ("train.warmup_steps=60", "train.warmup_steps must be below train.max_steps"),
         ("train.weight_decay=-0.1", "train.weight_decay must be >= 0"),
         ("train.diag_sequences=9", "train.diag_sequences must be at most train.batch_size"),
+        ("train.early_eval_interval=-1", "train.early_eval_interval must be >= 0 (got -1)"),
+        ("train.early_eval_until=1.5", "train.early_eval_until must be in [0, 1], a fraction"),
+        ("train.final_eval_tokens=-1", "train.final_eval_tokens must be >= 0 (got -1)"),
+        (
+            "train.final_eval_tokens=31",
+            "train.final_eval_tokens must be 0 (the whole validation split) or at least "
+            "model.block_size, one window (got 31 < 32)",
+        ),
         ("train.dtype=float16", "unknown train.dtype 'float16'"),
         ("model.tie_embeddings=maybe", "model.tie_embeddings must be bool (got 'maybe')"),
         ("data.corpus=wiki", "unknown data.corpus 'wiki'"),
@@ -62,6 +70,35 @@ def test_each_invalid_value_has_its_own_clear_message(override, message):
     with pytest.raises(ConfigError) as error:
         get_preset("smoke").with_overrides([override])
     assert message in str(error.value)
+
+
+def test_evaluation_steps_follow_the_early_and_the_regular_cadence():
+    def steps(cfg):
+        return [s for s in range(cfg.train.max_steps + 1) if cfg.train.evaluates_at(s)]
+
+    early = list(range(0, 121, 12))  # every 1% of the run in its first 10%
+    assert steps(get_preset("cpu")) == early + [200, 400, 600, 800, 1000, 1200]
+    assert steps(get_preset("smoke")) == [0, 20, 40, 60]  # off
+    odd = get_preset("smoke").with_overrides(
+        ["train.max_steps=50", "train.early_eval_interval=3", "train.early_eval_until=0.25"]
+    )
+    assert steps(odd) == [0, 3, 6, 9, 12, 20, 40, 50]  # up to step 12 = floor(0.25 x 50)
+
+
+def test_new_evaluation_fields_at_their_defaults_keep_earlier_run_ids():
+    smoke = get_preset("smoke")
+    d = smoke.to_dict()["train"]
+    assert not {"early_eval_interval", "early_eval_until", "final_eval_tokens"} & set(d)
+    # the run id smoke had before these fields existed
+    assert smoke.run_id == "torch-qknone-L2-lr0.003-s0-dbcf6c2284"
+    for override in (
+        "train.early_eval_interval=2",
+        "train.early_eval_until=0.2",
+        "train.final_eval_tokens=64",
+    ):
+        changed = smoke.with_overrides([override])
+        assert changed.run_id != smoke.run_id
+        assert RunConfig.from_json(changed.to_json()) == changed
 
 
 def test_vocabulary_larger_than_the_tokenizer_is_refused():

@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ from click.testing import CliRunner
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError, EnvironmentFault
 from sweeps.core.params import activation_bytes, check_fits, state_bytes
+from sweeps.run import loop
 from sweeps.run.backends import Execution
 from sweeps.run.loop import train_run
 from sweeps.run.rundir import RunDir
@@ -139,6 +141,7 @@ def assert_same_as_clean(path: Path, clean_run) -> None:
     assert run.read_metrics() == RunDir(clean_path).read_metrics()
     summary = run.read_summary()
     assert summary["final_val_loss"] == clean_summary["final_val_loss"]
+    assert summary["final_val_tokens"] == clean_summary["final_val_tokens"]
     assert summary["metrics"] == clean_summary["metrics"]  # the same rows, byte for byte
     assert run.problem() is None
 
@@ -261,6 +264,43 @@ def test_cut_metrics_without_a_summary_are_recomputed_never_reported_with_rows_l
     warning = capsys.readouterr().err.strip()
     assert f"metrics.jsonl is intact only to step {cut_row - 1}" in warning
     assert warning.endswith(resumes_from) and "\n" not in warning
+    assert_same_as_clean(path, clean_run)
+
+
+def test_a_run_killed_in_its_final_evaluation_resumes_into_it_once(
+    tmp_path, clean_run, monkeypatch
+):
+    """kill -9 after the last step and its checkpoint, during the final evaluation on the
+    validation split: the same run again trains no step, evaluates once, ends as a clean run."""
+    path = tmp_path / "run"
+    script = (
+        "import os, signal\n"
+        "from sweeps.run import loop\n"
+        "from tests.conftest import make_trainer, smoke_config\n"
+        "loop.final_val_loss = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"cfg = smoke_config('torch', *{SETS!r})\n"
+        f"loop.train_run(cfg, {str(path)!r}, lambda c: make_trainer('torch', c))\n"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", script], cwd=Path(__file__).parents[1], capture_output=True
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    run = RunDir(path)
+    assert not run.is_finished and run.latest_checkpoint().name == "step_00000012"
+    evaluated, stepped, final_val_loss = [], [], loop.final_val_loss
+    monkeypatch.setattr(
+        loop, "final_val_loss", lambda *a: evaluated.append(1) or final_val_loss(*a)
+    )
+
+    def counting(cfg):
+        trainer = factory(cfg)
+        step = trainer.train_step
+        trainer.train_step = lambda *a: stepped.append(1) or step(*a)
+        return trainer
+
+    assert train_run(run_cfg(), path, counting)["status"] == "ok"
+    assert evaluated == [1] and stepped == []
+    assert [p.name for p in run.checkpoints()] == ["step_00000008", "step_00000012"]
     assert_same_as_clean(path, clean_run)
 
 

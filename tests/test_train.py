@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
+from sweeps.data import load_tokens
 from sweeps.run.loop import train_run
 from sweeps.run.rundir import RunDir
 from tests.conftest import BACKENDS, SMALL_DATA, make_trainer, smoke_config
@@ -39,7 +40,71 @@ def test_a_run_learns_and_writes_the_run_directory(backend, tmp_path):
         assert len(evals[-1][name]) == n_layer
     assert all(e["attn_entropy_min"][0] <= e["attn_entropy"][0] for e in evals)
     assert summary["tokens_seen"] == 60 * 8 * 32 and summary["tokens_per_s"] > 0
+    # the periodic val loss on the fixed batches; the final one is on the validation split
+    assert summary["last_val_loss"] == evals[-1]["val_loss"]
+    assert summary["final_val_tokens"] > 2 * 8 * 32  # more than the 2 fixed batches
+    assert 0 < summary["final_eval_s"] < summary["wall_time_s"]
     assert json.loads(run_dir.config_path.read_text())["provenance"]["device"] == "cpu"
+
+
+SHORT = ("train.lr=1e-2", "train.max_steps=12", "train.warmup_steps=2", "train.eval_interval=6")
+
+
+def hand_loss(backend, run_dir, starts) -> float:
+    """The mean cross entropy per token of the run's final weights over the windows at
+    starts (block_size inputs, the next tokens as targets), one window at a time in float64."""
+    cfg = run_dir.read_config()
+    trainer = make_trainer(backend, cfg)
+    trainer.set_params(run_dir.load_checkpoint()[0])
+    val, T = load_tokens(cfg.data).val.astype(np.int64), cfg.model.block_size
+    losses = []
+    for s in starts:
+        logits = trainer.logits(val[None, s : s + T]).astype(np.float64)[0]
+        top = logits.max(-1, keepdims=True)
+        log_z = np.log(np.exp(logits - top).sum(-1)) + top[:, 0]
+        losses += list(log_z - logits[np.arange(T), val[s + 1 : s + T + 1]])
+    return float(np.mean(losses))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_final_val_loss_is_the_mean_over_the_whole_validation_split(backend, tmp_path):
+    # batch 5: the split's windows do not fill the last batch, which weighs its tokens only
+    summary, run_dir = run(
+        backend, tmp_path, *SHORT, "train.batch_size=5", "train.diag_sequences=4"
+    )
+    val = load_tokens(run_dir.read_config().data).val
+    windows = (len(val) - 1) // 32  # every token but the first predicted once, in 32s
+    assert windows % 5 and summary["final_val_tokens"] == windows * 32
+    assert summary["final_val_loss"] == pytest.approx(
+        hand_loss(backend, run_dir, range(0, windows * 32, 32)), rel=1e-5
+    )
+    assert summary["last_val_loss"] == run_dir.read_metrics()[-1]["val_loss"]
+    assert summary["final_val_loss"] != summary["last_val_loss"]
+
+
+def test_final_eval_tokens_caps_the_final_evaluation_at_whole_windows(tmp_path):
+    summary, run_dir = run("torch", tmp_path, *SHORT, "train.final_eval_tokens=100")
+    assert summary["final_val_tokens"] == 96  # 3 windows of 32 within the first 100 tokens
+    assert summary["final_val_loss"] == pytest.approx(
+        hand_loss("torch", run_dir, [0, 32, 64]), rel=1e-5
+    )
+
+
+def test_early_evaluations_write_rows_and_leave_training_unchanged(tmp_path):
+    early = ("train.early_eval_interval=2", "train.early_eval_until=0.25")
+    settings = ("train.max_steps=24", "train.warmup_steps=2", "train.eval_interval=12")
+    _, dense = run("torch", tmp_path, *settings, *early, name="dense")
+    _, plain = run("torch", tmp_path, *settings, name="plain")
+    evals = [r for r in dense.read_metrics() if "val_loss" in r]
+    assert [r["step"] for r in evals] == [0, 2, 4, 6, 12, 24]
+    assert all(len(r["max_attn_logit"]) == 2 and "attn_entropy" in r for r in evals)
+    assert [r["step"] for r in plain.read_metrics() if "val_loss" in r] == [0, 12, 24]
+
+    def train_losses(run_dir):
+        return [(r["train_loss"], r["grad_norm"]) for r in run_dir.read_metrics()[1:]]
+
+    assert train_losses(dense) == train_losses(plain)  # bit for bit
+    assert dense.read_summary()["final_val_loss"] == plain.read_summary()["final_val_loss"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -47,6 +112,7 @@ def test_a_divergent_learning_rate_is_recorded_as_diverged(backend, tmp_path):
     summary, run_dir = run(backend, tmp_path, "train.lr=30", "train.grad_clip=0")
     assert summary["status"] == "diverged"
     assert 0 < summary["diverged_at"] < 60
+    assert summary["final_val_loss"] is None and summary["final_val_tokens"] is None  # NaN: null
     last = run_dir.read_metrics()[-1]
     assert last["step"] == summary["diverged_at"]
     loss = last["train_loss"]
@@ -117,6 +183,8 @@ def test_train_command_runs_then_skips_a_finished_run(backend, tmp_path):
         ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
         ("train.lr=abc", "train.lr must be float (got 'abc')"),
         ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
+        ("train.final_eval_tokens=8", "train.final_eval_tokens must be 0 (the whole"),
+        ("train.early_eval_until=2", "train.early_eval_until must be in [0, 1]"),
     ],
 )
 def test_bad_overrides_exit_2_with_one_line(backend, tmp_path, override, message):
