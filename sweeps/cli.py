@@ -24,6 +24,7 @@ import click
 from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.platform.devices import DETERMINISTIC, DEVICES
 from sweeps.run.backends import PROGRAMS
+from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
 from sweeps.sweep.executors import EXECUTORS
 from sweeps.sweep.spec import MAX_RUNS
 
@@ -334,7 +335,8 @@ def config_show(backend, preset, overrides, temperature, explain):
     "--seeds",
     type=int,
     default=None,
-    help="Ad-hoc grid: seeds 0..N-1 (unless --grid seed=... names them; default 3, docs/STUDY.md).",
+    help=f"Ad-hoc grid: seeds 0..N-1, N at least {MIN_SEEDS} (unless --grid seed=... names "
+    f"them; default {STUDY_SEEDS}, docs/STUDY.md).",
 )
 @click.option(
     "--name",
@@ -443,6 +445,8 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
     from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_spec, find_spec
 
     if preset or grid:
+        if seeds is not None and any(g.split("=", 1)[0].strip() == "seed" for g in grid):
+            raise HarnessError("give the seeds once: --seeds N or --grid seed=S1,S2,...")
         seeds = DEFAULT_SEEDS if seeds is None else seeds
         if not preset:
             raise HarnessError("--grid needs --preset: the preset the grid sweeps")

@@ -181,7 +181,7 @@ def test_a_valid_spec_with_arms_a_control_subset_and_comparisons_parses():
                 "grid": {"lr": [1e-3, 1e-2, 0.1, 0.2]},
                 "study": {**STUDY, "sensitivity_range": [1e-3, 0.2]},
             },
-            "not log-uniform",
+            "not log-uniform.*nearest log-uniform LRs: \\[0.001, 0.00585, 0.0342, 0.2\\]",
         ),
         ({"study": {**STUDY, "min_effect": -0.01}}, "min_effect must be a number >= 0"),
         ({"study": {k: v for k, v in STUDY.items() if k != "target_loss"}}, "has no target_loss"),
@@ -204,6 +204,18 @@ def test_a_valid_spec_with_arms_a_control_subset_and_comparisons_parses():
 def test_bad_specs_are_refused_with_a_clear_message(parts, message):
     with pytest.raises(ConfigError, match=message):
         parse_spec(raw_spec(**parts))
+
+
+def test_the_nearest_log_uniform_list_keeps_the_endpoints_and_count():
+    from sweeps.sweep.spec import is_log_uniform, nearest_log_uniform
+
+    assert nearest_log_uniform([1e-3, 2e-3, 1e-2]) == [1e-3, 3.16e-3, 1e-2]
+    for lrs in ([1e-4, 3e-4, 5e-4, 0.3], [0.01, 0.0101, 0.0102, 0.011], [2e-3, 0.7]):
+        out = nearest_log_uniform(lrs)
+        assert len(out) == len(set(out)) == len(lrs) and is_log_uniform(out), out
+        assert out[0] == pytest.approx(lrs[0], rel=5e-3) and out[-1] == pytest.approx(
+            lrs[-1], rel=5e-3
+        )
 
 
 def test_unknown_spec_and_swept_overrides_exit_2_with_one_line(tmp_path):

@@ -22,6 +22,7 @@ from sweeps.cli import make_cli
 from sweeps.core import files
 from sweeps.core.config import DataConfig
 from sweeps.core.errors import ConfigError, DataError
+from sweeps.core.params import count_params
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir, RunLock
 from sweeps.sweep import adhoc, estimate
@@ -276,8 +277,10 @@ def test_train_progress_shows_the_smoothed_loss(tmp_path):
 
 # -- ad-hoc grids ---------------------------------------------------------------------------
 def test_adhoc_grids_take_the_study_defaults_of_the_presets_spec():
+    from sweeps.study.rules import STUDY_SEEDS
+
     raw = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["train.lr=1e-3,1e-2,0.1"]))
-    assert raw["grid"]["seed"] == [0, 1, 2]  # docs/STUDY.md: 3 seeds
+    assert STUDY_SEEDS >= 4 and raw["grid"]["seed"] == list(range(STUDY_SEEDS))  # STUDY.md 7
     assert raw["grid"]["qk_norm"] == ["none", "rms"] and raw["grid"]["n_layer"] == [4]
     assert raw["set"]["train.weight_decay_mode"] == "independent"
     assert raw["study"]["delta"] == 0.1 and raw["study"]["target_loss"] == 2.3
@@ -308,6 +311,11 @@ def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
         (["train.batch_size=4,8"], "--set train.batch_size"),
         (["lr"], "FIELD=V1,V2"),
         (["lr=a,b"], "must be floats"),
+        (["train.lr=1e-2,-0.1,0.3"], "--grid train.lr: train.lr must be > 0 (got -0.1)"),
+        (["lr=0,1e-2"], "train.lr must be > 0 (got 0)"),
+        (["lr=1e-2,inf"], "train.lr must be a finite number"),
+        (["seed=0,1", "lr=1e-2,0.1"], "--grid seed=0,1: the study's paired rules need at least 3"),
+        (["lr=1e-3,2e-3,1e-2"], "nearest log-uniform list: --grid train.lr=0.001,0.00316,0.01"),
         (["lr=1e-3", "train.lr=1e-2"], "given twice"),
         (["qk_norm=rms"], "give none and at least one kind"),
     ],
@@ -347,9 +355,87 @@ def test_adhoc_grid_command_refusals(tmp_path):
         tmp_path,
         "--dry-run",
     )
-    assert default.exit_code == 0 and "x seed 0, 1, 2 = 12 runs" in default.output
+    assert default.exit_code == 0 and "x seed 0, 1, 2, 3 = 16 runs" in default.output  # 4
     dry = invoke("torch", "sweep", *GRID, "--runs-dir", tmp_path, "--dry-run", *sets(FAST))
     assert dry.exit_code == 0 and "= 12 runs" in dry.output and not (tmp_path / "grid").exists()
+
+
+def one_line(result) -> str:
+    """The error line of a refused command: exit 2, one line, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().count("\n") == 0 and "Traceback" not in result.output
+    return result.output.strip()
+
+
+def test_a_grid_lr_is_refused_in_the_words_of_set(tmp_path):
+    grid = invoke(
+        "torch", "sweep", *GRID[:3], "train.lr=1e-2,-0.1,0.3", *GRID[4:], "--runs-dir", tmp_path
+    )
+    assert "--grid train.lr: train.lr must be > 0 (got -0.1)" in one_line(grid)
+    single = invoke("torch", "train", "--set", "train.lr=-1e-3", "--out", tmp_path / "t")
+    assert "train.lr must be > 0 (got -0.001)" in one_line(single)
+
+
+def test_too_few_seeds_are_refused_when_the_plan_is_made(tmp_path):
+    from sweeps.study.rules import MIN_SEEDS
+
+    args = ["--preset", "smoke", "--grid", "lr=0.01,0.1", "--name", "few", "--runs-dir", tmp_path]
+    for extra in (["--dry-run"], []):
+        few = invoke("torch", "sweep", *args, "--seeds", MIN_SEEDS - 1, *extra)
+        line = one_line(few)
+        assert f"--seeds {MIN_SEEDS - 1}:" in line and f"at least {MIN_SEEDS} seeds" in line
+    assert not (tmp_path / "few").exists()
+    twice = invoke("torch", "sweep", *args, "--seeds", 4, "--grid", "seed=0,1,2", "--dry-run")
+    assert "give the seeds once" in one_line(twice)
+    assert f"N at least {MIN_SEEDS}" in " ".join(invoke("torch", "sweep", "--help").output.split())
+
+
+def test_a_grid_that_is_not_log_uniform_is_refused_with_the_nearest_that_is(tmp_path):
+    args = ["--preset", "smoke", "--name", "lu", "--runs-dir", tmp_path, "--dry-run"]
+    bad = invoke("torch", "sweep", *args, "--grid", "train.lr=0.01,0.02,0.1,1")
+    line = one_line(bad)
+    assert "not log-uniform" in line
+    suggested = line.split("nearest log-uniform list: ")[1].split()
+    assert suggested == ["--grid", "train.lr=0.01,0.0464,0.215,1"]
+    assert invoke("torch", "sweep", *args, *suggested).exit_code == 0
+
+
+def test_a_short_budget_is_a_one_line_warning_in_the_plan(tmp_path):
+    from sweeps.study.rules import MIN_TOKENS_PER_PARAM
+
+    args = [
+        "sweep",
+        *GRID,
+        "--runs-dir",
+        tmp_path,
+        "--dry-run",
+        "--set",
+        "data.builtin_stories=300",
+    ]
+    short = invoke("torch", *args, "--set", "train.baseline=bigram")
+    assert short.exit_code == 0, short.output
+    warning = [x for x in short.output.splitlines() if "warning: short budget" in x]
+    assert len(warning) == 1, short.output
+    assert f"as few as 1.03 tokens per parameter, under {MIN_TOKENS_PER_PARAM:g}" in warning[0]
+    assert "not yet learned (not yet below the bigram baseline)" in warning[0]
+    cfg = get_preset("smoke").with_overrides(["model.qk_norm=rms"])  # the larger arm: gains
+    params = count_params(cfg.model, cfg.vocab_size)["total"]
+    steps = math.ceil(MIN_TOKENS_PER_PARAM * params / cfg.tokens_per_step)
+    for max_steps, warned in ((steps - 1, True), (steps, False)):
+        shown = invoke(
+            "torch",
+            *args,
+            "--set",
+            "train.baseline=bigram",
+            "--set",
+            f"train.max_steps={max_steps}",
+        )
+        assert shown.exit_code == 0 and ("short budget" in shown.output) == warned, shown.output
+        if warned:  # below the limit, and says so in as many digits as it takes
+            fewest = float(re.search(r"as few as (\S+) tokens", shown.output)[1])
+            assert fewest < MIN_TOKENS_PER_PARAM
+    # smoke's own baseline is none: no run fails for not being below a baseline
+    assert "short budget" not in invoke("torch", *args).output
 
 
 # -- the estimate ---------------------------------------------------------------------------

@@ -4,10 +4,11 @@ so the same command (or `sweep NAME`) resumes it and `status NAME` and `figures 
 
 The spec takes the study's settings from the preset's own spec (sweeps/specs/<preset>.toml,
 docs/STUDY.md section 6: [set] such as the independent weight decay, delta, target_loss,
-min_effect, negligible), arms `off` and `on` unless the grid names qk_norm kinds, 3 seeds by
-default, and the sensitivity range of the preset's spec where it holds two of the new LRs
-(else the grid's whole LR range). An ad-hoc grid trains exactly the runs asked for: no
-extension or refinement.
+min_effect, negligible), arms `off` and `on` unless the grid names qk_norm kinds,
+sweeps.study.rules.STUDY_SEEDS seeds by default (4; at least MIN_SEEDS, 3), and the
+sensitivity range of the preset's spec where it holds two of the new LRs (else the grid's
+whole LR range), whose LRs must be log-uniform (a refusal names the nearest list that is). An
+ad-hoc grid trains exactly the runs asked for: no extension or refinement.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ import sys
 from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
-from sweeps.sweep.spec import MAX_RUNS, SPECS_DIR, SweepSpec, known_specs, load_spec, parse_spec
+from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
+from sweeps.sweep.spec import (
+    MAX_RUNS,
+    SPECS_DIR,
+    SweepSpec,
+    is_log_uniform,
+    known_specs,
+    load_spec,
+    nearest_log_uniform,
+    parse_spec,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +38,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SPEC_FILE = "spec.toml"
-DEFAULT_SEEDS = 3  # docs/STUDY.md section 2: 3 seeds per cell
+DEFAULT_SEEDS = STUDY_SEEDS  # the seed count the study's rules are proven for (STUDY.md 7)
 # --grid FIELD: the fields a spec's grid can sweep, under their config names and short names
 GRID_FIELDS = {
     "train.lr": "lr",
@@ -69,6 +80,14 @@ def parse_grid(items) -> dict[str, list]:
             raise ConfigError(
                 f"--grid {key}: values must be {_KINDS[field].__name__}s (got {text!r})"
             ) from None
+        if field == "lr":  # in the words of --set train.lr=...
+            for value in parsed:
+                if not math.isfinite(value):
+                    raise ConfigError(
+                        f"--grid {key}: train.lr must be a finite number (got {value!r})"
+                    )
+                if value <= 0:
+                    raise ConfigError(f"--grid {key}: train.lr must be > 0 (got {value:g})")
         grid[field] = (
             sorted(set(parsed), key=parsed.index) if field == "qk_norm" else sorted(set(parsed))
         )
@@ -77,10 +96,7 @@ def parse_grid(items) -> dict[str, list]:
 
 def _parse(text: str, kind: type):
     if kind is float:
-        value = float(text)
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError(text)
-        return value
+        return float(text)
     if kind is int:
         value = float(text)
         if not value.is_integer():
@@ -111,8 +127,16 @@ def adhoc_raw(
             f"preset {preset} has no spec to take learning rates from; add "
             f"--grid train.lr=V1,V2,..."
         )
-    if seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1 (got {seeds})")
+    if "seed" not in grid and seeds < MIN_SEEDS:
+        raise ConfigError(
+            f"--seeds {seeds}: the study's paired rules need at least {MIN_SEEDS} seeds "
+            f"(docs/STUDY.md section 2); give --seeds {MIN_SEEDS} or more (default {STUDY_SEEDS})"
+        )
+    if "seed" in grid and len(grid["seed"]) < MIN_SEEDS:
+        raise ConfigError(
+            f"--grid seed={','.join(map(str, grid['seed']))}: the study's paired rules need "
+            f"at least {MIN_SEEDS} distinct seeds (docs/STUDY.md section 2)"
+        )
     study = {
         k: v
         for k, v in base.get("study", {}).items()
@@ -123,6 +147,8 @@ def adhoc_raw(
     low, high = base.get("study", {}).get("sensitivity_range", [min(lrs), max(lrs)])
     inside = [x for x in lrs if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
     study["sensitivity_range"] = [low, high] if len(inside) >= 2 else [min(lrs), max(lrs)]
+    if "lr" in grid:
+        _check_log_uniform(list(lrs), study["sensitivity_range"], preset)
     raw = {
         "name": name,
         "preset": preset,
@@ -144,6 +170,28 @@ def adhoc_raw(
             f"with on: give none and at least one kind, e.g. qk_norm=none,rms"
         )
     return raw
+
+
+def _check_log_uniform(lrs: list[float], sensitivity_range: list[float], preset: str) -> None:
+    """Refuse --grid LRs whose sensitivity range is not log-uniform (the LR sensitivity
+    averages over them: every decade must weigh the same), suggesting the nearest list that
+    is: the same endpoints and count, three significant digits."""
+    low, high = sensitivity_range
+    inside = [x for x in lrs if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
+    if is_log_uniform(inside):
+        return
+    fixed = dict(zip(inside, nearest_log_uniform(inside)))
+    suggestion = ",".join(f"{fixed.get(x, x):g}" for x in lrs)
+    which = (
+        "are"
+        if len(inside) == len(lrs)
+        else f"inside the sensitivity range [{low:g}, {high:g}] of preset {preset}'s spec are"
+    )
+    raise ConfigError(
+        f"--grid train.lr={','.join(f'{x:g}' for x in lrs)}: the LRs {which} not "
+        f"log-uniform, and the LR sensitivity must weight every decade the same; the nearest "
+        f"log-uniform list: --grid train.lr={suggestion}"
+    )
 
 
 def to_toml(raw: dict) -> str:

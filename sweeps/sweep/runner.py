@@ -207,7 +207,7 @@ class Sweep:
             )
             + f"; {len(cfgs) - done} to run",
         ]
-        return lines
+        return lines + short_budget(cfgs)
 
     def _growth_text(self) -> str:
         ext = self.spec.extend
@@ -222,6 +222,40 @@ class Sweep:
         if ext.refine:
             text += f"; then bisect failure and threshold brackets to {ext.resolution:g} decades"
         return text
+
+
+def short_budget(cfgs) -> list[str]:
+    """One warning line when a run trains fewer tokens per parameter than
+    sweeps.study.rules.MIN_TOKENS_PER_PARAM (tokens: max_steps x batch_size x block_size;
+    parameters: all of them) and its outcome counts a final loss above a baseline of the data
+    as a failure (train.baseline): that failure may be a run that has not yet learned."""
+    from sweeps.core.params import count_params
+    from sweeps.study.rules import MIN_TOKENS_PER_PARAM
+
+    params: dict = {}  # (model, vocab) -> total parameters, counted once
+    ratios = {}  # baseline -> the fewest tokens per parameter of a run judged against it
+    for c in cfgs:
+        if c.train.baseline == "none":  # no baseline: not learning yet is no failure
+            continue
+        key = (c.model, c.vocab_size)
+        if key not in params:
+            params[key] = count_params(c.model, c.vocab_size)["total"]
+        ratio = c.train.max_steps * c.tokens_per_step / params[key]
+        ratios[c.train.baseline] = min(ratio, ratios.get(c.train.baseline, ratio))
+    if not ratios or min(ratios.values()) >= MIN_TOKENS_PER_PARAM:
+        return []
+    baseline = min(ratios, key=ratios.get)
+    fewest = next(  # three digits, more where they would round up to the limit
+        text
+        for digits in (3, 4, 5, 6, 17)
+        if float(text := f"{ratios[baseline]:.{digits}g}") < MIN_TOKENS_PER_PARAM or digits == 17
+    )
+    return [
+        f"  warning: short budget: runs train as few as {fewest} tokens per "
+        f"parameter, under {MIN_TOKENS_PER_PARAM:g} (sweeps.study.rules.MIN_TOKENS_PER_PARAM); "
+        f'below that a "failure" may be a run that has not yet learned (not yet below the '
+        f"{baseline} baseline); more train.max_steps raise it"
+    ]
 
 
 def _arm_text(arm) -> str:

@@ -421,14 +421,35 @@ def _range(value, lr: tuple[float, ...], at: str) -> tuple[float, float]:
         raise ConfigError(
             f"{at}: sensitivity_range {value!r} holds {len(inside)} grid LR(s); it needs at least 2"
         )
-    ratios = [b / a for a, b in zip(inside, inside[1:])]
-    if max(ratios) / min(ratios) > 1.02:
+    if not is_log_uniform(inside):
         raise ConfigError(
             f"{at}: the grid LRs inside sensitivity_range {value!r} are not "
             f"log-uniform ({inside}); the mean over them must weight every "
-            f"decade the same"
+            f"decade the same; the nearest log-uniform LRs: {nearest_log_uniform(inside)}"
         )
     return low, high
+
+
+LOG_UNIFORM_TOLERANCE = 1.02  # the largest over the smallest ratio of neighbouring LRs
+
+
+def is_log_uniform(lrs) -> bool:
+    """Whether increasing LRs step by one ratio (to LOG_UNIFORM_TOLERANCE: three significant
+    digits of a half-decade grid pass)."""
+    ratios = [b / a for a, b in zip(lrs, lrs[1:])]
+    return len(ratios) < 2 or max(ratios) / min(ratios) <= LOG_UNIFORM_TOLERANCE
+
+
+def nearest_log_uniform(lrs) -> list[float]:
+    """The log-uniform LRs nearest to increasing `lrs`: the same endpoints and count, at three
+    significant digits (more only where three would not pass is_log_uniform)."""
+    low, high, n = lrs[0], lrs[-1], len(lrs)
+    exact = [low * (high / low) ** (i / (n - 1)) for i in range(n)] if n > 1 else list(lrs)
+    for digits in range(3, 10):
+        rounded = [float(f"{x:.{digits}g}") for x in exact]
+        if is_log_uniform(rounded) and len(set(rounded)) == n:
+            return rounded
+    return exact
 
 
 def _extend(raw: dict, where: str) -> Extend:
