@@ -61,7 +61,10 @@ def one_line_errors(ctx):
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """While a command runs, SIGTERM raises Terminated (a KeyboardInterrupt): the cleanup and
-    the resume message of Ctrl-C, instead of a silent death."""
+    the resume message of Ctrl-C, instead of a silent death. SIGINT raises KeyboardInterrupt
+    even in a process that started with SIGINT ignored, as a non-interactive shell starts a
+    background job (`cmd &`): `kill -INT PID` and `timeout -s INT` then stop the command as
+    Ctrl-C does (a sweep stops its workers; runs in flight resume from their checkpoints)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -70,10 +73,12 @@ def sigterm_as_interrupt():
         raise Terminated()
 
     previous = signal.signal(signal.SIGTERM, terminate)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def make_cli(backend: str, extra_commands=()) -> click.Group:

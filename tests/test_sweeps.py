@@ -611,6 +611,64 @@ def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
     assert metrics(sweep_dir) == metrics(tmp_path / "a" / "killed")
 
 
+def _ignore_sigint() -> None:
+    """What a non-interactive shell does to a background job (`cmd &`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_sigint_to_the_sweep_process_alone_stops_it_as_ctrl_c_does(tmp_path):
+    """`kill -INT PID` (as `timeout -s INT` or a job runner sends it) reaches the main process
+    only, which may have started with SIGINT ignored: it stops its workers and exits 130, and
+    the runs it was training are left interrupted, resumable from their checkpoints."""
+    spec = write_spec(
+        tmp_path,
+        "intr",
+        [1e-2, 3.16e-2],
+        settings={"train.max_steps": 100000, "train.checkpoint_interval": 10},
+    )
+    runs = tmp_path / "runs"
+    sweep_dir = runs / "intr"
+    proc = subprocess.Popen(
+        QKTORCH + ["sweep", spec, "--runs-dir", str(runs), "--device", "cpu", "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ignore_sigint,
+    )
+    try:
+        deadline = time.time() + 120
+        while not list(sweep_dir.glob("*/checkpoint/step_*/state.json")):
+            assert proc.poll() is None and time.time() < deadline, "no checkpoint was written"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGINT)  # the main process alone, not its group
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stdout + stderr
+    assert "Traceback" not in stdout + stderr
+    assert stdout.strip().splitlines()[-1].startswith("interrupted after ")
+    started = [d for d in sweep_dir.iterdir() if d.is_dir()]
+    deadline = time.time() + 15  # the killed workers' locks go with them
+    while any(RunDir(d).is_locked() for d in started) and time.time() < deadline:
+        time.sleep(0.1)
+    status = CliRunner().invoke(make_cli("torch"), ["status", spec, "--runs-dir", str(runs)])
+    assert status.exit_code == 0, status.output
+    head = status.output.splitlines()[0]
+    assert "interrupted" in head and "running" not in head, head
+    assert all(RunDir(d).problem() is None for d in started)
+    resumable = [
+        d for d in started if RunDir(d).state() == "interrupted" and RunDir(d).checkpoints()
+    ]
+    assert resumable
+    # the plan counts them apart from the runs that start from scratch
+    plan = sweep("torch", spec, runs, "--dry-run")
+    assert plan.exit_code == 0, plan.output
+    assert f"state: 0 finished; {len(resumable)} resume from a checkpoint; " in plan.output
+    assert f"; {12 - len(resumable)} to run" in plan.output
+
+
 @pytest.mark.parametrize("backend", ["mlx"])
 def test_an_mlx_sweep_writes_the_same_layout(backend, tmp_path):
     spec = write_spec(tmp_path, "mlx", [1e-2, 1.0])

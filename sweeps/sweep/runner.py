@@ -181,6 +181,10 @@ class Sweep:
         )
         finished = Counter(self.status(rid) for rid in self.configs)
         done = sum(n for s, n in finished.items() if s is not None)
+        resumable = sum(
+            self.status(rid) is None and RunDir(self.run_dir(rid)).latest_checkpoint() is not None
+            for rid in self.configs
+        )
         lrs = ", ".join(f"{lr:g}" for lr in spec.lr)
         lines = [f"sweep {spec.name}: preset {spec.preset}, backend {self.backend} -> {self.dir}"]
         if spec.description:
@@ -205,7 +209,8 @@ class Sweep:
                 for s, n in sorted(finished.items(), key=lambda kv: str(kv[0]))
                 if s is not None
             )
-            + f"; {len(cfgs) - done} to run",
+            + (f"; {resumable} resume from a checkpoint" if resumable else "")
+            + f"; {len(cfgs) - done - resumable} to run",
         ]
         return lines + short_budget(cfgs)
 
