@@ -124,10 +124,21 @@ def no_sweep_message(path: Path) -> str:
             f"{', '.join(sweeps)})"
         )
     return (
-        f"no run directories under {path}: run the sweep first (`qkmlx sweep {path.name}`) "
+        f"no run directories under {path}: run the sweep first (`{_program()} sweep {path.name}`) "
         f"or point --runs-dir at its parent"
         + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else "")
     )
+
+
+def _program() -> str:
+    """The program the user ran, for the command a message suggests: the backend rides in the
+    Click context (sweeps.cli.make_cli); qkmlx outside a command."""
+    import click
+
+    from sweeps.run.backends import PROGRAMS
+
+    ctx = click.get_current_context(silent=True)
+    return PROGRAMS.get(ctx.obj, "qkmlx") if ctx is not None else "qkmlx"
 
 
 def load_curves(runs: pd.DataFrame) -> pd.DataFrame:

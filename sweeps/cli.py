@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
+from sweeps.core.presets import PRESETS
 from sweeps.platform.devices import DETERMINISTIC, DEVICES
 from sweeps.run.backends import PROGRAMS
 from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
@@ -100,13 +101,18 @@ def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: 
     return cfg
 
 
-set_option = click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="SECTION.FIELD=VALUE",
-    help="Override a config value, e.g. --set train.lr=3e-3 (repeatable).",
-)
+def set_option(example: str = "train.lr=3e-3"):
+    """--set, with an example the command accepts (a sweep fixes train.lr by its grid)."""
+    return click.option(
+        "--set",
+        "overrides",
+        multiple=True,
+        metavar="SECTION.FIELD=VALUE",
+        help=f"Override a config value, e.g. --set {example} (repeatable).",
+    )
+
+
+PRESET_NAMES = " | ".join([*PRESETS, "NAME-L<n>"])  # from the registry: never stale
 runs_dir_option = click.option(
     "--runs-dir",
     type=click.Path(file_okay=False),
@@ -177,7 +183,7 @@ def _data_config(corpus: str, tokenizer: str, path: str, overrides):
 @click.option("--corpus", default="builtin", show_default=True, help="builtin | tinystories | file")
 @click.option("--tokenizer", default="bytes", show_default=True, help="bytes | gpt2 | gpt2-compact")
 @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
-@set_option
+@set_option("data.val_fraction=0.1")
 def data_prepare(corpus, tokenizer, path, overrides):
     """Tokenize a corpus once and cache its train and validation splits."""
     from sweeps.data import load_tokens
@@ -190,7 +196,7 @@ def data_prepare(corpus, tokenizer, path, overrides):
 @click.option("--corpus", default="builtin", show_default=True)
 @click.option("--tokenizer", default="bytes", show_default=True)
 @click.option("--path", default="")
-@set_option
+@set_option("data.val_fraction=0.1")
 def data_info(corpus, tokenizer, path, overrides):
     """Show the manifest of a prepared corpus (prepare it first with `data prepare`)."""
     from sweeps.data import read_manifest
@@ -202,9 +208,12 @@ def data_info(corpus, tokenizer, path, overrides):
 # -- train and config ------------------------------------------------------------------------
 @click.command()
 @click.option(
-    "--preset", default="smoke", show_default=True, help="smoke | tiny | core | NAME-L<n>"
+    "--preset",
+    default="smoke",
+    show_default=True,
+    help=f"{PRESET_NAMES} (NAME at depth n).",
 )
-@set_option
+@set_option()
 @click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
 @click.option(
     "--out",
@@ -241,7 +250,7 @@ def config():
 
 @config.command("show")
 @click.argument("preset")
-@set_option
+@set_option()
 @click.option(
     "--temperature/--no-temperature",
     default=True,
@@ -255,15 +264,17 @@ def config():
 )
 @click.pass_obj
 def config_show(backend, preset, overrides, temperature, explain):
-    """Print the resolved config as JSON with total and non-embedding parameter counts and
-    the attention-logit std it starts at (and would with QK-norm off and on)."""
+    """Print the resolved config of PRESET as JSON with total and non-embedding parameter
+    counts and the attention-logit std it starts at (and would with QK-norm off and on).
+    PRESET may be a sweep spec (sweeps/specs/NAME.toml): then it is the config the sweep
+    trains, the spec's preset with its [set], before each run's grid values and arm."""
     from sweeps.core.params import count_params, qk_init_scales
 
-    cfg = resolve_config(preset, overrides, backend)
+    cfg, spec_note = _shown_config(preset, overrides, backend)
     if explain:
         from sweeps.core.explain import explain as explained
 
-        click.echo("\n".join(explained(cfg)))
+        click.echo("\n".join(([spec_note["note"]] if spec_note else []) + explained(cfg)))
         return
     counts = count_params(cfg.model, cfg.vocab_size)
     std, gain = qk_init_scales(cfg.model)
@@ -274,6 +285,8 @@ def config_show(backend, preset, overrides, temperature, explain):
         "tokens_per_run": cfg.tokens_per_step * cfg.train.max_steps,
         "qk_init": {"w_q_w_k_std": std, "qk_norm_gain": gain},
     }
+    if spec_note:
+        out["spec"] = spec_note
     if temperature:
         from sweeps.core.params import check_fits
         from sweeps.run.backends import trainer_factory
@@ -282,6 +295,28 @@ def config_show(backend, preset, overrides, temperature, explain):
         check_fits(cfg)  # the measurement builds the model
         out["initial_attention_logit_std"] = temperatures(cfg, trainer_factory(backend, "cpu"))
     click.echo(json.dumps(out, indent=2, sort_keys=True))
+
+
+def _shown_config(name: str, overrides, backend: str):
+    """(config, spec note) of `config show NAME`: for a spec (sweeps/specs/NAME.toml) the
+    config its sweep trains, the spec's preset with its [set] and then --set, and a note that
+    says so; for a preset, the preset with --set and no note."""
+    from sweeps.sweep.spec import known_specs, load_spec
+
+    if name not in known_specs():
+        return resolve_config(name, overrides, backend), None
+    spec = load_spec(name)
+    cfg = spec.base_config(backend).with_overrides(list(overrides))
+    fixed = ", ".join(f"{k}={v}" for k, v in spec.set.items())
+    varied = ["lr", "seed"] + (["n_layer"] if spec.n_layer else [])
+    note = (
+        f"the config `sweep {name}` trains: preset {spec.preset}"
+        + (f" with the spec's [set] {fixed}" if fixed else "")
+        + f"; each run then sets its {', '.join(varied)} and arm ({PROGRAMS[backend]} sweep {name} "
+        f"--dry-run lists them)"
+        + (f"; `train --preset {spec.preset}` trains the preset without the [set]" if fixed else "")
+    )
+    return cfg, {"name": name, "preset": spec.preset, "set": dict(spec.set), "note": note}
 
 
 # -- sweeps ----------------------------------------------------------------------------------
@@ -359,7 +394,7 @@ def config_show(backend, preset, overrides, temperature, explain):
     "trains (one TensorBoard run per run directory).",
 )
 @runs_dir_option
-@set_option
+@set_option("train.max_steps=2400")
 @device_options
 @click.pass_obj
 def sweep(

@@ -176,6 +176,54 @@ def test_cli_errors_are_one_line_with_exit_code_2(args, message):
     assert message in result.output and result.output.strip().count("\n") == 0
 
 
+def test_train_help_lists_every_preset():
+    text = " ".join(CliRunner().invoke(make_cli("torch"), ["train", "--help"]).output.split())
+    assert " | ".join([*PRESETS, "NAME-L<n>"]) in text and "cpu" in PRESETS
+
+
+def test_config_show_of_a_spec_is_the_config_its_sweep_trains():
+    def show(*args):
+        result = CliRunner().invoke(make_cli("torch"), ["config", "show", *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    spec = json.loads(show("cpu", "--no-temperature"))
+    assert spec["config"]["train"]["weight_decay"] == 1e-4
+    assert spec["config"]["train"]["weight_decay_mode"] == "independent"
+    assert spec["spec"]["set"] == {
+        "train.weight_decay": 1e-4,
+        "train.weight_decay_mode": "independent",
+    }
+    assert "the config `sweep cpu` trains" in spec["spec"]["note"]
+    assert "`train --preset cpu` trains the preset without the [set]" in spec["spec"]["note"]
+    mine = json.loads(show("cpu", "--no-temperature", "--set", "train.weight_decay=0.01"))
+    assert mine["config"]["train"]["weight_decay"] == 0.01  # --set comes last
+    control = json.loads(show("cpu-control", "--no-temperature"))  # a spec, not a preset
+    assert control["config"]["model"]["n_embd"] == 64 and control["spec"]["preset"] == "cpu"
+    preset = json.loads(show("cpu-L4", "--no-temperature"))  # a preset alone: as it is
+    assert preset["config"]["train"]["weight_decay_mode"] == "coupled" and "spec" not in preset
+    explained = show("cpu", "--explain")
+    assert explained.splitlines()[0].startswith("the config `sweep cpu` trains")
+
+
+@pytest.mark.parametrize(
+    "mode, says, never",
+    [
+        ("coupled", "coupled to the LR as in AdamW", "independent"),
+        ("independent", "independent of the peak LR", "coupled"),
+    ],
+)
+def test_explain_describes_weight_decay_by_its_mode(mode, says, never):
+    result = CliRunner().invoke(
+        make_cli("torch"),
+        ["config", "show", "cpu-L4", "--explain", "--set", f"train.weight_decay_mode={mode}"],
+    )
+    line = next(
+        x for x in result.output.splitlines() if x.strip().startswith("train.weight_decay ")
+    )
+    assert says in line and never not in line and "decoupled" not in line
+
+
 def test_help_lists_the_commands():
     for backend in ("mlx", "torch"):
         result = CliRunner().invoke(make_cli(backend), ["--help"])

@@ -585,6 +585,22 @@ def test_figures_of_a_misspelt_sweep_suggests_the_folder(tmp_path):
     assert "did you mean `figures smoke`?" in result.output and "sweep smok" not in result.output
 
 
+@pytest.mark.parametrize("backend", ["mlx", "torch"])
+def test_figures_of_a_sweep_not_run_suggests_the_program_the_user_ran(tmp_path, backend):
+    result = invoke(backend, "figures", "nothing", "--runs-dir", tmp_path)
+    other = "qkmlx" if backend == "torch" else "qktorch"
+    assert f"`qk{backend} sweep nothing`" in one_line(result) and other not in result.output
+
+
+def test_the_sweep_helps_set_example_is_one_a_sweep_accepts(tmp_path):
+    text = " ".join(invoke("torch", "sweep", "--help").output.split())
+    example = re.search(r"e\.g\. --set (\S+) \(repeatable\)", text)[1]
+    result = invoke(
+        "torch", "sweep", "smoke", "--set", example, "--runs-dir", tmp_path, "--dry-run"
+    )
+    assert result.exit_code == 0, result.output
+
+
 def test_config_show_explain_gives_each_field_its_unit_and_meaning():
     result = invoke("torch", "config", "show", "tiny", "--explain")
     assert result.exit_code == 0, result.output

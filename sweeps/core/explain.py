@@ -89,5 +89,23 @@ def explain(cfg: RunConfig) -> list[str]:
                 key,
                 "choice" if isinstance(value, str) else "flag" if isinstance(value, bool) else "-",
             )
-            lines.append(f"  {key:<26} = {value!s:<12} [{unit}]  {comments.get(f.name, '')}")
+            meaning = MEANINGS[key](cfg) if key in MEANINGS else comments.get(f.name, "")
+            lines.append(f"  {key:<26} = {value!s:<12} [{unit}]  {meaning}")
     return lines
+
+
+def _weight_decay(cfg: RunConfig) -> str:
+    """What train.weight_decay does under this config's train.weight_decay_mode."""
+    if cfg.train.weight_decay_mode == "independent":
+        return (
+            "weight decay on 2-D weights only, independent of the peak LR: each step "
+            "multiplies them by 1 - (lr_t / lr) x weight_decay (Wortsman et al. 2023)"
+        )
+    return (
+        "weight decay on 2-D weights only, coupled to the LR as in AdamW: each step "
+        "multiplies them by 1 - lr_t x weight_decay"
+    )
+
+
+# Fields whose meaning depends on another field's value: written here, not in config.py
+MEANINGS = {"train.weight_decay": _weight_decay}
