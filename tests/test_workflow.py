@@ -523,6 +523,89 @@ def test_the_offline_error_names_the_tokenizer(monkeypatch, tmp_path):
         cache.load_tokens(DataConfig(corpus="tinystories", tokenizer="gpt2-compact"), tmp_path)
 
 
+def _offline_hub(monkeypatch, reachable: bool):
+    """datasets.load_dataset replaced: it says whether it ran in offline mode and never
+    touches the network; hub_reachable replaced by `reachable` (None: must not be asked)."""
+    import datasets
+
+    from sweeps.data import corpora
+
+    calls = []
+
+    def load_dataset(repo, split):
+        offline = datasets.config.HF_HUB_OFFLINE and os.environ.get("HF_HUB_OFFLINE") == "1"
+        calls.append(offline)
+        if offline:  # what datasets raises offline without the dataset in its cache
+            raise ConnectionError(f"Couldn't reach '{repo}' on the Hub (OfflineModeIsEnabled)")
+        return {"train": FakeSplit(["a story", "another"]), "validation": FakeSplit(["a third"])}[
+            split
+        ]
+
+    def probe(timeout=corpora.HUB_PROBE_TIMEOUT_S):
+        assert reachable is not None, "the hub was probed although the user set offline mode"
+        return reachable
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setattr(corpora, "hub_reachable", probe)
+    for key in corpora.OFFLINE_VARS:
+        monkeypatch.delenv(key, raising=False)
+    return calls
+
+
+class FakeSplit(dict):
+    def __init__(self, texts):
+        super().__init__(text=texts)
+        self.column_names = ["text"]
+
+
+def test_an_offline_prepare_fails_at_once_without_the_hubs_retries(monkeypatch, tmp_path):
+    import datasets
+
+    from sweeps.data import cache, corpora
+
+    calls = _offline_hub(monkeypatch, reachable=False)
+    data = DataConfig(corpus="tinystories", tokenizer="gpt2-compact")
+    began = time.perf_counter()
+    with pytest.raises(corpora.HubUnreachable, match="--corpus tinystories --tokenizer gpt2"):
+        cache.load_tokens(data, tmp_path)
+    assert time.perf_counter() - began < 5 and calls == [True]  # offline: cache or nothing
+    assert "HF_HUB_OFFLINE" not in os.environ and not datasets.config.HF_HUB_OFFLINE  # restored
+    # online, the hub is asked as before
+    calls = _offline_hub(monkeypatch, reachable=True)
+    assert corpora._load_tinystories("") == (["a story", "another"], ["a third"])
+    assert calls == [False, False]
+    # the user's own setting is honoured, without a probe
+    calls = _offline_hub(monkeypatch, reachable=None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(corpora.HubUnreachable):
+        corpora._load_tinystories("")
+    assert calls == [True] and os.environ["HF_HUB_OFFLINE"] == "1"
+    calls = _offline_hub(monkeypatch, reachable=None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert corpora._load_tinystories("")[1] == ["a third"] and calls == [False, False]
+
+
+def test_the_hub_probe_is_one_bounded_connection(monkeypatch):
+    import socket
+
+    from sweeps.data import corpora
+
+    with socket.socket() as s:  # a local port that nothing listens on: refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    began = time.perf_counter()
+    assert not corpora.hub_reachable(timeout=2.0)
+    assert time.perf_counter() - began < 2.5
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        assert corpora.hub_reachable(timeout=2.0)
+
+
 # -- files ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_files_are_as_readable_as_the_umask_allows(tmp_path, monkeypatch, mask, mode):
