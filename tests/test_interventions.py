@@ -50,22 +50,35 @@ def test_an_intervention_on_is_in_the_dict_the_hash_and_a_round_trip(interventio
 
 
 def test_every_spec_hashes_its_runs_as_before():
-    """Without interventions a config's hash is the sha256 of the old dict (every field but
-    the new ones), for every run every spec plans."""
+    """Without interventions, and with the evaluation fields added later at their defaults
+    (sweeps.core.config.NEW_DEFAULTS), a config's hash is the sha256 of the old dict (every
+    field but the new ones), for every run every spec plans. The presets that set an early
+    evaluation cadence or cap the final evaluation (cpu, tiny, core) plan new runs."""
     import dataclasses
 
+    from sweeps.core.config import NEW_DEFAULTS
     from sweeps.sweep.spec import known_specs, load_spec
 
+    def new_value(cfg, key):
+        section, name = key.split(".")
+        return getattr(getattr(cfg, section), name)
+
+    checked = changed = 0
     for name in known_specs():
         for cfg in load_spec(name).configs("torch"):
             if active(cfg):
                 continue
+            if any(new_value(cfg, key) != default for key, default in NEW_DEFAULTS.items()):
+                changed += 1
+                continue
             old = dataclasses.asdict(cfg)
-            for i in NEW:
-                section, field = i.field.split(".")
+            for key in [i.field for i in NEW] + list(NEW_DEFAULTS):
+                section, field = key.split(".")
                 del old[section][field]
             digest = hashlib.sha256(json.dumps(old, sort_keys=True).encode()).hexdigest()[:10]
             assert cfg.config_hash() == digest, cfg.run_id
+            checked += 1
+    assert checked and changed  # smoke's runs keep their ids; cpu, tiny and core get new ones
 
 
 def fingerprint(backend, *overrides) -> dict:
