@@ -187,10 +187,14 @@ class Trainer(TrainerState):
 def make_deterministic(device: str) -> None:
     """Deterministic kernels for the rest of this process: every op its deterministic
     algorithm (one without raises), cuBLAS a fixed workspace (set before its first use), and
-    attention SDPA's math backend (the flash, memory-efficient and cuDNN backwards accumulate
-    in a varying order). Slower on CUDA; on the CPU the results do not change."""
+    attention SDPA's math backend on CUDA (the flash, memory-efficient and cuDNN backwards
+    accumulate in a varying order there). Slower on CUDA; on the CPU the results do not change:
+    its kernels are deterministic already, and the SDPA flags are left alone (in torch 2.13 the
+    flash flag also picks the CPU's attention kernel, which would change results by rounding)."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
+    if not str(device).startswith("cuda"):
+        return
     cuda = torch.backends.cuda
     for enable in (cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp, cuda.enable_cudnn_sdp):
         enable(False)

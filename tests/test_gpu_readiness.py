@@ -390,9 +390,14 @@ def test_deterministic_sets_the_flags_and_changes_no_cpu_result(
     deterministic = torch_steps(Trainer(cfg, device="cpu"), steps=3)
     assert torch.are_deterministic_algorithms_enabled()
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    # on the CPU the SDPA flags stay as they were (they also pick the CPU's kernel)
+    assert torch.backends.cuda.flash_sdp_enabled()
+    np.testing.assert_array_equal(deterministic, plain)
+    from qktorch.train import make_deterministic
+
+    make_deterministic("cuda")  # the flags are process-wide: set without a GPU as with one
     assert not torch.backends.cuda.flash_sdp_enabled()
     assert not torch.backends.cuda.mem_efficient_sdp_enabled()
-    np.testing.assert_array_equal(deterministic, plain)
     monkeypatch.delenv(DETERMINISTIC)
     assert not deterministic_mode()
     result = CliRunner().invoke(
