@@ -70,7 +70,12 @@ def hand_loss(backend, run_dir, starts) -> float:
 def test_the_final_val_loss_is_the_mean_over_the_whole_validation_split(backend, tmp_path):
     # batch 5: the split's windows do not fill the last batch, which weighs its tokens only
     summary, run_dir = run(
-        backend, tmp_path, *SHORT, "train.batch_size=5", "train.diag_sequences=4"
+        backend,
+        tmp_path,
+        *SHORT,
+        "train.batch_size=5",
+        "train.diag_sequences=4",
+        "train.final_eval_tokens=0",
     )
     val = load_tokens(run_dir.read_config().data).val
     windows = (len(val) - 1) // 32  # every token but the first predicted once, in 32s
@@ -88,6 +93,11 @@ def test_final_eval_tokens_caps_the_final_evaluation_at_whole_windows(tmp_path):
     assert summary["final_val_loss"] == pytest.approx(
         hand_loss("torch", run_dir, [0, 32, 64]), rel=1e-5
     )
+    # a cap below one window still evaluates one (a preset's cap under a larger block_size)
+    from sweeps.run.loop import eval_window_starts
+
+    assert eval_window_starts(10_000, 32, 20).tolist() == [0]
+    assert len(eval_window_starts(10_000, 32, 0)) == 9999 // 32
 
 
 def test_early_evaluations_write_rows_and_leave_training_unchanged(tmp_path):
@@ -183,7 +193,7 @@ def test_train_command_runs_then_skips_a_finished_run(backend, tmp_path):
         ("model.n_head=5", "model.n_embd must be divisible by model.n_head (got 16 and 5)"),
         ("train.lr=abc", "train.lr must be float (got 'abc')"),
         ("train.learning_rate=1", "unknown setting 'train.learning_rate'"),
-        ("train.final_eval_tokens=8", "train.final_eval_tokens must be 0 (the whole"),
+        ("train.final_eval_tokens=-8", "train.final_eval_tokens must be >= 0 (got -8)"),
         ("train.early_eval_until=2", "train.early_eval_until must be in [0, 1]"),
     ],
 )

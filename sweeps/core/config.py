@@ -277,12 +277,6 @@ class RunConfig:
         _choice(self, "backend", BACKENDS)
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0 (got {self.seed})")
-        final, block = self.train.final_eval_tokens, self.model.block_size
-        if 0 < final < block:
-            raise ConfigError(
-                f"train.final_eval_tokens must be 0 (the whole validation split) or at least "
-                f"model.block_size, one window (got {final} < {block})"
-            )
         if self.arm and not ARM_NAME.match(self.arm):
             raise ConfigError(
                 f"arm name '{self.arm}' must be lower-case letters, digits and "

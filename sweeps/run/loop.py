@@ -308,10 +308,11 @@ def eval_window_starts(n_tokens: int, block_size: int, max_tokens: int = 0) -> n
     """int64 [k]: the starts 0, T, 2T, ... of the non-overlapping windows (block_size T inputs
     and their T next-token targets) that fit in a split of n_tokens, every token but the first
     predicted once; the last < T tokens, too few for a window, are left out. max_tokens > 0:
-    only the windows within the first max_tokens tokens."""
+    only the windows within the first max_tokens tokens, and at least one (a cap below one
+    window, a preset's cap under a larger block_size, still evaluates one)."""
     predicted = n_tokens - 1
     if max_tokens > 0:
-        predicted = min(predicted, max_tokens)
+        predicted = min(predicted, max(max_tokens, block_size))
     return np.arange(max(predicted, 0) // block_size, dtype=np.int64) * block_size
 
 
