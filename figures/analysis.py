@@ -2,10 +2,11 @@
 docs/STUDY.md and written as report/analysis.json, so other tools read the results without
 parsing markdown. The report (figures/report.py) and the charts render from this dict.
 
-Layout (JSON): {"study_sha256", "sweep", "settings", "runs": [...], "depths": {"<L>": {
-"arms": {arm: {...}}, "comparisons": {"B vs T": {...}}, ...}}, "verdicts": {"H1", "H2a",
-"H2b", "H3", "C1"}, "rules": {"<L>": {"text": sentence, "influence": [{run_id,
-threshold_without}]}}, "compute": {...}, "problems": [...]}.
+Layout (JSON, `schema` 4: the study v4 rules): {"schema", "study_sha256", "sweep",
+"settings", "runs": [...], "depths": {"<L>": {"arms": {arm: {...}}, "comparisons": {"B vs
+T": {...}}, "h1", "h2a", "h2a_by_definition", "h2b", ...}}, "verdicts": {"H1", "H2a", "H2b",
+"H3", "C1"}, "rules": {"<L>": {"text": sentence, "influence": [{run_id, threshold_without}]}},
+"compute": {...}, "problems": [...]}.
 
 The study's rules live in sweeps/study (rules.py: the (arm, LR, seed) table, effective loss,
 paired differences, the necessity rule, critical LRs; stats.py: the bounds): this module
@@ -29,10 +30,20 @@ from sweeps.core.files import clean_json
 from sweeps.core.params import count_params
 from sweeps.run.outcomes import OUTCOMES
 from sweeps.study import rules
-from sweeps.study.stats import STUDY_SHA256, GridValue, Paired, eta_max
+from sweeps.study.stats import (
+    EARLY_FRACTION,
+    STUDY_SHA256,
+    GridValue,
+    Paired,
+    auc_interval,
+    eta_max,
+    pairs_used,
+)
 from sweeps.sweep.estimate import flops_per_token
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
+SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, three failure
+# definitions, per-LR intervals); figures/ reads this version only
 
 
 def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
@@ -41,8 +52,13 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     runs = run_table(results.runs)
     # each run's RunConfig (figures.results reads it once), not a config rebuilt from columns
     runs["config"] = runs.run_id.map(results.config)
+    runs["baseline_loss"] = [_baseline_loss(r) for r in runs.itertuples()]
     settings["tokens_per_param"] = {}
     steps = steps_to_target(curves, settings["target_loss"])
+    # the second pre-registered target: the data's bigram baseline (docs/STUDY.md section 4)
+    bigram = settings["baselines"].get("bigram")
+    reached = steps_to_target(curves, bigram).rename(columns={"steps": "steps_baseline"})
+    steps = steps.merge(reached, on="run_id", how="outer")
     cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"))
     depths = {}
     for depth in sorted(runs.n_layer.dropna().unique()):
@@ -57,6 +73,7 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     from figures.verdicts import judge, practitioner_rules
 
     out = {
+        "schema": SCHEMA,
         "study_sha256": STUDY_SHA256,
         "sweep": results.name,
         "settings": settings,
@@ -65,6 +82,9 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "problems": problems(results, runs),
         "compute": compute(runs),
     }
+    out["h3"] = depth_trend(cells, settings, list(depths))
+    out["early_warning"] = early_warning(runs, curves)
+    out["budget_warnings"] = budget_warnings(out, runs)
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
     out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9
@@ -80,6 +100,8 @@ def study_settings(results: SweepResults) -> dict:
     grid_lrs = spec.get("grid", {}).get("lr") or sorted(results.runs.lr.dropna().unique())
     study = rules.Study.from_dict(spec.get("study"), [float(x) for x in grid_lrs])
     settings = {**study.to_dict(), "preregistered": bool(spec.get("study"))}
+    settings["failure_definitions"] = list(rules.FAILURE_DEFINITIONS)
+    settings["primary_failure"] = rules.PRIMARY_FAILURE
     settings["base_lrs"] = [float(x) for x in grid_lrs]
     arms = spec.get("arms") or {}
     settings["arms"] = list(arms) or sorted(
@@ -149,6 +171,15 @@ def run_table(runs: pd.DataFrame) -> pd.DataFrame:
         * pd.to_numeric(df.block_size, errors="coerce")
     )
     return df.sort_values(["n_layer", "arm", "lr", "seed"], na_position="last", ignore_index=True)
+
+
+def _baseline_loss(r) -> float | None:
+    """The loss of the run's own baseline rule (train.baseline: bigram, unigram or none) on its
+    data, as its summary recorded it: the `stuck` definition's line (docs/STUDY.md 3)."""
+    config = getattr(r, "config", None)
+    rule = config.train.baseline if hasattr(config, "train") else "bigram"
+    value = getattr(r, f"{rule}_loss", None) if rule != "none" else None
+    return _float(value) if isinstance(value, (int, float)) else None
 
 
 def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
@@ -227,24 +258,187 @@ def depth_analysis(
     return out
 
 
+def depth_trend(cells: dict, settings: dict, depths: list[str]) -> dict:
+    """H3's decision (sweeps.study.rules.trend_decision) over the depths with both arms of the
+    primary comparison: per-seed thresholds, censored ones kept at and beyond their bounds."""
+    study = _study(settings)
+    seeds, judged = {}, {}
+    for name in depths:
+        c = cells[int(name)]
+        if not (c.has(study.reference) and c.has(study.primary)):
+            continue
+        n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
+        seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
+    t = rules.trend_decision(seeds, judged)
+    return {
+        "verdict": t.verdict,
+        "why": t.why,
+        "at_bound": _slope(t.at_bound),
+        "beyond": _slope(t.beyond),
+        "censored": t.censored,
+        "short": t.short,
+        "depths": sorted(seeds),
+    }
+
+
+def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
+    """Why the runs may be too short for the rules (docs/STUDY.md section 2): a depth under
+    MIN_TOKENS_PER_PARAM tokens per parameter, and runs of the reference or primary arm stuck
+    (worse than the baseline) at or below their arm's best LR: runs that have not yet learned,
+    not unstable ones."""
+    s = analysis["settings"]
+    out = []
+    for name, depth in analysis["depths"].items():
+        for budget, per in depth["tokens_per_param"]["by_budget"].items():
+            if per < rules.MIN_TOKENS_PER_PARAM:
+                out.append(
+                    f"depth {name}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
+                    f"under {rules.MIN_TOKENS_PER_PARAM:g}: a run's failure may be a run that "
+                    "has not yet learned"
+                )
+        for arm in (s["reference"], s["primary"]):
+            a = depth["arms"].get(arm)
+            if not a or a.get("best_lr") is None:
+                continue
+            part = runs[(runs.n_layer == int(name)) & (runs.arm == arm) & runs.outcome.notna()]
+            slow = part[part.lr <= a["best_lr"] * (1 + 1e-9)]
+            stuck = [
+                r.run_id
+                for r in slow.itertuples()
+                if r.status != "diverged"
+                and rules.is_stuck(r.status, _float(r.final_val_loss), r.baseline_loss)
+            ]
+            if stuck:
+                lrs = ", ".join(f"{x:g}" for x in sorted(set(slow[slow.run_id.isin(stuck)].lr)))
+                out.append(
+                    f"depth {name}: {len(stuck)} {arm} run(s) at LR {lrs}"
+                    f", at or below the arm's best LR {a['best_lr']:g}, finished worse than the "
+                    "baseline: too short a budget for those LRs (they count at their capped "
+                    "loss, not as unstable)"
+                )
+    return out
+
+
+EARLY_PREDICTORS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
+
+
+def early_warning(runs: pd.DataFrame, curves: pd.DataFrame) -> dict:
+    """Per depth and arm, for each early predictor: does its value at the early step (the first
+    evaluation at or after 10% of the run) tell the runs that fail (stuck, the primary
+    definition) from those that do not? AUC with its 90% bootstrap interval (docs/STUDY.md 4,
+    descriptive: it decides nothing)."""
+    finished = runs[runs.outcome.notna()].copy()
+    finished["fails"] = [
+        rules.is_stuck(st, _float(f), b)
+        for st, f, b in zip(finished.status, finished.final_val_loss, finished.baseline_loss)
+    ]
+    early = _early_rows(curves, finished)
+    out: dict = {}
+    for (depth, arm), part in finished.groupby(["n_layer", "arm"]):
+        entry = {}
+        for column, label in EARLY_PREDICTORS.items():
+            values = early.get(column, pd.Series(dtype=float))
+            x = part.run_id.map(values)
+            use = x.notna()
+            fail, ok = x[use & part.fails], x[use & ~part.fails]
+            value, lo, hi = auc_interval(fail.to_numpy(float), ok.to_numpy(float))
+            entry[column] = {
+                "label": label,
+                "auc": _float(value),
+                "ci90": [_float(lo), _float(hi)],
+                "n_fail": int(len(fail)),
+                "n_ok": int(len(ok)),
+                "step_fraction": _float(
+                    early.get("fraction", pd.Series(dtype=float)).reindex(part.run_id[use]).median()
+                ),
+            }
+        out.setdefault(str(int(depth)), {})[str(arm)] = entry
+    return out
+
+
+def _early_rows(curves: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per run: the early predictors at its first evaluation with diagnostics at or after
+    EARLY_FRACTION of its steps, and that step as a fraction of the run."""
+    if curves.empty or "max_attn_logit" not in curves:
+        return pd.DataFrame(columns=[*EARLY_PREDICTORS, "fraction"])
+    steps = pd.to_numeric(runs.set_index("run_id").max_steps, errors="coerce")
+    c = curves.dropna(subset=["max_attn_logit"]).copy()
+    c["fraction"] = c.step / c.run_id.map(steps)
+    c = c[c.fraction >= EARLY_FRACTION - 1e-9].sort_values(["run_id", "step"])
+    return c.groupby("run_id").first().reindex(columns=[*EARLY_PREDICTORS, "fraction"])
+
+
+def _slope(s) -> dict | None:
+    if s is None:
+        return None
+    return {
+        "n": s.n,
+        "value": s.slope,
+        "lower": s.lower,
+        "upper": s.upper,
+        "ci90": [s.lower, s.upper],
+    }
+
+
+def _study(settings: dict) -> rules.Study:
+    """The pre-registration as sweeps.study.rules reads it, from the analysis settings."""
+    return rules.Study.from_dict(settings, settings["base_lrs"])
+
+
 def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
-    """H2a's log10 ratios of critical LRs and H2b's sensitivity differences per seed, with the
-    bounds and the verdict of sweeps.study.rules (docs/STUDY.md section 5)."""
+    """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
+    primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
+    verdicts of sweeps.study.rules (docs/STUDY.md section 5)."""
+    study = _study(settings)
     ref, primary = settings["reference"], settings["primary"]
-    p, r = rules.h2a_stats(rules.critical_lrs(cells, ref), rules.critical_lrs(cells, primary))
+    by_definition = {}
+    for definition in rules.FAILURE_DEFINITIONS:
+        off = rules.critical_lrs(cells, ref, definition, study.delta)
+        on = rules.critical_lrs(cells, primary, definition, study.delta)
+        p, r = rules.h2a_stats(off, on)
+        by_definition[definition] = {
+            **paired_entry(p),
+            "log10_ratios": r,
+            "verdict": rules.paired_verdict(p),
+            "censored": _h2a_censoring(off, on),
+        }
     s_ref = depth["arms"][ref]["sensitivity"]["seeds"]
     s_on = depth["arms"][primary]["sensitivity"]["seeds"]
-    key = rules.Comparison(ref, primary).key
-    floor = depth["comparisons"][key]["noise_floor"] if key in depth["comparisons"] else 0.0
-    q = rules.h2b_stats(s_ref, s_on, floor or 0.0)
+    q = rules.h2b_stats(s_ref, s_on, study.precision)
+    judged = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
+    off_fails = any(
+        v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()
+    )
+    h1 = rules.h1_decision(
+        judged, rules.best_lr(cells, ref), off_fails, study.min_effect, study.negligible
+    )
     return {
-        "h2a": {**paired_entry(p), "log10_ratios": r, "verdict": rules.paired_verdict(p)},
+        "h1": {
+            "verdict": h1.verdict,
+            "why": h1.why,
+            "lr": h1.lr,
+            "stats": paired_entry(h1.stats) if h1.stats else None,
+            "off_fails": off_fails,
+        },
+        "h2a": {**by_definition[rules.PRIMARY_FAILURE], "definition": rules.PRIMARY_FAILURE},
+        "h2a_by_definition": by_definition,
         "h2b": {
             **paired_entry(q),
             "min_effect": settings["min_sensitivity"],
             "verdict": rules.paired_verdict(q, settings["min_sensitivity"]),
         },
     }
+
+
+def _h2a_censoring(off: dict, on: dict) -> str:
+    """Why H2a cannot decide under a definition, or "": the reference arm does not fail inside
+    the grid in some seed ("off above"), or a critical LR lies below the grid or is missing."""
+    seeds = sorted(set(off) & set(on))
+    if any(off[k].kind == "above" for k in seeds):
+        return "off above"
+    if any(v.kind in ("below", "none") for k in seeds for v in (off[k], on[k])):
+        return "below"
+    return ""
 
 
 def best_losses(runs: pd.DataFrame) -> dict:
@@ -265,7 +459,15 @@ def arm_analysis(
 ) -> dict:
     seeds = sorted(part.seed.unique())
     arm = str(part.arm.iloc[0])
-    crit = {int(s): v for s, v in rules.critical_lrs(cells, arm).items() if s in set(seeds)}
+    by_definition = {
+        definition: {
+            int(s): v
+            for s, v in rules.critical_lrs(cells, arm, definition, settings["delta"]).items()
+            if s in set(seeds)
+        }
+        for definition in rules.FAILURE_DEFINITIONS
+    }
+    crit = by_definition[rules.PRIMARY_FAILURE]
     lrs, worst = rules.worst_losses(cells, arm)
     budget = str(int(part.budget.iloc[0]))
     l_star = best.get(budget, math.nan)
@@ -279,9 +481,18 @@ def arm_analysis(
         "budget": float(budget),
         "recipe": recipe(part),
         "interventions": intervention_values(part),
+        "best_lr": rules.best_lr(cells, arm),
         "eta_crit": {
+            "definition": rules.PRIMARY_FAILURE,
             "seeds": {s: _grid(v) for s, v in crit.items()},
             **_median(list(crit.values())),
+        },
+        "eta_crit_by_definition": {
+            definition: {
+                "seeds": {s: _grid(v) for s, v in values.items()},
+                **_median(list(values.values())),
+            }
+            for definition, values in by_definition.items()
         },
         "eta_max": {
             "delta": settings["delta"],
@@ -330,41 +541,61 @@ def intervention_values(part: pd.DataFrame) -> dict | None:
 
 
 def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
-    """One arm at one LR over its seeds: outcomes, final loss of ok runs, effective loss."""
+    """One arm at one LR over its seeds: outcomes, final loss of ok runs, the effective loss
+    (capped, every finished run) with its perplexity, and the steps to both targets."""
     ok = cell[cell.outcome == "ok"]
     final = pd.to_numeric(ok.final_val_loss, errors="coerce")
-    reached = steps[steps.run_id.isin(cell.run_id)]
+    reached = steps[steps.run_id.isin(cell.run_id)] if len(steps) else steps
+    loss = pd.to_numeric(cell.loss, errors="coerce")
+
+    def mean_steps(column: str) -> float | None:
+        if column not in reached or len(reached) != len(cell) or reached[column].isna().any():
+            return None
+        return _float(reached[column].mean())
+
     return {
         "lr": float(cell.lr.iloc[0]),
         "n": int(len(cell)),
         "outcomes": {o: int((cell.outcome == o).sum()) for o in OUTCOMES},
         "final_mean": _float(final.mean()),
         "final_sd": _float(final.std(ddof=1)),
-        "loss_mean": _float(cell.loss.mean()),
-        "steps_to_target": _float(reached.steps.mean())
-        if len(reached) == len(cell) and reached.steps.notna().all()
-        else None,
+        "loss_mean": _float(loss.mean()),
+        "loss_sd": _float(loss.std(ddof=1)),
+        "perplexity": _float(math.exp(loss.mean())) if loss.notna().any() else None,
+        "steps_to_target": mean_steps("steps"),
+        "steps_to_baseline": mean_steps("steps_baseline"),
     }
 
 
 def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict) -> dict:
     """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
     sweeps.study.rules judges it, with the leave-one-run-out check."""
-    judged = rules.compare(cells, c, settings["min_effect"])
+    study = _study(settings)
+    judged = rules.compare(cells, c, study)
     p, result = judged.pairs, judged.necessity
-    stats_at = dict(zip(result.lrs, result.stats))
+    at = {lr: i for i, lr in enumerate(result.lrs)}
+    seeds = list(p.seeds)
     per_lr = []
     for i, lr in enumerate(p.lrs):
-        stat = stats_at.get(lr)
-        shown = stat or _unjudged(p.d[i])
+        k = at.get(lr)
+        stat = result.stats[k] if k is not None else None
+        has = np.isfinite(p.d[i])
         per_lr.append(
             {
                 "lr": lr,
-                **paired_entry(shown),
+                **paired_entry(stat or _unjudged(p.d[i])),
                 "judged": stat is not None,
                 "ceiling": bool(p.ceiling[i]),
-                "mixed": bool(p.mixed[i]),
-                "necessary": bool(stat is not None and stat.lower > settings["min_effect"]),
+                "partial_ceiling": bool(
+                    not p.ceiling[i] and not pairs_used(p.d[i], p.fail_b[i], p.fail_t[i])[1]
+                ),
+                "set_aside": [seeds[j] for j in result.set_aside[k]] if k is not None else [],
+                "fails": {
+                    "baseline": int((p.fail_b[i] & has).sum()),
+                    "treatment": int((p.fail_t[i] & has).sum()),
+                },
+                "necessary": bool(stat is not None and result.necessary[k]),
+                "equivalent": bool(stat is not None and rules.negligible(stat, study.negligible)),
                 "seeds": [None if math.isnan(x) else float(x) for x in p.d[i]],
                 "speedup": _speedup(arms[c.baseline], arms[c.treatment], lr),
             }
@@ -373,17 +604,17 @@ def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: di
         {"delta": a["delta"], "ratio": _ratio(a, b)}
         for a, b in zip(arms[c.baseline]["eta_max_curve"], arms[c.treatment]["eta_max_curve"])
     ]
+    t = result.threshold
     return {
         "baseline": c.baseline,
         "treatment": c.treatment,
         "per_lr": per_lr,
-        "threshold": _grid(result.threshold),
-        "threshold_estimate": _grid(result.estimate),
-        "threshold_ci90": list(result.ci90),
-        "seed_thresholds": {int(s): _grid(t) for s, t in zip(p.seeds, result.seed_thresholds)},
+        "threshold": _grid(t),
+        "threshold_bracket": list(t.bracket) if t.bracket else None,
+        "seed_thresholds": {int(s): _grid(v) for s, v in zip(p.seeds, result.seed_thresholds)},
         "ceiling": result.ceiling,
-        "mixed": [lr for lr, m in zip(p.lrs, p.mixed) if m],
-        "noise_floor": result.floor,
+        "partial_ceiling": [e["lr"] for e in per_lr if e["partial_ceiling"]],
+        "precision_floor": result.floor,
         "eta_max_ratio": ratio,
         "influence": [
             {"run_id": rid, "lr": _lr_of(cells, rid), "threshold_without": _grid(t)}
@@ -414,7 +645,7 @@ def paired_entry(p: Paired) -> dict:
 
 
 def _unjudged(d) -> Paired:
-    """An LR the rule skipped (ceiling, mixed failures, too few pairs): its mean only."""
+    """An LR the rule did not judge (a ceiling, a partial ceiling, too few pairs): its mean."""
     x = np.asarray(d, float)
     x = x[np.isfinite(x)]
     mean = float(x.mean()) if len(x) else math.nan
@@ -453,7 +684,12 @@ def _speedup(base: dict, treat: dict, lr: float) -> float | None:
 
 # -- helpers -------------------------------------------------------------------------------------
 def _grid(v: GridValue) -> dict:
-    return {"value": v.value, "kind": v.kind, "bracket": list(v.bracket) if v.bracket else None}
+    return {
+        "value": v.value,
+        "kind": v.kind,
+        "bracket": list(v.bracket) if v.bracket else None,
+        "interpolated": bool(v.interpolated and v.kind == ""),
+    }
 
 
 def _median(values: list[GridValue]) -> dict:

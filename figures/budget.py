@@ -48,7 +48,9 @@ def call(entry: dict | None) -> str:
         return "not necessary"
     if entry["ceiling"]:
         return "not judged (both failed)"
-    return "not judged (mixed failures)" if entry["mixed"] else "not judged (too few pairs)"
+    if entry.get("partial_ceiling"):
+        return "not judged (both arms fail)"
+    return "not judged (too few pairs)"
 
 
 def held(small: dict, large: dict) -> tuple[list[float], list[float]]:
@@ -93,7 +95,7 @@ def section(result: dict) -> str:
             "two-sided 90% interval, whose ends are the one-sided 95% bounds that decide "
             "(docs/STUDY.md section 4), the rule's call, and whether the call is the same at "
             "both budgets; "
-            f"{fmt.FLOORED}: an interval the comparison's noise floor widened beyond this LR's "
+            f"{fmt.FLOORED}: an interval the precision floor widened beyond this LR's "
             "own seed spread. The necessity threshold is only as fine as the LRs both budgets "
             "ran.",
             "",
@@ -156,9 +158,7 @@ def _cell(cell: dict | None) -> str:
 
 
 def _effect(entry: dict) -> str:
-    if not entry.get("judged"):
-        return fmt.num(entry.get("mean"))
-    return fmt.pm_interval(entry) + fmt.floored(entry)
+    return fmt.effect(entry) if entry.get("judged") else fmt.num(entry.get("mean"))
 
 
 def _budget(depth: dict, tokens: float) -> str:

@@ -57,14 +57,30 @@ def pm_interval(entry: dict, digits: int = 3) -> str:
     )
 
 
-FLOORED = "†"  # marks an interval the comparison's noise floor widened (docs/STUDY.md 4)
+FLOORED = "†"  # marks an interval the precision floor widened (docs/STUDY.md 4)
 
 
 def floored(entry: dict) -> str:
-    """FLOORED when the noise floor, not this LR's own seeds, set the interval's width: the
+    """FLOORED when the precision floor, not this LR's own seeds, set the interval's width: the
     reader then knows the seeds there agree more closely than the interval says."""
     sd, used = entry.get("sd"), entry.get("sd_used")
     return f" {FLOORED}" if not _missing(sd) and not _missing(used) and used > sd else ""
+
+
+def effect(entry: dict) -> str:
+    """One LR of a comparison as a table cell: the paired effect with its 90% interval (†:
+    widened by the precision floor), the seeds set aside because the baseline's or treatment's
+    run failed there, or why it was not judged: 'ceiling' (every run of both arms failed),
+    'both arms fail' (too few pairs without a failure), 'too few pairs'."""
+    if entry["ceiling"]:
+        return "ceiling"
+    if entry.get("partial_ceiling"):
+        return "both arms fail"
+    if not entry["judged"]:
+        return f"too few pairs ({num(entry.get('mean'))})"
+    aside = entry.get("set_aside") or []
+    note = f" (seed {', '.join(str(s) for s in aside)} set aside: a run failed)" if aside else ""
+    return pm_interval(entry) + floored(entry) + note
 
 
 def grid(value: dict | None) -> str:
@@ -137,15 +153,47 @@ def per_seed(seeds: dict) -> str:
     )
 
 
-def threshold_with_interval(c: dict) -> str:
-    """A comparison's necessity threshold with its 90% interval: 'necessary from 0.0256 (the
-    effect reaches m at ~0.015, 90% interval <= 0.001 to 0.0256)'."""
-    t = c["threshold"]
-    if t["kind"] != "":
-        return grid(t)
-    lo, hi = c.get("threshold_ci90") or [None, None]
-    low = f"<= {lr(c['per_lr'][0]['lr'])}" if _missing(lo) and c.get("per_lr") else lr(lo)
-    return (
-        f"{lr(t['value'])} (the effect reaches m at ~{grid(c['threshold_estimate'])}, "
-        f"90% interval {low} to {lr(hi)})"
+def bracket(value: dict | None) -> str:
+    """A grid value with its bracket: '(0.0316, 0.0562] (~0.042, the midpoint)', '0.0336 in
+    (0.0316, 0.1]' when interpolated; censoring spelled out."""
+    if not value or value.get("kind") != "" or not value.get("bracket"):
+        return grid(value)
+    lo, hi = value["bracket"]
+    if value.get("interpolated", True):
+        return f"~{lr(value['value'])} in ({lr(lo)}, {lr(hi)}]"
+    return f"({lr(lo)}, {lr(hi)}]"
+
+
+def seed_brackets(seeds: dict) -> str:
+    """Per-seed thresholds as brackets, seeds that agree named once: '(0.003, 0.01] (3 seeds)',
+    '(0.01, 0.0316] (seeds 0, 2), none in the grid (seed 1)'."""
+    groups: dict[str, list[str]] = {}
+    for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0])):
+        inside = v and v.get("kind") == "" and v.get("bracket")
+        text = f"({lr(v['bracket'][0])}, {lr(v['bracket'][1])}]" if inside else grid(v)
+        groups.setdefault(text, []).append(str(k))
+    if len(groups) == 1:
+        ((text, ks),) = groups.items()
+        return f"{text} (every seed)" if len(ks) > 1 else f"{text} (seed {ks[0]})"
+    return ", ".join(
+        f"{text} (seed{'s' if len(ks) > 1 else ''} {', '.join(ks)})" for text, ks in groups.items()
     )
+
+
+def threshold_bracket(c: dict) -> str:
+    """A comparison's necessity threshold as the bracket it is: 'necessary from 0.0562 up, not
+    shown at 0.0316 (the threshold lies in (0.0316, 0.0562])'."""
+    t = c["threshold"]
+    if t["kind"] == "none":
+        return "no necessity threshold in the grid (necessary at no LR up to the top)"
+    if t["kind"] == "below":
+        return f"necessary from the lowest LR judged, {lr(t['value'])}, up"
+    lo, hi = t["bracket"]
+    where = bracket(t)
+    return f"necessary from {lr(hi)} up, not shown at {lr(lo)} (threshold {where})"
+
+
+def threshold_with_interval(c: dict) -> str:
+    """A comparison's necessity threshold, short: its bracket, '(0.0316, 0.0562]', with the
+    interpolated crossing when the effect is continuous across it; censoring spelled out."""
+    return bracket(c["threshold"])

@@ -123,8 +123,8 @@ def i2(depth: dict, arm: str, vs_primary: dict, s: dict) -> tuple[str, str]:
 
 def i3(depth: dict, arm: str, vs_primary: dict, s: dict) -> tuple[str, str]:
     """Only where QK-norm is necessary at the lowest base LR on the primary comparison: the gap
-    of `X vs on` there negligible (LB <= m and mean < negligible, as section 9 spells it: a
-    negative gap, X better than on, closes it too) or necessary."""
+    of `X vs on` there negligible (equivalent by TOST, as section 9 spells it; a gap shown
+    negative, X better than on, closes it too) or necessary."""
     low = s["base_lrs"][0] if s.get("base_lrs") else None
     primary = depth["comparisons"].get(Comparison(s["reference"], s["primary"]).key)
     at = _entry(primary, low)
@@ -141,8 +141,8 @@ def i3(depth: dict, arm: str, vs_primary: dict, s: dict) -> tuple[str, str]:
     said = f"{arm} - {s['primary']} at {fmt.lr(low)}: {fmt.pm_interval(gap)}"
     if gap["necessary"]:
         return NOT_SUPPORTED, f"{s['primary']} is still necessary over it; {said}"
-    if gap["lower"] <= s["min_effect"] and gap["mean"] < s["negligible"]:
-        return SUPPORTED, f"the gap is negligible; {said}"
+    if gap["equivalent"] or gap["upper"] < -s["min_effect"]:
+        return SUPPORTED, f"the gap is negligible or reversed; {said}"
     return INCONCLUSIVE, f"the gap is neither negligible nor shown; {said}"
 
 

@@ -117,7 +117,7 @@ def _threshold(comparison: dict | None) -> str:
     if comparison is None:
         return "n/a"
     seeds = comparison.get("seed_thresholds") or {}
-    spread = f" (seeds {fmt.seed_range(seeds)})" if seeds else ""
+    spread = f"; per seed {fmt.seed_brackets(seeds)}" if seeds else ""
     return fmt.threshold_with_interval(comparison) + spread
 
 

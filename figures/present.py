@@ -4,7 +4,7 @@ knows the keys, so a chart and the table beside it print the same interval.
 The analysis (figures/analysis.py, sweeps/study/) gives intervals that say which decision
 they belong to: `lower` (the one-sided 95% bound that decided) and `ci90` ([lo, hi],
 two-sided 90%: its ends are the one-sided 95% bounds) on every decided quantity,
-`threshold_ci90` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
+`threshold_bracket` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
 "tokenizer"}). A critical LR has no interval of its own: its seed range is shown, named so.
 """
 
@@ -36,15 +36,13 @@ def lower_bound(entry: dict) -> float | None:
 def threshold_interval(
     comparison: dict, depth: dict | None = None
 ) -> tuple[float | None, float | None, str]:
-    """The necessity threshold's 90% interval (threshold_ci90); a lower end below the grid
-    (null) is drawn from the lowest LR judged."""
-    ci = comparison.get("threshold_ci90") or (depth or {}).get("threshold_ci90")
-    if not ci or ci[1] is None:
+    """The necessity threshold's bracket (threshold_bracket): the last LR where QK-norm was not
+    shown necessary and the first from which it stays necessary; none when the threshold is
+    censored or absent."""
+    bracket = comparison.get("threshold_bracket") or (depth or {}).get("threshold_bracket")
+    if not bracket:
         return None, None, ""
-    lo = ci[0]
-    if lo is None:
-        lo = min((e["lr"] for e in comparison.get("per_lr", [])), default=ci[1])
-    return float(lo), float(ci[1]), "90%"
+    return float(bracket[0]), float(bracket[1]), "bracket"
 
 
 def crit_interval(eta_crit: dict) -> tuple[float | None, float | None, str]:

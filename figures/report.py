@@ -85,6 +85,7 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     high = _high_stable_lr(result)
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
     outcomes = {r["run_id"]: r["outcome"] for r in result["runs"]}
+    trained = "train_loss" in curves and curves.train_loss.notna().any()
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
@@ -100,15 +101,15 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
         "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
         "training_curves": (
             "Training curves at a few learning rates",
-            charts.training_curves(curves, arms, picks, y_max, outcomes),
+            charts.training_curves(curves, arms, picks, y_max, outcomes) if trained else None,
         ),
         "attention": (
             f"Attention logits and entropy over training at LR {high:.3g}",
-            charts.attention(curves, arms, high),
+            charts.attention(curves, arms, high) if trained else None,
         ),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
-            charts.kurtosis(curves, arms, sorted({lrs[0], high})),
+            charts.kurtosis(curves, arms, sorted({lrs[0], high})) if trained else None,
         ),
     }
 
@@ -298,10 +299,33 @@ def _baseline_clause(view: dict) -> str:
 
 
 EFFECTIVE_LOSS = (
-    "*Effective loss*: an ok run's final validation loss (at most its loss at "
-    "initialization); a run that failed at its LR, diverged or unstable alike, counts at its "
-    "loss at initialization, as having learned nothing."
+    "*Effective loss*: a finished run's final validation loss capped at its loss at "
+    "initialization, min(final, L0), as Wortsman et al. count it; only a run that stopped "
+    "(diverged) counts at L0. A run *fails* at its LR, for the critical LR and H2a, when it is "
+    "*stuck*: it diverged or finished worse than the bigram baseline; the critical LR is also "
+    "shown when only a divergence counts (*diverged*) and when a run worse than its seed's best "
+    "LR by delta counts (*degraded*)."
 )
+
+
+def _other_definitions(d: dict, s: dict) -> str:
+    """The reference and primary arms' median critical LRs under the other failure definitions,
+    where they differ from the primary one's: the reader sees when a definition moves them."""
+    primary = s.get("primary_failure", "stuck")
+    shown = []
+    for definition in s.get("failure_definitions", []):
+        if definition == primary:
+            continue
+        values = []
+        for arm in (s["reference"], s["primary"]):
+            a = d["arms"].get(arm) or {}
+            by = (a.get("eta_crit_by_definition") or {}).get(definition)
+            if by and by.get("median"):
+                values.append((arm, by["median"], a["eta_crit"]["median"]))
+        if any(fmt.grid(m) != fmt.grid(p) for _, m, p in values):
+            shown.append(f"{definition}: " + ", ".join(f"{a} {fmt.grid(m)}" for a, m, _ in values))
+
+    return "critical LR under the other definitions " + "; ".join(shown) if shown else ""
 
 
 def answer_lines(view: dict) -> list[str]:
@@ -331,7 +355,10 @@ def answer_lines(view: dict) -> list[str]:
             )
             crit.append(f"{arm} {fmt.grid(median)}{span}")
         if crit:
-            parts.append("critical LR " + ", ".join(crit))
+            parts.append(f"critical LR ({s.get('primary_failure', 'stuck')}) " + ", ".join(crit))
+        others = _other_definitions(d, s)
+        if others:
+            parts.append(others)
         if parts:
             lines.append(f"  depth {depth}: " + "; ".join(parts))
         lines += budget.summary(depth, d)  # a comparison also run with more tokens
@@ -372,6 +399,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     verdict = next((line for line in rules if line.startswith("Verdicts")), None)
     if verdict:
         lines += ["", f"**{verdict}** (reasons under Verdicts below).", ""]
+    for warning in view.get("budget_warnings") or []:
+        lines += [f"**Budget warning:** {warning}.", ""]
     lines += [
         EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
         f"bound of the paired effect (off - on effective loss) exceeds "
@@ -396,7 +425,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         "In the headline figure: lines are the seed mean of the effective loss per arm, "
         "bands the range over seeds, marks every run (crosses: diverged, on the top "
         "edge; triangles: unstable), dashed verticals each arm's critical LR, the grey "
-        "line and band the necessity threshold and its interval"
+        "line and band the necessity threshold and its bracket"
         + ("; dotted: the bigram baseline" if b["bigram"] is not None else "")
         + ".",
         "",
@@ -461,15 +490,18 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "",
         "Every number here is in analysis.json beside this report.",
         "",
-        "### Final validation loss (nats/token, mean ± sd over ok seeds)",
+        "### Effective loss (nats/token, mean ± sd over seeds, perplexity; [runs that failed])",
         "",
         tables.final_loss(result),
         "### Critical learning rate (the max stable LR)",
         "",
-        "The first LR above a seed's best LR at which its run diverges or ends unstable, "
-        "interpolated (geometric midpoint of the last ok and the first failing LR); median "
-        "and range over seeds. '>': no failure above the best LR in the grid (a lower "
-        "bound); '<=': even the best LR fails.",
+        "The first LR above a seed's best LR at which its run fails, interpolated "
+        "(geometric midpoint of the last LR that did not fail and the first that did); median "
+        "and range over seeds, under each failure definition: *stuck* (diverged or worse "
+        "than the bigram baseline; it decides H2a), *diverged* (stopped), *degraded* (worse "
+        "than the seed's best LR by delta). '>': no failure above the best LR in the grid (a "
+        "lower bound); '<=': even the best LR fails. Best LR: the arm's lowest seed-mean "
+        "effective loss.",
         "",
         tables.critical_lr(result),
         f"### eta_max(delta = {s['delta']:g} nats)",
@@ -491,27 +523,46 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             f"### Paired effect, {key} (nats; bold: QK-norm necessary)",
             "",
             f"Mean over seeds of the baseline minus treatment effective loss with its "
-            f"two-sided 90% t interval, whose lower end is the one-sided 95% bound that "
-            f"decides: necessary where it exceeds {s['min_effect']:g}; 'ceiling': every "
-            f"run of both arms failed; 'mixed failures': failures that do not say which "
-            f"arm is better (docs/STUDY.md section 4). Speed-up: "
-            f"steps to reach {fmt.num(s['target_loss'], 2)} nats, baseline / treatment. "
-            f"{fmt.FLOORED}: the interval is as wide as the comparison's noise floor (the seed "
-            f"spread pooled over its clean LRs), wider than this LR's own seeds would make it.",
+            f"two-sided 90% t interval from that LR's own seeds, whose lower end is the "
+            f"one-sided 95% bound that decides: necessary where it exceeds "
+            f"{s['min_effect']:g}. Where a run failed (stuck), the LR rests on the pairs "
+            f"without a failure when 3 remain (the others are named, set aside); 'ceiling': "
+            f"every run of both arms failed; 'both arms fail': too few pairs without a "
+            f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
+            f"{fmt.num(s['target_loss'], 2)} nats, baseline / treatment. {fmt.FLOORED}: the "
+            f"interval is as wide as the precision floor ({s.get('precision', 0.01):g} nats), "
+            f"wider than this LR's seeds would make it.",
             "",
             tables.effects(result, key),
         ]
     lines += [
         "### Necessity thresholds",
         "",
+        "The threshold is a bracket: the last LR where QK-norm was not shown necessary and the "
+        "first from which it stays necessary; '~x in (a, b]' where the effect is continuous "
+        "across it (interpolated), '(a, b]' where a run changes failure class between a and b.",
+        "",
         tables.thresholds(result),
-        f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats",
+        f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats / to the bigram "
+        "baseline",
         "",
         "Seed mean of the step where the quick validation loss (every 2% of the run) first "
         "reaches the target, interpolated; '-' when not every seed reaches it.",
         "",
         tables.steps(result),
     ]
+    if result.get("early_warning"):
+        lines += [
+            "### Early warning: does early logit growth predict a failure?",
+            "",
+            "Per arm, each run's largest max attention logit over layers and its max output "
+            "logit at its first evaluation at or after 10% of the run, against whether the run "
+            "failed (stuck): the AUC (the chance a failing run's value exceeds another's; 0.5: "
+            "no signal) with a 90% bootstrap interval (docs/STUDY.md section 4; it decides "
+            "nothing).",
+            "",
+            tables.early_warning(result),
+        ]
     finished = {r["run_id"] for r in result["runs"] if r["outcome"] in ("ok", "unstable")}
     curves = curves[curves.run_id.isin(finished)]  # a diverged run's last eval is mid-run
     if not curves.empty:

@@ -112,32 +112,81 @@ def _by_lr(result: dict, cell) -> str:
 
 
 def final_loss(result: dict) -> str:
+    """Per LR and arm: the effective loss (capped, every finished run), mean ± sd over seeds,
+    its perplexity, and how many runs ended unstable or diverged."""
+
     def cell(c):
-        text = fmt.pm(c["final_mean"], c["final_sd"]) if c["final_mean"] is not None else ""
+        mean, sd = c.get("loss_mean"), c.get("loss_sd")
+        text = fmt.pm(mean, sd) if mean is not None else ""
+        if c.get("perplexity") is not None:
+            text += f" (ppl {c['perplexity']:.2f})"
         failed = [f"{c['outcomes'][o]} {o}" for o in ("unstable", "diverged") if c["outcomes"][o]]
-        return " ".join(filter(None, [text, f"({', '.join(failed)})" if failed else ""]))
+        return " ".join(filter(None, [text, f"[{', '.join(failed)}]" if failed else ""]))
 
     return _by_lr(result, cell)
 
 
 def steps(result: dict) -> str:
+    """Steps to the spec's target loss / to the bigram baseline, seed means."""
+
     # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
-    return _by_lr(
-        result, lambda c: "-" if c["steps_to_target"] is None else fmt.num(c["steps_to_target"], 1)
-    )
+    def cell(c):
+        return " / ".join(
+            "-" if c.get(k) is None else fmt.num(c[k], 1)
+            for k in ("steps_to_target", "steps_to_baseline")
+        )
+
+    return _by_lr(result, cell)
 
 
 def critical_lr(result: dict) -> str:
-    rows = [
-        [
-            d,
-            a,
-            fmt.median_range(result["depths"][d]["arms"][a]["eta_crit"]),
-            fmt.seed_grid(result["depths"][d]["arms"][a]["eta_crit"]["seeds"]),
-        ]
-        for d, a in _arm_columns(result)
+    """Per arm, the critical LR under each failure definition (docs/STUDY.md section 3), the
+    primary one first with its per-seed values."""
+    definitions = result["settings"].get("failure_definitions") or ["stuck"]
+    primary = result["settings"].get("primary_failure", "stuck")
+    order = [primary] + [x for x in definitions if x != primary]
+    rows = []
+    for d, a in _arm_columns(result):
+        arm = result["depths"][d]["arms"][a]
+        by = arm.get("eta_crit_by_definition") or {primary: arm["eta_crit"]}
+        rows.append(
+            [d, a, fmt.lr(arm.get("best_lr"))]
+            + [fmt.median_range(by[x]) if x in by else "-" for x in order]
+            + [fmt.seed_grid(arm["eta_crit"]["seeds"])]
+        )
+    header = ["depth", "arm", "best LR"] + [
+        f"critical LR, {x}{' (decides)' if x == primary else ''}" for x in order
     ]
-    return markdown(["depth", "arm", "critical LR: median (seed range)", "per seed"], rows)
+    return markdown(header + [f"per seed ({primary})"], rows)
+
+
+def early_warning(result: dict) -> str:
+    """Per depth, arm and early predictor: the AUC of telling failing runs from the others."""
+    rows = []
+    for d, arms in sorted((result.get("early_warning") or {}).items(), key=lambda kv: int(kv[0])):
+        for a, predictors in arms.items():
+            for p in predictors.values():
+                lo, hi = p["ci90"]
+                value = (
+                    "n/a (one class)"
+                    if p["auc"] is None
+                    else f"{fmt.num(p['auc'], 2)} [{fmt.num(lo, 2)}, {fmt.num(hi, 2)}]"
+                )
+                at = p.get("step_fraction")
+                rows.append(
+                    [
+                        d,
+                        a,
+                        p["label"],
+                        value,
+                        f"{p['n_fail']} / {p['n_ok']}",
+                        "-" if at is None else f"{at:.0%}",
+                    ]
+                )
+    return markdown(
+        ["depth", "arm", "predictor", "AUC [90%]", "failing / other runs", "at (of the run)"],
+        rows,
+    )
 
 
 def eta_max(result: dict) -> str:
@@ -174,13 +223,7 @@ def effects(result: dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = (
-                "ceiling"
-                if e["ceiling"]
-                else "mixed failures"
-                if e["mixed"]
-                else fmt.pm_interval(e) + fmt.floored(e)
-            )
+            text = fmt.effect(e)
             row += [
                 f"**{text}**" if e["necessary"] else text,
                 "-" if e["speedup"] is None else f"x{e['speedup']:.2f}",
@@ -203,9 +246,12 @@ def thresholds(result: dict) -> str:
                     d,
                     key,
                     fmt.threshold_with_interval(c),
-                    fmt.seed_grid(c["seed_thresholds"]),
+                    ", ".join(
+                        f"{k}: {fmt.bracket(v)}"
+                        for k, v in sorted(c["seed_thresholds"].items(), key=lambda kv: int(kv[0]))
+                    ),
                     ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
-                    ", ".join(fmt.lr(x) for x in c["mixed"]) or "-",
+                    ", ".join(fmt.lr(x) for x in c["partial_ceiling"]) or "-",
                     ", ".join(f"`{m}`" for m in movers) or "none",
                 ]
             )
@@ -213,10 +259,10 @@ def thresholds(result: dict) -> str:
         [
             "depth",
             "comparison",
-            "necessity threshold (90% interval)",
+            "necessity threshold (bracket)",
             "per seed",
             "common ceiling",
-            "mixed failures",
+            "both arms fail",
             "runs that alone move it",
         ],
         rows,

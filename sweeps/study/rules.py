@@ -1,9 +1,9 @@
 """The study's rules applied to a sweep's runs, in one place for the runner (refinement) and
-the report (figures/): the pre-registration as a `Study`, each run's outcome class and
-effective loss, the (arm, LR, seed) table of one depth, paired differences with their common
-ceiling and noise floor, the necessity rule with a leave-one-run-out check, the critical LRs,
-the brackets refinement bisects, and the paired verdict rules of H2a and H2b
-(docs/STUDY.md sections 4-6).
+the report (figures/): the pre-registration as a `Study`, each run's outcome class, capped
+loss and failure under each definition, the (arm, LR, seed) table of one depth, paired
+differences with their common ceiling, the necessity rule with a leave-one-run-out check,
+the critical LRs, the brackets refinement bisects, and the decisions of H1, H2a and H2b
+(docs/STUDY.md sections 3-6).
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from sweeps.study.stats import (
     GridValue,
     Necessity,
     Paired,
+    Slope,
     critical_lr,
+    equivalent,
     necessity,
     paired,
     quantization_sd,
     sensitivity,
+    slope,
 )
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
@@ -35,6 +38,12 @@ STUDY_SEEDS = 4  # the seed count the study's rules are proven for (docs/STUDY.m
 # yet learned (not yet below the bigram baseline): the plan and the report warn (STUDY.md 3).
 MIN_TOKENS_PER_PARAM = 5.0
 RESOLUTION_SLACK = 1.01
+# A run fails at its LR under three named definitions (docs/STUDY.md section 3), each wider
+# than the one before: it stopped (diverged); it diverged or finished worse than its data's
+# baseline (stuck); it diverged or finished worse than its seed's best LR by delta (degraded).
+DIVERGED, STUCK, DEGRADED = "diverged", "stuck", "degraded"
+FAILURE_DEFINITIONS = (DIVERGED, STUCK, DEGRADED)
+PRIMARY_FAILURE = STUCK  # the definition H2a, the ceiling and the failure model decide on
 
 
 class Comparison(NamedTuple):
@@ -62,6 +71,7 @@ class Study:
     min_effect: float = 0.02
     negligible: float = 0.05
     min_sensitivity: float = 0.05
+    precision: float = 0.01  # the floor of a paired sd, nats (STUDY.md section 4)
 
     @property
     def primary_comparison(self) -> Comparison:
@@ -89,6 +99,7 @@ class Study:
             "min_effect": self.min_effect,
             "negligible": self.negligible,
             "min_sensitivity": self.min_sensitivity,
+            "precision": self.precision,
             "target_loss": self.target_loss,
         }
 
@@ -120,20 +131,29 @@ def outcome_class(status) -> str | None:
 
 
 def fails(status) -> bool:
-    """The run fails at its LR: diverged or unstable (docs/STUDY.md section 3)."""
+    """The runner's record: the run ended diverged or unstable (sweeps/run/outcomes.py). The
+    statistics use the named failure definitions (is_stuck, critical_lrs) instead."""
     return status in FAILED
 
 
 def effective_loss(status, init_loss, final_val_loss) -> float:
-    """A finished run's loss as the statistics count it (docs/STUDY.md section 4): a run that
-    fails at its LR (diverged or unstable) counts as its loss at initialization, however it
-    failed; an ok run min(final val loss, loss at init). NaN for unfinished or failed-process
-    runs and a missing loss at init."""
+    """A finished run's outcome as the statistics count it (docs/STUDY.md section 3, as
+    Wortsman et al. count it): its final val loss capped at its loss at initialization,
+    min(final, L0); only a run that stopped (diverged, or a final loss that is not finite)
+    takes L0. NaN for unfinished or failed-process runs and a missing loss at init."""
     if status not in OUTCOMES or not _finite(init_loss):
         return math.nan
-    if status in FAILED or not _finite(final_val_loss):
+    if status == DIVERGED or not _finite(final_val_loss):
         return float(init_loss)
     return float(min(final_val_loss, init_loss))
+
+
+def is_stuck(status, final_val_loss, baseline) -> bool:
+    """Failed under the `stuck` definition: diverged, or finished worse than the data's
+    baseline (bigram for the study specs; None: the run's config has no baseline rule)."""
+    if status == DIVERGED or not _finite(final_val_loss):
+        return True
+    return _finite(baseline) and final_val_loss > baseline
 
 
 def _finite(x) -> bool:
@@ -143,8 +163,9 @@ def _finite(x) -> bool:
 # -- one depth's table -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Cells:
-    """One depth's finished runs as arrays [arm, LR, seed]: effective loss (NaN: no finished
-    run), failing (diverged or unstable) and run id (None: no finished run)."""
+    """One depth's finished runs as arrays [arm, LR, seed]: capped loss (NaN: no finished
+    run), failing under the primary definition (stuck), diverged, and run id (None: no
+    finished run)."""
 
     arms: tuple[str, ...]
     lrs: tuple[float, ...]
@@ -152,6 +173,7 @@ class Cells:
     loss: np.ndarray
     failing: np.ndarray
     run_ids: np.ndarray = field(repr=False)
+    diverged: np.ndarray | None = field(default=None, repr=False)  # None: none diverged
 
     def arm(self, name: str) -> int:
         return self.arms.index(name)
@@ -165,16 +187,19 @@ class Cells:
 
 def build_cells(rows: Iterable[dict]) -> dict[int, Cells]:
     """The one builder of the study's table: rows (run_id, n_layer, arm, lr, seed, status,
-    init_loss, final_val_loss) -> per depth, the (arm, LR, seed) arrays of finished runs."""
+    init_loss, final_val_loss, baseline_loss: the run's baseline rule's loss or None) -> per
+    depth, the (arm, LR, seed) arrays of finished runs."""
     by_depth: dict[int, dict] = {}
     for r in rows:
-        loss = effective_loss(r.get("status"), r.get("init_loss"), r.get("final_val_loss"))
+        status, final = r.get("status"), r.get("final_val_loss")
+        loss = effective_loss(status, r.get("init_loss"), final)
         if not math.isfinite(loss):
             continue
         key = (str(r["arm"]), float(r["lr"]), int(r["seed"]))
         by_depth.setdefault(int(r["n_layer"]), {})[key] = (
             loss,
-            fails(r["status"]),
+            is_stuck(status, final, r.get("baseline_loss")),
+            status == DIVERGED,
             r.get("run_id"),
         )
     return {depth: _cells(found) for depth, found in sorted(by_depth.items())}
@@ -185,28 +210,28 @@ def _cells(found: dict) -> Cells:
     lrs = tuple(sorted({lr for _, lr, _ in found}))
     seeds = tuple(sorted({s for _, _, s in found}))
     shape = (len(arms), len(lrs), len(seeds))
-    loss, failing = np.full(shape, np.nan), np.zeros(shape, bool)
+    loss, failing, diverged = np.full(shape, np.nan), np.zeros(shape, bool), np.zeros(shape, bool)
     run_ids = np.full(shape, None, dtype=object)
-    for (a, lr, s), (value, fails, rid) in found.items():
+    for (a, lr, s), (value, stuck, stopped, rid) in found.items():
         i = (arms.index(a), lrs.index(lr), seeds.index(s))
-        loss[i], failing[i], run_ids[i] = value, fails, rid
-    return Cells(arms, lrs, seeds, loss, failing, run_ids)
+        loss[i], failing[i], diverged[i], run_ids[i] = value, stuck, stopped, rid
+    return Cells(arms, lrs, seeds, loss, failing, run_ids, diverged)
 
 
 # -- paired differences ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Pairs:
-    """Baseline minus treatment at the LRs both arms ran: d [LR, seed] (NaN: no pair), the
-    common ceiling (every finished run of both arms failed), the clean LRs (no run failed),
-    and the two runs behind each difference."""
+    """Baseline minus treatment at the LRs both arms ran: d [LR, seed] (NaN: no pair), which
+    run of each pair failed (primary definition) [LR, seed], the common ceiling [LR] (every
+    finished run of both arms failed), and the two runs behind each difference."""
 
     comparison: Comparison
     lrs: list[float]
     seeds: list[int]
     d: np.ndarray
     ceiling: np.ndarray
-    clean: np.ndarray
-    mixed: np.ndarray  # [LR]: failures mix there (not judged)
+    fail_b: np.ndarray
+    fail_t: np.ndarray
     runs: np.ndarray  # object [LR, seed, 2]: (baseline run id, treatment run id)
 
 
@@ -221,10 +246,8 @@ def pairs(cells: Cells, comparison: Comparison) -> Pairs:
         return _no_pairs(comparison, list(cells.seeds))
     d = cells.loss[ib, shared] - cells.loss[it, shared]
     both = fin[[ib, it]][:, shared]  # [2, LR, seed]
-    fails = cells.failing[[ib, it]][:, shared]
+    fails = cells.failing[[ib, it]][:, shared] & both
     ceiling = ((fails | ~both).all(axis=(0, 2))) & both.any(axis=(0, 2))
-    clean = ~(fails & both).any(axis=(0, 2))
-    mixed = mixed_failures(fails, both)
     runs = np.stack([cells.run_ids[ib, shared], cells.run_ids[it, shared]], axis=-1)
     return Pairs(
         comparison,
@@ -232,33 +255,23 @@ def pairs(cells: Cells, comparison: Comparison) -> Pairs:
         list(cells.seeds),
         d,
         ceiling,
-        clean,
-        mixed,
+        fails[0],
+        fails[1],
         runs,
     )
 
 
-def mixed_failures(fails, finished) -> np.ndarray:
-    """[..., LR] of fails and finished [..., 2 arms, LR, seed]: some run failed, yet not the
-    baseline in every pair with the treatment in none. Only there does a failure pattern not
-    say by itself which arm is better; the necessity rule skips those LRs."""
-    fails = np.asarray(fails, bool) & np.asarray(finished, bool)
-    pair = np.asarray(finished, bool).all(axis=-3)
-    any_fail = fails.any(axis=(-3, -1))
-    clear = (fails[..., 0, :, :] | ~pair).all(axis=-1) & ~fails[..., 1, :, :].any(axis=-1)
-    return any_fail & ~clear
-
-
 def _no_pairs(comparison: Comparison, seeds: list[int]) -> Pairs:
     n = len(seeds)
+    empty = np.zeros((0, n), bool)
     return Pairs(
         comparison,
         [],
         seeds,
         np.zeros((0, n)),
         np.zeros(0, bool),
-        np.zeros(0, bool),
-        np.zeros(0, bool),
+        empty,
+        empty,
         np.zeros((0, n, 2), dtype=object),
     )
 
@@ -273,14 +286,17 @@ class Judgement:
     influence: list[tuple[str, GridValue]]
 
 
-def judge_pairs(p: Pairs, min_effect: float, influence: bool = True) -> Judgement:
-    result = necessity(p.lrs, p.d, p.ceiling, min_effect, p.clean, p.mixed)
+def judge_pairs(p: Pairs, min_effect: float, floor: float, influence: bool = True) -> Judgement:
+    def rule(d):
+        return necessity(p.lrs, d, p.ceiling, min_effect, floor, p.fail_b, p.fail_t)
+
+    result = rule(p.d)
     movers = []
     if influence:
         for j, s in zip(*np.nonzero(np.isfinite(p.d))):
             d = p.d.copy()
             d[j, s] = np.nan  # either run of the pair gone removes the pair
-            without = necessity(p.lrs, d, p.ceiling, min_effect, p.clean, p.mixed).threshold
+            without = rule(d).threshold
             if _moved(result.threshold, without):
                 movers += [(rid, without) for rid in p.runs[j, s]]
     return Judgement(p, result, sorted(movers, key=lambda m: str(m[0])))
@@ -291,31 +307,48 @@ def _moved(a: GridValue, b: GridValue) -> bool:
     return a.kind != b.kind or (a.inside and a.bracket != b.bracket)
 
 
-def compare(
-    cells: Cells, comparison: Comparison, min_effect: float, influence: bool = True
-) -> Judgement:
-    return judge_pairs(pairs(cells, comparison), min_effect, influence)
+def compare(cells: Cells, comparison: Comparison, study: Study, influence: bool = True):
+    return judge_pairs(pairs(cells, comparison), study.min_effect, study.precision, influence)
 
 
 # -- stability ---------------------------------------------------------------------------------
-def critical_lrs(cells: Cells, arm: str) -> dict[int, GridValue]:
-    """eta_crit per seed of one arm over every LR it finished."""
+def failed_under(cells: Cells, arm: str, definition: str, delta: float) -> np.ndarray:
+    """[LR, seed] of one arm: the run failed under a named definition (docs/STUDY.md section
+    3); only meaningful where a run finished. degraded: diverged, or a capped loss worse than
+    the seed's best over the arm's LRs by more than delta."""
+    a = cells.arm(arm)
+    diverged = np.zeros_like(cells.failing[a]) if cells.diverged is None else cells.diverged[a]
+    if definition == DIVERGED:
+        return diverged.copy()
+    if definition == STUCK:
+        return cells.failing[a].copy()
+    if definition == DEGRADED:
+        loss = cells.loss[a]
+        with np.errstate(invalid="ignore"):
+            best = np.nanmin(np.where(np.isfinite(loss), loss, np.inf), axis=0)
+            return diverged | (loss > best[None, :] + delta)
+    raise ValueError(f"unknown failure definition {definition!r}")
+
+
+def critical_lrs(
+    cells: Cells, arm: str, definition: str = PRIMARY_FAILURE, delta: float = 0.1
+) -> dict[int, GridValue]:
+    """eta_crit per seed of one arm over every LR it finished, under a failure definition."""
     if not cells.has(arm):
         return {}
     a = cells.arm(arm)
     fin = cells.finished()
+    failed = failed_under(cells, arm, definition, delta)
     out = {}
     for k, seed in enumerate(cells.seeds):
-        failed = [
-            bool(cells.failing[a, j, k]) if fin[a, j, k] else None for j in range(len(cells.lrs))
-        ]
-        out[seed] = critical_lr(cells.lrs, failed, cells.loss[a, :, k])
+        flags = [bool(failed[j, k]) if fin[a, j, k] else None for j in range(len(cells.lrs))]
+        out[seed] = critical_lr(cells.lrs, flags, cells.loss[a, :, k])
     return out
 
 
 def worst_losses(cells: Cells, arm: str) -> tuple[list[float], list[float]]:
     """W(eta) of eta_max (docs/STUDY.md section 4): per LR the arm finished runs at, the worst
-    seed's effective loss, NaN unless every seed of the arm finished there."""
+    seed's capped loss, NaN unless every seed of the arm finished there."""
     if not cells.has(arm):
         return [], []
     a = cells.arm(arm)
@@ -324,6 +357,20 @@ def worst_losses(cells: Cells, arm: str) -> tuple[list[float], list[float]]:
     lrs = [j for j in range(len(cells.lrs)) if fin[j].any()]
     worst = [float(cells.loss[a, j, seeds].max()) if fin[j, seeds].all() else math.nan for j in lrs]
     return [cells.lrs[j] for j in lrs], worst
+
+
+def best_lr(cells: Cells, arm: str) -> float | None:
+    """The arm's best LR: the lowest seed-mean capped loss among LRs where every seed of the
+    arm finished (H1 is judged there; the practitioner's rule counts multiples of it)."""
+    if not cells.has(arm):
+        return None
+    a = cells.arm(arm)
+    fin = cells.finished()[a]
+    seeds = fin.any(axis=0)
+    full = [j for j in range(len(cells.lrs)) if seeds.any() and fin[j, seeds].all()]
+    if not full:
+        return None
+    return float(cells.lrs[min(full, key=lambda j: (cells.loss[a, j, seeds].mean(), j))])
 
 
 # -- LR sensitivity ----------------------------------------------------------------------------
@@ -359,7 +406,7 @@ def refinement_brackets(
             if crit.inside:
                 ok, fail = crit.bracket
                 out.append((ok, fail, f"{arm} seed {seed}: {ok:g} ok, {fail:g} fails"))
-    t = compare(cells, study.primary_comparison, study.min_effect, influence=False)
+    t = compare(cells, study.primary_comparison, study, influence=False)
     bracket = t.necessity.threshold.bracket if t.necessity.threshold.inside else None
     if bracket:
         out.append((*bracket, f"necessity threshold between {bracket[0]:g} and {bracket[1]:g}"))
@@ -393,8 +440,8 @@ def h2a_stats(off: dict[int, GridValue], on: dict[int, GridValue]) -> tuple[Pair
 
 
 def h2b_stats(off: dict[int, float], on: dict[int, float], floor: float) -> Paired:
-    """D_s = S off - S on over seeds with both; floor: the primary comparison's noise floor
-    (S's min term is one run's loss, so D is no more precise than one paired difference)."""
+    """D_s = S off - S on over seeds with both; floor: the precision floor (S's min term is one
+    run's loss, so D is no more precise than one paired difference)."""
     seeds = sorted(set(off) & set(on))
     return paired([off[k] - on[k] for k in seeds], floor)
 
@@ -412,15 +459,109 @@ def paired_verdict(p: Paired, min_effect: float = 0.0) -> str:
     return INCONCLUSIVE
 
 
-def negligible(p: Paired, min_effect: float, bound: float) -> bool:
-    """H1 / C1: the effect is small in both directions: |mean| below the negligible bound, and
-    neither a benefit nor a harm larger than m shown (lower <= m, upper >= -m)."""
-    return (
-        p.n >= MIN_SEEDS
-        and math.isfinite(p.lower)
-        and abs(p.mean) < bound
-        and p.lower <= min_effect
-        and p.upper >= -min_effect
+def negligible(p: Paired, bound: float) -> bool:
+    """H1 / C1: the effect is shown smaller than the bound in both directions (TOST: the 90%
+    interval inside (-bound, bound)); a wide interval is never negligible."""
+    return equivalent(p, bound)
+
+
+class H1(NamedTuple):
+    """H1 at one depth (docs/STUDY.md section 5): the verdict, why (a short code the report
+    words: 'no best lr', 'not judged', 'necessary', 'harms', 'no threshold', 'negligible',
+    'off never fails', 'neither'), the LR judged (the reference arm's best LR) and its stats."""
+
+    verdict: str
+    why: str
+    lr: float | None
+    stats: Paired | None
+
+
+def h1_decision(
+    n: Necessity, best: float | None, off_fails: bool, min_effect: float, bound: float
+) -> H1:
+    """H1 from the primary comparison's necessity rule, the reference arm's best LR and whether
+    the reference arm fails inside the grid (primary definition, any seed)."""
+    if best is None:
+        return H1(INCONCLUSIVE, "no best lr", None, None)
+    at = next((st for lr, st in zip(n.lrs, n.stats) if math.isclose(lr, best)), None)
+    if at is None:
+        return H1(INCONCLUSIVE, "not judged", best, None)
+    t = n.threshold
+    above = t.kind == "" and t.bracket[1] > best * (1 + 1e-9)
+    if at.lower > min_effect:
+        return H1(NOT_SUPPORTED, "necessary", best, at)
+    if at.upper < -min_effect:
+        return H1(NOT_SUPPORTED, "harms", best, at)
+    if t.kind == "none" and off_fails:
+        return H1(NOT_SUPPORTED, "no threshold", best, at)
+    if negligible(at, bound) and above:
+        return H1(SUPPORTED, "negligible", best, at)
+    if t.kind == "none":
+        return H1(INCONCLUSIVE, "off never fails", best, at)
+    return H1(INCONCLUSIVE, "neither", best, at)
+
+
+CENSOR_SHIFT = 0.5  # decades a censored per-seed threshold moves beyond its bound (H3)
+
+
+class Trend(NamedTuple):
+    """H3 (or a width trend): the verdict, why ('too few depths', 'too few points' with the
+    depths named, 'falls', 'does not fall', 'censoring decides', 'not shown'), and the slope of
+    log10(threshold) per doubling with each censored value at its bound and moved beyond it."""
+
+    verdict: str
+    why: str
+    at_bound: Slope | None
+    beyond: Slope | None
+    censored: int
+    short: list[int]
+
+
+def trend_points(seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]]):
+    """(x = log2 size, y at the bound, y moved beyond, censored?) for every per-seed threshold,
+    censored ones kept (docs/STUDY.md section 5, H3): "<= bottom" at the lowest LR judged and
+    CENSOR_SHIFT decades lower; "none in the grid" at the highest LR judged and that much higher.
+    Sizes with fewer than 2 points are returned apart."""
+    points, short = [], []
+    for size, values in sorted(seed_thresholds.items()):
+        lrs = judged.get(size) or []
+        found = []
+        for v in values:
+            if v.kind == "":
+                found.append((math.log10(v.value),) * 2 + (False,))
+            elif v.kind == "below":
+                y = math.log10(v.value)
+                found.append((y, y - CENSOR_SHIFT, True))
+            elif v.kind == "none" and lrs:
+                y = math.log10(max(lrs))
+                found.append((y, y + CENSOR_SHIFT, True))
+        if len(found) < 2:
+            short.append(size)
+        points += [(math.log2(size), *f) for f in found]
+    return points, short
+
+
+def trend_decision(
+    seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]], min_sizes: int = 3
+) -> Trend:
+    """H3 (docs/STUDY.md section 5): supported when the slope's one-sided 95% upper bound is
+    below 0 with censored values at their bounds and moved beyond; not supported when the slope
+    is >= 0 both ways; inconclusive otherwise."""
+    if len(seed_thresholds) < min_sizes:
+        return Trend(INCONCLUSIVE, "too few depths", None, None, 0, [])
+    points, short = trend_points(seed_thresholds, judged)
+    if short:
+        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
+    x = [p[0] for p in points]
+    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
+    n_censored = sum(p[3] for p in points)
+    if a.upper < 0 and b.upper < 0:
+        return Trend(SUPPORTED, "falls", a, b, n_censored, [])
+    if a.slope >= 0 and b.slope >= 0:
+        return Trend(NOT_SUPPORTED, "does not fall", a, b, n_censored, [])
+    decides = (a.upper < 0) != (b.upper < 0) or (a.slope >= 0) != (b.slope >= 0)
+    return Trend(
+        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
     )
 
 
@@ -438,6 +579,16 @@ __all__ = [
     "compare",
     "judge_pairs",
     "critical_lrs",
+    "failed_under",
+    "best_lr",
+    "is_stuck",
+    "h1_decision",
+    "H1",
+    "trend_decision",
+    "trend_points",
+    "Trend",
+    "FAILURE_DEFINITIONS",
+    "PRIMARY_FAILURE",
     "effective_loss",
     "worst_losses",
     "sensitivity_lrs",

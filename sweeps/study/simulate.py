@@ -1,15 +1,17 @@
 """Simulated sweeps with known answers, judged by the study's own rules (docs/STUDY.md
 section 7): the engine behind tests/test_stats.py and benchmarks/study_simulation.py.
 
-A sweep: two arms (off, on) on a log grid of LRs from 1e-4 to 1, n seeds. Each run's effective
-loss is a shared U-shaped curve plus seed noise; a failed run counts as its loss at init L0.
-The conditions real sweeps have: noise that grows toward the stability edge (hetero), a
-per-(arm, seed) offset that persists across LRs (a seed's luck), seed noise shared by the arms
-of a seed (same draws and batches), noise large against m, random failures in both arms, 9 or
-17 LRs, and the adaptive refinement loop as the runner runs it. Planted: QK-norm on is better
-by 3 sigma (sd of the paired difference at that LR) from a given LR up; null: identical arms.
+A sweep: two arms (off, on) on a log grid of LRs from 1e-4 to 1, n seeds. A run that trained
+has a U-shaped loss in log LR plus seed noise; a failing run is stuck just above the bigram
+baseline (most) or stopped at its loss at init L0. The conditions real sweeps have: noise that
+grows toward the stability edge (hetero), a per-(arm, seed) offset that persists across LRs (a
+seed's luck), seed noise shared by the arms of a seed, noise large against m, heavy tails,
+random failures in both arms, failures clustered at each arm's edge, a bimodal seed on a
+plateau at one LR, 9 or 17 LRs, and the adaptive refinement loop as the runner runs it.
+Planted: QK-norm on is better by 3 sigma (sd of the paired difference at that LR) from a given
+LR up; null: identical arms.
 
-The base-grid conditions are judged vectorised (hundreds of sweeps in one call of the same
+The base-grid conditions are judged vectorised (thousands of sweeps in one call of the same
 functions sweeps.study.stats uses); refinement runs sweep by sweep through sweeps.study.rules.
 """
 
@@ -22,22 +24,31 @@ import numpy as np
 
 from sweeps.study import rules, stats
 
-L0 = 5.5  # loss at initialization: what a failed run counts as
+L0 = 5.5  # loss at initialization: what a run that stopped (diverged) counts as
+STUCK = (2.4, 3.0)  # a stuck run finishes here, just above a bigram baseline of ~2.34
+PLATEAU = (2.2, 2.33)  # a bimodal seed: stuck on a plateau just below the baseline (docs/cpu's
+# off seed 3 at LR 0.0316 ended at 2.266): not a failure, an outlier in its LR's pairs
+DIVERGED_SHARE = 0.2  # of failing runs, the share that stop (diverged) rather than stick
 PLANTED_SIGMAS = 3.0
+PRECISION = 0.01  # the study's precision floor (Study.precision)
 
 
 @dataclass(frozen=True)
 class Condition:
     name: str
     n_lr: int = 9  # from 1e-4 to 1: 9 is half-decade, 17 quarter-decade
-    seeds: int = 3
+    seeds: int = 4
     noise: float = 0.03  # per-run seed sd at stable LRs, nats
     hetero: float = 0.0  # the sd grows to (1 + hetero) x noise at the top LR
     offset: float = 0.0  # sd of a per-(arm, seed) offset that persists across LRs
     shared: float = 0.0  # fraction of the per-run noise variance shared by a seed's arms
+    tails: float = math.inf  # degrees of freedom of the noise (Student t, sd kept)
     fail: float = 0.0  # random failures of either arm: this probability at the top LR,
     # falling linearly to 0 over the top third of the grid
+    edge: bool = False  # failures cluster at each arm's edge: every run above it fails
     ceiling: int = 0  # top LRs where every run of both arms fails
+    stuck_seed: bool = False  # one seed of `off` on a plateau (PLATEAU) at one LR of the
+    # grid's top half below its top LR
     min_effect: float = 0.02
 
     @property
@@ -58,19 +69,36 @@ class Condition:
 
 
 def _curve(lrs) -> np.ndarray:
-    return 1.0 + 0.3 * (np.log10(lrs) + 2.5) ** 2
+    """The loss of a run that trained, shaped like docs/cpu's: best (0.9) at LR 1e-2, 1.7 at
+    both ends of the grid, below the stuck band (a run that trained beats the baseline)."""
+    return 0.9 + 0.2 * (np.log10(lrs) + 2.0) ** 2
+
+
+def _unit_noise(cond: Condition, rng, shape) -> np.ndarray:
+    """Standard normal draws, or Student t with cond.tails degrees of freedom scaled to sd 1."""
+    if math.isinf(cond.tails):
+        return rng.normal(0, 1, shape)
+    return rng.standard_t(cond.tails, shape) / math.sqrt(cond.tails / (cond.tails - 2))
+
+
+def failed_losses(rng, shape) -> tuple[np.ndarray, np.ndarray]:
+    """What a failing run counts as under v4's outcomes: most stick just above the bigram
+    baseline and count as their final loss; some stop and count as L0. (loss, diverged)."""
+    diverged = rng.random(shape) < DIVERGED_SHARE
+    return np.where(diverged, L0, rng.uniform(*STUCK, shape)), diverged
 
 
 def draw(cond: Condition, rng, sweeps: int, lrs=None, planted_lr=None, offsets=None):
-    """Effective losses and failures [sweep, arm (off, on), LR, seed] at `lrs` (default: the
-    condition's grid). planted_lr: per sweep, on is better by 3 sigma from that LR up (None:
-    null). offsets [sweep, arm, seed]: persistent offsets (drawn when None)."""
+    """Capped losses, failures and divergences [sweep, arm (off, on), LR, seed] at `lrs`
+    (default: the condition's grid). planted_lr: per sweep, on is better by 3 sigma from that
+    LR up (None: null). offsets [sweep, arm, seed]: persistent offsets (drawn when None).
+    A failing run's loss is failed_losses'; the v3 rules counted every one at L0."""
     lrs = cond.lrs if lrs is None else np.asarray(lrs, float)
     pos = (np.log10(lrs) + 4) / 4
     shape = (sweeps, 2, len(lrs), cond.seeds)
     sd = cond.noise_at(pos)[None, None, :, None]
-    own = rng.normal(0, 1, shape) * math.sqrt(1 - cond.shared)
-    common = rng.normal(0, 1, (sweeps, 1, len(lrs), cond.seeds)) * math.sqrt(cond.shared)
+    own = _unit_noise(cond, rng, shape) * math.sqrt(1 - cond.shared)
+    common = _unit_noise(cond, rng, (sweeps, 1, len(lrs), cond.seeds)) * math.sqrt(cond.shared)
     if offsets is None:
         offsets = rng.normal(0, cond.offset, (sweeps, 2, cond.seeds))
     loss = _curve(lrs)[None, None, :, None] + sd * (own + common) + offsets[:, :, None, :]
@@ -79,29 +107,58 @@ def draw(cond: Condition, rng, sweeps: int, lrs=None, planted_lr=None, offsets=N
         effect = PLANTED_SIGMAS * cond.sigma_d(pos)[None, :] * on
         loss[:, 1] -= effect[:, :, None]
     failing = rng.random(shape) < cond.fail_prob(pos)[None, None, :, None]
+    if cond.edge:
+        failing |= _above_edges(cond, rng, sweeps, lrs, planted_lr)
     if cond.ceiling:
         failing[:, :, -cond.ceiling :] = True
-    return np.where(failing, L0, loss), failing, offsets
+    if cond.stuck_seed:
+        near = np.flatnonzero((pos >= 0.5) & (pos < 1))
+        at = rng.choice(near, sweeps) if len(near) else np.zeros(sweeps, int)
+        seed = rng.integers(0, cond.seeds, sweeps)
+        loss[np.arange(sweeps), 0, at, seed] = rng.uniform(*PLATEAU, sweeps)
+    bad, diverged = failed_losses(rng, shape)
+    return np.where(failing, bad, loss), failing, offsets, failing & diverged
 
 
-def thresholds(loss, failing, min_effect: float) -> np.ndarray:
+EDGE_ABOVE_PLANTED = 0.75  # decades from a planted threshold up to off's edge
+ON_EDGE_HIGHER = 0.5  # decades from off's edge up to on's, when planted
+EDGE_JITTER = 0.1  # per-(arm, seed) sd of an edge, decades
+
+
+def _above_edges(cond: Condition, rng, sweeps: int, lrs, planted_lr) -> np.ndarray:
+    """[sweep, arm, LR, seed]: the run lies above its arm's and seed's edge (it fails there).
+    Planted: off's edge 0.75 decades above the planted LR, on's half a decade higher; null: one
+    edge for both arms, drawn between the grid's 5th LR and the one below the top."""
+    if planted_lr is None:
+        grid = np.log10(cond.lrs)
+        edge = rng.uniform(grid[4], grid[-2], sweeps)[:, None]
+        edges = np.repeat(edge, 2, axis=1)
+    else:
+        off = np.log10(np.asarray(planted_lr, float)) + EDGE_ABOVE_PLANTED
+        edges = np.stack([off, off + ON_EDGE_HIGHER], axis=1)
+    edges = edges[:, :, None] + rng.normal(0, EDGE_JITTER, (sweeps, 2, cond.seeds))
+    return np.log10(np.asarray(lrs, float))[None, None, :, None] > edges[:, :, None, :]
+
+
+def thresholds(loss, failing, min_effect: float, floor: float = PRECISION) -> np.ndarray:
     """The necessity rule's decision on simulated sweeps: per sweep the LR index of the
-    threshold's bracket top (-1: none), by stats.threshold_index with the noise floor and
-    common ceiling computed as sweeps.study.rules computes them."""
+    threshold's bracket top (-1: none), by the same functions sweeps.study.rules uses
+    (stats.judge_lrs, stats.threshold_index) with the common ceiling computed as it does."""
     d = loss[:, 0] - loss[:, 1]
     ceiling = failing.all(axis=(1, 3))
-    clean = ~failing.any(axis=(1, 3))
-    floor = stats.noise_floor(d, clean & ~ceiling)
-    a = stats.paired_arrays(d, floor[:, None])
-    mixed = rules.mixed_failures(failing, np.ones(failing.shape, bool))
-    judged = ~ceiling & ~mixed & (a["n"] >= stats.MIN_PAIRS) & np.isfinite(a["lower"])
-    return stats.threshold_index(a["lower"], a["lower75"], judged, min_effect)
+    a, _, judged = stats.judge_lrs(d, failing[:, 0], failing[:, 1], ceiling, floor)
+    return stats.decide(a, judged, min_effect)
 
 
 def false_thresholds(cond: Condition, sweeps: int, seed: int = 1) -> float:
     """The share of null sweeps (identical arms) with a threshold."""
-    loss, failing, _ = draw(cond, np.random.default_rng(seed), sweeps)
+    loss, failing, _, _ = draw(cond, np.random.default_rng(seed), sweeps)
     return float(np.mean(thresholds(loss, failing, cond.min_effect) >= 0))
+
+
+def planted_indices(cond: Condition) -> tuple[int, int, int]:
+    """The three planted LR indices every condition is tested at: low, middle, high."""
+    return 2, cond.n_lr // 2, cond.n_lr - 3 - cond.ceiling
 
 
 def recovery(cond: Condition, sweeps: int, planted: int, seed: int = 2) -> float:
@@ -109,9 +166,49 @@ def recovery(cond: Condition, sweeps: int, planted: int, seed: int = 2) -> float
     index (the bracket's top: planted +- 1)."""
     rng = np.random.default_rng(seed)
     at = np.full(sweeps, cond.lrs[planted])
-    loss, failing, _ = draw(cond, rng, sweeps, planted_lr=at)
+    loss, failing, _, _ = draw(cond, rng, sweeps, planted_lr=at)
     k = thresholds(loss, failing, cond.min_effect)
     return float(np.mean((k >= 0) & (np.abs(k - planted) <= 1)))
+
+
+def necessary_rate(cond: Condition, sweeps: int, planted: int, seed: int = 2):
+    """Per LR, the share of planted sweeps where QK-norm is shown necessary there (the power of
+    each LR's test): (at LRs without a plateau seed, at the LR with one; NaN where none). With
+    per-LR intervals a bimodal seed costs power only at its own LR."""
+    rng = np.random.default_rng(seed)
+    loss, failing, _, _ = draw(cond, rng, sweeps, planted_lr=np.full(sweeps, cond.lrs[planted]))
+    d = loss[:, 0] - loss[:, 1]
+    ceiling = failing.all(axis=(1, 3))
+    a, _, judged = stats.judge_lrs(d, failing[:, 0], failing[:, 1], ceiling, PRECISION)
+    shown = judged & (np.nan_to_num(a["lower"], nan=-np.inf) > cond.min_effect)
+    off = loss[:, 0]
+    plateau = ((off >= PLATEAU[0]) & (off <= PLATEAU[1]) & ~failing[:, 0]).any(-1)
+    with np.errstate(invalid="ignore"):
+        other = (shown & ~plateau).sum(0) / (~plateau).sum(0)
+        at = (shown & plateau).sum(0) / plateau.sum(0)
+    return other, at
+
+
+def _cells(loss, failing, diverged, lrs, seeds: int) -> rules.Cells:
+    return rules.Cells(
+        ("off", "on"),
+        tuple(float(x) for x in lrs),
+        tuple(range(seeds)),
+        loss,
+        failing,
+        np.full(loss.shape, None, dtype=object),
+        diverged,
+    )
+
+
+def _study(cond: Condition) -> rules.Study:
+    return rules.Study(
+        delta=0.1,
+        sensitivity_range=(1e-4, 1.0),
+        target_loss=None,
+        min_effect=cond.min_effect,
+        precision=PRECISION,
+    )
 
 
 # -- the adaptive refinement loop, as the runner runs it ----------------------------------------
@@ -123,16 +220,15 @@ def refined_sweep(
     fail above a per-(arm, seed) edge (log10 jitter 0.1 decades); on's edge is half a decade
     higher when planted. Returns the final Judgement."""
     offsets = rng.normal(0, cond.offset, (1, 2, cond.seeds))
-    edges = np.log10(edge) + rng.normal(0, 0.1, (2, cond.seeds))
+    edges = np.log10(edge) + rng.normal(0, EDGE_JITTER, (2, cond.seeds))
     if planted_lr is not None:
-        edges[1] += 0.5
-    study = rules.Study(
-        delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None, min_effect=cond.min_effect
-    )
-    lrs, loss, failing = [], np.zeros((2, 0, cond.seeds)), np.zeros((2, 0, cond.seeds), bool)
+        edges[1] += ON_EDGE_HIGHER
+    study = _study(cond)
+    shape = (2, 0, cond.seeds)
+    lrs, loss, failing, diverged = [], np.zeros(shape), np.zeros(shape, bool), np.zeros(shape, bool)
     new = list(cond.lrs)
     while new:
-        x, f, _ = draw(
+        x, f, _, dv = draw(
             cond,
             rng,
             1,
@@ -141,24 +237,20 @@ def refined_sweep(
             planted_lr=None if planted_lr is None else [planted_lr],
         )
         above = np.log10(np.asarray(new))[None, :, None] > edges[:, None, :]
+        bad, stop = failed_losses(rng, above.shape)
+        x = np.where(above & ~f[0], bad, x[0])
+        dv = np.where(above & ~f[0], stop, dv[0])
         f = f[0] | above
-        x = np.where(f, L0, x[0])
         lrs += [float(v) for v in new]
         order = np.argsort(lrs)
         loss = np.concatenate([loss, x], axis=1)[:, order]
         failing = np.concatenate([failing, f], axis=1)[:, order]
+        diverged = np.concatenate([diverged, dv], axis=1)[:, order]
         lrs = [lrs[i] for i in order]
-        cells = rules.Cells(
-            ("off", "on"),
-            tuple(lrs),
-            tuple(range(cond.seeds)),
-            loss,
-            failing,
-            np.full(loss.shape, None, dtype=object),
-        )
+        cells = _cells(loss, failing, diverged, lrs, cond.seeds)
         brackets = rules.refinement_brackets(cells, study, ("off", "on"))
         new = list(rules.midpoints(brackets, resolution, set(lrs)))
-    return rules.compare(cells, study.primary_comparison, cond.min_effect, influence=False)
+    return rules.compare(cells, study.primary_comparison, study, influence=False)
 
 
 def refined_rates(cond: Condition, sweeps: int, seed: int = 3) -> tuple[float, float]:
@@ -170,7 +262,7 @@ def refined_rates(cond: Condition, sweeps: int, seed: int = 3) -> tuple[float, f
     false, hits = [], []
     for _ in range(sweeps):
         planted = 10 ** rng.uniform(-4 + 2 * step, -4 + (cond.n_lr - 4) * step)
-        edge = planted * 10**0.75
+        edge = planted * 10**EDGE_ABOVE_PLANTED
         t = refined_sweep(cond, rng, None, edge).necessity.threshold
         false.append(t.kind != "none")
         t = refined_sweep(cond, rng, planted, edge).necessity.threshold
@@ -180,38 +272,39 @@ def refined_rates(cond: Condition, sweeps: int, seed: int = 3) -> tuple[float, f
 
 
 # -- H1, H2a, H2b under nulls where both arms fail at the same true LR -------------------------
-def hypothesis_nulls(cond: Condition, sweeps: int, seed: int = 4) -> dict[str, float]:
-    """The share of null sweeps where H1, H2a or H2b comes out supported. Both arms fail above
-    the same true edge (drawn between grid indices 4 and n - 2) with per-(arm, seed) jitter of
-    0.15 decades; the sensitivity range is the whole grid."""
-    rng = np.random.default_rng(seed)
+def null_with_edge(cond: Condition, rng):
+    """One null sweep whose arms both fail above the same true edge (drawn between grid
+    indices 4 and n - 2) with per-(arm, seed) jitter of 0.15 decades: (loss, failing,
+    diverged) [arm, LR, seed]."""
     lrs = cond.lrs
+    x, f, _, dv = draw(cond, rng, 1)
+    edge = rng.uniform(np.log10(lrs[4]), np.log10(lrs[-2]))
+    above = np.log10(lrs)[None, :, None] > edge + rng.normal(0, 0.15, (2, 1, cond.seeds))
+    bad, stop = failed_losses(rng, above.shape)
+    new = above & ~f[0]
+    return np.where(new, bad, x[0]), f[0] | above, np.where(new, stop, dv[0])
+
+
+def hypothesis_nulls(cond: Condition, sweeps: int, seed: int = 4) -> dict[str, float]:
+    """The share of null sweeps (null_with_edge) where H1, H2a or H2b comes out supported, as
+    sweeps.study.rules decides them; the sensitivity range is the whole grid."""
+    rng = np.random.default_rng(seed)
+    study = _study(cond)
     support = {"H1": [], "H2a": [], "H2b": []}
     for _ in range(sweeps):
-        x, f, _ = draw(cond, rng, 1)
-        edge = rng.uniform(np.log10(lrs[4]), np.log10(lrs[-2]))
-        f = f[0] | (np.log10(lrs)[None, :, None] > edge + rng.normal(0, 0.15, (2, 1, cond.seeds)))
-        x = np.where(f, L0, x[0])
-        cells = rules.Cells(
-            ("off", "on"),
-            tuple(lrs),
-            tuple(range(cond.seeds)),
-            x,
-            f,
-            np.full(x.shape, None, dtype=object),
+        cells = _cells(*null_with_edge(cond, rng), cond.lrs, cond.seeds)
+        n = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
+        off = rules.critical_lrs(cells, "off")
+        off_fails = any(v.kind in ("", "below") for v in off.values())
+        h1 = rules.h1_decision(
+            n, rules.best_lr(cells, "off"), off_fails, study.min_effect, study.negligible
         )
-        j = rules.compare(
-            cells, rules.Comparison("off", "on"), cond.min_effect, influence=False
-        ).necessity
-        low = j.stats[0] if j.lrs and j.lrs[0] == lrs[0] else None
-        support["H1"].append(
-            low is not None and rules.negligible(low, cond.min_effect, 0.05) and j.threshold.inside
-        )
-        p, _ = rules.h2a_stats(rules.critical_lrs(cells, "off"), rules.critical_lrs(cells, "on"))
+        support["H1"].append(h1.verdict == rules.SUPPORTED)
+        p, _ = rules.h2a_stats(off, rules.critical_lrs(cells, "on"))
         support["H2a"].append(rules.paired_verdict(p) == rules.SUPPORTED)
-        s = {arm: rules.sensitivities(cells, arm, lrs) for arm in ("off", "on")}
-        q = rules.h2b_stats(s["off"], s["on"], j.floor)
-        support["H2b"].append(rules.paired_verdict(q, 0.05) == rules.SUPPORTED)
+        s = {arm: rules.sensitivities(cells, arm, cond.lrs) for arm in ("off", "on")}
+        q = rules.h2b_stats(s["off"], s["on"], study.precision)
+        support["H2b"].append(rules.paired_verdict(q, study.min_sensitivity) == rules.SUPPORTED)
     return {k: float(np.mean(v)) for k, v in support.items()}
 
 
@@ -227,6 +320,17 @@ CONDITIONS = [
     Condition("random failures in both arms", fail=0.3, ceiling=1),
     Condition("17 LRs", n_lr=17),
     Condition("17 LRs, offset, heteroscedastic", n_lr=17, offset=0.05, hetero=3.0),
+    # new in v4: the noise real sweeps showed (docs/STUDY.md section 7)
+    Condition("a bimodal stuck seed near the edge", stuck_seed=True),
+    Condition("heavy tails (Student t, 3 df)", tails=3.0),
+    Condition("failures clustered at the edges", edge=True, ceiling=1),
+    Condition(
+        "stuck seed, heavy tails, offset, heteroscedastic",
+        stuck_seed=True,
+        tails=3.0,
+        offset=0.05,
+        hetero=3.0,
+    ),
 ]
 
 

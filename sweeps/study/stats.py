@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "c2a5736b3b914340d5df2b9e004beb09bcb8e9cdc984e72a762ae4cdb31308b0"
+STUDY_SHA256 = "1854ac9f7a8d220bf035c9ece6c77b72346178e4809088df88af15656413987a"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
@@ -101,20 +101,11 @@ def paired(d, floor: float = 0.0) -> Paired:
     )
 
 
-def noise_floor(d, clean) -> np.ndarray:
-    """The seed noise a comparison resolves: the pooled sample sd of d over its clean LRs (no
-    run of either arm failed, >= MIN_PAIRS pairs). Noise grows toward the stability edge and
-    never shrinks, so no LR's bound rests on a spread below it. d [..., LR, seed], clean
-    [..., LR]; 0 where no LR is clean."""
-    d = np.asarray(d, dtype=float)
-    ok = np.isfinite(d)
-    n = ok.sum(axis=-1)
-    use = np.asarray(clean, bool) & (n >= MIN_PAIRS)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(ok, d, 0.0).sum(axis=-1) / n
-        ss = (np.where(ok, d - mean[..., None], 0.0) ** 2).sum(axis=-1)
-        pooled = np.where(use, ss, 0.0).sum(axis=-1) / np.where(use, n - 1, 0).sum(axis=-1)
-    return np.sqrt(np.nan_to_num(pooled, nan=0.0))
+def equivalent(p: Paired, bound: float) -> bool:
+    """TOST at +-bound: both one-sided 95% tests reject an effect as large as the bound, i.e.
+    the two-sided 90% interval lies inside (-bound, bound). More noise makes this harder, never
+    easier (docs/STUDY.md section 5, H1)."""
+    return p.n >= MIN_PAIRS and math.isfinite(p.lower) and -bound < p.lower and p.upper < bound
 
 
 # -- a value on the LR grid that may lie beyond it -------------------------------------------
@@ -128,6 +119,9 @@ class GridValue:
     value: float
     kind: str = ""
     bracket: tuple[float, float] | None = None
+    # inside: the value is interpolated within the bracket (False: the bracket's geometric
+    # midpoint, where an interpolation would cross a jump, e.g. a change of failure class)
+    interpolated: bool = True
 
     @property
     def inside(self) -> bool:
@@ -198,54 +192,108 @@ def sensitivity(losses) -> float:
 
 
 # -- necessity ---------------------------------------------------------------------------------
-def threshold_index(lower, lower75, judged, min_effect: float) -> np.ndarray:
+def pairs_used(d, fail_b, fail_t) -> tuple[np.ndarray, np.ndarray]:
+    """The failure model (docs/STUDY.md section 4): which pairs an LR's bound rests on, over
+    [..., LR, seed] (NaN in d: no pair; fail_*: that arm's run failed, primary definition).
+    Returns (used [..., LR, seed], judgeable [..., LR]):
+    - no run failed: every pair is used;
+    - some run failed and at least MIN_PAIRS pairs have no failure: those pairs. The effect is
+      then the effect among runs that trained; failures are the critical LR's business (H2a),
+      and a bimodal stuck seed is not Gaussian noise that may hide the other seeds' effect;
+    - fewer remain and only one arm failed: every pair at its capped loss (the failures are the
+      effect: a stuck baseline against a treatment that trained, or the reverse);
+    - fewer remain and both arms failed: not judgeable (a partial ceiling: both arms fail too
+      often there to compare them)."""
+    has = np.isfinite(np.asarray(d, float))
+    fb, ft = np.asarray(fail_b, bool) & has, np.asarray(fail_t, bool) & has
+    fine = has & ~fb & ~ft
+    any_fail = (fb | ft).any(-1)
+    enough = fine.sum(-1) >= MIN_PAIRS
+    one_arm = ~(fb.any(-1) & ft.any(-1))
+    used = np.where((any_fail & enough)[..., None], fine, has)
+    return used, ~any_fail | enough | one_arm
+
+
+def threshold_index(lower, lower75, judged, min_effect: float, full=None) -> np.ndarray:
     """The necessity rule's decision, vectorised over leading axes ([..., LR]): the index of
     the smallest judged LR k with lower[k] > m, lower75[j] > m at every judged j above k, and
-    lower > m at the top judged LR (the gate: a threshold claims necessity up to the top, so
-    it is tested there first and a null sweep passes it at most 5% of the time, however many
-    LRs lie below); -1 where there is none."""
+    lower > m at the gate LR (a threshold claims necessity up to the top, so it is tested there
+    first and a null sweep passes it at most 5% of the time, however many LRs lie below); -1
+    where there is none. The gate LR is the top judged LR whose bound rests on every pair, all
+    in one failure class (full [..., LR]; none such: the top judged LR): which LR that is
+    depends on where runs failed, never on the effects, so it stays one 5% test."""
     judged = np.asarray(judged, bool)
+    full = judged if full is None else judged & np.asarray(full, bool)
+    full = np.where(full.any(-1, keepdims=True), full, judged)
     sig = judged & (np.nan_to_num(np.asarray(lower, float), nan=-np.inf) > min_effect)
     size = ~judged | (np.nan_to_num(np.asarray(lower75, float), nan=-np.inf) > min_effect)
     # size_above[k]: every judged LR above k passes the size test
     rev = np.flip(np.cumprod(np.flip(size, -1), axis=-1), -1).astype(bool)
     size_above = np.concatenate([rev[..., 1:], np.ones(rev.shape[:-1] + (1,), bool)], -1)
     n_lr = judged.shape[-1]
-    top = np.where(judged.any(-1), n_lr - 1 - np.argmax(np.flip(judged, -1), -1), 0)
+    top = np.where(full.any(-1), n_lr - 1 - np.argmax(np.flip(full, -1), -1), 0)
     gate = np.take_along_axis(sig, top[..., None], -1)[..., 0] & judged.any(-1)
     candidate = sig & size_above
     first = np.where(candidate.any(-1), np.argmax(candidate, -1), -1)
     return np.where(gate, first, -1)
 
 
+def judge_lrs(d, fail_b, fail_t, ceiling, floor) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Each LR's paired statistics on the pairs it rests on (pairs_used), vectorised over
+    [..., LR, seed]: (paired_arrays, used [..., LR, seed], judged [..., LR]). Judged: not a
+    common ceiling, judgeable, at least MIN_PAIRS pairs used and a defined bound. The
+    statistics carry "full" [..., LR]: the LRs threshold_index's gate may test (_uniform)."""
+    d = np.asarray(d, float)
+    used, judgeable = pairs_used(d, fail_b, fail_t)
+    a = paired_arrays(np.where(used, d, np.nan), floor)
+    judged = (
+        ~np.asarray(ceiling, bool) & judgeable & (a["n"] >= MIN_PAIRS) & np.isfinite(a["lower"])
+    )
+    a["full"] = _uniform(d, fail_b, fail_t, used)
+    return a, used, judged
+
+
+def _uniform(d, fail_b, fail_t, used) -> np.ndarray:
+    """[..., LR]: every pair is used and all are in one failure class (no run failed; or the
+    baseline alone failed in every pair; or the treatment alone in every pair): an LR whose
+    bound no outlier seed or mixture of classes weakens, where the gate tests."""
+    has = np.isfinite(np.asarray(d, float))
+    fb, ft = np.asarray(fail_b, bool) & has, np.asarray(fail_t, bool) & has
+    kinds = [~fb & ~ft, fb & ~ft, ft & ~fb]
+    one_class = np.any([(k | ~has).all(-1) for k in kinds], axis=0)
+    return (used == has).all(-1) & one_class
+
+
+def decide(a: dict, judged, min_effect: float) -> np.ndarray:
+    """threshold_index on judge_lrs' statistics (one call for the report and the simulations)."""
+    return threshold_index(a["lower"], a["lower75"], judged, min_effect, a["full"])
+
+
 @dataclass(frozen=True)
 class Necessity:
-    lrs: list[float]  # the LRs judged (>= MIN_PAIRS pairs, failures not mixed), ascending
-    stats: list[Paired]  # per judged LR
+    lrs: list[float]  # the LRs judged, ascending
+    stats: list[Paired]  # per judged LR, over the pairs it rests on
     necessary: list[bool]  # lower > m
-    threshold: GridValue  # the decision: where lower - m crosses 0 below the LR it picked
-    estimate: GridValue  # where the mean effect reaches m (the point estimate)
-    ci90: tuple[float | None, float | None]  # where upper, lower cross m; None: below the grid
+    set_aside: list[list[int]]  # per judged LR: seed columns set aside (the baseline alone failed)
+    threshold: GridValue  # bracket: (last LR not shown necessary, first from which it stays)
     ceiling: list[float]  # LRs where every run of both arms failed
     seed_thresholds: list[GridValue]  # one per seed (column of d)
-    floor: float  # the noise floor the bounds used
+    floor: float  # the precision floor the bounds used
 
 
-def necessity(lrs, d, ceiling, min_effect: float, clean=None, mixed=None) -> Necessity:
+def necessity(lrs, d, ceiling, min_effect: float, floor: float = 0.0, fail_b=None, fail_t=None):
     """The necessity rule on per-seed differences d [LR, seed] (NaN: no pair) with the common
-    ceiling mask [LR] (docs/STUDY.md section 4). clean [LR]: LRs where no run of either arm
-    failed, for the noise floor (default: none, no floor). mixed [LR]: LRs where failures mix
-    (some run failed, but not the baseline in every pair and the treatment in none): not
-    judged, like the ceiling, since one failed run swings d by the whole loss at init."""
+    ceiling mask [LR] (docs/STUDY.md section 4). fail_b, fail_t [LR, seed]: the baseline's and
+    the treatment's run failed (the primary failure definition); they decide which pairs an
+    LR's bound rests on and whether the effect is continuous across the threshold's bracket.
+    floor: the pre-registered precision floor of a paired sd (never pooled over LRs)."""
     lrs = [float(x) for x in lrs]
     d = np.asarray(d, dtype=float)
     d = d.reshape(len(lrs), -1) if d.size else np.full((len(lrs), 1), np.nan)
     ceiling = np.asarray(ceiling, dtype=bool).reshape(len(lrs))
-    clean = np.zeros(len(lrs), bool) if clean is None else np.asarray(clean, bool)
-    mixed = np.zeros(len(lrs), bool) if mixed is None else np.asarray(mixed, bool)
-    floor = float(noise_floor(d, clean & ~ceiling))
-    a = paired_arrays(d, floor)
-    judged = ~ceiling & ~mixed & (a["n"] >= MIN_PAIRS) & np.isfinite(a["lower"])
+    fail_b = np.zeros(d.shape, bool) if fail_b is None else np.asarray(fail_b, bool)
+    fail_t = np.zeros(d.shape, bool) if fail_t is None else np.asarray(fail_t, bool)
+    a, used, judged = judge_lrs(d, fail_b, fail_t, ceiling, floor)
     idx = [i for i in range(len(lrs)) if judged[i]]
     stats = [
         Paired(
@@ -254,67 +302,93 @@ def necessity(lrs, d, ceiling, min_effect: float, clean=None, mixed=None) -> Nec
         )
         for i in idx
     ]
-    lrs_j = [lrs[i] for i in idx]
-    k = (
-        int(
-            threshold_index(a["lower"][idx], a["lower75"][idx], np.ones(len(idx), bool), min_effect)
+    has = np.isfinite(d)
+    aside = [[int(s) for s in np.flatnonzero(has[i] & ~used[i])] for i in idx]
+    picked = {key: value[idx] for key, value in a.items()}
+    k = int(decide(picked, np.ones(len(idx), bool), min_effect)) if idx else -1
+    threshold = NONE
+    if k == 0:
+        threshold = GridValue(lrs[idx[0]], "below")
+    elif k > 0:
+        lo, hi = idx[k - 1], idx[k]
+        same = _same_failures(fail_b, fail_t, has, lo, hi)
+        threshold = _bracketed(
+            lrs[lo], lrs[hi], stats[k - 1].mean - min_effect, stats[k].mean - min_effect, same.all()
         )
-        if idx
-        else -1
-    )
-    threshold, estimate, ci90 = NONE, NONE, (None, None)
-    if k >= 0:
-        threshold = _crossing(lrs_j, [s.lower - min_effect for s in stats], k)
-        estimate = _crossing(lrs_j, [s.mean - min_effect for s in stats], k)
-        upper = _crossing(lrs_j, [s.upper - min_effect for s in stats], k)
-        ci90 = (None if upper.kind == "below" else upper.value, threshold.value)
     seeds = []
-    for column in d.T:
-        rows = [
-            i for i in range(len(lrs)) if not ceiling[i] and not mixed[i] and np.isfinite(column[i])
-        ]
-        margin = [column[i] - min_effect for i in rows]
-        seeds.append(_seed_threshold([lrs[i] for i in rows], margin))
+    for s in range(d.shape[1]):
+        rows = [i for i in range(len(lrs)) if not ceiling[i] and has[i, s]]
+        seeds.append(_seed_threshold(lrs, rows, d[:, s] - min_effect, fail_b[:, s], fail_t[:, s]))
     return Necessity(
-        lrs_j,
+        [lrs[i] for i in idx],
         stats,
-        [s.lower > min_effect for s in stats],
+        [st.lower > min_effect for st in stats],
+        aside,
         threshold,
-        estimate,
-        ci90,
         [lr for lr, c in zip(lrs, ceiling) if c],
         seeds,
-        floor,
+        float(floor),
     )
 
 
-def _crossing(lrs: list[float], g: list[float], k: int) -> GridValue:
-    """Walking down from index k (where g > 0 or the rule found the threshold): the crossing
-    of g = 0 between the highest LR at or below k with g <= 0 and the LR above it; "below"
-    when g > 0 down to the lowest LR."""
-    j = next((i for i in range(k, -1, -1) if not g[i] > 0), None)
-    if j is None:
-        return GridValue(lrs[0], "below")
-    if j == k:  # the decision's own LR fails g (the bound itself at k is > 0 by the rule)
-        return GridValue(lrs[k], "below") if k == 0 else _crossing(lrs, g, k - 1)
-    return GridValue(_log_crossing(lrs[j], g[j], lrs[j + 1], g[j + 1]), "", (lrs[j], lrs[j + 1]))
+def _same_failures(fail_b, fail_t, has, lo: int, hi: int) -> np.ndarray:
+    """Per seed: its pair's runs are in the same failure class at LRs lo and hi (the effect is
+    continuous there; a change of class is a jump no interpolation can place)."""
+    return (fail_b[lo] == fail_b[hi]) & (fail_t[lo] == fail_t[hi]) | ~(has[lo] & has[hi])
 
 
-def _seed_threshold(lrs: list[float], margin: list[float]) -> GridValue:
-    """One seed: the smallest LR k with d_s > m there and at every higher LR, its crossing
-    interpolated from the LR below."""
+def _bracketed(lr_lo: float, lr_hi: float, g_lo: float, g_hi: float, continuous) -> GridValue:
+    """A value known to lie in (lr_lo, lr_hi]: where g (the effect minus m) crosses 0, linear in
+    log LR, when the effect is continuous across the bracket and g changes sign there; else the
+    bracket's geometric midpoint, marked not interpolated."""
+    if bool(continuous) and g_lo <= 0 < g_hi:
+        return GridValue(_log_crossing(lr_lo, g_lo, lr_hi, g_hi), "", (lr_lo, lr_hi))
+    return GridValue(math.sqrt(lr_lo * lr_hi), "", (lr_lo, lr_hi), interpolated=False)
+
+
+def _seed_threshold(lrs, rows: list[int], margin, fail_b, fail_t) -> GridValue:
+    """One seed over its LRs `rows` (ascending, no ceiling): the smallest LR with d_s > m there
+    and at every higher LR, bracketed by the LR below it."""
     k = None
-    for i in range(len(lrs) - 1, -1, -1):
-        if not margin[i] > 0:
+    for pos in range(len(rows) - 1, -1, -1):
+        if not margin[rows[pos]] > 0:
             break
-        k = i
+        k = pos
     if k is None:
         return NONE
     if k == 0:
-        return GridValue(lrs[0], "below")
-    return GridValue(
-        _log_crossing(lrs[k - 1], margin[k - 1], lrs[k], margin[k]), "", (lrs[k - 1], lrs[k])
-    )
+        return GridValue(lrs[rows[0]], "below")
+    lo, hi = rows[k - 1], rows[k]
+    same = fail_b[lo] == fail_b[hi] and fail_t[lo] == fail_t[hi]
+    return _bracketed(lrs[lo], lrs[hi], margin[lo], margin[hi], same)
+
+
+# -- early warning -------------------------------------------------------------------------
+EARLY_FRACTION = 0.1  # the early step: the first evaluation at or after 10% of the run
+BOOTSTRAP = 2000  # resamples of the AUC's interval (docs/STUDY.md section 4)
+
+
+def auc(positive, negative) -> float:
+    """Mann-Whitney AUC: the probability that a positive's score exceeds a negative's, ties
+    counting half; NaN when either class is empty."""
+    pos, neg = np.asarray(positive, float), np.asarray(negative, float)
+    if not len(pos) or not len(neg):
+        return math.nan
+    diff = pos[:, None] - neg[None, :]
+    return float(((diff > 0) + 0.5 * (diff == 0)).mean())
+
+
+def auc_interval(positive, negative, resamples: int = BOOTSTRAP, seed: int = 0):
+    """(AUC, lower, upper): the AUC with a 90% bootstrap interval, resampling runs within each
+    class; NaNs when a class is empty."""
+    pos, neg = np.asarray(positive, float), np.asarray(negative, float)
+    value = auc(pos, neg)
+    if math.isnan(value):
+        return value, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    draws = [auc(rng.choice(pos, len(pos)), rng.choice(neg, len(neg))) for _ in range(resamples)]
+    lo, hi = np.quantile(draws, [0.05, 0.95])
+    return value, float(lo), float(hi)
 
 
 # -- trends ------------------------------------------------------------------------------------

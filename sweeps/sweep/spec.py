@@ -30,6 +30,7 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
     min_effect = 0.02                 # nats (default 0.02)
     negligible = 0.05                 # nats (default 0.05)
     min_sensitivity = 0.05            # H2b's minimum effect, nats (default 0.05)
+    precision = 0.01                  # the floor of a paired sd, nats (default 0.01)
     target_loss = 1.2                 # steps-to-target loss, nats
     [extend]
     factor = 3.16                     # next LR = top LR x factor (default: the grid's top ratio)
@@ -86,6 +87,7 @@ _STUDY_KEYS = {
     "min_effect",
     "negligible",
     "min_sensitivity",
+    "precision",
     "target_loss",
 }
 _EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
@@ -375,6 +377,7 @@ def _study(table, arms: tuple[Arm, ...], lr: tuple[float, ...], where: str) -> S
         min_effect=number(table, "min_effect", at, default=0.02),
         negligible=number(table, "negligible", at, positive=True, default=0.05),
         min_sensitivity=number(table, "min_sensitivity", at, default=0.05),
+        precision=number(table, "precision", at, positive=True, default=0.01),
     )
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
