@@ -32,18 +32,44 @@ from figures.formats import DEFAULT_FORMATS, FORMATS
     callback=lambda ctx, param, value: _formats(value),
     help=f"The chart files to write, comma-separated, of {', '.join(FORMATS)}.",
 )
-def figures(name, runs_dir, out, formats):
+@click.option(
+    "--from-report",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Re-render and re-judge a report from its own data (runs.parquet, or a pre-v4 "
+    "report's analysis.json) instead of run directories; writes in place unless --out.",
+)
+def figures(name, runs_dir, out, formats, from_report):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
-    directories alone."""
+    directories alone (or, with --from-report, from a report's own data)."""
     import json
 
     from figures.report import answer_lines, make_report
+    from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir
 
-    report = make_report(Path(runs_dir) / name, Path(out) if out else None, formats)
-    for line in answer_lines(json.loads((report.parent / "analysis.json").read_text())):
+    if from_report:
+        from figures.archive import has_archive
+
+        if not has_archive(Path(from_report)):
+            raise HarnessError(
+                f"{from_report} holds no report data (runs.parquet or analysis.json): give a "
+                "report directory that `figures` wrote"
+            )
+    report = make_report(
+        Path(runs_dir) / name,
+        Path(out) if out else None,
+        formats,
+        from_report=Path(from_report) if from_report else None,
+    )
+    analysis = json.loads((report.parent / "analysis.json").read_text())
+    for warning in analysis.get("budget_warnings") or []:
+        click.echo(f"budget warning: {warning}", err=True)
+    for line in answer_lines(analysis):
         click.echo(line)
     click.echo(f"report: {report}")
+    if from_report:
+        return
     files = SweepDir(Path(runs_dir) / name)
     shown = files.plan_backend()
     note = files.left_out_note(shown, "figures") if shown else None

@@ -42,10 +42,6 @@ def pm(mean: float, sd: float, digits: int = 3) -> str:
     return f"{num(mean, digits)} ± {num(sd, digits)}"
 
 
-def interval(lo: float, hi: float) -> str:
-    return f"[{lr(lo)}, {lr(hi)}]"
-
-
 def pm_interval(entry: dict, digits: int = 3) -> str:
     """A paired mean with the interval that decides it, the two-sided 90% one (its ends are
     the one-sided 95% bounds): '0.123 [0.050, 0.196], n=3'."""
@@ -144,13 +140,6 @@ def threshold(value: dict) -> str:
     if value.get("kind") == "below":
         return f"necessity threshold {grid(value)} (necessary from the lowest LR)"
     return f"necessity threshold {grid(value)}"
-
-
-def per_seed(seeds: dict) -> str:
-    """'seed 0 none in the grid, seed 1 0.318': each seed named with its value."""
-    return ", ".join(
-        f"seed {k} {grid(v)}" for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0]))
-    )
 
 
 def bracket(value: dict | None) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import budget, charts, fmt, interventions, present, tables
+from figures import archive, budget, charts, fmt, interventions, present, rejudged, tables
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -29,15 +29,32 @@ HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
-def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=DEFAULT_FORMATS) -> Path:
-    """Write analysis.json, the figure set (in `formats`) and report.md for runs/<sweep> into
-    out_dir (default: the sweep's report/)."""
-    results = load_results(sweep_dir)
-    out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
+def make_report(
+    sweep_dir: Path | None,
+    out_dir: Path | None = None,
+    formats=DEFAULT_FORMATS,
+    from_report: Path | None = None,
+) -> Path:
+    """Write analysis.json, the figure set (in `formats`), report.md and the report's own data
+    (figures.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
+    from_report, re-render a committed report from its own data (default out_dir: in place,
+    keeping a pre-v4 report's analysis and report.md beside it, figures.archive.OLD_*)."""
+    source = None
+    if from_report is not None:
+        results, curves, source = archive.load(from_report)
+        out_dir = Path(out_dir) if out_dir is not None else Path(from_report)
+    else:
+        results = load_results(sweep_dir)
+        out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
+        curves = load_curves(results.runs)
     out_dir.mkdir(parents=True, exist_ok=True)
-    curves = load_curves(results.runs)
+    if source and source["kind"] == "analysis":
+        _keep_previous(Path(from_report), out_dir)
     result = study.analyze(results, curves)
+    if source and source["gaps"]:
+        result["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
+    archive.write(out_dir, results, curves, source["gaps"] if source else "")
     view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
     sections = [_header(results, result)]
     if not result["depths"]:
@@ -56,10 +73,11 @@ def make_report(sweep_dir: Path, out_dir: Path | None = None, formats=DEFAULT_FO
                 charts.save(chart, out_dir, name, formats)
         sections += [
             _answer(results, view, figures, formats),
+            rejudged.section(source["previous"] if source else None, result, source),
             _setup(results, result),
             _runs(view),
             _verdicts(result),
-            _figure_section(figures, formats),
+            _figure_section(figures, formats, out_dir),
             _tables(result, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets
@@ -281,6 +299,15 @@ def _runs(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _keep_previous(report_dir: Path, out_dir: Path) -> None:
+    """A pre-v4 report re-judged in place keeps its analysis.json and report.md, renamed, so
+    v3's verdicts stay beside v4's (never overwritten once kept)."""
+    for name, kept in (("analysis.json", archive.OLD_ANALYSIS), ("report.md", archive.OLD_REPORT)):
+        old, new = report_dir / name, out_dir / kept
+        if old.is_file() and not new.exists():
+            write_atomic(new, old.read_text())
+
+
 def _baseline_clause(view: dict) -> str:
     """How the baseline rule reads in the outcome definition: on, or switched off."""
     b = present.baselines(view)
@@ -460,12 +487,32 @@ def _verdicts(result: dict) -> str:
     return "\n".join(lines + [""])
 
 
-def _figure_section(figures: dict, formats) -> str:
+def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
+    """The figures, each under its caption; a chart with no data says why, and a re-judged
+    report whose curves are gone links the earlier report's chart of them where it is kept
+    (training curves do not depend on the study's rules)."""
     image = next((ext for ext in ("png", "svg") if ext in formats), None)
     names = {"svg": "SVG", "html": "interactive HTML", "vl.json": "Vega-Lite spec"}
     lines = ["## Figures", ""]
     for name, (caption, chart) in figures.items():
         lines += [f"### {caption}", ""]
+        kept = next(
+            (
+                f"{name}.{ext}"
+                for ext in ("svg", "png")
+                if out_dir and (out_dir / f"{name}.{ext}").is_file()
+            ),
+            None,
+        )
+        if chart is None and kept and (out_dir / archive.OLD_REPORT).is_file():
+            lines += [
+                f"_Kept from the earlier report ({archive.OLD_REPORT}), drawn from the run "
+                f"directories, which are gone; its curves do not depend on the rules._",
+                "",
+                f"![{caption}]({kept})",
+                "",
+            ]
+            continue
         if chart is None:
             lines += ["_Not drawn: the finished runs hold no data for it._", ""]
             continue

@@ -36,10 +36,11 @@ TESTS = {
     "diverged and degraded definitions too.",
     "H2b": "Per depth: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
     "above the pre-registered minimum effect `min_sensitivity`.",
-    "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths: the "
-    "one-sided 95% upper bound of the slope below 0.",
+    "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths, "
+    "censored per-seed thresholds kept at their bounds and moved half a decade beyond: the "
+    "one-sided 95% upper bound of the slope below 0 both ways.",
     "C1": "At every LR where QK-norm is necessary on the primary comparison, the start-matched "
-    "control's gap to QK-norm on is negligible.",
+    "control's gap to QK-norm on is negligible (TOST: its 90% interval inside +-`negligible`).",
 }
 
 
@@ -257,7 +258,7 @@ def h3(analysis: dict) -> dict:
             if c["threshold"]["kind"] == ""
             else fmt.threshold(c["threshold"])
         )
-        + f"; per seed: {fmt.per_seed(c['seed_thresholds'])}"
+        + f"; per seed: {fmt.seed_brackets(c['seed_thresholds'])}"
         for k, c in depths.items()
     ]
     base = {

@@ -62,7 +62,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
             title=chart_title(
                 "Final loss vs learning rate",
                 "band: range over seeds; dashed: critical LR per arm; "
-                "grey: necessity threshold with its interval",
+                "grey: the necessity threshold's bracket",
             )
         )
     )
@@ -97,7 +97,7 @@ def _headline_layers(base, color, y, y_scale) -> list:
 
 
 def _threshold_layers(base) -> list:
-    """The necessity threshold as a grey rule over the band of its interval."""
+    """The necessity threshold as a grey rule over the band of its bracket."""
     return [
         filtered(base, "threshold", "threshold_band")
         .mark_rect(color=THRESHOLD_COLOR, opacity=0.12)
@@ -293,7 +293,7 @@ def _critical_rows(n: int, d: dict, subset_arms) -> tuple[list[dict], list[tuple
 
 
 def _threshold_row(n: int, d: dict, key: str) -> tuple[dict, tuple] | None:
-    """The primary comparison's necessity threshold at this depth with its interval, and its
+    """The primary comparison's necessity threshold at this depth with its bracket, and its
     label; None when there is none on the grid (QK-norm never needed, or no comparison)."""
     c = d["comparisons"].get(key)
     if not c or c["threshold"]["kind"] not in ("", "below"):

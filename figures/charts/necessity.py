@@ -1,5 +1,5 @@
 """The necessity map: LR x depth cells coloured by the primary comparison's paired effect, a
-dot where QK-norm is necessary, and each depth's necessity threshold with its interval."""
+dot where QK-norm is necessary, and each depth's necessity threshold with its bracket."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
             title=chart_title(
                 "Where QK-norm is necessary",
                 "colour: paired effect off - on; dot: necessary; black tick: threshold, "
-                "line: its interval",
+                "line: its bracket",
             ),
         )
     )
@@ -157,7 +157,7 @@ def _cell_layers(base, x, span: float) -> list:
 
 
 def _threshold_layers(base, x) -> list:
-    """Each depth's threshold: its interval as a black line, the value as a thick tick."""
+    """Each depth's threshold: its bracket as a black line, the value as a thick tick."""
     interval = (
         filtered(base, "threshold", "threshold_interval")
         .mark_rule(color="black", strokeWidth=1.5)

@@ -1,0 +1,220 @@
+"""A report's own data, so a committed report regenerates and is re-judged from the repository
+alone (`figures NAME --from-report DIR`), without the run directories that trained it.
+
+Beside report.md a report writes:
+- runs.parquet: one row per run of the runs table (figures.results), each with its RunConfig
+  as JSON and its provenance as JSON;
+- curves.parquet: the training curves the charts draw (figures.results.load_curves), thinned
+  to the evaluations and every log_interval-th train loss;
+- sweep.json: the sweep's name, its spec as planned, the planned runs that have no directory,
+  and its crosscheck.json.
+
+Reports made before the archive existed carry only analysis.json's runs table. load() rebuilds
+what it can from it: the runs' configs from the spec at this revision (matched by arm, depth, LR
+and seed; only the fields the analysis reads matter), the data's baselines from the analysis's
+settings, no curves, and the crosscheck line of the old report.md. It says what it could not
+recompute (ARCHIVE_GAPS).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from figures.results import RUN_KEYS, SweepResults
+from sweeps.core.config import RunConfig
+from sweeps.core.errors import HarnessError
+from sweeps.core.files import clean_json, write_atomic
+
+RUNS_FILE, CURVES_FILE, SWEEP_FILE = "runs.parquet", "curves.parquet", "sweep.json"
+OLD_ANALYSIS = "analysis-v3.json"  # a re-judged report keeps the analysis it had, by its name
+OLD_REPORT = "report-v3.md"
+ARCHIVE_GAPS = (
+    "the training curves and every diagnostic (the curves, attention and kurtosis charts, the "
+    "diagnostics and early-warning tables, steps to target and speed-ups), the provenance of "
+    "each run, and the final validation loss on the whole split (these runs measured it on "
+    "train.eval_batches fixed batches)"
+)
+
+
+def write(out_dir: Path, results: SweepResults, curves: pd.DataFrame, gaps: str = "") -> None:
+    """runs.parquet, curves.parquet and sweep.json of a report (module docstring); gaps: what
+    the data it was made from could not give (a pre-archive report's), kept for re-renders."""
+    runs = results.runs.copy()
+    runs["config_json"] = runs.run_id.map(
+        lambda r: results.config(r).to_json() if results.config(r) else None
+    )
+    runs["provenance_json"] = runs.provenance.map(lambda p: json.dumps(p or {}, sort_keys=True))
+    runs = runs.drop(columns=["provenance"]).map(_plain)
+    _parquet(runs, out_dir / RUNS_FILE)
+    _parquet(_thin(curves, results), out_dir / CURVES_FILE)
+    sweep = {
+        "name": results.name,
+        "spec": results.spec,
+        "has_plan": results.has_plan,
+        "missing": results.missing.to_dict("records"),
+        "ignored": results.ignored,
+        "crosscheck": results.crosscheck,
+        "gaps": gaps,
+    }
+    write_atomic(out_dir / SWEEP_FILE, json.dumps(clean_json(sweep), indent=1, sort_keys=True))
+
+
+def has_archive(report_dir: Path) -> bool:
+    return (Path(report_dir) / RUNS_FILE).is_file() or _old_analysis(Path(report_dir)) is not None
+
+
+def load(report_dir: Path) -> tuple[SweepResults, pd.DataFrame, dict]:
+    """(results, curves, source) of a committed report: its archive, or, for a report made
+    before the archive existed, its analysis.json's runs table. source: {"kind": "archive" |
+    "analysis", "gaps": what could not be recomputed, "previous": the analysis it had}."""
+    report_dir = Path(report_dir)
+    if (report_dir / RUNS_FILE).is_file():
+        return _from_archive(report_dir)
+    old = _old_analysis(report_dir)
+    if old is None:
+        raise HarnessError(
+            f"{report_dir} holds no report data (runs.parquet or analysis.json): give a "
+            f"report directory that `figures` wrote"
+        )
+    return _from_analysis(report_dir, old)
+
+
+# -- reading ---------------------------------------------------------------------------------
+def _from_archive(report_dir: Path):
+    runs = pd.read_parquet(report_dir / RUNS_FILE)
+    sweep = json.loads((report_dir / SWEEP_FILE).read_text())
+    configs = {
+        r.run_id: RunConfig.from_json(r.config_json)
+        for r in runs.itertuples()
+        if isinstance(r.config_json, str)
+    }
+    runs["provenance"] = runs.provenance_json.map(lambda p: json.loads(p) if p else {})
+    runs = runs.drop(columns=["config_json", "provenance_json"])
+    for column in ("unstable_reasons",):
+        if column in runs:
+            runs[column] = runs[column].map(lambda v: list(v) if v is not None else [])
+    results = SweepResults(
+        name=sweep["name"],
+        runs=runs,
+        missing=pd.DataFrame(sweep["missing"], columns=["run_id", *RUN_KEYS]),
+        ignored=sweep["ignored"],
+        spec=sweep["spec"],
+        has_plan=sweep["has_plan"],
+        crosscheck=sweep["crosscheck"],
+        configs=configs,
+    )
+    curves = pd.read_parquet(report_dir / CURVES_FILE)
+    previous = _old_analysis(report_dir)
+    source = {"kind": "archive", "gaps": sweep.get("gaps", ""), "previous": previous}
+    return results, curves, source
+
+
+def _old_analysis(report_dir: Path) -> dict | None:
+    """The analysis a report had before v4: analysis-v3.json once re-judged, else an
+    analysis.json without a schema."""
+    for name in (OLD_ANALYSIS, "analysis.json"):
+        path = report_dir / name
+        if path.is_file():
+            doc = json.loads(path.read_text())
+            if name == OLD_ANALYSIS or "schema" not in doc:
+                return doc
+    return None
+
+
+def _from_analysis(report_dir: Path, old: dict):
+    """A pre-archive report: its runs table, configs rebuilt from the spec by keys."""
+    from sweeps.sweep.spec import load_spec
+
+    spec = load_spec(old["sweep"])
+    runs = pd.DataFrame(old["runs"])
+    extra = {int(d): sorted(set(part.lr) - set(spec.lr)) for d, part in runs.groupby("n_layer")}
+    backend = str(runs.run_id.iloc[0]).split("-", 1)[0]
+    by_keys = {
+        (c.arm, c.model.n_layer, round(c.train.lr, 12), c.seed): c
+        for c in spec.configs(backend, lrs=extra)
+    }
+    configs = {}
+    for r in runs.itertuples():
+        cfg = by_keys.get((r.arm, int(r.n_layer), round(float(r.lr), 12), int(r.seed)))
+        if cfg is not None:
+            configs[r.run_id] = cfg
+    baselines = old["settings"].get("baselines") or {}
+    columns = {
+        "max_steps": lambda c: c.train.max_steps,
+        "batch_size": lambda c: c.train.batch_size,
+        "block_size": lambda c: c.model.block_size,
+        "corpus": lambda c: c.data.corpus,
+        "tokenizer": lambda c: c.data.tokenizer,
+        "backend": lambda c: c.backend,
+    }
+    for column, read in columns.items():
+        runs[column] = runs.run_id.map(
+            lambda r, read=read: read(configs[r]) if r in configs else None
+        )
+    runs["bigram_loss"] = baselines.get("bigram")
+    runs["unigram_loss"] = baselines.get("unigram")
+    runs["provenance"] = [{} for _ in range(len(runs))]
+    runs["run_dir"] = ""
+    results = SweepResults(
+        name=old["sweep"],
+        runs=runs,
+        missing=pd.DataFrame(columns=["run_id", *RUN_KEYS]),
+        ignored=[],
+        spec=spec.to_dict(),
+        has_plan=True,
+        crosscheck=_old_crosscheck(report_dir),
+        configs=configs,
+    )
+    curves = pd.DataFrame(columns=["run_id", *RUN_KEYS, "step"])
+    return results, curves, {"kind": "analysis", "gaps": ARCHIVE_GAPS, "previous": old}
+
+
+CROSSCHECK_LINE = re.compile(r"\*\*pass\*\* \((\d+) checks over (\d+) model configs\)")
+
+
+def _old_crosscheck(report_dir: Path) -> dict | None:
+    """The crosscheck a pre-archive report recorded in its report.md (its crosscheck.json
+    stayed with the run directories): the verdict and the number of checks and configs."""
+    for name in (OLD_REPORT, "report.md"):
+        path = report_dir / name
+        found = CROSSCHECK_LINE.search(path.read_text()) if path.is_file() else None
+        if found:
+            checks, configs = int(found.group(1)), int(found.group(2))
+            per = [{"checks": [{}] * (checks // configs)} for _ in range(configs)]
+            per[0]["checks"] += [{}] * (checks - sum(len(c["checks"]) for c in per))
+            return {"verdict": "pass", "configs": per}
+    return None
+
+
+# -- writing ---------------------------------------------------------------------------------
+def _thin(curves: pd.DataFrame, results: SweepResults) -> pd.DataFrame:
+    """The rows the charts draw: evaluations, and every log_interval-th train loss."""
+    if curves.empty:
+        return curves
+    every = {
+        rid: results.config(rid).train.log_interval if results.config(rid) else 1
+        for rid in curves.run_id.unique()
+    }
+    evals = curves.drop(columns=["run_id", *RUN_KEYS, "step", "train_loss"], errors="ignore")
+    keep = evals.notna().any(axis=1) | (curves.step % curves.run_id.map(every) == 0)
+    return curves[keep].reset_index(drop=True)
+
+
+def _plain(value):
+    """Parquet needs one type a column: lists and dicts as JSON-able lists, NaN for None."""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _parquet(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".tmp_{path.name}")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(path)

@@ -1,0 +1,105 @@
+"""A re-judged report's comparison with the analysis it had: every verdict, threshold,
+critical LR and LR sensitivity under the earlier rules (analysis-v3.json, kept beside the
+report) next to the same quantity under the current ones, the changes marked."""
+
+from __future__ import annotations
+
+from figures import fmt
+from figures.archive import OLD_ANALYSIS, OLD_REPORT
+from figures.tables import markdown
+from sweeps.study.stats import STUDY_SHA256
+
+HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+
+
+def rows(previous: dict, result: dict) -> list[list[str]]:
+    """[quantity, before, now, changed] for everything both analyses decided."""
+    out = []
+    for h in HYPOTHESES:
+        before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
+        now = (result.get("verdicts") or {}).get(h, {}).get("verdict")
+        if before or now:
+            out.append([h, before or "-", now or "-"])
+    for depth, d in result["depths"].items():
+        old = (previous.get("depths") or {}).get(depth, {})
+        for k in d["comparisons"]:
+            c, o = d["comparisons"][k], (old.get("comparisons") or {}).get(k)
+            if o is not None:
+                out.append(
+                    [
+                        f"necessity threshold, {k}, depth {depth}",
+                        _old_threshold(o),
+                        fmt.bracket(c["threshold"]),
+                    ]
+                )
+        for arm, a in d["arms"].items():
+            o = (old.get("arms") or {}).get(arm)
+            if o is None:
+                continue
+            by = a.get("eta_crit_by_definition") or {}
+            now = f"{fmt.grid(a['eta_crit']['median'])} (stuck)" + "".join(
+                f"; {x} {fmt.grid(v['median'])}"
+                for x, v in by.items()
+                if x != "stuck" and v["median"]
+            )
+            out.append(
+                [f"critical LR, {arm}, depth {depth}", fmt.grid(o["eta_crit"]["median"]), now]
+            )
+            out.append(
+                [
+                    f"LR sensitivity, {arm}, depth {depth}",
+                    fmt.num(o["sensitivity"].get("mean")),
+                    fmt.num(a["sensitivity"].get("mean")),
+                ]
+            )
+    for depth, arms in (result.get("interventions") or {}).items():
+        old = (previous.get("interventions") or {}).get(depth, {})
+        for arm, hs in arms.items():
+            for h, v in hs.items():
+                before = old.get(arm, {}).get(h, {}).get("verdict", "-")
+                out.append([f"{h}, {arm}, depth {depth}", before, v["verdict"]])
+    return [r + ["**yes**" if _differs(r[1], r[2]) else ""] for r in out]
+
+
+def section(previous: dict | None, result: dict, source: dict | None) -> str:
+    """The report's "Re-judged" section; "" for a report not re-judged from an earlier one."""
+    if not previous:
+        return ""
+    lines = [
+        "## Re-judged under the current rules",
+        "",
+        f"These runs were first reported under earlier rules ({OLD_REPORT}, {OLD_ANALYSIS} beside "
+        f"this report, docs/STUDY.md sha256 `{str(previous.get('study_sha256', ''))[:16]}`). This "
+        f"report judges the same runs, without retraining, under docs/STUDY.md sha256 "
+        f"`{STUDY_SHA256[:16]}` (what changed and why: its section 10).",
+        "",
+    ]
+    if source and source.get("gaps"):
+        lines += [
+            "It was made from the earlier analysis's runs table (the run directories are gone), "
+            f"so it could not recompute {source['gaps']}.",
+            "",
+        ]
+    table = rows(previous, result)
+    changed = sum(bool(r[3]) for r in table)
+    lines += [
+        f"{changed} of {len(table)} quantities differ:",
+        "",
+        markdown(["quantity", "before", "now (v4)", "changed"], table),
+    ]
+    return "\n".join(lines)
+
+
+def _old_threshold(c: dict) -> str:
+    """An earlier analysis's threshold: its value with its 90% interval when it had one."""
+    t = c.get("threshold") or {}
+    if t.get("kind") != "":
+        return fmt.grid(t)
+    lo, hi = c.get("threshold_ci90") or [None, None]
+    low = "<= bottom" if lo is None else fmt.lr(lo)
+    return f"{fmt.lr(t['value'])} (90% {low} to {fmt.lr(hi)})"
+
+
+def _differs(before: str, now: str) -> bool:
+    """Changed: another verdict, or another value (the v4 text may add definitions after ';')."""
+    return before.split(" (")[0].split(";")[0].strip() != now.split(" (")[0].split(";")[0].strip()

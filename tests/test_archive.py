@@ -1,0 +1,84 @@
+"""figures/archive.py and figures/rejudged.py: a report regenerates from its own data, and a
+report made before its data was kept is re-judged from its analysis.json's runs table."""
+
+import json
+
+import figures_fakes as ff
+import pytest
+from click.testing import CliRunner
+
+from figures.archive import CURVES_FILE, OLD_ANALYSIS, OLD_REPORT, RUNS_FILE, SWEEP_FILE
+from figures.report import make_report
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("archive")
+    ff.write_study(root / "study", depths=[2, 4])
+    report = make_report(root / "study", root / "report", ("svg",))
+    return root, report
+
+
+def test_a_report_regenerates_from_its_own_data_alone(reported, tmp_path):
+    """The same analysis and report.md from runs.parquet and curves.parquet as from the run
+    directories; the curves are thinned to what the charts draw."""
+    root, report = reported
+    for name in (RUNS_FILE, CURVES_FILE, SWEEP_FILE):
+        assert (report.parent / name).is_file(), name
+    again = make_report(None, tmp_path / "again", ("svg",), from_report=report.parent)
+    first = json.loads((report.parent / "analysis.json").read_text())
+    assert json.loads((tmp_path / "again" / "analysis.json").read_text()) == first
+    assert again.read_text() == report.read_text()
+    assert "## Re-judged" not in again.read_text()  # nothing earlier to compare with
+
+
+def _pre_v4_report(root, tmp_path):
+    """A report as the v3 harness left it: analysis.json without a schema whose verdicts differ
+    (H1 'not supported'), report.md with its crosscheck line, no archive; its spec a file."""
+    src = json.loads((root / "report" / "analysis.json").read_text())
+    del src["schema"]
+    src["verdicts"]["H1"]["verdict"] = "not supported"
+    spec = tmp_path / "fixture.toml"
+    spec.write_text(
+        'name = "fixture"\npreset = "smoke"\n'
+        '[set]\n"train.max_steps" = 30\n"train.warmup_steps" = 5\n"train.eval_interval" = 10\n'
+        '"train.baseline" = "bigram"\n'
+        f"[grid]\nlr = {ff.LRS}\nn_layer = [2, 4]\nseed = {ff.SEEDS}\n"
+        '[arms.off]\nset = { "model.qk_norm" = "none" }\n'
+        '[arms.on]\nset = { "model.qk_norm" = "rms" }\n'
+        "[study]\ndelta = 0.1\nsensitivity_range = [1e-3, 3e-3]\ntarget_loss = 3.0\n"
+    )
+    src["sweep"] = str(spec)
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "analysis.json").write_text(json.dumps(src))
+    (old / "report.md").write_text("crosscheck: **pass** (74 checks over 2 model configs)\n")
+    return old
+
+
+def test_a_pre_v4_report_is_rejudged_in_place_from_its_runs_table(reported, tmp_path):
+    root, report = reported
+    old = _pre_v4_report(root, tmp_path)
+    text = make_report(None, None, ("svg",), from_report=old).read_text()
+    # v3's files kept beside it, by name, and the comparison opens the report
+    assert (old / OLD_ANALYSIS).is_file() and (old / OLD_REPORT).is_file()
+    assert "## Re-judged under the current rules" in text
+    assert "| H1 | not supported | supported | **yes** |" in text
+    assert "could not recompute the training curves" in text
+    assert "**pass** (74 checks over 2 model configs)" in text  # the crosscheck it recorded
+    now = json.loads((old / "analysis.json").read_text())
+    first = json.loads((report.parent / "analysis.json").read_text())
+    assert now["verdicts"]["H2a"] == first["verdicts"]["H2a"]  # the same runs, the same rules
+    assert now["source"]["kind"] == "analysis"
+    # again from the archive it now has: still compared with v3, the gaps still said
+    again = make_report(None, None, ("svg",), from_report=old).read_text()
+    assert "| H1 | not supported | supported | **yes** |" in again
+    assert "could not recompute the training curves" in again
+
+
+def test_figures_from_report_is_one_line_on_a_directory_without_report_data(tmp_path):
+    from figures.cli import figures
+
+    (tmp_path / "empty").mkdir()
+    out = CliRunner().invoke(figures, ["x", "--from-report", str(tmp_path / "empty")])
+    assert out.exit_code != 0 and "holds no report data" in str(out.exception or out.output)
