@@ -646,6 +646,11 @@ def _final_diagnostics(curves: pd.DataFrame, columns: list[str]) -> pd.DataFrame
 
 def _provenance(runs: pd.DataFrame) -> str:
     prov = [p for p in runs.provenance if isinstance(p, dict)]
+    if not any(prov):  # a report rebuilt from an earlier analysis's runs table
+        return (
+            "## Provenance\n\nNot kept with these runs' data (rebuilt from an earlier "
+            f"analysis's runs table): {archive.OLD_REPORT} beside this report records it.\n"
+        )
     commits = Counter(
         (
             p.get("git_commit") or "unknown",

@@ -66,6 +66,7 @@ def test_a_pre_v4_report_is_rejudged_in_place_from_its_runs_table(reported, tmp_
     assert "| H1 | not supported | supported | **yes** |" in text
     assert "could not recompute the training curves" in text
     assert "**pass** (74 checks over 2 model configs)" in text  # the crosscheck it recorded
+    assert "report-v3.md beside this report records it" in text  # provenance stayed there
     now = json.loads((old / "analysis.json").read_text())
     first = json.loads((report.parent / "analysis.json").read_text())
     assert now["verdicts"]["H2a"] == first["verdicts"]["H2a"]  # the same runs, the same rules
