@@ -333,6 +333,8 @@ def early_warning(runs: pd.DataFrame, curves: pd.DataFrame) -> dict:
         for st, f, b in zip(finished.status, finished.final_val_loss, finished.baseline_loss)
     ]
     early = _early_rows(curves, finished)
+    if early.empty:  # no curves (a report rebuilt from a runs table): nothing to say
+        return {}
     out: dict = {}
     for (depth, arm), part in finished.groupby(["n_layer", "arm"]):
         entry = {}
