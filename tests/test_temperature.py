@@ -7,6 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
+from sweeps.core.errors import ConfigError
+from sweeps.core.interventions import INTERVENTIONS
 from sweeps.core.presets import get_preset
 from sweeps.run.backends import trainer_factory
 from sweeps.run.temperature import initial_logit_std, probe_batch
@@ -53,3 +55,30 @@ def test_config_show_prints_the_starting_temperature():
     assert measured["this config"] == measured["with model.qk_norm=none"]
     assert measured["this config"] == pytest.approx(1.0, rel=0.15)  # 16-wide: noisier
     assert shown["qk_init"]["w_q_w_k_std"] == pytest.approx(0.25)  # 1 / sqrt(16)
+
+
+@pytest.mark.parametrize(
+    "intervention",
+    [i for i in INTERVENTIONS.values() if i.new_field],
+    ids=lambda i: i.name,
+)
+@pytest.mark.parametrize("kind", ["none", "rms"])
+def test_config_show_works_for_every_config_train_accepts(intervention, kind):
+    """Every intervention with QK-norm off and on: where train accepts the config, config show
+    does too, and a variant the probe cannot build (QK-clip with QK-norm on) reads as its
+    reason, not as an error about the config asked for."""
+    overrides = [f"model.qk_norm={kind}", f"{intervention.field}={intervention.exercise}"]
+    try:
+        get_preset("smoke").with_overrides(overrides)
+    except ConfigError:
+        pytest.skip("train refuses this config too")
+    args = ["config", "show", "smoke"] + [x for o in overrides for x in ("--set", o)]
+    result = CliRunner().invoke(make_cli("torch"), args)
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.output)["initial_attention_logit_std"]
+    assert isinstance(measured["this config"], float)
+    other = measured[f"with model.qk_norm={'rms' if kind == 'none' else 'none'}"]
+    if intervention.name == "qk-clip" and kind == "none":
+        assert other.startswith("not a valid config: model.qk_clip rescales W_q and W_k")
+    else:
+        assert isinstance(other, float)

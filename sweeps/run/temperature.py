@@ -12,7 +12,7 @@ import numpy as np
 
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import attn_logit_std
-from sweeps.core.errors import DataError
+from sweeps.core.errors import ConfigError, DataError
 from sweeps.data import offline_tokens, val_batches
 from sweeps.run.backends import TrainerFactory
 
@@ -43,10 +43,16 @@ def initial_logit_std(cfg: RunConfig, make_trainer: TrainerFactory, x: np.ndarra
 
 
 def temperatures(cfg: RunConfig, make_trainer: TrainerFactory) -> dict:
-    """The config's starting logit std, and what it would be with QK-norm off and on."""
+    """The config's starting logit std, and what it would be with QK-norm off and on; a
+    variant that is not a valid config (an intervention QK-norm would normalise away, say)
+    reads as the one-line reason, never as an error about the config asked for."""
     x, source = probe_batch(cfg)
     out = {"this config": initial_logit_std(cfg, make_trainer, x), "batch": source}
     for kind in ("none", "rms"):
-        other = cfg.with_overrides([f"model.qk_norm={kind}"])
+        try:
+            other = cfg.with_overrides([f"model.qk_norm={kind}"])
+        except ConfigError as e:
+            out[f"with model.qk_norm={kind}"] = f"not a valid config: {e}"
+            continue
         out[f"with model.qk_norm={kind}"] = initial_logit_std(other, make_trainer, x)
     return out
