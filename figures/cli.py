@@ -43,6 +43,7 @@ def figures(name, runs_dir, out, formats, from_report):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone (or, with --from-report, from a report's own data)."""
     import json
+    from collections import Counter
 
     from figures.report import answer_lines, make_report
     from sweeps.core.errors import HarnessError
@@ -67,6 +68,10 @@ def figures(name, runs_dir, out, formats, from_report):
         click.echo(f"budget warning: {warning}", err=True)
     for line in answer_lines(analysis):
         click.echo(line)
+    left_out = Counter(p["status"] for p in analysis.get("problems") or [])
+    if left_out:  # the report names each; the terminal says they exist
+        said = ", ".join(f"{n} {status}" for status, n in sorted(left_out.items()))
+        click.echo(f"left out of every statistic: {said} (named in the report)", err=True)
     click.echo(f"report: {report}")
     if from_report:
         return

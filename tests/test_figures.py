@@ -348,6 +348,16 @@ def test_report_names_failed_incomplete_corrupt_and_missing_runs(tmp_path):
     text = make_report(root).read_text()
     for status in ("failed", "incomplete", "corrupt", "missing"):
         assert f"| {status} |" in text, status
+    from click.testing import CliRunner
+
+    from figures.cli import figures
+
+    out = CliRunner().invoke(
+        figures,
+        ["messy", "--runs-dir", str(tmp_path), "--out", str(tmp_path / "o"), "--formats", "svg"],
+    )
+    assert out.exit_code == 0, out.output
+    assert "left out of every statistic: 1 corrupt, 1 failed, 1 incomplete, 1 missing" in out.output
     assert "device-side assert" in text and "not valid JSON" in text
     assert "### Why runs are unstable" in text and "bigram baseline" in text
     assert "**pass** (1 checks over 1 model configs)" in text

@@ -76,7 +76,7 @@ def training_curves(
         .properties(
             title=chart_title(
                 "Training curves at a few learning rates",
-                "one line per run; x: a run that diverged, where it stopped",
+                "one line per run; +: where a run that diverged stopped",
             )
         )
     )
