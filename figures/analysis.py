@@ -29,7 +29,7 @@ from sweeps.core.config import ModelConfig
 from sweeps.core.files import clean_json
 from sweeps.core.params import count_params
 from sweeps.run.outcomes import OUTCOMES
-from sweeps.study import rules
+from sweeps.study import alternatives, rules
 from sweeps.study.stats import (
     EARLY_FRACTION,
     STUDY_SHA256,
@@ -83,6 +83,7 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "compute": compute(runs),
     }
     out["h3"] = depth_trend(cells, settings, list(depths))
+    out["decisions"] = decisions(cells, settings, out)
     out["early_warning"] = early_warning(runs, curves)
     out["budget_warnings"] = budget_warnings(out, runs)
     out["verdicts"] = judge(out)
@@ -242,7 +243,7 @@ def depth_analysis(
     runs: pd.DataFrame, cells: rules.Cells, settings: dict, steps: pd.DataFrame
 ) -> dict:
     arms = [a for a in settings["arms"] if a in set(runs.arm)]
-    best = best_losses(runs)
+    best = best_losses(runs, cells)
     out = {"arms": {}, "comparisons": {}, "l_star": best}
     for arm in arms:
         part = runs[runs.arm == arm]
@@ -255,6 +256,62 @@ def depth_analysis(
     ref, primary = settings["reference"], settings["primary"]
     if ref in arms and primary in arms:
         out.update(paired_hypotheses(cells, settings, out))
+    return out
+
+
+def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
+    """The decisions sweeps/study makes beyond H1-H3, per depth, as dicts of a Decision or a
+    Rule: C1 (sweeps.study.alternatives.c1), I1-I4 per intervention arm and the practitioner's
+    rule (sweeps.study.rules.practitioner_rule). figures/ words them."""
+    study = _study(settings)
+    ref, primary = study.reference, study.primary
+    qk_norm = {r["arm"]: r.get("qk_norm") for r in analysis.get("runs", [])}
+    out: dict = {"C1": {}, "interventions": {}, "rules": {}}
+    for name, depth in analysis["depths"].items():
+        c = cells[int(name)]
+        if not (c.has(ref) and c.has(primary)):
+            continue
+        values = {a: v.get("interventions") for a, v in depth["arms"].items()}
+        arms = alternatives.intervention_arms(
+            [a for a in settings["arms"] if c.has(a)],
+            {tuple(x) for x in settings["all_comparisons"]},
+            values,
+            qk_norm,
+            ref,
+            primary,
+        )
+
+        def judged(b: str, t: str):
+            return rules.compare(c, rules.Comparison(b, t), study, influence=False)
+
+        def median(arm: str):
+            found = rules.median_grid(list(rules.critical_lrs(c, arm, delta=study.delta).values()))
+            return found[0] if found else None
+
+        main = judged(ref, primary)
+        calls = rules.lr_calls(main, study)
+        rule = rules.practitioner_rule(calls, main.necessity, rules.best_lr(c, ref))
+        out["rules"][name] = rule._asdict()
+        control = study.start_control
+        if control and c.has(control):
+            control_calls = rules.lr_calls(judged(control, primary), study)
+            out["C1"][name] = alternatives.c1(calls, control_calls)._asdict()
+        per_arm = {}
+        for arm in arms:
+            vs_on = rules.lr_calls(judged(arm, primary), study)
+            if alternatives.builds_on_primary(arm, qk_norm, primary):
+                per_arm[arm] = {"I4": alternatives.i4(vs_on, study.min_effect)._asdict()}
+                continue
+            lowest = min(settings["base_lrs"]) if settings["base_lrs"] else None
+            per_arm[arm] = {
+                "I1": alternatives.i1(
+                    judged(ref, arm).necessity.threshold, median(arm), median(ref)
+                )._asdict(),
+                "I2": alternatives.i2(vs_on, median(ref))._asdict(),
+                "I3": alternatives.i3(calls, vs_on, lowest, study.min_effect)._asdict(),
+            }
+        if per_arm:
+            out["interventions"][name] = per_arm
     return out
 
 
@@ -443,16 +500,13 @@ def _h2a_censoring(off: dict, on: dict) -> str:
     return ""
 
 
-def best_losses(runs: pd.DataFrame) -> dict:
-    """L* per token budget: the best seed-mean effective loss over all arms and LRs with
-    every seed finished (docs/STUDY.md section 4, eta_max)."""
+def best_losses(runs: pd.DataFrame, cells: rules.Cells) -> dict:
+    """L* per token budget (sweeps.study.rules.best_mean_loss over the arms of that budget)."""
     out = {}
     for budget, part in runs.groupby("budget"):
-        cells = part.groupby(["arm", "lr"]).loss.agg(["mean", "count"])
-        seeds = part.seed.nunique()
-        full = cells[cells["count"] == seeds]
-        if not full.empty:
-            out[str(int(budget))] = float(full["mean"].min())
+        value = rules.best_mean_loss(cells, sorted(set(part.arm)))
+        if value is not None:
+            out[str(int(budget))] = value
     return out
 
 
@@ -656,25 +710,16 @@ def _unjudged(d) -> Paired:
 
 # -- steps to target ---------------------------------------------------------------------------
 def steps_to_target(curves: pd.DataFrame, target: float | None) -> pd.DataFrame:
-    """Per run: the step where the quick val loss first reaches target, linearly interpolated
-    between the two evaluations around the crossing; NaN when never (docs/STUDY.md 4)."""
+    """Per run: sweeps.study.rules.steps_to on its quick val losses (docs/STUDY.md 4)."""
     columns = ["run_id", "steps"]
     if target is None or curves.empty or "quick_val_loss" not in curves:
         return pd.DataFrame(columns=columns)
-    rows = []
-    for run_id, c in curves.dropna(subset=["quick_val_loss"]).groupby("run_id"):
-        c = c.sort_values("step")
-        step, loss = c.step.to_numpy(float), c.quick_val_loss.to_numpy(float)
-        below = np.flatnonzero(loss <= target)
-        if not len(below):
-            value = math.nan
-        elif below[0] == 0:
-            value = float(step[0])
-        else:
-            i = below[0]
-            frac = (loss[i - 1] - target) / (loss[i - 1] - loss[i])
-            value = float(step[i - 1] + frac * (step[i] - step[i - 1]))
-        rows.append({"run_id": run_id, "steps": value})
+    rows = [
+        {"run_id": run_id, "steps": rules.steps_to(c.step, c.quick_val_loss, target)}
+        for run_id, c in curves.dropna(subset=["quick_val_loss"])
+        .sort_values("step")
+        .groupby("run_id")
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -695,27 +740,15 @@ def _grid(v: GridValue) -> dict:
 
 
 def _median(values: list[GridValue]) -> dict:
-    """Median and range over seeds; censored values order as beyond the grid ends."""
-    if not values:
+    """Median and range over seeds (sweeps.study.rules.median_grid)."""
+    found = rules.median_grid(values)
+    if found is None:
         return {"median": None, "min": None, "max": None, "censored": []}
-    key = {"below": -1, "": 0, "above": 1, "none": 2}
-    ordered = sorted(
-        values, key=lambda v: (key[v.kind] if v.kind != "" else 0, v.value if v.kind == "" else 0)
-    )
-    mid = ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else None
-    if mid is None:  # even count: the geometric mean of the middle two, if both inside
-        a, b = ordered[len(ordered) // 2 - 1], ordered[len(ordered) // 2]
-        mid = (
-            GridValue(math.sqrt(a.value * b.value))
-            if a.inside and b.inside
-            else b
-            if not b.inside
-            else a
-        )
+    mid, low, high = found
     return {
         "median": _grid(mid),
-        "min": _grid(ordered[0]),
-        "max": _grid(ordered[-1]),
+        "min": _grid(low),
+        "max": _grid(high),
         "censored": sorted({v.kind for v in values if not v.inside}),
     }
 

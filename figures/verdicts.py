@@ -14,7 +14,6 @@ import math
 from figures import fmt
 from sweeps.study import rules
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.study.stats import Paired
 
 MIN_DEPTHS = 3
 CLAIMS = {
@@ -90,21 +89,6 @@ def _judged(comparison: dict) -> list[dict]:
     """The LRs the necessity rule judged (sweeps.study.rules: enough pairs, not a common or
     partial ceiling)."""
     return [e for e in comparison["per_lr"] if e["judged"]]
-
-
-def _paired(entry: dict) -> Paired:
-    nan = math.nan
-    return Paired(
-        entry["n"],
-        *(
-            nan if entry.get(k) is None else entry[k]
-            for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")
-        ),
-    )
-
-
-def _negligible(entry: dict, settings: dict) -> bool:
-    return rules.negligible(_paired(entry), settings["negligible"])
 
 
 # -- H1 ------------------------------------------------------------------------------------------
@@ -309,7 +293,16 @@ def h3(analysis: dict) -> dict:
 
 
 # -- C1 ------------------------------------------------------------------------------------------
+C1_REASONS = {
+    "no gap": (INCONCLUSIVE, "QK-norm is necessary at no LR the control ran"),
+    "control worse": (NOT_SUPPORTED, "the start-matched control is itself worse than QK-norm on"),
+    "start": (SUPPORTED, "the gap vanishes with the start matched at all {n} such LR(s)"),
+    "neither": (INCONCLUSIVE, "the control's gap is neither negligible nor necessary at some LR"),
+}
+
+
 def c1(analysis: dict) -> dict:
+    """C1 as sweeps.study.alternatives.c1 decided it per depth, with the evidence per LR."""
     s = analysis["settings"]
     if not s["start_control"]:
         return {
@@ -322,48 +315,23 @@ def c1(analysis: dict) -> dict:
             "reason": "not assessed: the spec names no start-matched control arm",
         }
     per_depth, evidence = {}, []
+    decided = (analysis.get("decisions") or {}).get("C1") or {}
     for name, depth in analysis["depths"].items():
         primary = _primary(analysis, depth)
         control = depth["comparisons"].get(rules.Comparison(s["start_control"], s["primary"]).key)
-        if primary is None or control is None:
+        if primary is None or control is None or name not in decided:
             continue
         by_lr = {e["lr"]: e for e in _judged(primary)}
-        outcomes = []
         for e in _judged(control):
             p = by_lr.get(e["lr"])
-            if p is None:
-                continue
-            evidence.append(
-                f"depth {name}, LR {fmt.lr(e['lr'])}: off - on "
-                f"{fmt.pm_interval(p)}; {s['start_control']} - on "
-                f"{fmt.pm_interval(e)}"
-            )
-            if not p["necessary"]:
-                continue  # no gap to explain at this LR
-            outcomes.append(
-                NOT_SUPPORTED
-                if e["necessary"]
-                else SUPPORTED
-                if _negligible(e, s)
-                else INCONCLUSIVE
-            )
-        if not outcomes:
-            per_depth[name] = (INCONCLUSIVE, "QK-norm is necessary at no LR the control ran")
-        elif NOT_SUPPORTED in outcomes:
-            per_depth[name] = (
-                NOT_SUPPORTED,
-                "the start-matched control is itself worse than QK-norm on",
-            )
-        elif set(outcomes) == {SUPPORTED}:
-            per_depth[name] = (
-                SUPPORTED,
-                f"the gap vanishes with the start matched at all {len(outcomes)} such LR(s)",
-            )
-        else:
-            per_depth[name] = (
-                INCONCLUSIVE,
-                "the control's gap is neither negligible nor necessary at some LR",
-            )
+            if p is not None:
+                evidence.append(
+                    f"depth {name}, LR {fmt.lr(e['lr'])}: off - on {fmt.pm_interval(p)}; "
+                    f"{s['start_control']} - on {fmt.pm_interval(e)}"
+                )
+        d = decided[name]
+        verdict, why = C1_REASONS[d["why"]]
+        per_depth[name] = (verdict, why.format(n=d["n"]))
     return _verdict("C1", per_depth, evidence)
 
 
@@ -377,19 +345,22 @@ def practitioner_rules(analysis: dict) -> dict:
         c = _primary(analysis, depth)
         if c is None:
             continue
-        out[name] = {"text": _rule_text(name, depth, c, s), "influence": c["influence"]}
+        rule = (analysis.get("decisions") or {}).get("rules", {}).get(name)
+        if rule is None:
+            continue
+        out[name] = {"text": _rule_text(name, depth, c, s, rule), "influence": c["influence"]}
     return out
 
 
-def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
-    """The rule in both forms (absolute LR and multiples of the reference arm's best LR), the
-    high-LR stability effect and the low-LR effect named apart."""
-    t, ref = c["threshold"], depth["arms"][s["reference"]]
-    judged = _judged(c)
+def _rule_text(name: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
+    """The rule sweeps.study.rules.practitioner_rule decided, in words: both forms (absolute LR
+    and multiples of the reference arm's best LR), the high-LR stability effect and the low-LR
+    effect named apart."""
+    ref = depth["arms"][s["reference"]]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
     failing = _failing(ref["eta_crit"]["median"])
-    best = ref.get("best_lr")
+    best, low = rule["best_lr"], list(rule["low_lrs"])
     head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
     movers = {str(m["run_id"]) for m in c["influence"]}
     at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
@@ -400,7 +371,6 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
         if movers
         else ""
     )
-    low = [e["lr"] for e in judged if best and e["lr"] < best * (1 - 1e-9) and e["necessary"]]
     low_text = (
         f" Separately, below that best LR QK-norm also helped at LR {fmt.lrs(low)}: a low-LR "
         + (
@@ -413,22 +383,21 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict) -> str:
     )
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
     best_text = f"without QK-norm the best LR is {fmt.lr(best)}" if best else "no best LR"
-    if t["kind"] == "":
-        lo, hi = t["bracket"]
+    if rule["kind"] == "":
+        lo, hi = rule["bracket"]
         return (
             f"{head}, {best_text}. Up to LR {fmt.lr(lo)} ({times(lo)} that best LR) QK-norm was "
             f"not shown necessary; from {fmt.lr(hi)} ({times(hi)}) up it is (threshold "
-            f"{fmt.bracket(t)}; per seed {fmt.seed_brackets(c['seed_thresholds'])}); {failing}."
-            + low_text
-            + fragile
+            f"{fmt.bracket(c['threshold'])}; per seed {fmt.seed_brackets(c['seed_thresholds'])}); "
+            f"{failing}." + low_text + fragile
         )
-    if t["kind"] == "below":
+    if rule["kind"] == "below":
         return (
             f"{head}, {best_text}. QK-norm was necessary already at the lowest LR judged "
-            f"({fmt.lr(t['value'])}) and every LR above: keep it at every LR of this grid."
-            + fragile
+            f"({fmt.lr(c['threshold']['value'])}) and every LR above: keep it at every LR of "
+            "this grid." + fragile
         )
-    top = judged[-1]["lr"] if judged else math.nan
+    top = rule["top_lr"] if rule["top_lr"] is not None else math.nan
     return (
         f"{head}, {best_text}. QK-norm was not shown necessary up to LR {fmt.lr(top)} "
         f"(the top LR judged; {times(top)} that best LR); {failing}." + low_text + fragile

@@ -8,8 +8,8 @@ import figures_fakes as ff
 import pytest
 
 from figures.analysis import analyze
-from figures.intervention_verdicts import i4
 from figures.results import load_curves, load_results
+from sweeps.study import alternatives, rules, stats
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 ARMS = ("off", "on", "off-softcap", "off-z-loss", "off-qk-clip", "on-z-loss")
@@ -94,17 +94,10 @@ def test_a_low_lr_gap_closed_by_one_arm_and_not_by_the_other(tmp_path):
     assert v["off-softcap"]["I1"] == SUPPORTED  # needed from the lowest LR ("below")
 
 
-def entry(lr, mean, half=0.05):
-    return {
-        "lr": lr,
-        "judged": True,
-        "mean": mean,
-        "lower": mean - half,
-        "upper": mean + half,
-        "n": 4,
-        "ci90": [mean - half, mean + half],
-        "necessary": mean - half > 0.02,
-    }
+def call(lr, mean, half=0.05):
+    """A judged LR's call (sweeps.study.rules.LRCall) with a 90% interval of +-half."""
+    stat = stats.Paired(4, mean, half, half, mean - half, mean + half, mean - half / 3)
+    return rules.LRCall(lr, True, mean - half > 0.02, abs(mean) + half < 0.05, stat)
 
 
 @pytest.mark.parametrize(
@@ -116,10 +109,24 @@ def entry(lr, mean, half=0.05):
     ],
 )
 def test_i4_needs_a_gain_somewhere_and_a_loss_nowhere(means, verdict):
-    settings = {"min_effect": 0.02, "primary": "on"}
-    comparison = {"per_lr": [entry(lr, m) for lr, m in zip((1e-2, 3e-2), means)]}
-    assert i4("on-z-loss", comparison, settings)[0] == verdict
-    assert i4("on-z-loss", {"per_lr": []}, settings)[0] == INCONCLUSIVE
+    calls = [call(lr, m) for lr, m in zip((1e-2, 3e-2), means)]
+    assert alternatives.i4(calls, 0.02).verdict == verdict
+    assert alternatives.i4([], 0.02).verdict == INCONCLUSIVE
+
+
+def test_c1_and_i2_decide_on_typed_calls():
+    """C1: supported where the control's gap is equivalent at every LR the primary needs;
+    I2: QK-norm necessary over X at an LR at or above off's critical LR breaks it."""
+    primary = [call(1e-3, 0.3), call(1e-2, 0.0)]
+    assert alternatives.c1(primary, [call(1e-3, 0.0, 0.02)]).verdict == SUPPORTED
+    assert alternatives.c1(primary, [call(1e-3, 0.2)]).verdict == NOT_SUPPORTED
+    assert alternatives.c1([call(1e-3, 0.0)], [call(1e-3, 0.0)]).why == "no gap"
+    crit = stats.GridValue(0.05, "", (0.03, 0.1))
+    high = [call(0.03, 0.5), call(0.1, 0.0), call(0.3, 0.6)]
+    d = alternatives.i2(high, crit)
+    assert (d.verdict, d.lrs, d.at, d.n) == (NOT_SUPPORTED, (0.3,), 0.3, 2)
+    assert alternatives.i2([call(0.1, 0.0), call(0.3, 0.0)], crit).verdict == SUPPORTED
+    assert alternatives.i2(high, stats.GridValue(1.0, "above")).why == "off does not break"
 
 
 def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):

@@ -311,6 +311,38 @@ def compare(cells: Cells, comparison: Comparison, study: Study, influence: bool 
     return judge_pairs(pairs(cells, comparison), study.min_effect, study.precision, influence)
 
 
+class LRCall(NamedTuple):
+    """What the necessity rule said at one LR of a comparison: judged (not a ceiling, enough
+    pairs), necessary (lower bound > m), equivalent (TOST at +-negligible), and the paired
+    statistics over the pairs it rested on (None where not judged)."""
+
+    lr: float
+    judged: bool
+    necessary: bool
+    equivalent: bool
+    stat: Paired | None
+
+
+def lr_calls(judgement: Judgement, study: Study) -> list[LRCall]:
+    """Every LR both arms ran, in order, with the rule's call there."""
+    n = judgement.necessity
+    at = {lr: k for k, lr in enumerate(n.lrs)}
+    out = []
+    for lr in judgement.pairs.lrs:
+        k = at.get(lr)
+        stat = n.stats[k] if k is not None else None
+        out.append(
+            LRCall(
+                lr,
+                stat is not None,
+                bool(k is not None and n.necessary[k]),
+                bool(stat is not None and negligible(stat, study.negligible)),
+                stat,
+            )
+        )
+    return out
+
+
 # -- stability ---------------------------------------------------------------------------------
 def failed_under(cells: Cells, arm: str, definition: str, delta: float) -> np.ndarray:
     """[LR, seed] of one arm: the run failed under a named definition (docs/STUDY.md section
@@ -371,6 +403,79 @@ def best_lr(cells: Cells, arm: str) -> float | None:
     if not full:
         return None
     return float(cells.lrs[min(full, key=lambda j: (cells.loss[a, j, seeds].mean(), j))])
+
+
+def median_grid(values: list[GridValue]) -> tuple[GridValue, GridValue, GridValue] | None:
+    """(median, lowest, highest) over seeds; censored values order beyond the grid ends; an
+    even count's median is the geometric mean of the middle two when both are inside."""
+    if not values:
+        return None
+    key = {"below": -1, "": 0, "above": 1, "none": 2}
+    ordered = sorted(values, key=lambda v: (key[v.kind], v.value if v.kind == "" else 0))
+    if len(ordered) % 2:
+        mid = ordered[(len(ordered) - 1) // 2]
+    else:
+        a, b = ordered[len(ordered) // 2 - 1], ordered[len(ordered) // 2]
+        mid = (
+            GridValue(math.sqrt(a.value * b.value))
+            if a.inside and b.inside
+            else (b if not b.inside else a)
+        )
+    return mid, ordered[0], ordered[-1]
+
+
+def best_mean_loss(cells: Cells, arms: Iterable[str]) -> float | None:
+    """L* of eta_max (docs/STUDY.md section 4): the best seed-mean capped loss over the given
+    arms (one token budget) and their LRs where every seed of the arm finished."""
+    best = math.inf
+    fin = cells.finished()
+    for arm in arms:
+        if not cells.has(arm):
+            continue
+        a = cells.arm(arm)
+        seeds = fin[a].any(axis=0)
+        for j in range(len(cells.lrs)):
+            if seeds.any() and fin[a, j, seeds].all():
+                best = min(best, float(cells.loss[a, j, seeds].mean()))
+    return best if math.isfinite(best) else None
+
+
+def steps_to(steps, losses, target: float | None) -> float:
+    """Steps to target (docs/STUDY.md section 4): the step where the losses (at ascending
+    steps) first reach target, linearly interpolated between the two evaluations around the
+    crossing; NaN when never or without a target."""
+    step, loss = np.asarray(steps, float), np.asarray(losses, float)
+    if target is None or not len(loss):
+        return math.nan
+    below = np.flatnonzero(loss <= target)
+    if not len(below):
+        return math.nan
+    i = below[0]
+    if i == 0:
+        return float(step[0])
+    frac = (loss[i - 1] - target) / (loss[i - 1] - loss[i])
+    return float(step[i - 1] + frac * (step[i] - step[i - 1]))
+
+
+class Rule(NamedTuple):
+    """The practitioner's rule at one depth (docs/STUDY.md section 5): the threshold's kind and
+    bracket, the reference arm's best LR, the LRs below it where QK-norm was also necessary
+    (the low-LR effect), and the top LR judged."""
+
+    kind: str
+    best_lr: float | None
+    bracket: tuple[float, float] | None
+    low_lrs: tuple[float, ...]
+    top_lr: float | None
+
+
+def practitioner_rule(calls: list[LRCall], n: Necessity, best: float | None) -> Rule:
+    judged = [c for c in calls if c.judged]
+    low = tuple(
+        c.lr for c in judged if best is not None and c.lr < best * (1 - 1e-9) and c.necessary
+    )
+    t = n.threshold
+    return Rule(t.kind, best, t.bracket, low, judged[-1].lr if judged else None)
 
 
 # -- LR sensitivity ----------------------------------------------------------------------------
@@ -585,6 +690,13 @@ __all__ = [
     "h1_decision",
     "H1",
     "trend_decision",
+    "LRCall",
+    "lr_calls",
+    "median_grid",
+    "best_mean_loss",
+    "steps_to",
+    "Rule",
+    "practitioner_rule",
     "trend_points",
     "Trend",
     "FAILURE_DEFINITIONS",
