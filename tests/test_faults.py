@@ -838,7 +838,9 @@ def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
 
 
 def test_sigterm_mid_sweep_exits_143_and_leaves_no_run_locked(tmp_path):
-    spec = write_spec(tmp_path, "term", [1e-2, 1.0])
+    # 40 runs of about 0.4 s: the signal must land mid-sweep even when the test process is slow
+    # to see the first summary (12 runs once finished before it on a loaded machine)
+    spec = write_spec(tmp_path, "term", [1e-2, 1.0], seed=range(10))
     sweep_dir = tmp_path / "runs" / "term"
     proc = subprocess.Popen(
         QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "runs"), "--device", "cpu"],
