@@ -345,9 +345,12 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
     not unstable ones."""
     s = analysis["settings"]
     out = []
+    # without a baseline rule (smoke) only a divergence fails a run: no run is "not yet
+    # learned", so there is nothing to warn about (the plan's warning skips them too)
+    judged_by_baseline = runs.baseline_loss.notna().any() if "baseline_loss" in runs else False
     for name, depth in analysis["depths"].items():
         for budget, per in depth["tokens_per_param"]["by_budget"].items():
-            if per < rules.MIN_TOKENS_PER_PARAM:
+            if judged_by_baseline and per < rules.MIN_TOKENS_PER_PARAM:
                 out.append(
                     f"depth {name}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
                     f"under {rules.MIN_TOKENS_PER_PARAM:g}: a run's failure may be a run that "
