@@ -717,3 +717,31 @@ def test_the_estimate_skips_the_pilot_on_an_accelerator():
         SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append, pilot=False
     )
     assert probe.batch == 4 and not any("pilot" in s for s in said)
+
+
+def test_watch_is_live_between_checkpoints(tmp_path):
+    """A run in progress shows its step, smoothed loss and LR before its first checkpoint: its
+    metric rows reach disk every block of train.log_interval steps, not only at checkpoints."""
+    from sweeps.run.backends import trainer_factory
+    from sweeps.run.loop import train_run
+    from sweeps.sweep.runner import Sweep
+
+    runs = tmp_path / "runs"
+    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    slow = FAST[:1] + ["train.max_steps=60", "train.checkpoint_interval=60", "train.log_interval=5"]
+    sweep = Sweep(spec, "torch", slow, runs)
+    sweep.write_plan()
+    rid, cfg = next(iter(sweep.configs.items()))
+    run = RunDir(sweep.run_dir(rid))
+    train_run(cfg, run.path, trainer_factory("torch", "cpu"), stop_after=25)  # killed at 25
+    assert run.latest_checkpoint() is None  # nothing saved: only the rows tell the progress
+    lock = RunLock(run.path)
+    assert lock.acquire()
+    try:
+        lines, _ = frame("live", runs, "torch", Seen(), now=time.time())
+    finally:
+        lock.release()
+    row = next(line for line in lines if rid in line)
+    step, smoothed, lr = re.search(r"\b(\d+)/60\s+(\S+)\s+(\S+)", row).groups()
+    assert 5 <= int(step) <= 25, row  # the last block read before the kill, not step 0
+    assert float(smoothed) > 0 and float(lr) > 0, row

@@ -175,7 +175,11 @@ class _Session:
             self.state["best_val_loss"] = min(self.state["best_val_loss"], rows[-1]["val_loss"])
         elif done % t.loss_eval_interval == 0:
             rows[-1]["quick_val_loss"] = self.quick_loss()
-        self.rows += rows
+        # Rows reach disk every block (flushed appends), so `status --watch` is live between
+        # checkpoints; a resume truncates metrics.jsonl to its checkpoint (restore), so rows
+        # past it from a killed process never outlive it.
+        self.run.append_metrics(self.rows + rows)
+        self.rows = []
         if done % t.checkpoint_interval == 0 and done < t.max_steps:
             self.save(done)
         return True
