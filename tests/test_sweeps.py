@@ -295,6 +295,52 @@ def test_refinement_bisects_the_necessity_threshold_bracket():
     assert added[0] == [0.0316] and "necessity threshold between 0.01 and 0.1" in added[1]
 
 
+def test_a_width_ladder_keeps_the_head_size_and_grows_each_width_on_its_own():
+    plain = parse_spec(raw_spec(grid={**GRID, "seed": [0, 1, 2]}))
+    ladder = parse_spec(
+        raw_spec(
+            grid={**GRID, "n_embd": [16, 32], "seed": [0, 1, 2]},
+            extend={"refine": True, "resolution": 0.5},
+        )
+    )
+    assert (ladder.ladder, plain.ladder, ladder.rungs) == ("n_embd", "n_layer", 2)
+    configs = ladder.configs("torch")
+    base = plain.base_config("torch").model
+    head = base.n_embd // base.n_head
+    assert {(c.model.n_embd, c.model.n_head) for c in configs} == {
+        (16, 16 // head),
+        (32, 32 // head),
+    }
+    # the preset's width is the preset's config: the same run ids, so those runs are shared
+    assert {c.run_id for c in configs if c.model.n_embd == 16} == {
+        c.run_id for c in plain.configs("torch")
+    }
+    # off fails at the top LR at width 32 only: width 16 extends upward, width 32 stops there
+    done = {
+        c.run_id: summary(
+            "diverged" if (c.arm, c.model.n_embd, c.train.lr) == ("off", 32, 0.1) else "ok"
+        )
+        for c in configs
+    }
+    added = grid_additions(ladder, configs, done)
+    assert set(added) == {16, 32} and added[16][0] == [1.0] and "extension" in added[16][1]
+    assert added[32][0] == [0.0316]  # its failure bracket 0.01 .. 0.1 bisected
+    grown = ladder.configs("torch", lrs={16: [1.0]})
+    assert {c.model.n_embd for c in grown if c.train.lr == 1.0} == {16}
+
+
+@pytest.mark.parametrize(
+    "grid,message",
+    [
+        ({**GRID, "n_layer": [1, 2], "n_embd": [16, 32]}, "ladders depth or width, not both"),
+        ({**GRID, "n_embd": [16, 20]}, "not a multiple of the head size"),
+    ],
+)
+def test_a_ladder_of_two_dimensions_or_a_width_off_the_head_size_is_refused(grid, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_spec(raw_spec(grid=grid))
+
+
 def test_max_extra_runs_bounds_extension_and_refinement():
     plain = parse_spec(raw_spec(extend={"max_extra_lrs": 2}))
     assert max_extra_runs(plain) == 2 * 2 * 4  # 2 LRs x 2 arms x 4 seeds

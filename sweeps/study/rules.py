@@ -185,24 +185,25 @@ class Cells:
         return np.isfinite(self.loss)
 
 
-def build_cells(rows: Iterable[dict]) -> dict[int, Cells]:
-    """The one builder of the study's table: rows (run_id, n_layer, arm, lr, seed, status,
-    init_loss, final_val_loss, baseline_loss: the run's baseline rule's loss or None) -> per
-    depth, the (arm, LR, seed) arrays of finished runs."""
-    by_depth: dict[int, dict] = {}
+def build_cells(rows: Iterable[dict], rung: str = "n_layer") -> dict[int, Cells]:
+    """The one builder of the study's table: rows (run_id, n_layer or the ladder's other
+    field, arm, lr, seed, status, init_loss, final_val_loss, baseline_loss: the run's baseline
+    rule's loss or None) -> per rung (the value of the field `rung`: the depth, or the width
+    of a width ladder), the (arm, LR, seed) arrays of finished runs."""
+    by_rung: dict[int, dict] = {}
     for r in rows:
         status, final = r.get("status"), r.get("final_val_loss")
         loss = effective_loss(status, r.get("init_loss"), final)
         if not math.isfinite(loss):
             continue
         key = (str(r["arm"]), float(r["lr"]), int(r["seed"]))
-        by_depth.setdefault(int(r["n_layer"]), {})[key] = (
+        by_rung.setdefault(int(r[rung]), {})[key] = (
             loss,
             is_stuck(status, final, r.get("baseline_loss")),
             status == DIVERGED,
             r.get("run_id"),
         )
-    return {depth: _cells(found) for depth, found in sorted(by_depth.items())}
+    return {value: _cells(found) for value, found in sorted(by_rung.items())}
 
 
 def _cells(found: dict) -> Cells:

@@ -28,20 +28,21 @@ from sweeps.sweep.spec import SweepSpec
 def grid_additions(
     spec: SweepSpec, configs: list[RunConfig], summaries: dict[str, dict | None]
 ) -> dict[int, tuple[list[float], str]]:
-    """LRs to add per depth, with the reason. summaries: run_id -> summary (None: unfinished).
-    A run that failed as a process counts as unknown."""
-    by_depth = defaultdict(list)
+    """LRs to add per rung (its depth, or its width in a width ladder), with the reason.
+    summaries: run_id -> summary (None: unfinished). A run that failed as a process counts as
+    unknown."""
+    by_rung = defaultdict(list)
     full = {a.name for a in spec.arms if a.full}
     for cfg in configs:
         if cfg.arm in full:
-            by_depth[cfg.model.n_layer].append((cfg, summaries.get(cfg.run_id)))
+            by_rung[getattr(cfg.model, spec.ladder)].append((cfg, summaries.get(cfg.run_id)))
     out = {}
-    for depth, runs in by_depth.items():
+    for rung, runs in by_rung.items():
         added = _extension(spec, runs)
         if added is None and spec.extend.refine and all(s is not None for _, s in runs):
             added = _refinement(spec, runs)
         if added:
-            out[depth] = added
+            out[rung] = added
     return out
 
 
@@ -119,7 +120,7 @@ def max_extra_runs(spec: SweepSpec) -> int:
     each new LR runs for every full-grid arm and seed."""
     full = sum(a.full for a in spec.arms)
     per_lr = full * len(spec.seed)
-    depths = len(spec.n_layer) or 1
+    depths = spec.rungs
     lrs = list(spec.lr) + extension_points(spec)
     gaps = [math.log10(b / a) for a, b in zip(lrs, lrs[1:])]
     refine = 0

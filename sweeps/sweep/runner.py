@@ -16,6 +16,7 @@ from pathlib import Path
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
 from sweeps.core.fmt import duration, si
+from sweeps.core.ladder import shape, step_s_from
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.run.tail import last_row
 from sweeps.sweep.executors import Executor
@@ -89,20 +90,21 @@ class Sweep:
         return summary.get("status") if summary else None
 
     def extend(self) -> list[str]:
-        """Add the LRs the grid rules ask for (sweeps.sweep.grid); one message per depth that
-        grew."""
+        """Add the LRs the grid rules ask for (sweeps.sweep.grid); one message per rung (depth,
+        or width in a width ladder) that grew."""
         added = grid_additions(
             self.spec, list(self.configs.values()), {rid: self.summary(rid) for rid in self.configs}
         )
         messages = []
-        for depth, (lrs, reason) in sorted(added.items()):
-            planned = {c.train.lr for c in self.configs.values() if c.model.n_layer == depth}
+        axis = self.spec.ladder
+        for rung, (lrs, reason) in sorted(added.items()):
+            planned = {c.train.lr for c in self.configs.values() if getattr(c.model, axis) == rung}
             lrs = [lr for lr in lrs if lr not in planned]  # only new LRs: settle() ends
             if not lrs:
                 continue
-            self.extra.setdefault(depth, []).extend(lrs)
+            self.extra.setdefault(rung, []).extend(lrs)
             messages.append(
-                f"n_layer {depth}: {reason}: adding lr {', '.join(f'{lr:g}' for lr in lrs)}"
+                f"{axis} {rung}: {reason}: adding lr {', '.join(f'{lr:g}' for lr in lrs)}"
             )
         if messages:
             self.configs = self._expand()
@@ -116,6 +118,7 @@ class Sweep:
             key=lambda rid: (
                 -self.configs[rid].train.lr,
                 self.configs[rid].model.n_layer,
+                self.configs[rid].model.n_embd,
                 arms[self.configs[rid].arm],
                 self.configs[rid].seed,
             ),
@@ -165,16 +168,18 @@ class Sweep:
 
         spec, cfgs = self.spec, list(self.configs.values())
         base = cfgs[0]
-        by_depth = {c.model.n_layer: c for c in cfgs}
-        depths = sorted(by_depth)
+        axis = spec.ladder
+        by_rung = {getattr(c.model, axis): c for c in cfgs}
+        rungs = sorted(by_rung)
+        letter = "L" if axis == "n_layer" else "w"
         n_grid = len(spec.configs(self.backend, self.overrides))
         budgets = sorted({(c.train.max_steps, c.tokens_per_step) for c in cfgs})
         tokens = budgets[0][0] * budgets[0][1]
         total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
         params = ", ".join(
-            f"L{d} {si(n := count_params(by_depth[d].model, base.vocab_size)['total'])} "
+            f"{letter}{r} {si(n := count_params(by_rung[r].model, base.vocab_size)['total'])} "
             f"({tokens / n:.3g} tokens/param)"
-            for d in depths
+            for r in rungs
         )
         each = "; ".join(
             f"{steps} steps x {per:,} tokens = {steps * per:,} tokens" for steps, per in budgets
@@ -191,7 +196,7 @@ class Sweep:
             lines.append(f"  {spec.description}")
         lines += [
             "  arms: " + "; ".join(_arm_text(arm) for arm in spec.arms),
-            f"  grid: lr {lrs} x n_layer {', '.join(map(str, depths))} x seed "
+            f"  grid: lr {lrs} x {axis} {', '.join(map(str, rungs))} x seed "
             f"{', '.join(map(str, spec.seed))} = {n_grid} runs"
             + (
                 f" (+{len(cfgs) - n_grid} added by extension and refinement)"
@@ -221,7 +226,7 @@ class Sweep:
         else:
             which = "no run" if ext.until == "any" else "not every run"
             text = (
-                f"while {which} at a depth's top lr failed, add lr "
+                f"while {which} at a rung's (depth's or width's) top lr failed, add lr "
                 f"x{self.spec.extend_factor:.3g} (at most {ext.max_extra_lrs} more)"
             )
         if ext.refine:
@@ -541,24 +546,21 @@ class _Progress:
         )
 
     def eta(self) -> float | None:
-        """Seconds left: steps left x seconds per step (per depth, from finished runs'
-        own timings) / runs at once. Runs that will diverge early make it pessimistic."""
+        """Seconds left: steps left x seconds per step (per model shape, from finished runs'
+        own timings, sweeps.core.ladder.step_s_from) / runs at once. Runs that will diverge
+        early make it pessimistic."""
         sweep, timed = self.sweep, defaultdict(lambda: [0.0, 0])
         for rid, cfg in sweep.configs.items():
             summary = sweep.summary(rid) or {}
             if summary.get("wall_time_s") and summary.get("steps_run"):
-                timed[cfg.model.n_layer][0] += summary["wall_time_s"]
-                timed[cfg.model.n_layer][1] += summary["steps_run"]
-        if not timed:
+                timed[shape(cfg.model)][0] += summary["wall_time_s"]
+                timed[shape(cfg.model)][1] += summary["steps_run"]
+        per_step = {s: wall / steps for s, (wall, steps) in timed.items()}
+        if not per_step:
             return None
-
-        def per_step(depth: int) -> float:
-            near = min(timed, key=lambda d: abs(d - depth))
-            return timed[near][0] / timed[near][1] * depth / near
-
         work = sum(
             (cfg.train.max_steps - (RunDir(sweep.run_dir(rid)).last_step() or 0))
-            * per_step(cfg.model.n_layer)
+            * step_s_from(per_step, cfg.model)
             for rid, cfg in sweep.configs.items()
             if sweep.status(rid) is None
         )

@@ -1,6 +1,7 @@
 """Sweep specs: `sweeps/specs/NAME.toml` -> a validated SweepSpec -> the runs it plans.
 
-A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` x `seed`),
+A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` or `n_embd` x
+`seed`),
 its arms (named override sets, each on the whole grid or an LR subset), the pre-registered
 analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`):
 
@@ -12,6 +13,7 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
     [grid]
     lr = [1e-3, 3.16e-3, 1e-2]        # strictly increasing
     n_layer = [4]                     # default: the preset's depth
+    n_embd = [64, 128]                # a width ladder instead (heads keep the preset's size)
     seed = [0, 1, 2, 3]               # default: [0, 1, 2, 3]; at least 3
     [arms.off]
     set = { "model.qk_norm" = "none" }
@@ -52,6 +54,7 @@ from pathlib import Path
 
 from sweeps.core.config import ARM_NAME, RunConfig
 from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.core.ladder import width_overrides
 from sweeps.study.rules import MIN_SEEDS, Comparison, Study
 from sweeps.sweep.tomlfields import flatten, list_of, lr_list, no_unknown, number
 
@@ -62,7 +65,7 @@ else:  # pragma: no cover
 
 SPECS_DIR = Path(__file__).resolve().parents[1] / "specs"
 # Fields a run's place in the sweep fixes: the grid, the command (backend), the arm label.
-SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
+SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "model.n_embd": "n_embd", "seed": "seed"}
 FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
 UNTIL = ("any", "all")
 DEFAULT_SEEDS = (0, 1, 2, 3)  # what docs/STUDY.md section 7's simulations need
@@ -75,7 +78,7 @@ MAX_RUNS = 10_000
 MIN_EXTEND_FACTOR = 1.02
 MAX_EXTRA_LRS = 100  # [extend] max_extra_lrs: far beyond any useful extension
 _TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "extend"}
-_GRID_KEYS = {"qk_norm", "lr", "n_layer", "seed"}
+_GRID_KEYS = {"qk_norm", "lr", "n_layer", "n_embd", "seed"}
 _ARM_KEYS = {"set", "lr"}
 _STUDY_KEYS = {
     "reference",
@@ -123,15 +126,21 @@ class SweepSpec:
     description: str = ""
     lr: tuple[float, ...] = ()
     n_layer: tuple[int, ...] = ()
+    n_embd: tuple[int, ...] = ()  # a width ladder (sweeps.core.ladder); () the preset's width
     seed: tuple[int, ...] = DEFAULT_SEEDS
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
 
     @property
+    def rungs(self) -> int:
+        """Depths x widths (one of them is 1: sweeps.core.ladder)."""
+        return (len(self.n_layer) or 1) * (len(self.n_embd) or 1)
+
+    @property
     def grid_runs(self) -> int:
-        """Runs on the grid before it grows: arm LRs x depths x seeds (nothing expanded)."""
+        """Runs on the grid before it grows: arm LRs x rungs x seeds (nothing expanded)."""
         points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
-        return points * (len(self.n_layer) or 1) * len(self.seed)
+        return points * self.rungs * len(self.seed)
 
     def size_error(self, max_runs: int, extra: int | None = None) -> ConfigError:
         """The refusal of a sweep above max_runs runs (extra: what growth may add)."""
@@ -140,7 +149,7 @@ class SweepSpec:
         grown = f", {extra:,} more from extension and refinement" if extra is not None else ""
         return ConfigError(
             f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
-            f"points x {len(self.n_layer) or 1:,} depth(s) x {len(self.seed):,} "
+            f"points x {self.rungs:,} depth(s) or width(s) x {len(self.seed):,} "
             f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
             f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
             f"--max-runs {total})"
@@ -161,7 +170,12 @@ class SweepSpec:
             "name": self.name,
             "preset": self.preset,
             "description": self.description,
-            "grid": {"lr": list(self.lr), "n_layer": list(self.n_layer), "seed": list(self.seed)},
+            "grid": {
+                "lr": list(self.lr),
+                "n_layer": list(self.n_layer),
+                **({"n_embd": list(self.n_embd)} if self.n_embd else {}),
+                "seed": list(self.seed),
+            },
             "arms": {
                 a.name: {"set": dict(a.set), **({"lr": list(a.lr)} if a.lr else {})}
                 for a in self.arms
@@ -209,18 +223,20 @@ class SweepSpec:
     def configs(
         self, backend: str, overrides=(), lrs: dict[int, list[float]] | None = None
     ) -> list[RunConfig]:
-        """Every planned run: the grid, plus extra LRs per depth (extension, refinement) for
-        the arms on the whole grid. Order: depth, then the grid before its extra LRs, arm,
-        lr, seed."""
+        """Every planned run: the grid, plus extra LRs per rung (extension, refinement; keyed
+        by the rung's depth or width, sweeps.core.ladder) for the arms on the whole grid.
+        Order: rung, then the grid before its extra LRs, arm, lr, seed."""
         base = self.base_config(backend, overrides)
+        head_dim = base.model.n_embd // base.model.n_head
         out = []
-        for n_layer in self.n_layer or (base.model.n_layer,):
+        for n_layer, n_embd in self.rung_pairs(base):
+            rung = n_embd if self.n_embd else n_layer
             for group, extra in (
                 (list(self.lr), False),
-                (sorted((lrs or {}).get(n_layer, [])), True),
+                (sorted((lrs or {}).get(rung, [])), True),
             ):
                 for arm in self.arms:
-                    arm_cfg = _arm_config(base, arm, n_layer)
+                    arm_cfg = _arm_config(base, arm, n_layer, n_embd, head_dim)
                     for lr in group:
                         if (extra and not arm.full) or (arm.lr and lr not in arm.lr):
                             continue
@@ -228,9 +244,24 @@ class SweepSpec:
                             out.append(arm_cfg.with_overrides([f"train.lr={lr!r}", f"seed={seed}"]))
         return out
 
+    def rung_pairs(self, base: RunConfig) -> list[tuple[int, int]]:
+        """(n_layer, n_embd) of each rung, in grid order."""
+        return [
+            (d, w)
+            for d in self.n_layer or (base.model.n_layer,)
+            for w in self.n_embd or (base.model.n_embd,)
+        ]
 
-def _arm_config(base: RunConfig, arm: Arm, n_layer: int) -> RunConfig:
+    @property
+    def ladder(self) -> str:
+        """The laddered config field: n_embd for a width ladder, else n_layer."""
+        return "n_embd" if self.n_embd else "n_layer"
+
+
+def _arm_config(base: RunConfig, arm: Arm, n_layer: int, n_embd: int, head_dim: int) -> RunConfig:
     settings = [f"model.n_layer={n_layer}", f"arm={arm.name}"]
+    if n_embd != base.model.n_embd:  # a width rung; the preset's width keeps its run ids
+        settings += width_overrides(n_embd, head_dim)
     return base.with_overrides(settings + [f"{k}={_text(v)}" for k, v in arm.set.items()])
 
 
@@ -302,10 +333,16 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         study=_study(raw.get("study"), arms, lr, where),
         lr=lr,
         n_layer=tuple(list_of(grid, "n_layer", int, where)) if "n_layer" in grid else (),
+        n_embd=tuple(list_of(grid, "n_embd", int, where)) if "n_embd" in grid else (),
         seed=seed,
         set=_settings(raw.get("set", {}), f"{where} [set]"),
         extend=_extend(raw, where),
     )
+    if len(spec.n_layer) > 1 and len(spec.n_embd) > 1:
+        raise ConfigError(
+            f"{where} [grid]: a sweep ladders depth or width, not both (n_layer "
+            f"{list(spec.n_layer)}, n_embd {list(spec.n_embd)}); give one of them one value"
+        )
     _check_growth(spec, where)
     if spec.grid_runs > max_runs:  # before building a single config
         raise spec.size_error(max_runs)
@@ -524,6 +561,7 @@ def _distinct_arms(spec: SweepSpec, configs: list[RunConfig], where: str) -> Non
     for cfg in configs:
         key = (
             cfg.model.n_layer,
+            cfg.model.n_embd,
             cfg.train.lr,
             cfg.seed,
             RunConfig.from_dict({**cfg.to_dict(), "arm": ""}).to_json(),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sweeps.core.config import arm_label
 from sweeps.core.fmt import duration
+from sweeps.core.ladder import shape, step_s_from
 from sweeps.run.rundir import CORRUPT, STATUSES, RunDir
 from sweeps.run.tail import last_row
 from sweeps.sweep.status import planned_runs
@@ -80,8 +81,7 @@ def frame(
         step = row.get("step")
         rate = _step_s(run, rid, step, seen, now)
         if rate is None:
-            near = min(per_step, key=lambda d: abs(d - cfg.model.n_layer), default=None)
-            rate = per_step[near] * cfg.model.n_layer / near if near else None
+            rate = step_s_from(per_step, cfg.model)
         running.append(
             Running(
                 rid,
@@ -159,9 +159,10 @@ def _step_s(run: RunDir, rid: str, step, seen: Seen, now: float) -> float | None
     return (wrote - began) / step if step > 0 and wrote > began else None
 
 
-def _finished_step_s(directory: Path, configs: dict) -> dict[int, float]:
-    """depth -> seconds per step of its finished runs (their own wall times)."""
-    timed: dict[int, list[float]] = {}
+def _finished_step_s(directory: Path, configs: dict) -> dict[tuple[int, int], float]:
+    """model shape (sweeps.core.ladder.shape) -> seconds per step of its finished runs (their
+    own wall times)."""
+    timed: dict[tuple[int, int], list[float]] = {}
     for rid, cfg in configs.items():
         run = RunDir(directory / rid)
         if not run.is_finished:
@@ -171,14 +172,14 @@ def _finished_step_s(directory: Path, configs: dict) -> dict[int, float]:
         except Exception:  # a damaged summary: status reports it; no timing from it
             continue
         if summary.get("wall_time_s") and summary.get("steps_run"):
-            pair = timed.setdefault(cfg.model.n_layer, [0.0, 0])
+            pair = timed.setdefault(shape(cfg.model), [0.0, 0])
             pair[0] += summary["wall_time_s"]
             pair[1] += summary["steps_run"]
     return {d: w / n for d, (w, n) in timed.items() if n}
 
 
 def _sweep_eta(
-    directory: Path, configs: dict, running: list[Running], per_step: dict[int, float]
+    directory: Path, configs: dict, running: list[Running], per_step: dict[tuple[int, int], float]
 ) -> float | None:
     """Seconds until every planned run finished: the work left / the runs training now."""
     rates = {r.run_id: r for r in running}
@@ -193,12 +194,9 @@ def _sweep_eta(
         run = RunDir(directory / rid)
         if run.is_finished:
             continue
-        near = min(per_step, key=lambda d: abs(d - cfg.model.n_layer), default=None)
-        step_s = (
-            per_step[near] * cfg.model.n_layer / near
-            if near
-            else (sum(known) / len(known) if known else None)
-        )
+        step_s = step_s_from(per_step, cfg.model)
+        if step_s is None:
+            step_s = sum(known) / len(known) if known else None
         if step_s is None:
             return None
         work += cfg.train.max_steps * step_s
