@@ -390,3 +390,67 @@ def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
     assert rules.trend_decision(two, judged).why == "too few depths"
     short = {**falling, 4: [inside(0.02)]}
     assert rules.trend_decision(short, judged).short == [4]
+
+
+def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries():
+    """W2 on simulated width ladders (docs/STUDY.md section 11): the threshold falls with width
+    in every case; it carries when the best LR without QK-norm falls with it (the multiple
+    stays about 5x), it moves when the best LR stays put, and a seed without a best LR or a
+    censored threshold is handled as H3 handles it."""
+    g = stats.GridValue
+    rng = np.random.default_rng(0)
+    widths = (64, 96, 128)
+    judged = {w: [3.16e-4, 1e-3, 1e-2, 0.1, 1.0] for w in widths}
+
+    def inside(v):
+        return g(v, "", (v / 2, v * 2))
+
+    def ladder(best_slope):
+        """Thresholds at 1/width (x jitter); the best LR at width^best_slope."""
+        thresholds, best = {}, {}
+        for w in widths:
+            t = 0.05 * 64 / w
+            b = 0.01 * (w / 64) ** best_slope
+            jitter = 10 ** rng.normal(0, 0.01, 4)
+            thresholds[w] = [inside(t * j) for j in jitter]
+            best[w] = [b * j for j in 10 ** rng.normal(0, 0.01, 4)]
+        return thresholds, best
+
+    carries = rules.carry_decision(*ladder(-1.0), judged)
+    assert (carries.verdict, carries.why) == (rules.SUPPORTED, "carries")
+    assert abs(carries.at_bound.slope) < 0.05
+    # the best LR does not move: the multiple falls by log10(2) = 0.3 decades per doubling
+    moves = rules.carry_decision(*ladder(0.0), judged)
+    assert (moves.verdict, moves.why) == (rules.NOT_SUPPORTED, "moves")
+    assert moves.at_bound.slope == pytest.approx(-0.301, abs=0.05)
+    # the same thresholds judged on their own (W1) fall
+    assert rules.trend_decision(ladder(0.0)[0], judged).verdict == rules.SUPPORTED
+    # a seed with no best LR (NaN) is left out, not counted at 1x
+    thresholds, best = ladder(-1.0)
+    best[96][0] = math.nan
+    t = rules.carry_decision(thresholds, best, judged)
+    assert t.verdict == rules.SUPPORTED and t.at_bound.n == 11
+    # "none in the grid" in most seeds of the widest, judged up to 0.03 only (its threshold
+    # is 0.025): at its bound it carries, half a decade beyond it does not: censoring decides
+    thresholds[128] = [g(math.nan, "none")] * 3 + [thresholds[128][3]]
+    t = rules.carry_decision(thresholds, best, {**judged, 128: [3.16e-4, 1e-3, 1e-2, 0.03]})
+    assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 3)
+    # judged up to 1 (40x its real threshold), "none" there means the multiple moved
+    assert rules.carry_decision(thresholds, best, judged).verdict == rules.NOT_SUPPORTED
+    assert rules.carry_decision({64: thresholds[64]}, best, judged).why == "too few sizes"
+    # the multiple's unit really is per seed: seed_best_lrs reads each seed's own best LR
+    cells = rules.build_cells(
+        {
+            "arm": "off",
+            "lr": lr,
+            "seed": s,
+            "status": "ok",
+            "init_loss": 5.0,
+            "final_val_loss": 2.0 + abs(math.log10(lr) - (-2 - s)),
+            "n_layer": 4,
+        }
+        for lr in (1e-4, 1e-3, 1e-2)
+        for s in (0, 1)
+    )[4]
+    assert rules.seed_best_lrs(cells, "off") == [1e-2, 1e-3]
+    assert all(math.isnan(v) for v in rules.seed_best_lrs(cells, "on"))

@@ -623,23 +623,33 @@ class Trend(NamedTuple):
     short: list[int]
 
 
-def trend_points(seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]]):
+def trend_points(
+    seed_thresholds: dict[int, list[GridValue]],
+    judged: dict[int, list[float]],
+    per: dict[int, list[float]] | None = None,
+):
     """(x = log2 size, y at the bound, y moved beyond, censored?) for every per-seed threshold,
     censored ones kept (docs/STUDY.md section 5, H3): "<= bottom" at the lowest LR judged and
     CENSOR_SHIFT decades lower; "none in the grid" at the highest LR judged and that much higher.
-    Sizes with fewer than 2 points are returned apart."""
+    per: a value per seed (aligned with seed_thresholds) that y is taken relative to, as a
+    multiple (W2: the threshold as a multiple of the seed's best LR without QK-norm); a seed
+    without one (NaN) is left out. Sizes with fewer than 2 points are returned apart."""
     points, short = [], []
     for size, values in sorted(seed_thresholds.items()):
         lrs = judged.get(size) or []
+        units = (per or {}).get(size) or [1.0] * len(values)
         found = []
-        for v in values:
+        for v, unit in zip(values, units):
+            if not (unit > 0 and math.isfinite(unit)):
+                continue
+            base = math.log10(unit)
             if v.kind == "":
-                found.append((math.log10(v.value),) * 2 + (False,))
+                found.append((math.log10(v.value) - base,) * 2 + (False,))
             elif v.kind == "below":
-                y = math.log10(v.value)
+                y = math.log10(v.value) - base
                 found.append((y, y - CENSOR_SHIFT, True))
             elif v.kind == "none" and lrs:
-                y = math.log10(max(lrs))
+                y = math.log10(max(lrs)) - base
                 found.append((y, y + CENSOR_SHIFT, True))
         if len(found) < 2:
             short.append(size)
@@ -671,6 +681,60 @@ def trend_decision(
     )
 
 
+CARRY_BOUND = 0.15  # W2: decades per doubling of width within which a multiple carries
+
+
+def carry_decision(
+    seed_thresholds: dict[int, list[GridValue]],
+    seed_best: dict[int, list[float]],
+    judged: dict[int, list[float]],
+    bound: float = CARRY_BOUND,
+    min_sizes: int = 3,
+) -> Trend:
+    """W2 (docs/STUDY.md section 11): the threshold as a multiple of the seed's best LR
+    without QK-norm carries across sizes when the slope of its log10 per doubling has its 90%
+    interval inside +-bound with censored values at their bounds and moved beyond (a TOST on
+    the slope); not supported when both placements put the interval wholly outside; else
+    inconclusive."""
+    if len(seed_thresholds) < min_sizes:
+        return Trend(INCONCLUSIVE, "too few sizes", None, None, 0, [])
+    points, short = trend_points(seed_thresholds, judged, seed_best)
+    if short:
+        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
+    x = [p[0] for p in points]
+    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
+    n_censored = sum(p[3] for p in points)
+
+    def inside(s: Slope) -> bool:
+        return -bound < s.lower and s.upper < bound
+
+    def outside(s: Slope) -> bool:
+        return s.lower > bound or s.upper < -bound
+
+    if inside(a) and inside(b):
+        return Trend(SUPPORTED, "carries", a, b, n_censored, [])
+    if outside(a) and outside(b):
+        return Trend(NOT_SUPPORTED, "moves", a, b, n_censored, [])
+    decides = inside(a) != inside(b) or outside(a) != outside(b)
+    return Trend(
+        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
+    )
+
+
+def seed_best_lrs(cells: Cells, arm: str) -> list[float]:
+    """Each seed's best LR for the arm (lowest capped loss among its finished runs; NaN for a
+    seed with none), in cells.seeds order: the unit of W2's multiple."""
+    if not cells.has(arm):
+        return [math.nan] * len(cells.seeds)
+    a = cells.arm(arm)
+    out = []
+    for s in range(len(cells.seeds)):
+        losses = cells.loss[a, :, s]
+        ok = np.isfinite(losses)
+        out.append(float(cells.lrs[int(np.nanargmin(losses))]) if ok.any() else math.nan)
+    return out
+
+
 __all__ = [
     "NONE",
     "outcome_class",
@@ -691,6 +755,9 @@ __all__ = [
     "h1_decision",
     "H1",
     "trend_decision",
+    "carry_decision",
+    "seed_best_lrs",
+    "CARRY_BOUND",
     "LRCall",
     "lr_calls",
     "median_grid",
