@@ -329,6 +329,25 @@ def test_a_width_ladder_keeps_the_head_size_and_grows_each_width_on_its_own():
     assert {c.model.n_embd for c in grown if c.train.lr == 1.0} == {16}
 
 
+def test_an_ad_hoc_width_ladder_plans_and_shows_its_widths(tmp_path):
+    from sweeps.sweep.status import loss_table
+
+    args = ["sweep", "--preset", "smoke", "--grid", "n_embd=16,32", "--grid", "lr=1e-3,1e-2"]
+    args += ["--name", "wl", "--runs-dir", str(tmp_path), "--dry-run"]
+    result = CliRunner().invoke(make_cli("torch"), args)
+    assert result.exit_code == 0, result.output
+    assert "x n_embd 16, 32 x seed" in result.output and "w16 " in result.output
+    rows = [
+        {"n_layer": 2, "n_embd": w, "lr": lr, "arm": "off", "state": "ok", "loss": w / 10 + lr}
+        for w in (16, 32)
+        for lr in (1e-3, 1e-2)
+    ]
+    table = loss_table(rows)
+    blocks = [line for line in table if line.startswith("n_embd")]
+    assert blocks == ["n_embd 16", "n_embd 32"]
+    assert table[table.index("n_embd 32") + 2].split() == ["0.001", "3.201"]
+
+
 @pytest.mark.parametrize(
     "grid,message",
     [

@@ -45,11 +45,13 @@ GRID_FIELDS = {
     "lr": "lr",
     "model.n_layer": "n_layer",
     "n_layer": "n_layer",
+    "model.n_embd": "n_embd",
+    "n_embd": "n_embd",
     "seed": "seed",
     "model.qk_norm": "qk_norm",
     "qk_norm": "qk_norm",
 }
-_KINDS = {"lr": float, "n_layer": int, "seed": int, "qk_norm": str}
+_KINDS = {"lr": float, "n_layer": int, "n_embd": int, "seed": int, "qk_norm": str}
 
 
 def parse_grid(items) -> dict[str, list]:
@@ -63,8 +65,8 @@ def parse_grid(items) -> dict[str, list]:
         key, text = (part.strip() for part in item.split("=", 1))
         if key not in GRID_FIELDS:
             raise ConfigError(
-                f"--grid {key}: a grid sweeps train.lr, model.n_layer, seed or "
-                f"model.qk_norm; fix any other field with --set {key}=VALUE"
+                f"--grid {key}: a grid sweeps train.lr, model.n_layer, model.n_embd, seed "
+                f"or model.qk_norm; fix any other field with --set {key}=VALUE"
             )
         field = GRID_FIELDS[key]
         if field in grid:
@@ -157,6 +159,7 @@ def adhoc_raw(
         "grid": {
             "lr": list(lrs),
             "n_layer": grid.get("n_layer", [cfg.model.n_layer]),
+            **({"n_embd": grid["n_embd"]} if "n_embd" in grid else {}),
             "seed": grid.get("seed", list(range(seeds))),
             "qk_norm": grid.get("qk_norm", ["none", "rms"]),
         },

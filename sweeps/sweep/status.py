@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sweeps.core.config import arm_label
 from sweeps.core.errors import HarnessError
+from sweeps.core.ladder import ladder_axis
 from sweeps.run.backends import PROGRAMS
 from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
 from sweeps.sweep.runner import Sweep, settle
@@ -58,6 +59,7 @@ def run_row(directory: Path, rid: str, cfg) -> dict:
         "state": state,
         "arm": arm_label(cfg),
         "n_layer": cfg.model.n_layer,
+        "n_embd": cfg.model.n_embd,
         "lr": cfg.train.lr,
         "seed": cfg.seed,
         "steps": steps,
@@ -72,14 +74,16 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     directory, configs = planned_runs(name, runs_dir, backend)
     rows = [run_row(directory, rid, cfg) for rid, cfg in configs.items()]
     arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
-    rows.sort(key=lambda r: (r["n_layer"], arms.index(r["arm"]), r["lr"], r["seed"]))
+    rows.sort(key=lambda r: (r["n_layer"], r["n_embd"], arms.index(r["arm"]), r["lr"], r["seed"]))
+    # a width ladder's rows say their width (sweeps.core.ladder); a depth ladder's need not
+    widths = len({r["n_embd"] for r in rows}) > 1
     counts = Counter(r["state"] for r in rows)
     lines = [
         f"sweep {directory.name} ({directory}): {len(rows)} runs: "
         + ", ".join(f"{counts[s]} {s}" for s in STATUSES + (CORRUPT,) + UNFINISHED if counts[s])
     ]
     lines.append(
-        f"{'state':<11} {'arm':<10} {'L':>3} {'lr':>9} {'seed':>4} "
+        f"{'state':<11} {'arm':<10} {'L':>3}{' width' if widths else ''} {'lr':>9} {'seed':>4} "
         f"{'steps':>11} {'final_val':>9}  run_id"
     )
     for r in rows:
@@ -94,8 +98,9 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
         )
         if r["state"] == CORRUPT:
             loss_text = "corrupt"
+        width = f" {r['n_embd']:>5}" if widths else ""
         lines.append(
-            f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3} {r['lr']:>9.3g} "
+            f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3}{width} {r['lr']:>9.3g} "
             f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}"
         )
     damaged = [(r["run_id"], r["problem"]) for r in rows if r["state"] == CORRUPT]
@@ -121,20 +126,23 @@ def shown_backend(directory: Path, configs: dict, backend: str) -> str:
 
 
 def loss_table(rows: list[dict]) -> list[str]:
-    """Final val loss by lr (rows) and arm (columns), one block per depth, over seeds."""
+    """Final val loss by lr (rows) and arm (columns), one block per rung (depth, or width in
+    a width ladder: sweeps.core.ladder), over seeds."""
     arms = list(dict.fromkeys(r["arm"] for r in rows))
     cells = defaultdict(list)
     for r in rows:
-        cells[(r["n_layer"], r["lr"], r["arm"])].append(r)
+        cells[(r["n_layer"], r["n_embd"], r["lr"], r["arm"])].append(r)
     lines = [
         "final val loss by lr and arm (mean ± sd over ok seeds; unst = unstable, div = diverged)"
     ]
-    for depth in sorted({r["n_layer"] for r in rows}):
-        lrs = sorted({r["lr"] for r in rows if r["n_layer"] == depth})
-        lines.append(f"n_layer {depth}")
+    rungs = sorted({(r["n_layer"], r["n_embd"]) for r in rows})
+    axis = ladder_axis(rungs) if rungs else "n_layer"
+    for rung in rungs:
+        lrs = sorted({r["lr"] for r in rows if (r["n_layer"], r["n_embd"]) == rung})
+        lines.append(f"{axis} {rung[0] if axis == 'n_layer' else rung[1]}")
         lines.append(f"  {'lr':>9} " + " ".join(f"{arm:>18}" for arm in arms))
         for lr in lrs:
-            texts = [_cell(cells.get((depth, lr, arm), [])) for arm in arms]
+            texts = [_cell(cells.get((*rung, lr, arm), [])) for arm in arms]
             lines.append(f"  {lr:>9.3g} " + " ".join(f"{t:>18}" for t in texts))
     return lines
 
