@@ -87,6 +87,35 @@ def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
     return {**analysis, "settings": settings}
 
 
+def loss_unit(analysis: dict) -> str:
+    """The loss's unit as the tokenizer makes it: nats/byte for the byte-level tokenizer (a
+    token is a byte), else nats/token."""
+    b = analysis["settings"].get("baselines") or {}
+    return "nats/byte" if b.get("tokenizer") == "bytes" else "nats/token"
+
+
+# A run's fate as the headline draws it: its failure kind (docs/STUDY.md section 3).
+FATES = ("ok", "unstable", "stuck", "diverged")
+
+
+def fate(run: dict, analysis: dict) -> str:
+    """'diverged' (stopped), 'stuck' (finished worse than the bigram baseline the runs were
+    held to: the `stuck` definition's other half), 'unstable' (another reason: a late loss
+    spike), 'ok'."""
+    if run["outcome"] == "diverged":
+        return "diverged"
+    b = baselines(analysis)
+    final = _num(run.get("final_val_loss"))
+    if (
+        b["rule"] != "none"
+        and b["bigram"] is not None
+        and final is not None
+        and final > b["bigram"]
+    ):
+        return "stuck"
+    return "unstable" if run["outcome"] == "unstable" else "ok"
+
+
 def primary_key(analysis: dict) -> str:
     s = analysis["settings"]
     return Comparison(s["reference"], s["primary"]).key

@@ -104,6 +104,7 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
     outcomes = {r["run_id"]: r["outcome"] for r in result["runs"]}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
+    unit = present.loss_unit(result)
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
@@ -119,17 +120,28 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
         "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
         "training_curves": (
             "Training curves at a few learning rates",
-            charts.training_curves(curves, arms, picks, y_max, outcomes) if trained else None,
+            charts.training_curves(curves, arms, picks, y_max, outcomes, unit) if trained else None,
         ),
         "attention": (
             f"Attention logits and entropy over training at LR {high:.3g}",
-            charts.attention(curves, arms, high) if trained else None,
+            charts.attention(curves, arms, high, _capped(result)) if trained else None,
         ),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
             charts.kurtosis(curves, arms, sorted({lrs[0], high})) if trained else None,
         ),
     }
+
+
+def _capped(result: dict) -> dict:
+    """{arm: its attention soft cap} for the arms that cap their attention logits."""
+    out = {}
+    for d in result["depths"].values():
+        for arm, a in d["arms"].items():
+            cap = (a.get("interventions") or {}).get("attn-softcap")
+            if cap:
+                out[arm] = cap
+    return out
 
 
 def _most_different_lr(result: dict) -> float | None:
@@ -449,10 +461,13 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
     lines += [
-        "In the headline figure: lines are the seed mean of the effective loss per arm, "
-        "bands the range over seeds, marks every run (crosses: diverged, on the top "
-        "edge; triangles: unstable), dashed verticals each arm's critical LR, the grey "
-        "line and band the necessity threshold and its bracket"
+        "In the headline figure: lines are the seed median of the effective loss per arm "
+        "(a cell whose seeds split shows them, not a mean no seed had), bands the range over "
+        "seeds, marks every run by its fate (circle ok, triangle unstable, square stuck: "
+        "finished worse than the bigram baseline, cross diverged, on the top edge), the arms "
+        "a few pixels apart where they coincide; a triangle on the bottom edge is an arm's "
+        "critical LR (only where its runs failed), the bar above the data the bracket the "
+        "necessity threshold lies in"
         + ("; dotted: the bigram baseline" if b["bigram"] is not None else "")
         + ".",
         "",

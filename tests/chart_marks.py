@@ -129,12 +129,16 @@ def text_outside(chart) -> list[str]:
     def walk(node, m):
         m = _compose(m, _matrix(node.get("transform", "")))
         if node.tag.endswith("text"):
-            text = "".join(node.itertext())
+            lines = [t for t in node.itertext() if t.strip()] or [""]  # tspans: one a line
+            text = max(lines, key=len)
             size = float(re.sub(r"[^0-9.]", "", node.get("font-size", "10")) or 10)
             w = len(text) * size * GLYPH["bold" if node.get("font-weight") == "bold" else "normal"]
             anchor = node.get("text-anchor", "start")
             x0 = {"start": 0, "middle": -w / 2, "end": -w}[anchor]
-            corners = [_apply(m, x, y) for x in (x0, x0 + w) for y in (-0.8 * size, 0.25 * size)]
+            deep = 1.2 * size * (len(lines) - 1)
+            corners = [
+                _apply(m, x, y) for x in (x0, x0 + w) for y in (-0.8 * size, 0.25 * size + deep)
+            ]
             xs, ys = [p[0] for p in corners], [p[1] for p in corners]
             if min(xs) < -1 or max(xs) > width + 1 or min(ys) < -1 or max(ys) > height + 1:
                 bad.append(

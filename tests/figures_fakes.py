@@ -255,3 +255,51 @@ def write_multi(root: Path, name: str = "multi") -> list:
         arms=("off", "on", "off-warm"),
         study=MULTI_STUDY,
     )
+
+
+# The ladder fixture for the charts read as a reader reads them (tests/test_charts_read.py):
+# five depths and the seven arms of the interventions spec. off-z-loss is off to the hundredth
+# (its line lies on off's, as in docs/interventions), on-z-loss is on's, off-softcap and
+# off-qk-clip fail one LR later than off (worse, then stuck), off-long-warmup like off.
+LADDER_DEPTHS = [2, 3, 4, 6, 8]
+LADDER_ARMS = (
+    "off",
+    "on",
+    "off-softcap",
+    "off-qk-clip",
+    "off-z-loss",
+    "on-z-loss",
+    "off-long-warmup",
+)
+LADDER_THRESHOLD = {2: 3e-2, 3: 3e-2, 4: 1e-2, 6: 1e-2, 8: 3e-3}
+LADDER_STUDY = {
+    "comparisons": [
+        [b, t] for arm in LADDER_ARMS[2:] for b, t in (("off", arm), (arm, "on")) if arm != "on"
+    ]
+}
+
+
+def ladder_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, float | None]:
+    base = ON_LOSS[lr] + 0.01 * seed
+    if arm.startswith("on"):
+        return "ok", base + (0.002 if arm == "on-z-loss" else 0.0)
+    at = LRS.index(LADDER_THRESHOLD[n_layer]) + (arm in ("off-softcap", "off-qk-clip"))
+    i = LRS.index(lr)
+    if i < at:
+        return "ok", base + OFF_JITTER.get(seed, 0.0) + (0.003 if arm == "off-z-loss" else 0.0)
+    if i == at:
+        if arm == "off-qk-clip":
+            return "unstable", BIGRAM + 0.1 + 0.02 * seed  # stuck: worse than bigram
+        return "ok", base + 0.4 + 0.02 * seed
+    return "diverged", None
+
+
+def write_ladder(root: Path, name: str = "ladder") -> list:
+    return write_study(
+        root,
+        name,
+        depths=LADDER_DEPTHS,
+        outcome=ladder_outcome,
+        arms=LADDER_ARMS,
+        study=LADDER_STUDY,
+    )

@@ -18,6 +18,7 @@ from figures.charts.style import (
     chart_title,
     filtered,
     finish,
+    interleaved,
     log_axis,
     panel_width,
 )
@@ -31,6 +32,7 @@ def training_curves(
     lrs: list[float],
     y_max: float,
     outcomes: dict | None = None,
+    unit: str = "nats/token",
 ) -> alt.FacetChart | None:
     """Train loss over steps at a few LRs, one line per run, rows = depth, columns = LR. A
     diverged run's line ends with a cross where it stopped (on the top edge if above it)."""
@@ -42,7 +44,7 @@ def training_curves(
     data = _short_runs(_with_diverged_ends(data.assign(kind="curve"), outcomes or {}))
     arms_here = [a for a in arms if a in set(data.arm)]
     y = alt.Y(
-        "shown:Q", title="train loss (nats/token)", scale=alt.Scale(domain=[low, y_max], nice=False)
+        "shown:Q", title=f"train loss ({unit})", scale=alt.Scale(domain=[low, y_max], nice=False)
     )
     base = (
         alt.Chart()
@@ -58,16 +60,23 @@ def training_curves(
             tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("train_loss:Q", format=".4f")],
         )
     )
+    n_cols = data.lr.nunique()
+    # Runs that stop at one step and loss: each cross a few pixels apart, by arm.
+    per_px = float(data.step.max()) / panel_width(n_cols)
+    middle = (len(arms_here) - 1) / 2
+    place = {a: (i - middle) * 4 * per_px for i, a in enumerate(arms_here)}
+    data["at"] = data.step + data.arm.map(place).where(data.kind == "diverged", 0.0)
     crosses = (
         filtered(base, "diverged", "diverged")
         .mark_point(shape="cross", filled=True, size=70, opacity=1)
         .encode(
-            y=y, tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")]
+            x=alt.X("at:Q", title="optimizer step"),
+            y=y,
+            tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")],
         )
     )
-    n_cols = data.lr.nunique()
     return finish(
-        alt.layer(lines, crosses, data=data)
+        alt.layer(lines, *seen(base, arms_here, "curves", y), crosses, data=data)
         .properties(width=panel_width(n_cols), height=130)
         .facet(
             row=alt.Row("n_layer:O", title=None, header=DEPTH_HEADER),
@@ -80,6 +89,21 @@ def training_curves(
             )
         )
     )
+
+
+def seen(base, arms: list[str], name: str, y, **encode) -> list:
+    """Each arm's lines again in interleaved dashes (style.interleaved), over every arm's
+    solid lines: where the arms' lines coincide each still shows, dash by dash."""
+    if len(arms) < 2:
+        return []
+    kw = {"detail": "run:N", **encode}
+    return [
+        base.transform_filter(alt.datum.arm == arm)
+        .properties(name=f"{name}__{i}")
+        .mark_line(strokeWidth=1.2, strokeDash=dash, strokeDashOffset=offset)
+        .encode(y=y, **kw)
+        for i, (arm, (dash, offset)) in enumerate(interleaved(arms).items())
+    ]
 
 
 def _binned(data: pd.DataFrame) -> pd.DataFrame:
@@ -126,13 +150,12 @@ def diagnostic(
         scale=alt.Scale(type="log") if log else alt.Scale(zero=False),
         axis=log_axis(data[field], y_title) if log else alt.Axis(title=y_title),
     )
-    chart = (
-        alt.Chart(data)
-        .mark_line(point=alt.OverlayMarkDef(size=15), strokeWidth=1.2)
+    arms_here = [a for a in arms if a in set(data.arm)]
+    base = alt.Chart().encode(x=STEP_X, color=arm_color(arms_here))
+    lines = (
+        base.mark_line(strokeWidth=1.2)
         .encode(
-            x=STEP_X,
             y=y,
-            color=arm_color([a for a in arms if a in set(data.arm)]),
             detail="run:N",
             tooltip=[
                 "run:N",
@@ -142,14 +165,21 @@ def diagnostic(
                 alt.Tooltip(f"{field}:Q", format=".4g"),
             ],
         )
-        .properties(width=width or panel_width(depths), height=140, name=field)
+        .properties(name=field)
+    )
+    chart = alt.layer(lines, *seen(base, arms_here, field, y), data=data).properties(
+        width=width or panel_width(depths), height=140
     )
     if data.lr.nunique() > 1:
         return chart.facet(row=alt.Row("lr:O", title=None, header=LR_HEADER), column=DEPTH)
     return chart.facet(column=DEPTH)
 
 
-def attention(curves: pd.DataFrame, arms: list[str], lr: float) -> alt.VConcatChart | None:
+def attention(
+    curves: pd.DataFrame, arms: list[str], lr: float, capped: dict | None = None
+) -> alt.VConcatChart | None:
+    """Max attention logit and entropy over training at one LR; capped: {arm: soft cap} for
+    the arms whose logits a soft cap bounds (their max logit is measured before the cap)."""
     logit = diagnostic(curves, arms, "max_attn_logit", [lr], "max attention logit", True)
     entropy = diagnostic(curves, arms, "attn_entropy", [lr], "attention entropy (nats)", False)
     parts = [c for c in (logit, entropy) if c is not None]
@@ -160,6 +190,15 @@ def attention(curves: pd.DataFrame, arms: list[str], lr: float) -> alt.VConcatCh
             title=chart_title(
                 f"Attention over training at LR {lr:.3g}",
                 "top: max attention logit (log); bottom: attention entropy",
+                *(
+                    [
+                        "the max logit of "
+                        + ", ".join(f"{a} (cap {c:g})" for a, c in sorted(capped.items()))
+                        + " is before the cap: attention sees at most the cap"
+                    ]
+                    if capped
+                    else []
+                ),
             )
         )
     )

@@ -1,6 +1,13 @@
-"""The headline chart, final loss vs learning rate per depth: its one data table (every run,
-the seed means and ranges, the arms' critical LRs, the necessity threshold and the labels,
-stacked above the data) and the layers that draw it, with the bigram baseline."""
+"""The headline chart, final loss vs learning rate per rung (depth): its one data table (every
+run, the seed medians and ranges, the arms' critical LRs, the necessity threshold's bracket and
+the labels, stacked above the data) and the layers that draw it, with the bigram baseline.
+
+Drawn for the eye (issue 29): each run at the loss it ended with, its glyph its fate (ok,
+unstable, stuck, diverged: a diverged run has no final loss and sits on the top edge); the line
+through the seed median (a bimodal cell's mean is a loss no seed had); the arms a few pixels
+apart along the LR axis (where arms coincide each still shows); a critical LR only where an arm
+failed, as a triangle of the arm's colour on the bottom edge (stacked where arms share one);
+the threshold as the bracket it is, a short bar above the data, not a shaded region."""
 
 from __future__ import annotations
 
@@ -10,26 +17,40 @@ import pandas as pd
 from figures import fmt, present
 from figures.charts.style import (
     BASELINE_COLOR,
-    DEPTH,
-    MARKS,
+    RUNG,
     THRESHOLD_COLOR,
     arm_color,
+    arm_dash,
     chart_title,
+    dodge,
     filtered,
     finish,
     lr_axis,
     lr_scale,
     once,
     panel_width,
+    rung_column,
 )
+
+FATE_SHAPES = {
+    "ok": "circle",
+    "unstable": "triangle-up",
+    "stuck": "square",
+    "diverged": "cross",
+}
+FATE_LABELS = {
+    "ok": "ok",
+    "unstable": "unstable (spike)",
+    "stuck": "stuck (worse than bigram)",
+    "diverged": "diverged (top edge)",
+}
+WIDE = 400  # px: a panel this wide also says each arm's fate in words
 
 
 def final_loss(analysis: dict) -> alt.FacetChart | None:
-    """Per depth: every run's effective final loss by outcome, the seed mean per arm with the
-    range over seeds as a band, each arm's critical LR, the necessity threshold with its
-    interval, and the bigram baseline. Failed runs (diverged or unstable) count at their loss
-    at initialization; diverged ones are drawn on the top edge, the axis stopping a little above
-    the runs that finished."""
+    """Per rung: every run's effective final loss by fate, the seed median per arm with the
+    range over seeds as a band, each failing arm's critical LR, the necessity threshold's
+    bracket, and the bigram baseline."""
     runs = pd.DataFrame([r for r in analysis["runs"] if r["outcome"]])
     if runs.empty:
         return None
@@ -39,30 +60,33 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     low, high = _loss_range(runs, bigram)
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
-    rows = headline_rows(analysis, top, _baseline_note(base_loss, low - pad, top))
+    depths = sorted({int(r) for r in runs.n_layer})
+    width = panel_width(len(depths))
+    lrs = sorted(runs.lr.unique())
+    shift = dodge(arms, lrs, width) if len(arms) > 1 else {a: 1.0 for a in arms}
+    note = _baseline_note(base_loss, low - pad, top)
+    rows = headline_rows(analysis, top, note, shift, wide=width >= WIDE)
     ceiling = stack_labels(rows, low - pad, top)
     data = pd.DataFrame(rows)
-    lrs = sorted(runs.lr.unique())
-    x = alt.X("x:Q", scale=lr_scale(lrs), axis=lr_axis(lrs))
-    y_title = "effective final loss (nats/token)"
+    x = alt.X("x:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
+    y_title = f"effective final loss ({present.loss_unit(analysis)})"
     y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
-    layers = _headline_layers(base, arm_color(arms), y, y_scale)
+    layers = _headline_layers(base, arms, y, y_scale)
     if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
-        layers += _bigram_layers(
-            bigram, base_loss["rule"] == "none", panel_width(data.n_layer.nunique())
-        )
-    depths = sorted(data.n_layer.unique())
+        layers += _bigram_layers(bigram, base_loss["rule"] == "none", width)
     return finish(
         alt.layer(*layers, data=data)
-        .properties(width=panel_width(len(depths)), height=260)
-        .facet(column=DEPTH)
+        .properties(width=width, height=260)
+        .facet(column=rung_column())
+        .resolve_axis(x="independent")
         .properties(
             title=chart_title(
                 "Final loss vs learning rate",
-                "band: range over seeds; dashed: critical LR per arm; "
-                "grey: the necessity threshold's bracket",
+                "line: median over seeds; band: their range; glyph: each run's fate",
+                "bottom triangle: an arm's critical LR (its runs fail from there); "
+                "top bar: the threshold's bracket",
             )
         )
     )
@@ -82,90 +106,115 @@ def _loss_range(runs: pd.DataFrame, bigram: float | None) -> tuple[float, float]
     return low, high
 
 
-def _headline_layers(base, color, y, y_scale) -> list:
-    """The headline chart's layers over one data table, back to front: the threshold band
-    and line, the arms' critical LRs, seed bands and means, every run by outcome, the
-    labels (on top, so no mark hides them)."""
+def _headline_layers(base, arms: list[str], y, y_scale) -> list:
+    """The headline chart's layers over one data table, back to front: the arms' seed bands
+    and medians, every run by fate, the critical LRs, the threshold's bracket, the labels (on
+    top, so no mark hides them)."""
+    color = arm_color(arms)
     return [
-        *_threshold_layers(base),
-        *_arm_layers(base, color, y, y_scale),
+        *_arm_layers(base, arms, color, y, y_scale),
         _run_layer(base, color, y),
+        _critical_layer(base, color, y_scale),
+        *_threshold_layers(base, y_scale),
         filtered(base, "label", "labels")
         .mark_text(align="left", dx=3, fontSize=10, baseline="top")
-        .encode(y=alt.Y("y:Q", scale=y_scale), text="text:N", color=alt.value(THRESHOLD_COLOR)),
+        .encode(
+            x=alt.X("x:Q"),
+            y=alt.Y("y:Q", scale=y_scale),
+            text="text:N",
+            color=alt.value(THRESHOLD_COLOR),
+        ),
     ]
 
 
-def _threshold_layers(base) -> list:
-    """The necessity threshold as a grey rule over the band of its bracket."""
-    return [
-        filtered(base, "threshold", "threshold_band")
-        .mark_rect(color=THRESHOLD_COLOR, opacity=0.12)
-        .encode(x="x_lo:Q", x2="x_hi:Q"),
+def _threshold_layers(base, y_scale) -> list:
+    """The necessity threshold's bracket, (last LR not shown necessary, first from which it
+    stays necessary], as a bar with end ticks above the data: where the threshold lies, not
+    where QK-norm is needed."""
+    tooltip = [
+        f"{RUNG}:O",
+        alt.Tooltip("x_lo:Q", title="last LR not shown necessary", format=".3g"),
+        alt.Tooltip("x_hi:Q", title="necessary from", format=".3g"),
+    ]
+    bar = (
         filtered(base, "threshold", "threshold")
         .mark_rule(color=THRESHOLD_COLOR, strokeWidth=2)
-        .encode(
-            tooltip=[
-                "n_layer:O",
-                alt.Tooltip("x:Q", title="threshold", format=".3g"),
-                alt.Tooltip("x_lo:Q", format=".3g"),
-                alt.Tooltip("x_hi:Q", format=".3g"),
-                "interval:N",
-            ]
-        ),
-    ]
+        .encode(x="x_lo:Q", x2="x_hi:Q", y=alt.Y("y:Q", scale=y_scale), tooltip=tooltip)
+    )
+    ends = (
+        filtered(base, "threshold_end", "threshold_ends")
+        .mark_tick(color=THRESHOLD_COLOR, orient="vertical", size=9, thickness=2, opacity=1)
+        .encode(y=alt.Y("y:Q", scale=y_scale))
+    )
+    return [bar, ends]
 
 
-def _arm_layers(base, color, y, y_scale) -> list:
-    """Per arm: its critical LR dashed, the range over seeds as a band and the seed mean as
-    a line. The mean is drawn capped at the top edge ('shown') like the runs."""
+def _arm_layers(base, arms: list[str], color, y, y_scale) -> list:
+    """Per arm: the range over seeds as a band and the seed median as a line (dashed for an
+    arm at another budget); the median is drawn capped at the top edge ('shown')."""
+    dashes = arm_dash(arms)
     return [
-        filtered(base, "critical", "critical")
-        .mark_rule(strokeDash=[6, 3], strokeWidth=1.5)
-        .encode(
-            color=color,
-            tooltip=["n_layer:O", "arm:N", alt.Tooltip("x:Q", title="critical LR", format=".3g")],
-        ),
         filtered(base, "cell", "band")
-        .mark_area(opacity=0.18)
+        .mark_area(opacity=0.15)
         .encode(y=y, y2="y_hi:Q", color=color),
-        filtered(base, "cell", "mean")
+        filtered(base, "cell", "median")
         .mark_line(strokeWidth=2)
         .encode(
             y=alt.Y("shown:Q", scale=y_scale),
             color=color,
+            strokeDash=alt.StrokeDash(
+                "arm:N", scale=alt.Scale(domain=arms, range=[dashes[a] for a in arms]), legend=None
+            ),
             tooltip=[
-                "n_layer:O",
+                f"{RUNG}:O",
                 "arm:N",
-                alt.Tooltip("x:Q", title="lr"),
-                alt.Tooltip("mean:Q", format=".4f"),
+                alt.Tooltip("lr:Q", title="lr"),
+                alt.Tooltip("median:Q", title="seed median", format=".4f"),
+                alt.Tooltip("mean:Q", title="seed mean", format=".4f"),
             ],
         ),
     ]
 
 
 def _run_layer(base, color, y) -> alt.Chart:
-    """Every run as a point, its shape the outcome (ok, unstable, diverged)."""
+    """Every run as a point, its shape its fate (ok, unstable, stuck, diverged)."""
     return (
         filtered(base, "run", "runs")
-        .mark_point(size=50, filled=True, opacity=0.85)
+        .mark_point(size=42, filled=True, opacity=0.9)
         .encode(
             y=y,
             color=color,
             shape=alt.Shape(
-                "outcome:N",
+                "fate:N",
                 title="run",
-                scale=alt.Scale(domain=list(MARKS), range=list(MARKS.values())),
+                scale=alt.Scale(
+                    domain=list(FATE_LABELS.values()), range=list(FATE_SHAPES.values())
+                ),
+                legend=alt.Legend(columns=2),
             ),
             tooltip=[
                 "run_id:N",
-                "n_layer:O",
+                f"{RUNG}:O",
                 "arm:N",
-                alt.Tooltip("x:Q", title="lr"),
+                alt.Tooltip("lr:Q", title="lr"),
                 "seed:O",
-                "outcome:N",
+                "fate:N",
                 alt.Tooltip("loss:Q", format=".4f"),
             ],
+        )
+    )
+
+
+def _critical_layer(base, color, y_scale) -> alt.Chart:
+    """Each failing arm's critical LR: a triangle of its colour on the bottom edge, arms that
+    share one stacked upwards."""
+    return (
+        filtered(base, "critical", "critical")
+        .mark_point(shape="triangle-up", filled=True, size=60, opacity=1)
+        .encode(
+            y=alt.Y("y:Q", scale=y_scale),
+            color=color,
+            tooltip=[f"{RUNG}:O", "arm:N", alt.Tooltip("lr:Q", title="critical LR", format=".3g")],
         )
     )
 
@@ -192,7 +241,7 @@ def _bigram_layers(bigram: float, rule_off: bool, width: float) -> list:
             .encode(
                 x=alt.value(width),
                 y=alt.datum(bigram),
-                text=alt.datum("bigram baseline" + (" (rule off)" if rule_off else "")),
+                text=alt.datum("bigram" + (" (rule off)" if rule_off else "")),
             ),
             "bigram_label",
         ),
@@ -205,79 +254,105 @@ def _baseline_note(baseline: dict, low: float, top: float) -> str:
     if b is None or low <= b <= top:
         return ""
     where = "below" if b < low else "above"
-    return f"bigram baseline {b:.2f}: {where} the axis" + (
+    return f"bigram {b:.2f}: {where} the axis" + (
         " (rule off)" if baseline["rule"] == "none" else ""
     )
 
 
-def headline_rows(analysis: dict, top: float, note: str = "") -> list[dict]:
-    """The headline chart's table: kind = run | cell | critical | threshold | label. A loss
-    above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
+def headline_rows(
+    analysis: dict,
+    top: float,
+    note: str = "",
+    shift: dict | None = None,
+    wide: bool = True,
+) -> list[dict]:
+    """The headline chart's table: kind = run | cell | critical | threshold | threshold_end |
+    label. `x` is where a mark is drawn (its LR moved by its arm's `shift`), `lr` the LR. A
+    loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
+    shift = shift or {}
     runs = [r for r in analysis["runs"] if r["outcome"]]
-    rows = [_run_row(r, top) for r in runs]
+    rows = [_run_row(r, top, shift.get(r["arm"], 1.0), analysis) for r in runs]
     for depth, d in analysis["depths"].items():
         n = int(depth)
         at = [r for r in runs if int(r["n_layer"]) == n]
-        rows += _cell_rows(n, d, at, top)
-        critical, labels = _critical_rows(n, d, analysis["settings"]["subset_arms"])
-        rows += critical
-        threshold = _threshold_row(n, d, present.primary_key(analysis))
+        rows += _cell_rows(n, d, at, top, shift)
+        critical, labels = _critical_rows(n, d, analysis["settings"]["subset_arms"], shift)
+        rows += critical  # their y: stack_labels, one step up per arm sharing the LR
+        threshold = _threshold_rows(n, d, present.primary_key(analysis), wide)
         if threshold is not None:
-            row, label = threshold
-            rows.append(row)
-            labels.append(label)
+            bracket, label = threshold
+            rows += bracket
+            labels.insert(0, label)
         lrs = sorted({r["lr"] for r in at})
-        rows += _label_rows(n, labels, note, lrs[0] if lrs else 1.0, top)
+        rows += _label_rows(n, labels if wide else labels[:1], note, lrs[0] if lrs else 1.0, top)
     return rows
 
 
-def _run_row(r: dict, top: float) -> dict:
+def _run_row(r: dict, top: float, shift: float, analysis: dict) -> dict:
+    fate = present.fate(r, analysis)
     return {
         "kind": "run",
-        "n_layer": int(r["n_layer"]),
+        RUNG: int(r["n_layer"]),
         "arm": r["arm"],
-        "x": r["lr"],
+        "lr": r["lr"],
+        "x": r["lr"] * shift,
         "seed": r["seed"],
-        "outcome": r["outcome"],
+        "fate": FATE_LABELS[fate],
         "run_id": r["run_id"],
         "loss": r["loss"],
         "y": min(r["loss"], top),
     }
 
 
-def _cell_rows(n: int, d: dict, at: list[dict], top: float) -> list[dict]:
-    """One row per arm and LR with runs: the seed mean and the range over seeds. A cell
-    without a mean or without runs here has nothing to draw."""
+def _cell_rows(n: int, d: dict, at: list[dict], top: float, shift: dict) -> list[dict]:
+    """One row per arm and LR with runs: the seed median and the range over seeds. A cell
+    without runs here has nothing to draw."""
     rows = []
     for arm, a in d["arms"].items():
         for c in a["cells"]:
-            seeds = [r["loss"] for r in at if r["arm"] == arm and r["lr"] == c["lr"]]
-            if c["loss_mean"] is None or not seeds:
+            seeds = sorted(r["loss"] for r in at if r["arm"] == arm and r["lr"] == c["lr"])
+            if not seeds:
                 continue
+            k = len(seeds)
+            median = (seeds[(k - 1) // 2] + seeds[k // 2]) / 2
             rows.append(
                 {
                     "kind": "cell",
-                    "n_layer": n,
+                    RUNG: n,
                     "arm": arm,
-                    "x": c["lr"],
+                    "lr": c["lr"],
+                    "x": c["lr"] * shift.get(arm, 1.0),
                     "mean": c["loss_mean"],
-                    "shown": min(c["loss_mean"], top),
-                    "y": min(min(seeds), top),
-                    "y_hi": min(max(seeds), top),
+                    "median": median,
+                    "shown": min(median, top),
+                    "y": min(seeds[0], top),
+                    "y_hi": min(seeds[-1], top),
                 }
             )
     return rows
 
 
-def _critical_rows(n: int, d: dict, subset_arms) -> tuple[list[dict], list[tuple]]:
-    """Each arm's critical LR (the subset arms have none worth drawing) and the labels that
-    say each arm's fate, as (LR, text) so they sort by LR."""
+def _critical_rows(n: int, d: dict, subset_arms, shift: dict) -> tuple[list[dict], list[tuple]]:
+    """Each arm's critical LR where its runs failed inside the grid (an arm that never failed
+    has none to draw; the subset arms have none worth drawing), and the labels that say each
+    arm's fate, as (LR, text) so they sort by LR."""
     rows, fates = [], {}
     for arm, a in d["arms"].items():
         median = a["eta_crit"]["median"]
         if arm in subset_arms or not median or median["value"] is None:
             continue
-        rows.append({"kind": "critical", "n_layer": n, "arm": arm, "x": median["value"]})
+        if median["kind"] == "":
+            share = sum(1 for r in rows if r["lr"] == median["value"])
+            rows.append(
+                {
+                    "kind": "critical",
+                    RUNG: n,
+                    "arm": arm,
+                    "lr": median["value"],
+                    "x": median["value"],
+                    "stack": share,
+                }
+            )
         fate = (
             f"no failure up to {fmt.lr(median['value'])}"
             if median["kind"] == "above"
@@ -289,50 +364,56 @@ def _critical_rows(n: int, d: dict, subset_arms) -> tuple[list[dict], list[tuple
         (value, f"{', '.join(arms)}{':' if fate.startswith('no') else ''} {fate}")
         for (value, fate), arms in fates.items()
     ]
-    return rows, labels
+    return rows, [text for _, text in sorted(labels)]
 
 
-def _threshold_row(n: int, d: dict, key: str) -> tuple[dict, tuple] | None:
-    """The primary comparison's necessity threshold at this depth with its bracket, and its
-    label; None when there is none on the grid (QK-norm never needed, or no comparison)."""
+def _threshold_rows(n: int, d: dict, key: str, wide: bool) -> tuple[list[dict], str] | None:
+    """The primary comparison's necessity threshold at this rung as its bracket (a bar and
+    its two ends), and its label; None when there is no bracket on the grid (QK-norm never
+    needed, needed already at the lowest LR, or no comparison)."""
     c = d["comparisons"].get(key)
     if not c or c["threshold"]["kind"] not in ("", "below"):
         return None
-    t = c["threshold"]["value"]
-    lo, hi, label = present.threshold_interval(c, d)
-    row = {
-        "kind": "threshold",
-        "n_layer": n,
-        "x": t,
-        "interval": label,
-        "x_lo": lo if lo is not None else t,
-        "x_hi": hi if hi is not None else t,
-    }
+    lo, hi, _ = present.threshold_interval(c, d)
+    if c["threshold"]["kind"] == "below" or lo is None:
+        return [], "QK-norm needed already at the lowest LR"
+    bar = {"kind": "threshold", RUNG: n, "x": lo, "x_lo": lo, "x_hi": hi}
+    ends = [{"kind": "threshold_end", RUNG: n, "x": x, "lr": x} for x in (lo, hi)]
+    bracket = f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
     text = (
-        "QK-norm needed already at the lowest LR"
-        if c["threshold"]["kind"] == "below"
-        else f"QK-norm needed from {fmt.lr(c['threshold']['bracket'][1])} up"
+        f"threshold in {bracket}: QK-norm needed from {fmt.lr(hi)} up"
+        if wide
+        else f"threshold {bracket}"
     )
-    return row, (t, text)
+    return [bar, *ends], text
 
 
-def _label_rows(n: int, labels: list[tuple], note: str, x: float, top: float) -> list[dict]:
-    """The labels in LR order, then the note; `row` numbers the lines for stack_labels."""
+def _label_rows(n: int, labels: list[str], note: str, x: float, top: float) -> list[dict]:
+    """The labels (the threshold's first), then the note; `row` numbers the lines for
+    stack_labels."""
     # Labels stack at the panel's top left, so none can leave the panel on the right.
-    texts = [text for _, text in sorted(labels)] + ([note] if note else [])
+    texts = labels + ([note] if note else [])
     return [
-        {"kind": "label", "n_layer": n, "x": x, "y": top, "text": text, "row": i}
+        {"kind": "label", RUNG: n, "x": x, "y": top, "text": text, "row": i}
         for i, text in enumerate(texts)
     ]
 
 
 def stack_labels(rows: list[dict], low: float, top: float) -> float:
     """Stack the label rows above the data (above `top`, where diverged runs sit), one line
-    per 6% of the axis; returns the axis' new top."""
+    per 6% of the axis, with the threshold's bracket on a line of its own below them; the
+    critical-LR triangles one step (3% of the axis) apart from `low` up. Returns the axis'
+    new top."""
     lines = max((r["row"] + 1 for r in rows if r["kind"] == "label"), default=0)
+    bracket = any(r["kind"] == "threshold" for r in rows)
+    lines += bracket
     step = 0.06 * (top - low) / max(1 - 0.06 * lines, 0.4)
     ceiling = top + step * (lines + 0.2)
     for r in rows:
         if r["kind"] == "label":
             r["y"] = ceiling - step * (r.pop("row") + 0.1)
+        elif r["kind"] in ("threshold", "threshold_end"):
+            r["y"] = top + step * 0.6
+        elif r["kind"] == "critical":
+            r["y"] = low + step * (0.35 + 0.5 * r.pop("stack"))
     return ceiling

@@ -30,18 +30,15 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
         return None
     data = pd.DataFrame(rows)
     order = [f"depth {d}" for d in sorted({r["n_layer"] for r in cells})]
-    effects = [abs(r["effect"]) for r in cells if r["effect"] is not None]
     m = analysis["settings"]["min_effect"]
-    # The colour saturates at the 90th percentile of the effects (one wild cell would wash
-    # out the rest), but never below 5x the minimum effect, so noise stays pale.
-    span = max(np.quantile(effects, 0.9) if effects else 0.0, 5 * m)
+    span = colour_span(cells, m)
     lrs = sorted({r["lr"] for r in cells})
     x = alt.X(
         "x:Q",
         scale=alt.Scale(
             type="log", domain=[min(r["x"] for r in cells), max(r["x2"] for r in cells)], nice=False
         ),
-        axis=lr_axis(lrs),
+        axis=lr_axis(lrs, PLOT_WIDTH),
     )
     y = alt.Y("depth:N", sort=order, title=None)
     base = alt.Chart().encode(y=y)
@@ -51,11 +48,26 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
             height=34 * len(order),
             title=chart_title(
                 "Where QK-norm is necessary",
-                "colour: paired effect off - on; dot: necessary; black tick: threshold, "
-                "line: its bracket",
+                f"colour: paired effect off - on (nats), full at +-{span:.2f}; larger effects "
+                "(where runs failed) are clamped",
+                f"dot: necessary (the interval's lower end clears {m:g} nats; a strong colour "
+                "without a dot did not)",
+                "grey: every run of both arms failed (no effect to measure); black bar on "
+                "top: the threshold's bracket",
             ),
         )
     )
+
+
+def colour_span(cells: list[dict], min_effect: float) -> float:
+    """Where the colour saturates: the 90th percentile of the effects at LRs where no run of
+    either arm failed (a failed run's effect is its loss at initialization against a trained
+    run's, nats that would wash the trained effects out), never below 5x the minimum effect,
+    so noise stays pale."""
+    clean = [abs(r["effect"]) for r in cells if r["effect"] is not None and not r["fails"]]
+    every = [abs(r["effect"]) for r in cells if r["effect"] is not None]
+    effects = clean or every
+    return float(max(np.quantile(effects, 0.9) if effects else 0.0, 5 * min_effect))
 
 
 def _necessity_rows(analysis: dict) -> list[dict]:
@@ -105,6 +117,7 @@ def _cell_rows(depth: str, c: dict) -> list[dict]:
                 "lower": present.lower_bound(e),
                 "necessary": bool(e["necessary"]),
                 "ceiling": bool(e["ceiling"]),
+                "fails": sum((e.get("fails") or {}).values()),
             }
         )
     return rows
@@ -135,7 +148,7 @@ def _cell_layers(base, x, span: float) -> list:
                 "effect:Q",
                 title="off - on (nats)",
                 scale=alt.Scale(domain=[-span, 0, span], range=EFFECT_COLORS, clamp=True),
-                legend=alt.Legend(gradientLength=200, format=".2f"),
+                legend=alt.Legend(gradientLength=200, format=".2f", values=[-span, 0, span]),
             ),
             tooltip=tooltip,
         )
@@ -146,28 +159,28 @@ def _cell_layers(base, x, span: float) -> list:
         .mark_rect(color="#BBBBBB")
         .encode(x=x, x2="x2:Q", tooltip=tooltip)
     )
-    dots = (
+    dots = (  # at the cell's LR, under its tick
         filtered(base, "cell", "necessary")
         .transform_filter(alt.datum.necessary)
-        .transform_calculate(mid="sqrt(datum.x * datum.x2)")
         .mark_point(filled=True, color="black", size=45, opacity=1)
-        .encode(x=alt.X("mid:Q"), tooltip=tooltip)
+        .encode(x=alt.X("lr:Q"), tooltip=tooltip)
     )
     return [rect, ceiling, dots]
 
 
 def _threshold_layers(base, x) -> list:
-    """Each depth's threshold: its bracket as a black line, the value as a thick tick."""
+    """Each depth's threshold bracket as a black bar along the top of its row (clear of the
+    dots in the middle), with end ticks."""
     interval = (
         filtered(base, "threshold", "threshold_interval")
-        .mark_rule(color="black", strokeWidth=1.5)
+        .mark_rule(color="black", strokeWidth=2.5, yOffset=-12)
         .encode(x=x, x2="x2:Q")
     )
     tick = (
         filtered(base, "threshold", "threshold")
-        .mark_tick(color="black", thickness=3, size=26, opacity=1)
+        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=-12)
         .encode(
-            x=alt.X("lr:Q"),
+            x=alt.X("x:Q"),
             tooltip=[
                 "depth:N",
                 alt.Tooltip("lr:Q", title="threshold", format=".3g"),
@@ -177,7 +190,12 @@ def _threshold_layers(base, x) -> list:
             ],
         )
     )
-    return [interval, tick]
+    ends = (
+        filtered(base, "threshold", "threshold_end")
+        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=-12)
+        .encode(x=alt.X("x2:Q"))
+    )
+    return [interval, tick, ends]
 
 
 def _cell_edges(lrs: list[float], i: int) -> tuple[float, float]:

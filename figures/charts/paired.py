@@ -6,18 +6,26 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from figures import present
+from figures import fmt, present
 from figures.charts.style import (
-    DEPTH,
+    PLOT_WIDTH,
+    RUNG,
     chart_title,
     filtered,
     finish,
     lr_axis,
     lr_scale,
     once,
-    panel_width,
+    rung_label,
 )
 from sweeps.study.rules import Comparison
+
+PANEL_WIDTH = 190  # each comparison's panel: three side by side fit a laptop screen
+VERDICTS = {  # glyph per verdict at an LR: shape, fill
+    "necessary": ("circle", "#000000"),
+    "harm": ("triangle-down", "#D55E00"),
+    "no effect shown": ("circle", "#FFFFFF"),
+}
 
 
 def paired_effect(analysis: dict) -> alt.FacetChart | None:
@@ -33,34 +41,44 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
         [x for *_, lo, hi, _ in entries for x in (lo, hi)],
         m,
     )
-    data = pd.DataFrame(_paired_rows(entries, low, high))
+    rows = _paired_rows(entries, low, high, m) + _skipped_rows(analysis)
+    data = pd.DataFrame(rows)
     interval = next(lab for *_, lab in entries)
     lrs = sorted(data.lr.unique())
-    x = alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs))
-    y_scale = alt.Scale(domain=[low, high], nice=False)
-    # One comparison is the study's off vs on; several are named by their row headers.
-    y_title = (
-        "off - on, effective loss (nats)"
-        if len({k for k, *_ in entries}) == 1
-        else "baseline - treatment (nats)"
-    )
+    n_panels = len(set(zip(data.comparison, data[RUNG])))
+    width = PANEL_WIDTH if len(set(data[RUNG])) == 1 else PANEL_WIDTH - 20
+    width = PLOT_WIDTH if n_panels == 1 else width  # one panel fills the chart's width
+    x = alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
+    # A symmetric log scale: linear within +-min effect, logarithmic beyond, so an effect of
+    # 0.05 nats and a failure's 4 nats both read on one axis that every panel shares (per-panel
+    # scales would hide how the comparisons differ; split panels would double the charts).
+    y_scale = alt.Scale(type="symlog", constant=m, domain=[low, high], nice=False)
+    y_title = "baseline - treatment (nats)"
     base = alt.Chart().encode(x=x)
     layers = [
-        *_reference_layers(m),
-        *_interval_layers(base, y_scale, y_title),
+        *_reference_layers(m, y_scale, y_title, _ticks(low, high, m)),
+        *_interval_layers(base, y_scale, y_title, _ticks(low, high, m)),
         _effect_layer(base, y_scale),
+        _skipped_layer(base, y_scale),
     ]
-    depths = sorted(data.n_layer.unique())
-    layer = alt.layer(*layers, data=data).properties(width=panel_width(len(depths)), height=170)
+    layer = alt.layer(*layers, data=data).properties(width=width, height=170)
     return finish(
         _facet(layer, data, analysis).properties(
             title=chart_title(
                 "Paired effect per learning rate",
-                f"mean over paired seeds with its {interval} interval; dashed: minimum effect "
-                f"{m:g} nats",
+                f"mean over paired seeds with its {interval} interval",
+                f"dotted interval: widened to the precision floor ({fmt.FLOORED} in the tables)",
+                f"dashed: minimum effect {m:g} nats; grey x on zero: an LR not judged",
             )
         )
-    )
+    ).configure_axisY(labelOverlap=False)  # the facet's shared axis drops its own setting
+
+
+def _ticks(low: float, high: float, m: float) -> list[float]:
+    """The y ticks of the symmetric log scale: 0, the minimum effect and 1-3-10 steps."""
+    steps = [0.0, m, 0.1, 0.3, 1.0, 3.0, 10.0]
+    ticks = sorted({s * sign for s in steps for sign in (1, -1)})
+    return [t for t in ticks if low <= t <= high]
 
 
 def _paired_entries(analysis: dict) -> list[tuple]:
@@ -76,7 +94,17 @@ def _paired_entries(analysis: dict) -> list[tuple]:
     return entries
 
 
-def _paired_rows(entries: list[tuple], low: float, high: float) -> list[dict]:
+def _verdict(e: dict, hi, m: float) -> str:
+    """necessary (the lower bound clears m), harm (the upper bound below -m: the treatment
+    is worse), or no effect shown."""
+    if e["necessary"]:
+        return "necessary"
+    if hi is not None and hi < -m:
+        return "harm"
+    return "no effect shown"
+
+
+def _paired_rows(entries: list[tuple], low: float, high: float, m: float) -> list[dict]:
     """The chart's table, kind = effect | clipped: each effect with its interval cut to the
     axis [low, high], and after it a row for each end that was cut (drawn as a triangle)."""
     rows = []
@@ -84,13 +112,16 @@ def _paired_rows(entries: list[tuple], low: float, high: float) -> list[dict]:
         row = {
             "kind": "effect",
             "comparison": key,
-            "n_layer": n,
+            "panel": _panel(key, n),
+            RUNG: n,
             "lr": e["lr"],
             "mean": e["mean"],
             "lo": lo,
             "hi": hi,
             "interval": label,
             "necessary": "necessary" if e["necessary"] else "not necessary",
+            "verdict": _verdict(e, hi, m),
+            "floored": "floored" if fmt.floored(e) else "own seeds",
             "y_lo": max(lo, low) if lo is not None else e["mean"],
             "y_hi": min(hi, high) if hi is not None else e["mean"],
         }
@@ -101,7 +132,8 @@ def _paired_rows(entries: list[tuple], low: float, high: float) -> list[dict]:
                     {
                         "kind": "clipped",
                         "comparison": key,
-                        "n_layer": n,
+                        "panel": _panel(key, n),
+                        RUNG: n,
                         "lr": e["lr"],
                         "edge": edge,
                         "end": end,
@@ -111,11 +143,51 @@ def _paired_rows(entries: list[tuple], low: float, high: float) -> list[dict]:
     return rows
 
 
-def _reference_layers(min_effect: float) -> list:
+def _panel(key: str, n: int) -> str:
+    return f"{key}, {rung_label(n)}"
+
+
+def _skipped_rows(analysis: dict) -> list[dict]:
+    """The LRs of a comparison the analysis did not judge, marked on zero with the reason:
+    every run of both arms failed (ceiling), fewer than two paired seeds, or set aside."""
+    rows = []
+    for depth, d in analysis["depths"].items():
+        for key, c in d["comparisons"].items():
+            for e in c["per_lr"]:
+                if e["n"] >= 2 and not e["ceiling"] and e.get("judged", True):
+                    continue
+                why = (
+                    "every run of both arms failed"
+                    if e["ceiling"]
+                    else ("fewer than two paired seeds" if e["n"] < 2 else "not judged")
+                )
+                rows.append(
+                    {
+                        "kind": "skipped",
+                        "comparison": key,
+                        "panel": _panel(key, int(depth)),
+                        RUNG: int(depth),
+                        "lr": e["lr"],
+                        "why": why,
+                    }
+                )
+    return rows
+
+
+def _reference_layers(min_effect: float, y_scale, y_title: str, ticks: list[float]) -> list:
     """The lines an effect is read against, once per panel: zero, and the minimum effect
-    (dashed) that a necessary LR's interval must clear."""
+    (dashed) that a necessary LR's interval must clear. The first layer with a y encoding
+    gives the panel its axis, so zero's carries the ticks."""
+    axis = alt.Axis(
+        values=ticks, tickCount=len(ticks), format="~g", labelOverlap=False, title=y_title
+    )
     return [
-        once(alt.Chart().mark_rule(color="#BBBBBB").encode(y=alt.datum(0.0)), "zero"),
+        once(
+            alt.Chart()
+            .mark_rule(color="#BBBBBB")
+            .encode(y=alt.Y(datum=0.0, type="quantitative", scale=y_scale, axis=axis)),
+            "zero",
+        ),
         once(
             alt.Chart()
             .mark_rule(strokeDash=[4, 4], color="#000000")
@@ -125,12 +197,26 @@ def _reference_layers(min_effect: float) -> list:
     ]
 
 
-def _interval_layers(base, y_scale, y_title: str) -> list:
-    """Each effect's interval as a rule, and a triangle on the axis edge where it was cut."""
+def _interval_layers(base, y_scale, y_title: str, ticks: list[float]) -> list:
+    """Each effect's interval as a rule (dotted where the precision floor widened it), and a
+    triangle on the axis edge where it was cut."""
     return [
         filtered(base, "effect", "intervals")
         .mark_rule(strokeWidth=2, color="#555555")
-        .encode(y=alt.Y("y_lo:Q", scale=y_scale, title=y_title), y2="y_hi:Q"),
+        .encode(
+            y=alt.Y(
+                "y_lo:Q",
+                scale=y_scale,
+                title=y_title,
+                axis=alt.Axis(values=ticks, tickCount=len(ticks), format="~g", labelOverlap=False),
+            ),
+            y2="y_hi:Q",
+            strokeDash=alt.StrokeDash(
+                "floored:N",
+                scale=alt.Scale(domain=["own seeds", "floored"], range=[[1, 0], [2, 2]]),
+                legend=None,
+            ),
+        ),
         filtered(base, "clipped", "clipped")
         .mark_point(filled=True, color="#555555", size=40, opacity=1)
         .encode(
@@ -138,7 +224,7 @@ def _interval_layers(base, y_scale, y_title: str) -> list:
             shape=alt.Shape("shape:N", scale=None),
             tooltip=[
                 "comparison:N",
-                "n_layer:O",
+                f"{RUNG}:O",
                 "lr:Q",
                 alt.Tooltip("end:Q", title="interval end", format=".3f"),
             ],
@@ -147,48 +233,87 @@ def _interval_layers(base, y_scale, y_title: str) -> list:
 
 
 def _effect_layer(base, y_scale) -> alt.Chart:
-    """Each mean effect as a circle, filled black where QK-norm (the treatment) is necessary."""
+    """Each mean effect, its glyph its verdict: filled black circle necessary, vermillion
+    triangle harm, open circle no effect shown."""
     return (
         filtered(base, "effect", "effects")
         .mark_point(size=60, color="#000000", opacity=1, strokeWidth=1.5)
         .encode(
             y=alt.Y("mean:Q", scale=y_scale),
+            shape=alt.Shape(
+                "verdict:N",
+                title="at this LR",
+                legend=alt.Legend(symbolStrokeColor="#000000", symbolStrokeWidth=1.5),
+                scale=alt.Scale(domain=list(VERDICTS), range=[v[0] for v in VERDICTS.values()]),
+            ),
             fill=alt.Fill(
-                "necessary:N",
-                title="treatment",
-                scale=alt.Scale(
-                    domain=["necessary", "not necessary"], range=["#000000", "#FFFFFF"]
-                ),
+                "verdict:N",
+                title="at this LR",
+                legend=alt.Legend(symbolStrokeColor="#000000", symbolStrokeWidth=1.5),
+                scale=alt.Scale(domain=list(VERDICTS), range=[v[1] for v in VERDICTS.values()]),
             ),
             tooltip=[
                 "comparison:N",
-                "n_layer:O",
+                f"{RUNG}:O",
                 "lr:Q",
                 alt.Tooltip("mean:Q", format=".4f"),
                 alt.Tooltip("lo:Q", format=".4f"),
                 alt.Tooltip("hi:Q", format=".4f"),
                 "necessary:N",
+                "verdict:N",
+                "floored:N",
             ],
         )
     )
 
 
+def _skipped_layer(base, y_scale) -> alt.Chart:
+    """An LR not judged: a grey x on zero, the reason in its tooltip."""
+    return (
+        filtered(base, "skipped", "skipped")
+        .mark_point(shape="cross", angle=45, color="#999999", size=40, filled=True, opacity=1)
+        .encode(
+            y=alt.Y("zero:Q", scale=y_scale),
+            tooltip=["comparison:N", f"{RUNG}:O", "lr:Q", "why:N"],
+        )
+        .transform_calculate(zero="0")
+    )
+
+
 def _facet(layer, data: pd.DataFrame, analysis: dict):
-    """Columns by depth; rows by comparison only when there are several, in the settings'
-    order (the study's comparisons first, any other after, by name)."""
+    """One panel per comparison and rung, wrapped: as many columns as rungs (three for one),
+    the comparisons in the settings' order (the study's first, any other after, by name);
+    each panel names its comparison and which way is better, and labels its LRs."""
     order = [Comparison(b, t).key for b, t in analysis["settings"]["all_comparisons"]]
     comparisons = sorted(
         set(data.comparison), key=lambda k: (k not in order, order.index(k) if k in order else 0, k)
     )
-    if len(comparisons) > 1:
-        row = alt.Row(
-            "comparison:N",
-            sort=comparisons,
+    rungs = sorted(set(data[RUNG]))
+    panels = [_panel(k, n) for k in comparisons for n in rungs]
+    columns = len(rungs) if len(rungs) > 1 else min(3, len(panels))
+    better = {_panel(k, n): k.split(" vs ")[-1] for k in comparisons for n in rungs}
+    label = " : ".join(
+        f"datum.value == {p!r} ? {_header(p, better[p], len(rungs) > 1)}" for p in panels
+    )
+    return layer.facet(
+        facet=alt.Facet(
+            "panel:N",
+            sort=panels,
             title=None,
-            header=alt.Header(labelFontWeight="bold", labelFontSize=12),
-        )
-        return layer.facet(column=DEPTH, row=row)
-    return layer.facet(column=DEPTH)
+            header=alt.Header(
+                labelFontWeight="bold", labelFontSize=10, labelExpr=f"{label} : datum.value"
+            ),
+        ),
+        columns=columns,
+    ).resolve_axis(x="independent")
+
+
+def _header(panel: str, better: str, rungs: bool) -> str:
+    """A panel's header as a Vega expression: two lines, the comparison (and rung), then
+    which way is better."""
+    key, _, rung = panel.rpartition(", ")
+    lines = [key, *([rung] if rungs else []), f"> 0: {better} better"]
+    return "[" + ", ".join(repr(line) for line in lines) + "]"
 
 
 def effect_domain(means: list[float], ends: list, min_effect: float) -> tuple[float, float]:

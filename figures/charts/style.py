@@ -16,14 +16,43 @@ SPARE_COLORS = ("#009E73", "#CC79A7", "#F0E442", "#000000", "#999999", "#882255"
 THRESHOLD_COLOR = "#333333"
 BASELINE_COLOR = "#777777"
 LR_AXIS = "peak learning rate"
-DEPTH_HEADER = alt.Header(
-    labelExpr="'depth ' + datum.value", labelFontSize=12, labelFontWeight="bold"
-)
-DEPTH = alt.Column("n_layer:O", title=None, header=DEPTH_HEADER)
 LR_HEADER = alt.Header(
     labelExpr="'LR ' + format(datum.value, '.3~g')", labelFontSize=12, labelFontWeight="bold"
 )  # a facet by LR, in LR order
-DEPTH_X = alt.X("n_layer:O", title="depth (layers)", axis=alt.Axis(labelAngle=0))
+
+
+# -- the rung: what a sweep's ladder steps over ---------------------------------------------------
+# Every chart reaches a sweep's rung (today the depth, n_layer) through these few names, so a
+# ladder over (depth, width) changes here alone.
+RUNG = "n_layer"
+RUNG_NAME = "depth"
+
+
+def rung_label(value) -> str:
+    """A rung as a panel header or legend entry says it: 'depth 4'."""
+    return f"{RUNG_NAME} {value}"
+
+
+RUNG_HEADER = alt.Header(
+    labelExpr=f"'{RUNG_NAME} ' + datum.value", labelFontSize=12, labelFontWeight="bold"
+)
+
+
+def rung_column() -> alt.Column:
+    return alt.Column(f"{RUNG}:O", title=None, header=RUNG_HEADER)
+
+
+def rung_row() -> alt.Row:
+    return alt.Row(f"{RUNG}:O", title=None, header=RUNG_HEADER)
+
+
+def rung_x() -> alt.X:
+    return alt.X(f"{RUNG}:O", title=f"{RUNG_NAME} (layers)", axis=alt.Axis(labelAngle=0))
+
+
+DEPTH_HEADER = RUNG_HEADER  # the names the chart modules import
+DEPTH = rung_column()
+DEPTH_X = rung_x()
 STEP_X = alt.X("step:Q", title="optimizer step")
 VL_VERSION = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # 'v6_4': the library altair targets
 PLOT_WIDTH = 600  # the plotting width of a chart, shared by its panels
@@ -53,8 +82,12 @@ def finish(chart):
             labelFontSize=11,
             symbolOpacity=1,
             labelLimit=260,
+            columnPadding=24,  # vl-convert measures labels narrower than DejaVu draws them
+            rowPadding=4,
         )
-        .configure_axis(titleFontSize=11, labelFontSize=10, titleFontWeight="normal")
+        .configure_axis(
+            titleFontSize=11, labelFontSize=10, titleFontWeight="normal", titlePadding=8
+        )
         .configure_header(titleFontSize=12)
     )
 
@@ -65,13 +98,38 @@ def panel_width(panels: int) -> int:
 
 
 def arm_colors(arms: list[str]) -> dict[str, str]:
-    """A colour per arm: the fixed ones, a QK-norm kind's for 'qk<kind>' arms, then spares."""
+    """A colour per arm: the fixed ones, a QK-norm kind's for 'qk<kind>' arms, then spares. An
+    arm that runs another arm longer ('off-4x', `budget_base`) takes a darker shade of that
+    arm's colour: the two read as one arm at two budgets."""
     spare = iter(c for c in SPARE_COLORS if c not in ARM_COLORS.values())
     out = {}
-    for arm in arms:
+    for arm in sorted(arms, key=lambda a: budget_base(a, arms) is not None):
+        base = budget_base(arm, arms)
+        if base is not None:
+            out[arm] = shade(out[base], 0.55)
+            continue
         kind = QK_NORMS.get(arm[2:]) if arm.startswith("qk") else None
         out[arm] = ARM_COLORS.get(arm) or (kind.color if kind else next(spare, "#777777"))
-    return out
+    return {arm: out[arm] for arm in arms}
+
+
+def budget_base(arm: str, arms) -> str | None:
+    """The arm that `arm` runs at another budget: 'off' for 'off-4x' when off is an arm."""
+    base, _, suffix = arm.rpartition("-")
+    if base in arms and suffix[:-1].replace(".", "", 1).isdigit() and suffix.endswith("x"):
+        return base
+    return None
+
+
+def shade(color: str, factor: float) -> str:
+    """`color` darkened towards black by `factor` (0: unchanged, 1: black)."""
+    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c * (1 - factor)):02X}" for c in rgb)
+
+
+def arm_dash(arms: list[str]) -> dict[str, list[int]]:
+    """A budget arm's lines are dashed, so its shade is not the only thing telling it apart."""
+    return {a: ([5, 3] if budget_base(a, arms) else [1, 0]) for a in arms}
 
 
 def arm_color(arms: list[str], title: str = "arm", legend: bool = True) -> alt.Color:
@@ -80,17 +138,66 @@ def arm_color(arms: list[str], title: str = "arm", legend: bool = True) -> alt.C
         "arm:N",
         sort=arms,
         title=title,
-        legend=alt.Legend(symbolOpacity=1) if legend else None,
+        legend=alt.Legend(symbolOpacity=1, columns=min(len(arms), 4)) if legend else None,
         scale=alt.Scale(domain=arms, range=[colors[a] for a in arms]),
     )
 
 
-def lr_axis(lrs, title: str = LR_AXIS) -> alt.Axis:
-    """Ticks at the swept LRs, short labels: 3e-4, 1e-3, ..., 1; no minor gridlines."""
+# -- the LR axis --------------------------------------------------------------------------------
+LABEL_EM = 0.64  # a tick label's width per character at the axis font (DejaVu digits: 0.636)
+LABEL_SIZE = 10
+LABEL_GAP = 8  # px between two labels on one line
+
+
+def lr_text(value: float) -> str:
+    """An LR as its tick says it: '3.16e-4', '1e-3', '1' (d3's '.3~e', '~g' from 1 up)."""
+    if value >= 1:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _decade(value: float) -> bool:
+    return abs(math.log10(value) - round(math.log10(value))) < 1e-9
+
+
+def lr_labels(lrs, width: float, domain) -> list[float]:
+    """The swept LRs whose tick gets a label in a panel `width` px wide over the log `domain`:
+    decades first, then the grid's ends, then the rest, each only where it clears the labels
+    already placed (a tick without a label is still a swept LR)."""
+    lo, hi = (math.log10(x) for x in domain)
+
+    def px(v):
+        return width * (math.log10(v) - lo) / (hi - lo or 1.0)
+
+    def half(v):
+        return len(lr_text(v)) * LABEL_EM * LABEL_SIZE / 2
+
+    values = sorted(set(lrs))
+    order = [v for v in values if _decade(v)] + [values[0], values[-1]] + values
+    placed: list[float] = []
+    for v in dict.fromkeys(order):
+        if px(v) - half(v) < -8 or px(v) + half(v) > width + 8:
+            continue  # would stick out of the panel (and into its neighbour's)
+        if all(abs(px(v) - px(u)) >= half(v) + half(u) + LABEL_GAP for u in placed):
+            placed.append(v)
+    return sorted(placed)
+
+
+def lr_axis(lrs, width: float | None = None, title: str = LR_AXIS) -> alt.Axis:
+    """Ticks at the swept LRs; short labels (3.16e-4, 1e-3, ..., 1) on those that fit a panel
+    `width` px wide (lr_labels), so no two run together; no minor gridlines."""
+    values = sorted(set(lrs))
+    shown = lr_labels(values, width, lr_scale(values).domain) if width else values
+    text = "datum.value >= 1 ? format(datum.value, '~g') : format(datum.value, '.3~e')"
+    keep = "[" + ", ".join(repr(float(v)) for v in shown) + "]"
     return alt.Axis(
-        values=sorted(set(lrs)),
+        values=values,
         title=title,
-        labelExpr=("datum.value >= 1 ? format(datum.value, '~g') : format(datum.value, '.3~e')"),
+        labelExpr=f"indexof({keep}, datum.value) >= 0 ? ({text}) : ''",
+        labelOverlap=False,
+        labelBound=True,
     )
 
 
@@ -99,6 +206,23 @@ def lr_scale(lrs) -> alt.Scale:
     lo, hi = min(lrs), max(lrs)
     pad = (hi / lo) ** 0.04 if hi > lo else 2.0
     return alt.Scale(type="log", domain=[lo / pad, hi * pad], nice=False)
+
+
+def dodge(arms: list[str], lrs, width: float, px: float = 3.0) -> dict[str, float]:
+    """Per arm, the factor that moves its marks `px` pixels (times its place among the arms,
+    centred) along a log LR axis `width` px wide: where arms coincide, each still shows."""
+    lo, hi = (math.log10(x) for x in lr_scale(lrs).domain)
+    per_px = (hi - lo) / max(width, 1.0)
+    middle = (len(arms) - 1) / 2
+    return {a: 10 ** ((i - middle) * px * per_px) for i, a in enumerate(arms)}
+
+
+def interleaved(arms: list[str], dash: float = 6.0) -> dict[str, tuple[list[float], float]]:
+    """Per arm a dash pattern and offset that interleave with every other arm's: drawn over
+    the arms' solid lines, where lines coincide each arm shows in turn, dash by dash; where
+    they part each dash lies on its own line and changes nothing."""
+    n = len(arms)
+    return {a: ([dash, dash * (n - 1)], -dash * i) for i, a in enumerate(arms)}
 
 
 def log_axis(values, title: str) -> alt.Axis:

@@ -35,7 +35,7 @@ def stability(analysis: dict) -> alt.LayerChart | None:
         color=alt.Color(
             "series:N",
             sort=series,
-            title="median over seeds",
+            title="series",
             legend=alt.Legend(columns=2),
             scale=alt.Scale(
                 domain=series, range=[colors[k] for k in data.drop_duplicates("series").key]
@@ -47,13 +47,25 @@ def stability(analysis: dict) -> alt.LayerChart | None:
         .encode(y=alt.Y("lo:Q"), y2="hi:Q")
         .properties(name="intervals")
     )
+    arrows = (  # a censored end: the bar stops at the grid's edge and points on
+        base.transform_filter(alt.datum.open_end != "")
+        .mark_point(filled=True, size=45, opacity=1)
+        .encode(
+            y=alt.Y("open_at:Q"),
+            shape=alt.Shape("open_end:N", scale=None),
+        )
+        .properties(name="open_ends")
+    )
     return finish(
-        alt.layer(bars, _stability_points(base, data)).properties(
+        alt.layer(bars, arrows, _stability_points(base, data)).properties(
             width=PLOT_WIDTH,
             height=260,
             title=chart_title(
                 "Critical learning rate and necessity threshold by depth",
-                "point: median over seeds; bar: its interval; triangle: beyond the grid",
+                "critical LR: point at the median over seeds, bar over the seeds' range",
+                "threshold: point inside its bracket, bar over the bracket",
+                "triangle: beyond the grid (a bound); a small arrow: the bar's end is censored, "
+                "the value lies further",
             ),
         )
     )
@@ -69,15 +81,25 @@ def _stability_rows(analysis: dict) -> list[dict]:
             if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
                 continue
             lo, hi, _ = present.crit_interval(a["eta_crit"])
+            ends = ((a["eta_crit"].get("min") or {}).get("kind", ""),)
+            ends += ((a["eta_crit"].get("max") or {}).get("kind", ""),)
             rows.append(
-                _stability_row(f"critical LR, {arm}", arm, depth, a["eta_crit"]["median"], lo, hi)
+                _stability_row(
+                    f"critical LR, {arm}", arm, depth, a["eta_crit"]["median"], lo, hi, ends
+                )
             )
         primary = d["comparisons"].get(present.primary_key(analysis))
         if primary and primary["threshold"]["kind"] in ("", "below"):
             lo, hi, _ = present.threshold_interval(primary, d)
             rows.append(
                 _stability_row(
-                    "necessity threshold", "threshold", depth, primary["threshold"], lo, hi
+                    "necessity threshold",
+                    "threshold",
+                    depth,
+                    primary["threshold"],
+                    lo,
+                    hi,
+                    (primary["threshold"]["kind"], ""),
                 )
             )
     return [r for r in rows if r["value"] is not None]
@@ -115,7 +137,12 @@ def _stability_points(base, data: pd.DataFrame) -> alt.Chart:
     )
 
 
-def _stability_row(series: str, key: str, depth: str, median: dict, lo, hi) -> dict:
+def _stability_row(
+    series: str, key: str, depth: str, median: dict, lo, hi, ends: tuple = ("", "")
+) -> dict:
+    """ends: the kind of the low and high end ('below', 'above': censored, '': on the grid);
+    a censored end is drawn open (an arrow), not as a finite bar end."""
+    low_open, high_open = ends[0] == "below", ends[1] == "above"
     return {
         "series": series,
         "key": key,
@@ -124,6 +151,8 @@ def _stability_row(series: str, key: str, depth: str, median: dict, lo, hi) -> d
         "lo": lo if lo is not None else median["value"],
         "hi": hi if hi is not None else median["value"],
         "bound": "inside the grid" if median["kind"] == "" else "beyond the grid",
+        "open_end": "triangle-up" if high_open else ("triangle-down" if low_open else ""),
+        "open_at": hi if high_open else (lo if low_open else None),
     }
 
 
@@ -142,11 +171,21 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
     if not rows:
         return None
     data = pd.DataFrame(rows)
+    # The x axis reaches the pre-registered delta even where the curve starts above it, so
+    # its grey line is drawn; ticks every 0.1 (labels at 0.05 ran together).
+    lo, hi = min(float(data.delta.min()), s["delta"]), max(float(data.delta.max()), s["delta"])
+    ticks = [round(0.1 * k, 10) for k in range(int(lo * 10 - 1e-9), int(hi * 10 + 1e-9) + 1)]
+    ticks = [t for t in ticks if lo - 1e-9 <= t <= hi + 1e-9]
     lines = (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
-            x=alt.X("delta:Q", title="delta: margin above the best loss (nats)"),
+            x=alt.X(
+                "delta:Q",
+                title=f"delta: margin above the best loss ({present.loss_unit(analysis)})",
+                scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
+                axis=alt.Axis(values=ticks, format="~g"),
+            ),
             y=alt.Y(
                 "ratio:Q",
                 scale=alt.Scale(type="log"),
@@ -160,7 +199,11 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
         .properties(name="ratios")
     )
     one = alt.Chart().mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
-    chosen = alt.Chart().mark_rule(color="#777777").encode(x=alt.datum(s["delta"]))
+    chosen = (
+        alt.Chart()
+        .mark_rule(color="#777777", strokeWidth=2)
+        .encode(x=alt.datum(s["delta"], type="quantitative"))
+    )
     return finish(
         alt.layer(lines, one, chosen).properties(
             width=PLOT_WIDTH,
