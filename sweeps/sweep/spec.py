@@ -149,7 +149,8 @@ class SweepSpec:
         grown = f", {extra:,} more from extension and refinement" if extra is not None else ""
         return ConfigError(
             f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
-            f"points x {self.rungs:,} depth(s) or width(s) x {len(self.seed):,} "
+            f"points x {self.rungs:,} {'width' if self.n_embd else 'depth'}(s) x "
+            f"{len(self.seed):,} "
             f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
             f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
             f"--max-runs {total})"
