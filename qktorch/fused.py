@@ -25,7 +25,13 @@ import torch
 import torch.nn.functional as F
 
 from qktorch.optim import to_device
-from qktorch.train import device_memory, device_name, make_deterministic, pick_device
+from qktorch.train import (
+    default_compile,
+    device_memory,
+    device_name,
+    make_deterministic,
+    pick_device,
+)
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.params import check_fits_device, decays, init_params, param_shapes
@@ -294,13 +300,14 @@ class FusedTrainer:
         self,
         cfgs: list,
         device: str = "auto",
-        compile: bool = False,
+        compile: bool | None = None,
         tf32: bool = False,
         deterministic: bool | None = None,
     ):
         check_fusable(cfgs)
         self.cfgs, self.cfg, self.M = cfgs, group_config(cfgs), len(cfgs)
         self.device = pick_device(device)
+        compile = default_compile(self.device) if compile is None else compile
         self.device_name = device_name(self.device)
         check_fits_device(self.cfg, device_memory(self.device), models=self.M)
         if deterministic_mode() if deterministic is None else deterministic:

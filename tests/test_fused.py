@@ -356,3 +356,16 @@ def test_the_compiled_fused_torch_step_equals_the_eager_one():
     for i in range(3):
         rel("train_loss", out[True][:, i, 0], out[False][:, i, 0])
         rel("train_grad_norm", out[True][:, i, 1], out[False][:, i, 1])
+
+
+def test_torch_compiles_by_default_on_cuda_only():
+    """--compile/--no-compile unset: the compiled step on CUDA (the field's standard there),
+    eager on the CPU and MPS; an explicit choice wins."""
+    from qktorch.fused import FusedTrainer
+    from qktorch.train import Trainer, default_compile
+
+    assert default_compile("cuda") and not default_compile("cpu") and not default_compile("mps")
+    cfg = smoke_config("torch")
+    eager = FusedTrainer(group("torch"), "cpu")
+    assert eager.step.__func__ is FusedTrainer._step
+    assert Trainer(cfg, "cpu").step.__func__ is Trainer._step

@@ -131,7 +131,7 @@ def trainer_factory(
     backend: str, device: str = "auto", compile: bool | None = None, tf32: bool = False
 ) -> TrainerFactory:
     """The backend's Trainer constructor: RunConfig -> Trainer. compile None: the backend's
-    default (on for mlx, off for torch)."""
+    default (on for mlx; for torch on CUDA only, qktorch.train.default_compile)."""
     check_installed(backend)
     trainer = backend_module(backend).Trainer
     options = {"device": device, "tf32": tf32}
