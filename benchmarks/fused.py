@@ -4,10 +4,10 @@ after another get in aggregate) and, with --sequential, against the same M runs 
 after another by M Trainers, in aggregate tokens/s. Eager and, with --compile, compiled.
 
 All cases live in this one process and take turns, round after round (each round every case
-trains --steps steps of all its runs), so slow spells of a shared machine fall on all alike;
-the best round counts. Above 1, fusing pays. On a CPU (matmul-bound) it is expected near 1;
-on a GPU, where one small run leaves the device idle between kernel launches, it is the point
-(HFTA reports up to 15x).
+trains the same tokens: the largest M's runs --steps steps each), so slow spells of a shared
+machine fall on all alike; the median round counts. Above 1, fusing pays. On a CPU
+(matmul-bound) it is expected near 1; on a GPU, where one small run leaves the device idle
+between kernel launches, it is the point (HFTA reports up to 15x).
 
     python benchmarks/fused.py --preset tiny --models 4 --sequential --threads 1
     python benchmarks/fused.py --preset tiny --models 1,4,16 --device cuda --compile
@@ -120,15 +120,20 @@ def measure_mode(args, backend: str, compile: bool) -> list[dict]:
         cases[(m, kind)] = case
         took = time.perf_counter() - began
         print(f"# {backend} {mode} {kind} M={m}: built and warmed in {took:.1f} s", flush=True)
-    best = {key: float("inf") for key in cases}
+    # Every case trains the same tokens per round (largest M x --steps steps of one run), so
+    # each takes about as long and a quiet spell of a shared machine favours none.
+    most = max(m for m, _ in cases)
+    steps = {(m, kind): max(1, args.steps * most // m) for m, kind in cases}
+    times: dict = {key: [] for key in cases}
     for _ in range(args.rounds):
         for key, case in cases.items():
             began = time.perf_counter()
-            case.run(args.steps)
-            best[key] = min(best[key], time.perf_counter() - began)
+            case.run(steps[key])
+            times[key].append(time.perf_counter() - began)
     rows = []
-    for (m, kind), seconds in best.items():
-        rate = m * args.steps * cases[(m, kind)].cfgs[0].tokens_per_step / seconds
+    for (m, kind), seconds in times.items():
+        tokens = m * steps[(m, kind)] * cases[(m, kind)].cfgs[0].tokens_per_step
+        rate = tokens / float(np.median(seconds))
         rows.append(
             {"backend": backend, "mode": mode, "models": m, "kind": kind, "tokens_per_s": rate}
         )
@@ -156,7 +161,7 @@ def table(rows: list[dict], args) -> str:
     nan = float("nan")
     lines = [
         f"fused throughput: {args.preset} {args.dtype} on {args.device}, {args.steps} steps "
-        f"x {args.rounds} rounds (best round), aggregate tokens/s",
+        f"x {args.rounds} rounds (median round), aggregate tokens/s",
         f"  {'backend':7s} {'mode':9s} {'M':>3s} {'one run':>11s} {'fused':>12s} "
         f"{'sequential':>11s} {'fused/one':>9s} {'fused/seq':>9s}",
     ]
