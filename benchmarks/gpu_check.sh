@@ -5,7 +5,7 @@
 #     bash benchmarks/gpu_check.sh
 #
 # (with the device tool: run(command="bash benchmarks/gpu_check.sh", timeout_s=480)). It keeps
-# itself under BUDGET_S (default 420 s: 7 minutes, inside an 8-minute slot), prints every
+# itself under BUDGET_S (default 540 s: 9 minutes, inside a 10-minute slot), prints every
 # measured row the moment it has it (a section stopped by its time limit keeps its rows), and
 # ends with a summary table. Everything it prints also lands in $OUT/gpu_check.log when $OUT
 # is set.
@@ -23,19 +23,24 @@
 #   4. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
 #      is installed), the plain-torch reference, and 1 and 4 runs sharing the GPU       [66 s]
 #   5. throughput core bfloat16: the same cases, one run at a time                      [36 s]
-#   6. the cost estimate of the depth sweep on this GPU                                  [9 s]
-#   7. crosscheck on the GPU at the large preset (core: the sweeps' model size)         [66 s]
-# Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), STEPS (default 20), ROUNDS
+#   6. fused throughput tiny float32 (issue 31): M = 1, 4, 16 runs trained as one program
+#      against one run alone, eager and compiled (benchmarks/fused.py)      [not yet measured]
+#   7. the cost estimate of the depth sweep on this GPU (compiled, the CUDA default; and fused
+#      in groups sized to the GPU's memory, --fuse auto)                    [9 s unfused]
+#   8. crosscheck on the GPU at the large preset (core: the sweeps' model size)         [66 s]
+# Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), FUSED_MODELS (default 1,4,16),
+# STEPS (default 20), ROUNDS
 # (default 3), PYTHON (default python3, else python), PRESET_SMALL and PRESET_LARGE (default
 # tiny and core), ESTIMATE_SPEC (default depth), DEVICE (default cuda). To try it on a CPU
 # (about 5 minutes on 2 cores; tests/test_gpu_readiness.py runs its skeleton):
 #     DEVICE=cpu PRESET_SMALL=smoke PRESET_LARGE=smoke ESTIMATE_SPEC=smoke STEPS=2 ROUNDS=1 \
-#         WORKERS=1,2 bash benchmarks/gpu_check.sh
+#         WORKERS=1,2 FUSED_MODELS=1,2 bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-BUDGET_S=${BUDGET_S:-420}
+BUDGET_S=${BUDGET_S:-540}
 WORKERS=${WORKERS:-1,4}
+FUSED_MODELS=${FUSED_MODELS:-1,4,16}
 STEPS=${STEPS:-20}
 ROUNDS=${ROUNDS:-3}
 PY=${PYTHON:-$(command -v python3 || command -v python)}
@@ -156,12 +161,22 @@ bench() {  # bench NEEDED LIMIT PRESET DTYPE WORKERS [extra options]
 bench 60 140 "$PRESET_SMALL" float32 "$WORKERS" --reference
 bench 60 120 "$PRESET_LARGE" bfloat16 1
 
+# fused throughput (issue 31): tokens/s of M runs as one program against one run alone; the
+# goal on a GPU is >= 10x one compiled run at M = 64 for the cpu preset's grid.
+fused() {
+  "$PY" benchmarks/fused.py --device "$DEVICE" --preset "$PRESET_SMALL" --models "$FUSED_MODELS" \
+    --compile --steps "$STEPS" --rounds "$ROUNDS" --summary "$WORK/tables"
+}
+export -f fused
+export FUSED_MODELS STEPS ROUNDS
+section 60 180 "fused throughput $PRESET_SMALL float32 (M $FUSED_MODELS)" bash -c fused
+
 estimate() {
   "$PY" -c 'from qktorch.cli import main; main()' sweep "$ESTIMATE_SPEC" --dry-run --estimate \
-    --device "$DEVICE" --runs-dir "$WORK/runs" | head -8
+    --device "$DEVICE" --runs-dir "$WORK/runs" | grep -E "^estimate|^  (tokens|[0-9,]+ tokens|per run|planned|worst|fused|not fused)"
 }
 export -f estimate
-section 30 60 "estimate of the $ESTIMATE_SPEC sweep (eager, float32)" bash -c estimate
+section 30 150 "estimate of the $ESTIMATE_SPEC sweep (float32; unfused and fused)" bash -c estimate
 export PRESET_LARGE
 section 60 120 "crosscheck on $DEVICE ($PRESET_LARGE)" bash -c 'crosscheck_on_gpu "$PRESET_LARGE"'
 exit 0

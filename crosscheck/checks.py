@@ -138,32 +138,7 @@ def run_checks(
     Forward and one step on both weight sets, then (steps > 0) training, diagnostics and
     checkpoints moved across backends (the trained weights, then the stress weights)."""
     results: list[Check] = []
-
-    def add(check: Check) -> Check:
-        results.append(check)
-        log(check)
-        return check
-
-    def attempt(name: str, kind: str, fn) -> None:
-        try:
-            check = fn()
-            if check is not None:
-                add(check)
-        except Stop:
-            raise
-        except Exception as e:
-            where = traceback.extract_tb(e.__traceback__)[-1]
-            add(
-                Check(
-                    name,
-                    kind,
-                    math.inf,
-                    math.inf,
-                    f"{type(e).__name__}: {e} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
-                )
-            )
-            raise Stop from e
-
+    attempt = attempter(results, log)
     try:
         trainers = {}
         attempt("build", "weights", lambda: build(trainers, cfg, make_trainer))
@@ -192,6 +167,39 @@ def run_checks(
     except Stop:
         pass
     return results
+
+
+def attempter(results: list, log):
+    """attempt(name, kind, fn): fn's check (None: not defined here) into results and log;
+    an exception becomes a failed check named after it, and Stop (the checks after it
+    cannot run)."""
+
+    def add(check: Check) -> Check:
+        results.append(check)
+        log(check)
+        return check
+
+    def attempt(name: str, kind: str, fn) -> None:
+        try:
+            check = fn()
+            if check is not None:
+                add(check)
+        except Stop:
+            raise
+        except Exception as e:
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            add(
+                Check(
+                    name,
+                    kind,
+                    math.inf,
+                    math.inf,
+                    f"{type(e).__name__}: {e} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
+                )
+            )
+            raise Stop from e
+
+    return attempt
 
 
 def build(trainers: dict, cfg: RunConfig, make_trainer) -> None:

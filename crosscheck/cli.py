@@ -93,6 +93,14 @@ def float32_numerics(threads: int | None) -> None:
     help="Where qkmlx runs (gpu: Metal on a Mac, CUDA with mlx[cuda]).",
 )
 @click.option(
+    "--fused",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Also check the fused program (runs differing in LR and seed trained as one, "
+    "crosscheck/fused.py) with this many models; 0 skips it.",
+)
+@click.option(
     "--threads",
     default=None,
     type=click.IntRange(min=1),
@@ -122,6 +130,7 @@ def run(
     threads=None,
     interventions=False,
     devices=None,
+    fused=0,
 ) -> int:
     from crosscheck.checks import CPU, device_factory
     from sweeps.core.files import check_writable
@@ -143,8 +152,10 @@ def run(
     from crosscheck.report import document, placement, write
 
     began = time.perf_counter()
-    make_trainer = device_factory(devices)
-    results = [_check_target(target, steps, make_trainer) for target in targets]
+    from crosscheck.fused import fused_device_factory
+
+    make_trainer, make_fused = device_factory(devices), fused_device_factory(devices)
+    results = [_check_target(target, steps, make_trainer, fused, make_fused) for target in targets]
     command = ["crosscheck", *sys.argv[1:]]
     doc = document(results, steps, command, spec.to_dict() if spec else None, devices)
     for target_path in filter(None, (path, Path(out) if out else None)):
@@ -186,17 +197,21 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
     )
 
 
-def _check_target(target, steps: int, make_trainer) -> dict:
-    """Every check of one model config, each printed as it is made; its entry in the
-    document."""
+def _check_target(target, steps: int, make_trainer, fused: int = 0, make_fused=None) -> dict:
+    """Every check of one model config (and, fused > 0, of the fused program of that many
+    runs of it), each printed as it is made; its entry in the document."""
     from crosscheck.batches import make_batches
     from crosscheck.checks import run_checks
+    from crosscheck.fused import run_fused_checks
     from crosscheck.report import heading, row
 
     started = time.perf_counter()
     batches = make_batches(target.cfg)
     click.echo(heading(target.label, batches.source, steps))
     checks = run_checks(target.cfg, batches, steps, make_trainer, log=lambda c: click.echo(row(c)))
+    if fused:
+        log = lambda c: click.echo(row(c))  # noqa: E731
+        checks += run_fused_checks(target.cfg, batches, steps, fused, make_fused, log)
     failed = [c.name for c in checks if not c.passed]
     seconds = time.perf_counter() - started
     click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} ({seconds:.1f} s)\n")

@@ -149,7 +149,7 @@ def device_options(f):
         "--compile/--no-compile",
         default=None,
         help="mx.compile the step (qkmlx, default on) / torch.compile the whole "
-        "step (qktorch, default off; CUDA graphs on CUDA).",
+        "step (qktorch, default on CUDA with CUDA graphs, off elsewhere).",
     )(f)
     return click.option(
         "--device", default="auto", show_default=True, help=f"Where to train ({devices})."
@@ -350,6 +350,14 @@ def _shown_config(name: str, overrides, backend: str):
     help="Time a short probe (under a minute) of the largest config on --device "
     "and print the sweep's wall time, tokens, FLOPs and device-hours first.",
 )
+@click.option(
+    "--fuse",
+    default="auto",
+    show_default=True,
+    metavar="auto|off|N",
+    help="Train runs that differ only in LR and seed as one program, N per group "
+    "(auto: on a GPU, groups sized to its memory; off on a CPU, where it does not pay).",
+)
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
 @click.option(
     "--max-runs",
@@ -406,6 +414,7 @@ def sweep(
     gpus_per_run,
     dry_run,
     estimate,
+    fuse,
     retry_failed,
     max_runs,
     preset,
@@ -430,6 +439,9 @@ def sweep(
 
     if workers is not None and workers < 1:  # refused before anything, dry run or not
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
+    from sweeps.sweep.fusion import parse_fuse
+
+    fuse = parse_fuse(fuse)
     execution = Execution(backend, device, compile, tf32, retry_failed)
     spec = _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run)
     plan = Sweep(spec, backend, overrides, runs_dir, max_runs)
@@ -450,6 +462,7 @@ def sweep(
             apart=not dry_run,
             progress=lambda text: click.echo(text, err=True),
         )
+        _estimate_fused(plan, execution, fuse, apart=not dry_run)
     if dry_run:
         return show_plan(plan, click.echo)
     check_writable(plan.dir, "--runs-dir")
@@ -458,7 +471,12 @@ def sweep(
 
         execution.check_device()
         check_gpus_fit(list(plan.configs.values()), workers, execution.backend, execution.device)
-    start = make_executor(executor, execution, workers, address, gpus_per_run)
+    start = _fused(
+        make_executor(executor, execution, workers, address, gpus_per_run),
+        fuse,
+        execution,
+        plan,
+    )
     live = contextlib.nullcontext()
     if tensorboard_dir:
         from sweeps.sweep.export import LiveExport
@@ -477,6 +495,35 @@ def sweep(
         click.echo(f"tensorboard: tensorboard --logdir {tensorboard_dir}")
     if counts.get("failed"):
         sys.exit(1)
+
+
+def _fuse_size(fuse, execution, plan) -> tuple[int, str]:
+    from sweeps.sweep.executors import uses_gpus
+    from sweeps.sweep.fusion import group_size
+
+    gpus = uses_gpus(execution.backend, execution.device)
+    return group_size(fuse, execution, list(plan.configs.values()), gpus)
+
+
+def _estimate_fused(plan, execution, fuse, apart: bool) -> None:
+    """--estimate: the cost in fused groups too, when --fuse fuses (sweeps.sweep.fusion)."""
+    from sweeps.sweep.fusion import estimate_fused
+
+    size, why = _fuse_size(fuse, execution, plan)
+    if size > 1:
+        estimate_fused(plan, execution, size, click.echo, apart)
+    else:
+        click.echo(f"  not fused (--fuse {why})")
+
+
+def _fused(start, fuse, execution, plan):
+    """The executor constructor, fusing runs in groups (sweeps.sweep.fusion) as --fuse says;
+    prints the group size and why."""
+    from sweeps.sweep.fusion import fusing
+
+    size, why = _fuse_size(fuse, execution, plan)
+    click.echo(f"fuse: {why}")
+    return fusing(start, size)
 
 
 def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run):

@@ -509,22 +509,29 @@ def test_a_sweep_writes_crosscheck_json_for_each_distinct_model_config(tmp_path)
 def test_the_device_options_reach_each_trainer_and_the_document(tmp_path, monkeypatch):
     # No GPU here: accept any device, record what each backend was asked for, train on the CPU.
     import crosscheck.checks
+    import crosscheck.fused
     import sweeps.run.backends
 
-    asked = set()
-    real = crosscheck.checks.trainer_factory
+    asked, asked_fused = set(), set()
+    real, real_fused = crosscheck.checks.trainer_factory, crosscheck.fused.fused_factory
 
     def recording(backend, device, **options):
         asked.add((backend, device))
         return real(backend, "cpu", **options)
 
+    def recording_fused(backend, device, **options):
+        asked_fused.add((backend, device))
+        return real_fused(backend, "cpu", **options)
+
     monkeypatch.setattr(sweeps.run.backends, "check_device", lambda backend, device: None)
     monkeypatch.setattr(crosscheck.checks, "trainer_factory", recording)
+    monkeypatch.setattr(crosscheck.fused, "fused_factory", recording_fused)
     out = tmp_path / "cc.json"
     args = ["--preset", "smoke", "--steps", "2", "--qk-norm", "rms", "--out", str(out)]
     result = invoke(*args, "--torch-device", "cuda", "--mlx-device", "gpu")
     assert result.exit_code == 0, result.output
-    assert asked == {("torch", "cuda"), ("mlx", "gpu")}
+    assert asked == asked_fused == {("torch", "cuda"), ("mlx", "gpu")}
+    assert "fused/train_loss" in result.output  # the fused step is checked by default
     assert result.output.rstrip().endswith("(qktorch on cuda, qkmlx on gpu)")
     doc = json.loads(out.read_text())
     assert doc["devices"] == {"torch": "cuda", "mlx": "gpu"}

@@ -141,17 +141,22 @@ def available_memory() -> int | None:
 
 
 def check_fits(
-    cfg: RunConfig, available: int | None = None, memory: str = "memory available here"
+    cfg: RunConfig,
+    available: int | None = None,
+    memory: str = "memory available here",
+    models: int = 1,
 ) -> None:
     """Refuse, before anything is allocated, a run whose parameters, gradients, AdamW state
     and activations (state_bytes) exceed the memory available to it (the host's, by default;
-    memory: what `available` is, for the message)."""
-    need = state_bytes(cfg)
+    memory: what `available` is, for the message); models > 1: that many such runs trained
+    fused in one program (sweeps.run.fused), each needing the same."""
+    need = state_bytes(cfg) * models
     available = available_memory() if available is None else available
     if available is not None and need > available:
         params = n_params(cfg)
+        fused = f"{models} fused runs of " if models > 1 else ""
         raise ConfigError(
-            f"the model has {params:,} parameters and needs about {_gib(need)} to train "
+            f"{fused}the model has {params:,} parameters and needs about {_gib(need)} to train "
             f"({_gib(STATE_BYTES_PER_PARAM * params)} for weights, gradients and AdamW state, "
             f"{_gib(activation_bytes(cfg))} for the activations of a batch), more than the "
             f"{_gib(available)} of {memory}; shrink model.n_embd, model.n_layer, "
@@ -171,12 +176,13 @@ def gpu_share(free: int, total: int | None, sharing: int) -> tuple[int, str]:
     )
 
 
-def check_fits_device(cfg: RunConfig, memory: tuple[int, int] | None) -> None:
+def check_fits_device(cfg: RunConfig, memory: tuple[int, int] | None, models: int = 1) -> None:
     """check_fits against the GPU's own memory, in the process about to train on it: memory
     is (free, total) bytes from the backend's query (None: the device shares the host's
-    memory, which check_fits already counted), split between the runs_per_gpu() runs."""
+    memory, which check_fits already counted), split between the runs_per_gpu() runs (a
+    fused group of `models` runs counts as one process holding them all)."""
     if memory is not None:
-        check_fits(cfg, *gpu_share(*memory, runs_per_gpu()))
+        check_fits(cfg, *gpu_share(*memory, runs_per_gpu()), models=models)
 
 
 RUNS_PER_GPU = "QKNORM_RUNS_PER_GPU"  # set by the local executor for its GPU workers

@@ -131,13 +131,29 @@ def trainer_factory(
     backend: str, device: str = "auto", compile: bool | None = None, tf32: bool = False
 ) -> TrainerFactory:
     """The backend's Trainer constructor: RunConfig -> Trainer. compile None: the backend's
-    default (on for mlx, off for torch)."""
+    default (on for mlx; for torch on CUDA only, qktorch.train.default_compile)."""
     check_installed(backend)
     trainer = backend_module(backend).Trainer
     options = {"device": device, "tf32": tf32}
     if compile is not None:
         options["compile"] = compile
     return lambda cfg: trainer(cfg, **options)
+
+
+def fused_factory(
+    backend: str, device: str = "auto", compile: bool | None = None, tf32: bool = False
+) -> Callable[[list], Any]:
+    """The backend's FusedTrainer constructor (qkNAME/fused.py: runs that differ only in LR
+    and seed trained as one program, sweeps.run.fused): [RunConfig] -> FusedTrainer. compile
+    None: the backend's default."""
+    check_installed(backend)
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}'; choose one of: {', '.join(BACKENDS)}")
+    trainer = importlib.import_module(f"qk{backend}.fused").FusedTrainer
+    options = {"device": device, "tf32": tf32}
+    if compile is not None:
+        options["compile"] = compile
+    return lambda cfgs: trainer(cfgs, **options)
 
 
 @dataclass(frozen=True)
@@ -156,3 +172,6 @@ class Execution:
 
     def trainer_factory(self) -> TrainerFactory:
         return trainer_factory(self.backend, self.device, self.compile, self.tf32)
+
+    def fused_factory(self) -> Callable[[list], Any]:
+        return fused_factory(self.backend, self.device, self.compile, self.tf32)

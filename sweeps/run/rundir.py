@@ -48,10 +48,15 @@ class RunDir:
         self.checkpoint_dir = self.path / "checkpoint"
 
     # -- config ---------------------------------------------------------------------------
-    def write_config(self, cfg: RunConfig, device: str = "") -> None:
+    def write_config(self, cfg: RunConfig, device: str = "", fused: int = 0) -> None:
+        """fused: the number of runs this one trained with as one program (sweeps.run.fused),
+        recorded in its provenance; 0: trained alone (no key, as before fusion existed)."""
+        made = provenance(device)
+        if fused:
+            made["fused"] = {"models": fused}
         write_json_atomic(
             self.config_path,
-            {"run_id": cfg.run_id, "config": cfg.to_dict(), "provenance": provenance(device)},
+            {"run_id": cfg.run_id, "config": cfg.to_dict(), "provenance": made},
         )
 
     def read_config(self) -> RunConfig:

@@ -35,6 +35,7 @@ from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
 from sweeps.platform.blas import THREAD_VARS, preload_env
 from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
 from sweeps.run.backends import Execution
+from sweeps.sweep.fusion import GROUP, execute_group
 
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
 
@@ -63,7 +64,10 @@ _factories: dict = {}  # Execution -> its trainer factory, built once per worker
 
 
 def execute_run(run_dir: str, config: dict, execution: Execution) -> dict:
-    """Train one run under its lock; a run that raises is recorded as failed, not raised."""
+    """Train one run under its lock; a run that raises is recorded as failed, not raised. A
+    task that is a fused group of runs (sweeps.sweep.fusion) goes to execute_group."""
+    if GROUP in config:
+        return execute_group(config[GROUP], execution)
     from sweeps.core.config import RunConfig
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
