@@ -4,10 +4,7 @@ kill -9."""
 
 import json
 import re
-import signal
-import subprocess
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,11 +16,11 @@ from sweeps.cli import make_cli
 from sweeps.core.errors import HarnessError
 from sweeps.run.backends import Execution, fused_factory
 from sweeps.run.fused import train_group
-from sweeps.run.rundir import RunDir, RunLock
+from sweeps.run.rundir import RunLock
 from sweeps.sweep import adhoc, fusion
 from sweeps.sweep.watch import Seen, frame
 from tests.conftest import smoke_config
-from tests.test_sweeps import QKTORCH, final_losses, metrics, sweep, write_spec
+from tests.test_sweeps import final_losses, metrics, sweep, write_spec
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -177,65 +174,6 @@ def test_watch_shows_a_fused_groups_runs_as_runs(tmp_path):
     for rid in rids:
         row = next(line for line in lines if rid in line)
         assert 5 <= int(re.search(r"\b(\d+)/60\b", row).group(1)) <= 25, row
-
-
-def test_a_fused_sweep_killed_with_sigkill_resumes_to_the_same_results(tmp_path):
-    """kill -9 of the sweep process while a group trains (its workers notice and exit); the
-    same command finishes it, and every run equals an uninterrupted fused sweep's, bit for
-    bit (the CPU is deterministic and each run resumes from its own checkpoint)."""
-    spec = write_spec(
-        tmp_path,
-        "killed",
-        [1e-2, 0.1],
-        settings={
-            "train.max_steps": 60,
-            "train.checkpoint_interval": 10,
-            "train.eval_interval": 20,
-        },
-    )
-    args = ["--device", "cpu", "--fuse", "6"]
-    clean = subprocess.run(
-        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "a"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert clean.returncode == 0, clean.stdout + clean.stderr
-    sweep_dir = tmp_path / "b" / "killed"
-    proc = subprocess.Popen(
-        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 120
-    mid: list = []
-    while time.time() < deadline and not mid:  # some run has a checkpoint but no summary
-        mid = [
-            p
-            for p in sweep_dir.glob("*/checkpoint/step_*/state.json")
-            if not (p.parents[2] / "summary.json").exists()
-        ]
-        time.sleep(0.02)
-    assert mid, "the sweep never got to a checkpoint"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    unfinished = [
-        d for d in sweep_dir.iterdir() if d.is_dir() and not (d / "summary.json").exists()
-    ]
-    assert unfinished
-    deadline = time.time() + 15
-    while any(RunDir(d).is_locked() for d in unfinished) and time.time() < deadline:
-        time.sleep(0.1)
-    rerun = subprocess.run(
-        QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "b"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert final_losses(sweep_dir) == final_losses(tmp_path / "a" / "killed")
-    assert metrics(sweep_dir) == metrics(tmp_path / "a" / "killed")
-    assert all(RunDir(d).problem() is None for d in Path(sweep_dir).iterdir() if d.is_dir())
 
 
 def test_estimate_prints_the_fused_cost_beside_the_unfused_one(tmp_path):

@@ -617,7 +617,15 @@ def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
         assert steps == sorted(set(steps))
 
 
-def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
+@pytest.mark.parametrize(
+    "args",
+    [["--workers", "2"], ["--fuse", "6"]],
+    ids=[
+        "two-workers",
+        "one-fused-group",
+    ],  # a fused group's runs resume from their own checkpoints
+)
+def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path, args):
     spec = write_spec(
         tmp_path,
         "killed",
@@ -628,7 +636,7 @@ def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
             "train.eval_interval": 20,
         },
     )
-    args = ["--device", "cpu", "--workers", "2"]
+    args = ["--device", "cpu", *args]
     clean = subprocess.run(
         QKTORCH + ["sweep", spec, "--runs-dir", str(tmp_path / "a"), *args],
         capture_output=True,
@@ -674,6 +682,7 @@ def test_kill_9_mid_sweep_then_rerun_equals_an_uninterrupted_sweep(tmp_path):
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert final_losses(sweep_dir) == final_losses(tmp_path / "a" / "killed")
     assert metrics(sweep_dir) == metrics(tmp_path / "a" / "killed")
+    assert all(RunDir(d).problem() is None for d in sweep_dir.iterdir() if d.is_dir())
 
 
 def _ignore_sigint() -> None:
