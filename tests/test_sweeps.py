@@ -360,6 +360,21 @@ def test_a_ladder_of_two_dimensions_or_a_width_off_the_head_size_is_refused(grid
         parse_spec(raw_spec(grid=grid))
 
 
+def test_only_a_width_ladder_fixes_the_width():
+    width = {**GRID, "n_embd": [16, 32]}
+    with pytest.raises(ConfigError, match=r"set may not fix model.n_embd: \[grid\] n_embd"):
+        parse_spec(raw_spec(grid=width, set={"model.n_embd": 64}))
+    arms = {**ARMS, "on": {"set": {"model.qk_norm": "rms", "model.n_head": 4}}}
+    with pytest.raises(ConfigError, match="arms.on.*set may not fix model.n_head"):
+        parse_spec(raw_spec(grid=width, arms=arms))
+    ladder = parse_spec(raw_spec(grid=width))
+    with pytest.raises(ConfigError, match="fixed by the width ladder"):
+        ladder.base_config("torch", ["model.n_embd=64"])
+    # a depth ladder may fix a width like any other field, in the spec or on the command
+    plain = parse_spec(raw_spec(set={"model.n_embd": 32}))
+    assert {c.model.n_embd for c in plain.configs("torch", ["model.n_head=4"])} == {32}
+
+
 def test_max_extra_runs_bounds_extension_and_refinement():
     plain = parse_spec(raw_spec(extend={"max_extra_lrs": 2}))
     assert max_extra_runs(plain) == 2 * 2 * 4  # 2 LRs x 2 arms x 4 seeds

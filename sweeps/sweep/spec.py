@@ -65,8 +65,10 @@ else:  # pragma: no cover
 
 SPECS_DIR = Path(__file__).resolve().parents[1] / "specs"
 # Fields a run's place in the sweep fixes: the grid, the command (backend), the arm label.
-SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "model.n_embd": "n_embd", "seed": "seed"}
+SWEPT = {"train.lr": "lr", "model.n_layer": "n_layer", "seed": "seed"}
 FIXED_BY_SWEEP = set(SWEPT) | {"backend", "arm"}
+# fixed only by a width ladder ([grid] n_embd): the width, and the heads that keep their size
+WIDTH_FIELDS = ("model.n_embd", "model.n_head")
 UNTIL = ("any", "all")
 DEFAULT_SEEDS = (0, 1, 2, 3)  # what docs/STUDY.md section 7's simulations need
 # The most runs a sweep may plan, its grid grown to its limits (extension and refinement,
@@ -198,6 +200,11 @@ class SweepSpec:
 
         for item in overrides:
             key = item.split("=", 1)[0].strip()
+            if self.n_embd and key in WIDTH_FIELDS:
+                raise ConfigError(
+                    f"--set {key} is fixed by the width ladder ([grid] n_embd) of sweep "
+                    f"'{self.name}'; edit the spec instead"
+                )
             if key in FIXED_BY_SWEEP:
                 what = "the command's backend" if key == "backend" else "the spec's grid or arms"
                 grid = (
@@ -336,7 +343,7 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         n_layer=tuple(list_of(grid, "n_layer", int, where)) if "n_layer" in grid else (),
         n_embd=tuple(list_of(grid, "n_embd", int, where)) if "n_embd" in grid else (),
         seed=seed,
-        set=_settings(raw.get("set", {}), f"{where} [set]"),
+        set=_settings(raw.get("set", {}), f"{where} [set]", width_ladder="n_embd" in grid),
         extend=_extend(raw, where),
     )
     if len(spec.n_layer) > 1 and len(spec.n_embd) > 1:
@@ -377,7 +384,7 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
                 f"starting with a letter (e.g. off-warm)"
             )
         no_unknown(body, _ARM_KEYS, at)
-        settings = _settings(body.get("set", {}), at)
+        settings = _settings(body.get("set", {}), at, width_ladder="n_embd" in grid)
         subset = lr_list(body, "lr", at) if "lr" in body else None
         if subset and not set(subset) <= set(lr):
             outside = sorted(set(subset) - set(lr))
@@ -581,12 +588,17 @@ def _text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _settings(table, where: str) -> dict:
+def _settings(table, where: str, width_ladder: bool = False) -> dict:
     """Dotted overrides; none of them may be a field the sweep itself fixes."""
     if not isinstance(table, dict):
         raise ConfigError(f'{where}: set must be a table of "section.field" = value')
     settings = flatten(table)
     for key in settings:
+        if width_ladder and key in WIDTH_FIELDS:
+            raise ConfigError(
+                f"{where}: set may not fix {key}: [grid] n_embd decides it (heads keep "
+                f"the preset's size)"
+            )
         if key in FIXED_BY_SWEEP:
             fixed = f"[grid] {SWEPT[key]}" if key in SWEPT else "the command or the arm names"
             raise ConfigError(f"{where}: set may not fix {key}: {fixed} decides it")
