@@ -351,7 +351,7 @@ EFFECTIVE_LOSS = (
     "*Effective loss*: a finished run's final validation loss capped at its loss at "
     "initialization, min(final, L0), as Wortsman et al. count it; only a run that stopped "
     "(diverged) counts at L0. A run *fails* at its LR, for the critical LR and H2a, when it is "
-    "*stuck*: it diverged or finished worse than the bigram baseline; the critical LR is also "
+    "*stuck*: it diverged or finished worse than the bigram baseline. The critical LR is also "
     "shown when only a divergence counts (*diverged*) and when a run worse than its seed's best "
     "LR by delta counts (*degraded*)."
 )
@@ -385,7 +385,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     lines += [
         EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
         f"bound of the paired effect ({s['reference']} - {s['primary']} effective loss) exceeds "
-        f"{s['min_effect']:g} nats; the *necessity threshold* is the LR from which it "
+        f"{s['min_effect']:g} nats. The *necessity threshold* is the LR from which it "
         "stays necessary; an arm's *critical LR* is where its runs start to fail.",
         "",
     ]
@@ -402,16 +402,26 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         caption, chart = figures.get(name, ("", None))
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
+    bigram = "; dotted: the bigram baseline" if b["bigram"] is not None else ""
+    ref, primary, m = s["reference"], s["primary"], s["min_effect"]
     lines += [
-        "In the headline figure: lines are the seed median of the effective loss per arm "
-        "(a cell whose seeds split shows them, not a mean no seed had), bands the range over "
-        "seeds, marks every run by its fate (circle ok, triangle unstable, square stuck: "
-        "finished worse than the bigram baseline, cross diverged, on the top edge), the arms "
-        "a few pixels apart where they coincide; a triangle on the bottom edge is an arm's "
-        "critical LR (only where its runs failed), the bar above the data the bracket the "
-        "necessity threshold lies in"
-        + ("; dotted: the bigram baseline" if b["bigram"] is not None else "")
-        + ".",
+        "Reading the two figures:",
+        "",
+        "- *Final loss vs learning rate*: per arm a line, the seed median of the effective "
+        "loss, and a band, the range over seeds (a cell whose seeds split shows them, not a "
+        "mean no seed had); arms that coincide are set a few pixels apart.",
+        "- Each run is a glyph by its fate: circle ok, triangle unstable, square stuck "
+        "(finished worse than the bigram baseline), cross diverged (on the top edge).",
+        "- A triangle on the bottom edge is an arm's critical LR, drawn only where its runs "
+        f"failed; the bar above the data is the bracket the necessity threshold lies in{bigram}.",
+        f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
+        f"- {primary} (blue: QK-norm better; orange: better without), full colour at the span "
+        "its legend gives; larger effects (where runs failed) are clamped to it.",
+        f"- A dot: QK-norm is necessary there (the interval's lower end clears {m:g} nats). A "
+        "strong colour without a dot: a large mean whose interval still reaches below that (the "
+        "seeds disagree).",
+        "- Grey: every run of both arms failed, so there is no effect to measure. The black bar "
+        "on top: the threshold's bracket.",
         "",
     ]
     return "\n".join(lines)
