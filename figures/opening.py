@@ -218,16 +218,17 @@ def _budget(view: dict) -> Block | None:
     for name in sorted(view["depths"], key=int):
         d = view["depths"][name]
         for (small, large), line in zip(budget.pairs(d), budget.summary(name, d)):
+            lrs, differ = budget.held(small, large)
+            answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
             at = [fmt.threshold_with_interval(c) for c in (small, large)]
             where = (
                 f"{at[0]} at both budgets"
                 if at[0] == at[1]
                 else f"{at[0]} at the smaller budget, {at[1]} at the larger"
             )
-            line = line.strip()
             items.append(
-                f"{line[0].upper()}{line[1:]}. Necessity threshold: {where} (Budget check, "
-                "under Tables)."
+                f"{answer}: {line.strip()}. Necessity threshold: {where} (Budget check, under "
+                "Tables)."
             )
     return ("Do the calls hold with more tokens?", items) if items else None
 

@@ -358,9 +358,8 @@ def _rule_text(name: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
     parts = rule_parts(depth, c, s, rule)
-    return f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter): " + " ".join(
-        p for p in parts.values() if p
-    )
+    text = " ".join(p for p in parts.values() if p)
+    return f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
 def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:

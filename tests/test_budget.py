@@ -76,7 +76,7 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
     lines = answer_lines(result)  # the question this sweep was built to ask comes first
     assert lines[:2] == [
         "Do the calls hold with more tokens?",
-        f"  - D{line[1:]}. "
+        f"  - Partly: {line}. "
         + (
             "Necessity threshold: (0.003, 0.01] at the smaller budget, (0.01, 0.03] at the larger "
             "(Budget check, under Tables)."
@@ -84,7 +84,7 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
     ]
     assert result["rules"]["4"]["text"].startswith("At depth 4 (0.36 tokens/parameter)")  # 1x
     opening = report.split("### Budget check")[0]
-    assert f"- D{line[1:]}. Necessity threshold" in opening
+    assert f"- Partly: {line}. Necessity threshold" in opening
     assert opening.index("**Do the calls hold with more tokens?**") < opening.index(
         "**Where is QK-norm necessary?"
     )
