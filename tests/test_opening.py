@@ -236,3 +236,20 @@ def _at(result, key, lr):
 def _nats(e):
     lo, hi = e["ci90"]
     return f"{fmt.num(e['mean'])} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+
+
+def test_an_ad_hoc_grid_without_a_study_says_why_nothing_was_decided(tmp_path):
+    """No [study] (an ad-hoc grid): every verdict line says so, and nothing points at a control
+    arm or a control sweep the report does not have."""
+    root = tmp_path / "bare"
+    ff.write_study(root, depths=[2], study=False, outcome=low_lr_outcome)
+    lines = opening.terminal(analysed(root))
+    said = [x for x in lines if re.match(r"  - (H1|H2a|H2b|H3|C1) ", x)]
+    assert len(said) == 5
+    assert all(
+        x.endswith("Not decided: the plan has no pre-registered [study] (docs/STUDY.md section 6).")
+        for x in said
+    ), said
+    text = "\n".join(lines)
+    assert "control sweep" not in text and "(C1)." not in text
+    assert "This sweep has no control arm to tell." in text  # the low-LR effect, named apart
