@@ -75,12 +75,12 @@ def _i2(d: dict, depth: dict, arm: str, s: dict) -> str:
     if d["why"] == "necessary":
         worst = _entry(depth, arm, primary, d["at"])
         return (
-            f"{primary} is necessary over it at {fmt.lrs(d['lrs'])} of the {where} (largest gap "
-            f"{fmt.pm_interval(worst)} at {fmt.lr(d['at'])})"
+            f"{primary} is necessary over it at {fmt.lrs(d['lrs'])}, of {d['n']} {where} up "
+            f"(largest gap {fmt.pm_interval(worst)} at {fmt.lr(d['at'])})"
         )
     if d["why"] == "too few":
-        return f"{d['n']} {where} (2 needed)"
-    return f"{primary} is necessary over it at none of the {d['n']} {where}"
+        return f"{d['n']} {where} up (2 needed)"
+    return f"{primary} is necessary over it at none of the {d['n']} {where} up"
 
 
 def _i3(d: dict, depth: dict, arm: str, s: dict) -> str:
@@ -114,10 +114,13 @@ def _i4(d: dict, depth: dict, arm: str, s: dict) -> str:
         if d["why"] == "hurts":
             return f"it hurts at {fmt.lrs(d['lrs'])} ({quoted} at {fmt.lr(d['at'])})"
         return (
-            f"better than {primary} by more than m at {fmt.lrs(d['lrs'])} ({quoted} at "
-            f"{fmt.lr(d['at'])}), worse at none"
+            f"better than {primary} by more than {s['min_effect']:g} nats at "
+            f"{fmt.lrs(d['lrs'])} ({quoted} at {fmt.lr(d['at'])}), worse at none"
         )
-    return f"better than {primary} by more than m at none of {d['n']} LRs"
+    return (
+        f"neither better nor worse than {primary} by more than {s['min_effect']:g} nats at any "
+        f"of {d['n']} judged LRs"
+    )
 
 
 REASONS = {"I1": _i1, "I2": _i2, "I3": _i3, "I4": _i4}

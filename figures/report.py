@@ -17,7 +17,17 @@ import numpy as np
 import pandas as pd
 
 from figures import analysis as study
-from figures import archive, budget, charts, fmt, interventions, present, rejudged, tables
+from figures import (
+    archive,
+    budget,
+    charts,
+    fmt,
+    interventions,
+    opening,
+    present,
+    rejudged,
+    tables,
+)
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -341,73 +351,15 @@ EFFECTIVE_LOSS = (
     "*Effective loss*: a finished run's final validation loss capped at its loss at "
     "initialization, min(final, L0), as Wortsman et al. count it; only a run that stopped "
     "(diverged) counts at L0. A run *fails* at its LR, for the critical LR and H2a, when it is "
-    "*stuck*: it diverged or finished worse than the bigram baseline; the critical LR is also "
+    "*stuck*: it diverged or finished worse than the bigram baseline. The critical LR is also "
     "shown when only a divergence counts (*diverged*) and when a run worse than its seed's best "
     "LR by delta counts (*degraded*)."
 )
 
 
-def _other_definitions(d: dict, s: dict) -> str:
-    """The reference and primary arms' median critical LRs under the other failure definitions,
-    where they differ from the primary one's: the reader sees when a definition moves them."""
-    primary = s.get("primary_failure", "stuck")
-    shown = []
-    for definition in s.get("failure_definitions", []):
-        if definition == primary:
-            continue
-        values = []
-        for arm in (s["reference"], s["primary"]):
-            a = d["arms"].get(arm) or {}
-            by = (a.get("eta_crit_by_definition") or {}).get(definition)
-            if by and by.get("median"):
-                values.append((arm, by["median"], a["eta_crit"]["median"]))
-        if any(fmt.grid(m) != fmt.grid(p) for _, m, p in values):
-            shown.append(f"{definition}: " + ", ".join(f"{a} {fmt.grid(m)}" for a, m, _ in values))
-
-    return "critical LR under the other definitions " + "; ".join(shown) if shown else ""
-
-
 def answer_lines(view: dict) -> list[str]:
-    """The answer in a few lines (the terminal's and the report's opening): per depth the
-    practitioner's rule, then (indented) the threshold with its interval and each arm's
-    critical LR; last the verdicts."""
-    s = view["settings"]
-    lines = []
-    for depth in sorted(view["depths"], key=int):
-        d = view["depths"][depth]
-        if depth in view["rules"]:
-            lines.append(view["rules"][depth]["text"])
-        parts = []
-        c = d["comparisons"].get(present.primary_key(view))
-        if c is not None and c["threshold"]["kind"] in ("", "below"):
-            parts.append(f"necessity threshold {fmt.threshold_with_interval(c)}")
-        crit = []
-        for arm, a in d["arms"].items():
-            median = a["eta_crit"]["median"]
-            if arm in s["subset_arms"] or not median:
-                continue
-            lo, hi, label = present.crit_interval(a["eta_crit"])
-            span = (
-                f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
-                if median["kind"] == "" and lo is not None and lo != hi
-                else ""
-            )
-            crit.append(f"{arm} {fmt.grid(median)}{span}")
-        if crit:
-            parts.append(f"critical LR ({s.get('primary_failure', 'stuck')}) " + ", ".join(crit))
-        others = _other_definitions(d, s)
-        if others:
-            parts.append(others)
-        if parts:
-            lines.append(f"  depth {depth}: " + "; ".join(parts))
-        lines += budget.summary(depth, d)  # a comparison also run with more tokens
-    verdicts = view.get("verdicts") or {}
-    if verdicts:
-        lines.append(
-            "Verdicts: "
-            + "; ".join(f"{h} {verdicts[h]['verdict']}" for h in HYPOTHESES if h in verdicts)
-        )
-    return lines
+    """The answer as the terminal prints it: the report's opening (figures/opening.py)."""
+    return opening.terminal(view)
 
 
 def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
@@ -421,29 +373,19 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         else "?"
     )
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
-    lines = [
-        "## The answer",
-        "",
-        f"On corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds {seeds}; "
-        f"{len(view['runs'])} runs, primary comparison {s['reference']} vs {s['primary']}, "
-        f"minimum effect {s['min_effect']:g} nats.",
-        "",
-    ]
-    rules = [line for line in answer_lines(view)]
+    lines = ["## The answer", "", *opening.markdown(view)]
     lines += [
-        f"  - {line.strip()}" if line.startswith("  ") else f"- {line}"
-        for line in rules
-        if not line.startswith("Verdicts")
+        f"These runs: corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds "
+        f"{seeds}; {len(view['runs'])} runs, primary comparison {s['reference']} vs "
+        f"{s['primary']}, minimum effect {s['min_effect']:g} nats.",
+        "",
     ]
-    verdict = next((line for line in rules if line.startswith("Verdicts")), None)
-    if verdict:
-        lines += ["", f"**{verdict}** (reasons under Verdicts below).", ""]
     for warning in view.get("budget_warnings") or []:
         lines += [f"**Budget warning:** {warning}.", ""]
     lines += [
         EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
-        f"bound of the paired effect (off - on effective loss) exceeds "
-        f"{s['min_effect']:g} nats; the *necessity threshold* is the LR from which it "
+        f"bound of the paired effect ({s['reference']} - {s['primary']} effective loss) exceeds "
+        f"{s['min_effect']:g} nats. The *necessity threshold* is the LR from which it "
         "stays necessary; an arm's *critical LR* is where its runs start to fail.",
         "",
     ]
@@ -460,16 +402,26 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         caption, chart = figures.get(name, ("", None))
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
+    bigram = "; dotted: the bigram baseline" if b["bigram"] is not None else ""
+    ref, primary, m = s["reference"], s["primary"], s["min_effect"]
     lines += [
-        "In the headline figure: lines are the seed median of the effective loss per arm "
-        "(a cell whose seeds split shows them, not a mean no seed had), bands the range over "
-        "seeds, marks every run by its fate (circle ok, triangle unstable, square stuck: "
-        "finished worse than the bigram baseline, cross diverged, on the top edge), the arms "
-        "a few pixels apart where they coincide; a triangle on the bottom edge is an arm's "
-        "critical LR (only where its runs failed), the bar above the data the bracket the "
-        "necessity threshold lies in"
-        + ("; dotted: the bigram baseline" if b["bigram"] is not None else "")
-        + ".",
+        "Reading the two figures:",
+        "",
+        "- *Final loss vs learning rate*: per arm a line, the seed median of the effective "
+        "loss, and a band, the range over seeds (a cell whose seeds split shows them, not a "
+        "mean no seed had); arms that coincide are set a few pixels apart.",
+        "- Each run is a glyph by its fate: circle ok, triangle unstable, square stuck "
+        "(finished worse than the bigram baseline), cross diverged (on the top edge).",
+        "- A triangle on the bottom edge is an arm's critical LR, drawn only where its runs "
+        f"failed; the bar above the data is the bracket the necessity threshold lies in{bigram}.",
+        f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
+        f"- {primary} (blue: QK-norm better; orange: better without), full colour at the span "
+        "its legend gives; larger effects (where runs failed) are clamped to it.",
+        f"- A dot: QK-norm is necessary there (the interval's lower end clears {m:g} nats). A "
+        "strong colour without a dot: a large mean whose interval still reaches below that (the "
+        "seeds disagree).",
+        "- Grey: every run of both arms failed, so there is no effect to measure. The black bar "
+        "on top: the threshold's bracket.",
         "",
     ]
     return "\n".join(lines)

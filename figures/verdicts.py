@@ -93,19 +93,17 @@ def _judged(comparison: dict) -> list[dict]:
 
 # -- H1 ------------------------------------------------------------------------------------------
 H1_REASONS = {
-    "no best lr": "the reference arm has no LR where every seed finished",
-    "not judged": "the rule cannot judge the reference arm's best LR {lr} (a ceiling, both "
-    "arms failing there, or fewer than 3 pairs)",
-    "necessary": "QK-norm already matters at the reference arm's best LR {lr}",
-    "harms": "QK-norm harms at the reference arm's best LR {lr} (90% interval below -m)",
-    "no threshold": "QK-norm is necessary at no LR although the reference arm fails inside "
-    "the grid",
-    "negligible": "negligible at the reference arm's best LR {lr} (90% interval inside "
-    "+-{bound}); {threshold}",
-    "off never fails": "the reference arm never fails and QK-norm is never necessary: extend "
-    "the LR grid upward",
-    "neither": "at the reference arm's best LR {lr} the effect is neither shown negligible "
-    "(90% interval inside +-{bound}) nor shown to matter",
+    "no best lr": "{ref} has no LR where every seed finished",
+    "not judged": "the rule cannot judge {ref}'s best LR {lr} (a ceiling, both arms failing "
+    "there, or fewer than 3 pairs)",
+    "necessary": "QK-norm already matters at {ref}'s best LR {lr}",
+    "harms": "QK-norm harms at {ref}'s best LR {lr} (90% interval below -m)",
+    "no threshold": "QK-norm is necessary at no LR although {ref} fails inside the grid",
+    "negligible": "negligible at {ref}'s best LR {lr} (90% interval inside +-{bound}); {threshold}",
+    "off never fails": "{ref} never fails and QK-norm is never necessary: extend the LR grid "
+    "upward",
+    "neither": "at {ref}'s best LR {lr} the effect is neither shown negligible (90% interval "
+    "inside +-{bound}) nor shown to matter",
 }
 
 
@@ -119,13 +117,15 @@ def h1(analysis: dict) -> dict:
             continue
         if h["stats"]:
             evidence.append(
-                f"depth {name}: at the reference arm's best LR {fmt.lr(h['lr'])} off - on = "
-                f"{fmt.pm_interval(h['stats'])} (90% interval); {fmt.threshold_bracket(c)}"
+                f"depth {name}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
+                f"{s['reference']} - {s['primary']} = {fmt.pm_interval(h['stats'])} (90% "
+                f"interval); {fmt.threshold_bracket(c)}"
             )
         why = H1_REASONS[h["why"]].format(
+            ref=s["reference"],
             lr=fmt.lr(h["lr"]),
             bound=fmt.num(s["negligible"], 2),
-            threshold=fmt.grid(c["threshold"]),
+            threshold=fmt.threshold_bracket(c),
         )
         per_depth[name] = (h["verdict"], why)
     return _verdict("H1", per_depth, evidence)
@@ -162,14 +162,14 @@ def h2a(analysis: dict) -> dict:
         for definition, h in by_def.items():
             off = depth["arms"][s["reference"]]["eta_crit_by_definition"][definition]
             on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
-            words[definition] = _h2a_one(h)
+            words[definition] = h2a_call(h, s["reference"])
             evidence.append(
                 f"depth {name}, {definition} ({DEFINITION_WORDS[definition]}): critical LR off "
                 f"{fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
                 f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
             )
         primary = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
-        verdict, why = words.get(primary) or _h2a_one(depth["h2a"])
+        verdict, why = words.get(primary) or h2a_call(depth["h2a"], s["reference"])
         others = [f"{d}: {v}" for d, (v, _) in words.items() if d != primary and v != verdict]
         if others:
             why += f" (under the other failure definitions: {'; '.join(others)})"
@@ -177,11 +177,11 @@ def h2a(analysis: dict) -> dict:
     return _verdict("H2a", per_depth, evidence)
 
 
-def _h2a_one(h: dict) -> tuple[str, str]:
-    """One definition's H2a verdict with its reason."""
+def h2a_call(h: dict, ref: str) -> tuple[str, str]:
+    """One definition's H2a verdict with its reason (ref: the reference arm)."""
     if h.get("censored") == "off above":
         return INCONCLUSIVE, (
-            "the off arm does not fail inside the grid in every seed: extend the LR grid upward"
+            f"{ref}'s runs do not fail inside the grid in every seed: extend the LR grid upward"
         )
     if h.get("censored") == "below":
         return INCONCLUSIVE, "a critical LR lies below the grid: extend it downward"
@@ -256,8 +256,8 @@ def h3(analysis: dict) -> dict:
         return {
             **base,
             "verdict": INCONCLUSIVE,
-            "reason": f"{len(depths)} depth(s) with both arms: a trend needs at least "
-            f"{MIN_DEPTHS}; the depth spec runs 3",
+            "reason": f"{len(depths)} depth{'' if len(depths) == 1 else 's'} with both arms; a "
+            f"trend needs at least {MIN_DEPTHS} (sweeps/specs/cpu-depth.toml runs 3)",
         }
     t = analysis.get("h3") or {}
     if t.get("why") == "too few points":
@@ -353,64 +353,94 @@ def practitioner_rules(analysis: dict) -> dict:
 
 
 def _rule_text(name: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
-    """The rule sweeps.study.rules.practitioner_rule decided, in words: both forms (absolute LR
-    and multiples of the reference arm's best LR), the high-LR stability effect and the low-LR
-    effect named apart."""
+    """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
     ref = depth["arms"][s["reference"]]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
-    failing = _failing(ref["eta_crit"]["median"])
+    parts = rule_parts(depth, c, s, rule)
+    text = " ".join(p for p in parts.values() if p)
+    return f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
+
+
+def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
+    """The practitioner's rule as short sentences, by what each says (figures/opening.py
+    shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
+    is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
+    per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
+    effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
+    the threshold); "" where a part has nothing to say."""
+    ref = depth["arms"][s["reference"]]
     best, low = rule["best_lr"], list(rule["low_lrs"])
-    head = f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter)"
-    movers = {str(m["run_id"]) for m in c["influence"]}
-    at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
-    fragile = (
-        f" Leave-one-run-out: {len(movers)} run(s)"
-        + (f" at LR {fmt.lrs(at)}" if at else "")
-        + " alone move the threshold (named in the thresholds table)."
-        if movers
-        else ""
-    )
-    low_text = (
-        f" Separately, below that best LR QK-norm also helped at LR {fmt.lrs(low)}: a low-LR "
-        + (
-            "effect the start-temperature control tests (C1)."
-            if s["start_control"]
-            else "effect that may be start temperature, not stability (no control arm here)."
-        )
-        if low
-        else ""
-    )
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
-    best_text = f"without QK-norm the best LR is {fmt.lr(best)}" if best else "no best LR"
+    head = f"Without QK-norm the best LR is {fmt.lr(best)}." if best else "No best LR was found."
+    seeds = ""
     if rule["kind"] == "":
         lo, hi = rule["bracket"]
-        return (
-            f"{head}, {best_text}. Up to LR {fmt.lr(lo)} ({times(lo)} that best LR) QK-norm was "
-            f"not shown necessary; from {fmt.lr(hi)} ({times(hi)}) up it is (threshold "
-            f"{fmt.bracket(c['threshold'])}; per seed {fmt.seed_brackets(c['seed_thresholds'])}); "
-            f"{failing}." + low_text + fragile
+        threshold = (
+            f"QK-norm is necessary from LR {fmt.lr(hi)} up ({times(hi)} that best LR); at "
+            f"{fmt.lr(lo)} ({times(lo)}) it was not shown necessary. The threshold lies in "
+            f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
+            + (
+                f", at ~{fmt.lr(c['threshold']['value'])} interpolated"
+                if c["threshold"].get("interpolated")
+                else ""
+            )
+            + "."
         )
-    if rule["kind"] == "below":
-        return (
-            f"{head}, {best_text}. QK-norm was necessary already at the lowest LR judged "
-            f"({fmt.lr(c['threshold']['value'])}) and every LR above: keep it at every LR of "
-            "this grid." + fragile
+        seeds = f"Per seed: {fmt.seed_brackets(c['seed_thresholds'])}."
+    elif rule["kind"] == "below":
+        threshold = (
+            f"QK-norm was necessary already at the lowest LR judged "
+            f"({fmt.lr(c['threshold']['value'])}) and at every LR above: keep it at every LR "
+            "of this grid."
         )
-    top = rule["top_lr"] if rule["top_lr"] is not None else math.nan
-    return (
-        f"{head}, {best_text}. QK-norm was not shown necessary up to LR {fmt.lr(top)} "
-        f"(the top LR judged; {times(top)} that best LR); {failing}." + low_text + fragile
+    else:
+        top = rule["top_lr"] if rule["top_lr"] is not None else math.nan
+        threshold = (
+            f"QK-norm was not shown necessary at any LR up to {fmt.lr(top)} (the top LR "
+            f"judged; {times(top)} that best LR)."
+        )
+    control = (
+        "The start-temperature control tests that (C1)."
+        if s["start_control"]
+        else "This sweep has no control arm to tell."
     )
+    movers = {str(m["run_id"]) for m in c["influence"]}
+    at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
+    return {
+        "head": head,
+        "threshold": threshold,
+        "seeds": seeds,
+        "failing": _failing(ref["eta_crit"]["median"]) + ".",
+        "low": (
+            f"Separately, QK-norm also helped below that best LR: at {fmt.lrs(low)}. This "
+            f"low-LR effect may be the start temperature, not stability. {control}"
+            if low and rule["kind"] != "below"
+            else ""
+        ),
+        "fragile": (
+            f"{_runs(len(movers))}"
+            + (f" at LR {fmt.lrs(at)}" if at else "")
+            + (" moves" if len(movers) == 1 else " each move")
+            + " the threshold when left out (leave-one-run-out; named in the thresholds table)."
+            if movers
+            else ""
+        ),
+    }
+
+
+def _runs(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
 
 
 def _failing(median: dict | None) -> str:
     """Where the reference arm's runs start to fail (its median critical LR), censoring said
     in words: a critical LR above the grid means its runs did not fail at all."""
     if not median or median["kind"] == "none":
-        return "without it no critical LR could be found"
+        return "Without QK-norm no critical LR could be found"
     if median["kind"] == "above":
-        return f"without it runs did not fail up to LR {fmt.lr(median['value'])}, the grid's top"
+        top = fmt.lr(median["value"])
+        return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
     if median["kind"] == "below":
-        return f"without it runs fail already at the lowest LR, {fmt.lr(median['value'])}"
-    return f"without it runs fail (stuck or diverged) from LR ~{fmt.grid(median)}"
+        return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median['value'])}"
+    return f"Without QK-norm runs fail (stuck or diverged) from LR ~{fmt.grid(median)}"

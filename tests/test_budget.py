@@ -73,9 +73,21 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
         "depth 4: with 4x the tokens (off-4x vs on-4x) the calls of off vs on hold at 4 of 5 "
         "LRs; they differ at 0.01"
     )
-    assert answer_lines(result)[-2] == "  " + line
+    lines = answer_lines(result)  # the question this sweep was built to ask comes first
+    assert lines[:2] == [
+        "Do the calls hold with more tokens?",
+        f"  - Partly: {line}. "
+        + (
+            "Necessity threshold: (0.003, 0.01] at the smaller budget, (0.01, 0.03] at the larger "
+            "(Budget check, under Tables)."
+        ),
+    ]
     assert result["rules"]["4"]["text"].startswith("At depth 4 (0.36 tokens/parameter)")  # 1x
-    assert f"  - {line}" in report.split("### Budget check")[0]
+    opening = report.split("### Budget check")[0]
+    assert f"- Partly: {line}. Necessity threshold" in opening
+    assert opening.index("**Do the calls hold with more tokens?**") < opening.index(
+        "**Where is QK-norm necessary?"
+    )
 
 
 def test_no_budget_section_without_a_comparison_at_two_budgets(tmp_path):

@@ -154,3 +154,74 @@ def test_outside_check_finds_a_mark_and_a_text_off_the_canvas():
         width=300, height=100
     )
     assert cr.marks_outside(inside) == []
+
+
+# -- leftovers the committed reports showed (docs/cpu-control) ---------------------------------
+def _flat_ratios(ladder_view: dict) -> dict:
+    """The analysis with every eta_max ratio 1 (docs/cpu-control: no arm failed)."""
+    import copy
+
+    flat = copy.deepcopy(ladder_view)
+    for d in flat["depths"].values():
+        for c in d["comparisons"].values():
+            for r in c["eta_max_ratio"]:
+                r["ratio"] = 1.0
+    return flat
+
+
+@pytest.fixture(scope="module")
+def view(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "three"
+    ff.write_study(root, depths=[4], lrs=[1e-3, 3e-3, 1e-2])
+    results = load_results(root)
+    return present.with_fallbacks(analyze(results, load_curves(results.runs)), results.runs)
+
+
+def test_a_flat_max_lr_ratio_gets_an_axis_whose_ticks_stand_apart(view):
+    chart = charts.eta_max_ratio(_flat_ratios(view))
+    texts = [t for t, _ in cr.text_boxes(cr.render_svg(chart))]
+    assert "1" in texts and "2" in texts  # a log axis over [0.5, 2]: its '1' and '2' ...
+    assert cr.overlapping_texts(cr.render_svg(chart)) == []  # ... no longer on one spot
+
+
+def test_a_narrow_panel_of_three_lrs_labels_each_its_ends_turned_inwards():
+    from figures.charts.style import lr_axis, lr_labels, lr_scale
+
+    lrs = [3.16e-4, 1e-3, 3.16e-3]
+    width = 170  # a panel of the paired chart beside others
+    assert lr_labels(lrs, width, lr_scale(lrs).domain) == {
+        3.16e-4: "left",
+        1e-3: "center",
+        3.16e-3: "right",
+    }
+    chart = (
+        alt.Chart(pd.DataFrame({"lr": lrs, "y": [0, 1, 2]}))
+        .mark_point()
+        .encode(x=alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width)), y="y:Q")
+        .properties(width=width, height=60)
+    )
+    svg = cr.render_svg(chart)
+    assert {"3.16e-4", "1e-3", "3.16e-3"} <= {t for t, _ in cr.text_boxes(svg)}
+    assert cr.overlapping_texts(svg) == [] and text_outside(chart) == []
+    # a wide panel keeps its labels centred on their ticks
+    assert set(lr_labels(lrs, 600, lr_scale(lrs).domain).values()) == {"center"}
+
+
+def test_the_paired_legend_outlines_each_glyph(view):
+    scene = cr.scenegraph(charts.paired_effect(view))
+    symbols = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("role") == "legend-symbol":
+                symbols.extend(node.get("items", []))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(scene)
+    fills = {s["fill"] for s in symbols}
+    assert "#FFFFFF" in fills  # the open circle of "no effect shown" ...
+    assert all(s["stroke"] == "#000000" for s in symbols)  # ... with an outline to show it

@@ -126,9 +126,9 @@ def test_the_verdicts_on_the_study(result):
     lo, hi = c["threshold_bracket"]  # the rule in both forms: absolute, and x off's best LR
     best = result["depths"]["4"]["arms"]["off"]["best_lr"]
     assert best == 3e-3 and (lo, hi) == (3e-3, 1e-2)
-    assert f"Up to LR {lo:.3g} (1x that best LR) QK-norm was not shown necessary" in text
-    assert f"from {hi:.3g} ({hi / best:.3g}x) up it is" in text
-    assert "per seed (0.003, 0.01] (every seed)" in text
+    assert f"QK-norm is necessary from LR {hi:.3g} up ({hi / best:.3g}x that best LR)" in text
+    assert f"at {lo:.3g} (1x) it was not shown necessary" in text
+    assert "Per seed: (0.003, 0.01] (every seed)." in text
     h1 = result["depths"]["4"]["h1"]
     assert h1["lr"] == best and h1["why"] == "negligible"
     assert -0.05 < h1["stats"]["lower"] and h1["stats"]["upper"] < 0.05
@@ -168,7 +168,7 @@ def test_an_effect_already_at_the_lowest_lr_is_not_lr_conditional(tmp_path):
     ff.write_study(tmp_path / "always", depths=[2], outcome=outcome)
     r = analysis_of(tmp_path / "always")
     assert r["verdicts"]["H1"]["verdict"] == NOT_SUPPORTED
-    assert "already matters at the reference arm's best LR" in r["verdicts"]["H1"]["reason"]
+    assert "already matters at off's best LR" in r["verdicts"]["H1"]["reason"]
     assert r["depths"]["2"]["comparisons"]["off vs on"]["threshold"]["kind"] == "below"
     assert "keep it at every LR" in r["rules"]["2"]["text"]
 
@@ -187,9 +187,9 @@ def test_a_grid_below_the_off_arms_instability_is_inconclusive(tmp_path):
     assert v["H1"]["verdict"] == INCONCLUSIVE and "extend the LR grid upward" in v["H1"]["reason"]
     # no off run failed: the rule says so, not "runs fail from LR ~> 0.1"
     assert r["rules"]["2"]["text"].endswith(
-        "without it runs did not fail up to LR 0.1, the grid's top."
+        "Without QK-norm runs did not fail up to LR 0.1, the grid's top."
     )
-    assert v["H2a"]["verdict"] == INCONCLUSIVE and "does not fail" in v["H2a"]["reason"]
+    assert v["H2a"]["verdict"] == INCONCLUSIVE and "do not fail" in v["H2a"]["reason"]
 
 
 def test_a_threshold_rising_with_depth_does_not_support_h3(tmp_path):
@@ -248,7 +248,8 @@ def test_c1_when_a_start_matched_control_closes_the_low_lr_gap(tmp_path):
     assert r["verdicts"]["H1"]["verdict"] == SUPPORTED
     assert r["depths"]["2"]["h1"]["lr"] == 1e-2
     text = r["rules"]["2"]["text"]
-    assert "below that best LR QK-norm also helped at LR 0.001" in text and "(C1)" in text
+    assert "Separately, QK-norm also helped below that best LR: at 0.001." in text
+    assert "The start-temperature control tests that (C1)." in text
 
 
 ON_LOSS_C = {1e-3: 2.30, 3e-3: 2.10, 1e-2: 2.00, 3e-2: 2.02, 1e-1: 2.05}
@@ -716,11 +717,13 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
     assert answer < setup < text.index("## Runs") < text.index("## Verdicts")
     opening = text[answer:setup]
     for needed in (
-        "QK-norm was not shown necessary; from",
-        "critical LR (stuck) off",
-        "critical LR under the other definitions diverged: off",
-        "necessity threshold",
-        "**Verdicts: H1 supported",
+        "**Does the necessity threshold fall as depth grows? (H3, depths 2, 4, 8)**",
+        "- Depth 4: without QK-norm the best LR is 0.003. QK-norm is necessary from LR 0.01 up "
+        "(3.33x that best LR); at 0.003 (1x) it was not shown necessary.",
+        "Critical LR: off 0.0173, on > 0.1.",
+        "- H2a supported. Does QK-norm raise the LR at which runs start to fail? Yes:",
+        "  - depth 2: on's critical LR is x5.77 [x3.38, x9.85] off's. When only a divergence "
+        "counts: x1.83 [x1.02, x3.28], supported.",
         "*Effective loss*",
         "7,680 tokens",
         "corpus builtin",
@@ -728,6 +731,16 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
         "![Where QK-norm is necessary]",
     ):
         assert needed in opening, needed
+    # the sweep's own question (a ladder: the trend) first, then QK-norm per depth, then the
+    # verdicts, then the data and the figures
+    order = [
+        "**Does the necessity threshold fall",
+        "**Where is QK-norm necessary?",
+        "**Verdicts",
+        "These runs: corpus builtin",
+        "![Final loss vs learning rate]",
+    ]
+    assert [opening.index(x) for x in order] == sorted(opening.index(x) for x in order)
     # the fake runs switch the bigram rule on (a study spec's): the outcome definition says so
     assert "*stuck*: it diverged or finished worse than the bigram baseline" in opening
     assert "worse than the data's bigram baseline (2.350 nats)" in text[setup:]
@@ -757,11 +770,20 @@ def test_figures_command_prints_the_answer(study, tmp_path):
     # the fixture trains under 1 token per parameter: the budget warnings come first
     assert lines[0].startswith("budget warning: depth 2: 0.514 tokens per parameter")
     lines = [line for line in lines if not line.startswith("budget warning")]
-    assert lines[0].startswith("At depth 2") and "not shown necessary; from 0.03" in lines[0]
-    assert any(line.startswith("  depth 4: necessity threshold (0.003, 0.01]") for line in lines)
-    assert "critical LR (stuck) off 0.0173, on > 0.1" in out.output
-    assert lines[-2].startswith("Verdicts: H1 supported; H2a supported")
     assert lines[-1].startswith("report: ")
+    said = lines[:-1]  # the opening, as the report has it (titles bold, bullets one level up)
+    report = (tmp_path / "r" / "report.md").read_text()
+    opening = report[report.index("## The answer") : report.index("These runs:")]
+    assert said[0] == "Does the necessity threshold fall as depth grows? (H3, depths 2, 4, 8)"
+    for line in said:
+        text = line.strip().removeprefix("- ")
+        assert (f"**{text}**" if line == line.lstrip() else text) in opening, line
+    assert len(said) == len([x for x in opening.splitlines() if x.startswith(("**", "- ", "  - "))])
+    assert said[4].startswith("  - Depth 4: without QK-norm the best LR is 0.003.")
+    assert said[-1] == (
+        "  - C1 inconclusive. Is the low-LR gap the start temperature? Not assessed: this sweep "
+        "has no start-matched control arm."
+    )
 
 
 @pytest.mark.parametrize("seconds,text", [(22.4, "22 s"), (270, "4.5 min"), (7092, "1 h 58 min")])

@@ -252,6 +252,13 @@ def _effect_layer(base, y_scale) -> alt.Chart:
                 legend=alt.Legend(symbolStrokeColor="#000000", symbolStrokeWidth=1.5),
                 scale=alt.Scale(domain=list(VERDICTS), range=[v[1] for v in VERDICTS.values()]),
             ),
+            # a black outline on every glyph, in the legend too: a fill legend draws its
+            # symbols without a stroke, and the white "no effect shown" circle vanished there
+            stroke=alt.Stroke(
+                "verdict:N",
+                legend=None,
+                scale=alt.Scale(domain=list(VERDICTS), range=["#000000"] * len(VERDICTS)),
+            ),
             tooltip=[
                 "comparison:N",
                 f"{RUNG}:O",

@@ -162,42 +162,64 @@ def _decade(value: float) -> bool:
     return abs(math.log10(value) - round(math.log10(value))) < 1e-9
 
 
-def lr_labels(lrs, width: float, domain) -> list[float]:
-    """The swept LRs whose tick gets a label in a panel `width` px wide over the log `domain`:
-    decades first, then the grid's ends, then the rest, each only where it clears the labels
-    already placed (a tick without a label is still a swept LR)."""
+def lr_labels(lrs, width: float, domain) -> dict[float, str]:
+    """The swept LRs whose tick gets a label in a panel `width` px wide over the log `domain`,
+    each with its alignment: decades first, then the grid's ends, then the rest, each only
+    where it clears the labels already placed (a tick without a label is still a swept LR).
+    A grid end whose centred label would stick out of the panel is aligned to its tick
+    instead, inwards ('left' / 'right'): a narrow panel of three LRs kept only its middle one."""
     lo, hi = (math.log10(x) for x in domain)
 
     def px(v):
         return width * (math.log10(v) - lo) / (hi - lo or 1.0)
 
-    def half(v):
-        return len(lr_text(v)) * LABEL_EM * LABEL_SIZE / 2
+    def extent(v, align):
+        w = len(lr_text(v)) * LABEL_EM * LABEL_SIZE
+        return {"center": (px(v) - w / 2, px(v) + w / 2), "left": (px(v), px(v) + w)}.get(
+            align, (px(v) - w, px(v))
+        )
 
     values = sorted(set(lrs))
     order = [v for v in values if _decade(v)] + [values[0], values[-1]] + values
-    placed: list[float] = []
+    placed: dict[float, tuple[float, float]] = {}
+    align: dict[float, str] = {}
     for v in dict.fromkeys(order):
-        if px(v) - half(v) < -8 or px(v) + half(v) > width + 8:
-            continue  # would stick out of the panel (and into its neighbour's)
-        if all(abs(px(v) - px(u)) >= half(v) + half(u) + LABEL_GAP for u in placed):
-            placed.append(v)
-    return sorted(placed)
+        ways = (
+            ["center"]
+            + (["left"] if v == values[0] else [])
+            + (["right"] if v == values[-1] else [])
+        )
+        for way in ways:
+            left, right = extent(v, way)
+            if left < -8 or right > width + 8:
+                continue  # would stick out of the panel (and into its neighbour's)
+            if all(left >= b + LABEL_GAP or right <= a - LABEL_GAP for a, b in placed.values()):
+                placed[v], align[v] = (left, right), way
+                break
+    return {v: align[v] for v in sorted(placed)}
 
 
 def lr_axis(lrs, width: float | None = None, title: str = LR_AXIS) -> alt.Axis:
     """Ticks at the swept LRs; short labels (3.16e-4, 1e-3, ..., 1) on those that fit a panel
     `width` px wide (lr_labels), so no two run together; no minor gridlines."""
     values = sorted(set(lrs))
-    shown = lr_labels(values, width, lr_scale(values).domain) if width else values
+    shown = lr_labels(values, width, lr_scale(values).domain) if width else dict.fromkeys(values)
     text = "datum.value >= 1 ? format(datum.value, '~g') : format(datum.value, '.3~e')"
-    keep = "[" + ", ".join(repr(float(v)) for v in shown) + "]"
+
+    def listed(vs) -> str:
+        return "[" + ", ".join(repr(float(v)) for v in vs) + "]"
+
+    ends = {way: [v for v, a in shown.items() if a == way] for way in ("left", "right")}
+    aligned = " : ".join(
+        f"indexof({listed(vs)}, datum.value) >= 0 ? '{way}'" for way, vs in ends.items() if vs
+    )
     return alt.Axis(
         values=values,
         title=title,
-        labelExpr=f"indexof({keep}, datum.value) >= 0 ? ({text}) : ''",
+        labelExpr=f"indexof({listed(shown)}, datum.value) >= 0 ? ({text}) : ''",
         labelOverlap=False,
         labelBound=True,
+        **({"labelAlign": alt.ExprRef(expr=f"{aligned} : 'center'")} if aligned else {}),
     )
 
 

@@ -188,7 +188,7 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
             ),
             y=alt.Y(
                 "ratio:Q",
-                scale=alt.Scale(type="log"),
+                scale=alt.Scale(type="log", domain=_ratio_domain([*data.ratio, 1.0]), nice=False),
                 axis=log_axis(
                     [*data.ratio, 1.0], f"eta_max ratio {s['primary']} / {s['reference']}"
                 ),
@@ -214,6 +214,14 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
             ),
         )
     )
+
+
+def _ratio_domain(values) -> list[float]:
+    """The ratio axis's range: the data's, widened to a factor of 2 either side where it spans
+    less than 4x, so a flat curve (every ratio 1) gets an axis with room between its ticks
+    (a log scale over [1, 1] drew its '1' and '2' on one spot)."""
+    lo, hi = min(values), max(values)
+    return [lo / 2, hi * 2] if hi / lo < 4 else [lo, hi]
 
 
 def sensitivity(analysis: dict) -> alt.LayerChart | None:

@@ -1,0 +1,489 @@
+"""The answer a practitioner reads first: the report's opening, and what `figures` prints.
+
+It answers what the sweep was built to ask before anything else: QK-norm against each cheaper
+fix (a spec with intervention arms: I1-I4), the start temperature (a start-matched control:
+C1), the trend with depth (a ladder: H3), whether the calls hold with more tokens (a budget
+check); then where QK-norm is necessary against no QK-norm at each depth; last every verdict
+with what it means and the interval that decided it. Short sentences, one point each. It
+words the analysis dict (analysis.json) and decides nothing: every number comes from there.
+"""
+
+from __future__ import annotations
+
+from figures import budget, fmt, present
+from figures.intervention_verdicts import intervention_arms
+from figures.verdicts import h2a_call, rule_parts
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
+
+HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
+
+# A bullet: its text, or its text with sub-bullets (the numbers behind it).
+Item = str | tuple[str, list[str]]
+Block = tuple[str, list[Item]]  # a title and its bullets
+
+
+def blocks(view: dict) -> list[Block]:
+    """The opening, question by question (none before any run finished)."""
+    if not view.get("depths"):
+        return []
+    found = [
+        _interventions(view),
+        _control(view),
+        _trend(view),
+        _budget(view),
+        _off_on(view),
+        _verdicts(view),
+    ]
+    return [b for b in found if b and b[1]]
+
+
+def terminal(view: dict) -> list[str]:
+    """The opening as the terminal prints it: titles, then indented bullets."""
+    lines = []
+    for title, items in blocks(view):
+        lines.append(title)
+        for item in items:
+            text, subs = (item, []) if isinstance(item, str) else item
+            lines += [f"  - {text}", *(f"    - {s}" for s in subs)]
+    return lines
+
+
+def markdown(view: dict) -> list[str]:
+    """The opening as report.md shows it: bold titles, then bullet lists."""
+    lines = []
+    for title, items in blocks(view):
+        lines += [f"**{title}**", ""]
+        for item in items:
+            text, subs = (item, []) if isinstance(item, str) else item
+            lines += [f"- {text}", *(f"  - {s}" for s in subs)]
+        lines.append("")
+    return lines
+
+
+# -- what the sweep was built to ask -------------------------------------------------------------
+I_QUESTION = {
+    "I1": "Does it stabilise {ref}? (I1: necessary against {ref} somewhere, and its runs fail "
+    "at a higher LR than {ref}'s)",
+    "I2": "Does it match QK-norm where {ref} breaks? (I2: {primary} necessary over it at no LR "
+    "from {ref}'s critical LR up)",
+    "I3": "Does it close the low-LR gap? (I3: {primary} no longer necessary over it at the "
+    "lowest LR)",
+    "I4": "Does it add to QK-norm? (I4: better than {primary} somewhere, worse nowhere)",
+}
+
+
+def _interventions(view: dict) -> Block | None:
+    """QK-norm against each cheaper fix (I1-I4): per question the arms it holds for and not,
+    then each arm's reason with the interval that decided it (one depth), or where to find
+    them (several)."""
+    judged = view.get("interventions") or {}
+    if not judged:
+        return None
+    s = view["settings"]
+    ref, primary = s["reference"], s["primary"]
+    order = intervention_arms(view)
+    depths = sorted(judged, key=int)
+    items: list[Item] = []
+    for h in ("I1", "I2", "I3", "I4"):
+        calls = {
+            (arm, d): judged[d][arm][h]
+            for d in depths
+            for arm in sorted(judged[d], key=order.index)
+            if h in judged[d][arm]
+        }
+        if not calls:
+            continue
+        question = I_QUESTION[h].format(ref=ref, primary=primary)
+        said = []
+        for verdict in (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE):
+            arms = _arms_with(calls, verdict, depths)
+            if arms:
+                said.append(f"{ANSWER[verdict].lower()}: {arms}")
+        subs = (
+            [f"{arm}: {v['reason']}" for (arm, _), v in calls.items()] if len(depths) == 1 else []
+        )
+        answer = "; ".join(said)
+        items.append((f"{question} {answer[0].upper()}{answer[1:]}.", subs))
+    if len(depths) > 1:
+        items.append("Each arm's reasons and numbers per depth: Interventions, under Tables.")
+    where = f", depth {depths[0]}" if len(depths) == 1 else ""
+    return (
+        f"Would a cheaper fix do instead of QK-norm? ({', '.join(order)}{where}; I1-I4, "
+        "docs/STUDY.md section 9)",
+        items,
+    )
+
+
+def _arms_with(calls: dict, verdict: str, depths: list[str]) -> str:
+    """The arms with this verdict, each naming its depths unless it has it at every depth."""
+    by_arm: dict[str, list[str]] = {}
+    for (arm, d), v in calls.items():
+        if v["verdict"] == verdict:
+            by_arm.setdefault(arm, []).append(d)
+    every = len(depths)
+    return ", ".join(
+        arm if len(ds) == every else f"{arm} (depth {', '.join(ds)})" for arm, ds in by_arm.items()
+    )
+
+
+def _control(view: dict) -> Block | None:
+    """The start temperature (C1): does off started at on's attention-logit scale close the
+    low-LR gap? The answer, then the gaps at each LR where QK-norm is necessary."""
+    s = view["settings"]
+    control, ref, primary = s["start_control"], s["reference"], s["primary"]
+    decided = (view.get("decisions") or {}).get("C1") or {}
+    if not control or not decided:
+        return None
+    items: list[Item] = []
+    for name in sorted(decided, key=int):
+        prefix = f"Depth {name}: " if len(decided) > 1 else ""
+        answer = ANSWER[decided[name]["verdict"]]
+        subs = [
+            f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
+            for lr, p, c in _c1_rows(view["depths"][name], s)
+        ]
+        items.append((f"{prefix}{answer}: {_c1_says(view, name)}.", subs))
+    return (
+        f"Is the low-LR gap between {ref} and {primary} the start temperature? (C1: {control} "
+        f"is {ref} started at {primary}'s attention-logit scale; [a, b]: 90% interval)",
+        items,
+    )
+
+
+def _c1_says(view: dict, name: str, depth: dict | None = None) -> str:
+    """C1 at one depth in words, with the largest gap of the control to the primary arm."""
+    s = view["settings"]
+    control, primary = s["start_control"], s["primary"]
+    why = view["decisions"]["C1"][name]["why"]
+    rows = _c1_rows(depth or view["depths"][name], s)
+    if why == "no gap" or not rows:
+        return f"QK-norm is necessary at no LR that {control} ran"
+    lr, _, worst = max(rows, key=lambda r: r[2]["mean"])
+    largest = f"largest gap {_nats(worst)}, at LR {fmt.lr(lr)}"
+    if why == "control worse":
+        worse = [x for x, _, c in rows if c["necessary"]]
+        return (
+            f"{control} is still worse than {primary} by more than {s['min_effect']:g} nats at "
+            f"{fmt.lrs(worse)}; {largest}"
+        )
+    if why == "start":
+        return (
+            f"{control} - {primary} lies inside ±{s['negligible']:g} nats at all {len(rows)} LRs "
+            f"where QK-norm is necessary; {largest}"
+        )
+    return (
+        f"{control} - {primary} is neither inside ±{s['negligible']:g} nats nor above "
+        f"{s['min_effect']:g} at some LR where QK-norm is necessary; {largest}"
+    )
+
+
+def _nats(entry: dict) -> str:
+    """A paired effect with its 90% interval, in nats: '0.274 [0.211, 0.337] nats'."""
+    lo, hi = entry.get("ci90") or (None, None)
+    if lo is None:
+        return f"{fmt.num(entry.get('mean'))} nats"
+    return f"{fmt.num(entry['mean'])} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+
+
+def _c1_rows(depth: dict, s: dict) -> list[tuple[float, dict, dict]]:
+    """(LR, primary entry, control entry) where C1 looked: both judged, QK-norm necessary."""
+    key = Comparison(s["reference"], s["primary"]).key
+    primary = {e["lr"]: e for e in depth["comparisons"][key]["per_lr"] if e["judged"]}
+    control = depth["comparisons"].get(Comparison(s["start_control"], s["primary"]).key)
+    return [
+        (e["lr"], primary[e["lr"]], e)
+        for e in (control or {}).get("per_lr", [])
+        if e["judged"] and e["lr"] in primary and primary[e["lr"]]["necessary"]
+    ]
+
+
+def _trend(view: dict) -> Block | None:
+    """A ladder (several depths): does the necessity threshold fall as depth grows (H3)?"""
+    depths = [n for n, d in view["depths"].items() if _primary(view, d) is not None]
+    if len(depths) < 2:
+        return None
+    v = (view.get("verdicts") or {}).get("H3") or {}
+    items = [f"{ANSWER.get(v.get('verdict'), 'Not decided')}: {_h3(view)}."]
+    return (
+        f"Does the necessity threshold fall as depth grows? (H3, depths "
+        f"{', '.join(sorted(depths, key=int))})",
+        items,
+    )
+
+
+def _budget(view: dict) -> Block | None:
+    """A budget check: do the calls hold with more tokens?"""
+    items: list[Item] = []
+    for name in sorted(view["depths"], key=int):
+        d = view["depths"][name]
+        for (small, large), line in zip(budget.pairs(d), budget.summary(name, d)):
+            lrs, differ = budget.held(small, large)
+            answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
+            at = [fmt.threshold_with_interval(c) for c in (small, large)]
+            where = (
+                f"{at[0]} at both budgets"
+                if at[0] == at[1]
+                else f"{at[0]} at the smaller budget, {at[1]} at the larger"
+            )
+            items.append(
+                f"{answer}: {line.strip()}. Necessity threshold: {where} (Budget check, under "
+                "Tables)."
+            )
+    return ("Do the calls hold with more tokens?", items) if items else None
+
+
+# -- QK-norm against no QK-norm ------------------------------------------------------------------
+def _primary(view: dict, depth: dict) -> dict | None:
+    return depth["comparisons"].get(present.primary_key(view))
+
+
+def _off_on(view: dict) -> Block | None:
+    """Where QK-norm is necessary, per depth: at one depth each point its own bullet (the
+    threshold in absolute LRs and in multiples of the best LR without QK-norm, the effect at
+    that best LR, where each arm's runs start to fail, the low-LR effect apart, the runs the
+    threshold hangs on); at several depths one bullet each."""
+    s = view["settings"]
+    rules = (view.get("decisions") or {}).get("rules") or {}
+    names = [n for n in sorted(view["depths"], key=int) if n in rules]
+    if not names:
+        return None
+    ref, primary = s["reference"], s["primary"]
+    if len(names) > 1:
+        items: list[Item] = []
+        for name in names:
+            d = view["depths"][name]
+            p = rule_parts(d, _primary(view, d), s, rules[name])
+            items.append(
+                f"Depth {name}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} Critical "
+                f"LR: {_crit(d, [ref, primary])}."
+            )
+        return f"Where is QK-norm necessary? ({ref} vs {primary}, per depth)", items
+    name = names[0]
+    d = view["depths"][name]
+    c = _primary(view, d)
+    p = rule_parts(d, c, s, rules[name])
+    others = [a for a in d["arms"] if a not in (ref, primary) and a not in s["subset_arms"]]
+    items = [
+        f"{p['head']} {p['threshold']} {p['seeds']}".strip(),
+        f"At that best LR (H1): {_h1(view, name, d, at=False)}.",
+        _failing(view, d, [ref, primary], others),
+        p["low"],
+        p["fragile"],
+    ]
+    tokens = d["tokens_per_param"]["by_budget"].get(
+        str(int(d["arms"][ref]["budget"])), float("nan")
+    )
+    return (
+        f"Where is QK-norm necessary? ({ref} vs {primary} at depth {name}, "
+        f"{fmt.num(tokens, 2)} tokens/parameter)",
+        [i for i in items if i],
+    )
+
+
+def _crit(depth: dict, arms: list[str]) -> str:
+    """Each arm's median critical LR, with its seed range where the seeds differ."""
+    out = []
+    for arm in arms:
+        a = depth["arms"].get(arm)
+        median = (a or {}).get("eta_crit", {}).get("median")
+        if not median:
+            continue
+        lo, hi, label = present.crit_interval(a["eta_crit"])
+        span = (
+            f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+            if median["kind"] == "" and lo is not None and lo != hi
+            else ""
+        )
+        out.append(f"{arm} {fmt.grid(median)}{span}")
+    return ", ".join(out) or "n/a"
+
+
+WHEN = {  # the failure definitions (docs/STUDY.md section 3) as a clause
+    "stuck": "when a run that diverged or ended worse than the bigram baseline counts",
+    "diverged": "when only a divergence counts",
+    "degraded": "when a run worse than its seed's best LR by delta ({delta:g} nats) counts too",
+}
+
+
+def _failing(view: dict, depth: dict, main: list[str], others: list[str]) -> str:
+    """Where runs start to fail: the compared arms, the other arms, the other definitions;
+    'no run failed' where no arm's runs failed inside the grid."""
+    s = view["settings"]
+    definition = s.get("primary_failure", "stuck")
+    medians = [((depth["arms"].get(a) or {}).get("eta_crit") or {}).get("median") for a in main]
+    medians += [depth["arms"][a]["eta_crit"].get("median") for a in others]
+    tops = {m["value"] for m in medians if m and m["kind"] == "above"}
+    if len(tops) == 1 and all(m and m["kind"] == "above" for m in medians):
+        text = (
+            f"No arm's runs failed ({definition}) up to LR {fmt.lr(tops.pop())}, the grid's top "
+            "(critical LR above it)."
+        )
+    else:
+        text = f"Runs start to fail (critical LR, {definition}): {_crit(depth, main)}."
+        if others:
+            text += f" Other arms: {_crit(depth, others)}."
+    for other in s.get("failure_definitions", []):
+        if other == definition:
+            continue
+        values = []
+        for arm in main:
+            by = (depth["arms"].get(arm) or {}).get("eta_crit_by_definition") or {}
+            if (by.get(other) or {}).get("median"):
+                values.append(f"{arm} {fmt.grid(by[other]['median'])}")
+        if values:
+            when = WHEN[other].format(delta=s["delta"])
+            text += f" {when[0].upper()}{when[1:]}: {', '.join(values)}."
+    return text
+
+
+# -- the verdicts in words -----------------------------------------------------------------------
+QUESTION = {
+    "H1": "Does QK-norm matter only above {ref}'s best LR?",
+    "H2a": "Does QK-norm raise the LR at which runs start to fail?",
+    "H2b": "Does QK-norm make the loss less sensitive to the LR?",
+    "H3": "Does the necessity threshold fall as depth grows?",
+    "C1": "Is the low-LR gap the start temperature?",
+}
+
+
+def _verdicts(view: dict) -> Block | None:
+    """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
+    at several depths one sub-bullet per depth."""
+    verdicts = view.get("verdicts") or {}
+    if not verdicts:
+        return None
+    s = view["settings"]
+    says = {"H1": _h1, "H2a": _h2a, "H2b": _h2b, "C1": _c1_says}
+    # a question the sweep was built to ask is answered first, with its numbers: not again
+    above = {
+        "H1": len((view.get("decisions") or {}).get("rules") or {}) == 1,  # _off_on's bullet
+        "H3": _trend(view) is not None,
+        "C1": _control(view) is not None,
+    }
+    items: list[Item] = []
+    for h in HYPOTHESES:
+        if h not in verdicts:
+            continue
+        v = verdicts[h]
+        answer = ANSWER[v["verdict"]]
+        head = f"{h} {v['verdict']}. {QUESTION[h].format(ref=s['reference'])}"
+        if h == "C1":
+            names = sorted((view.get("decisions") or {}).get("C1") or {}, key=int)
+        else:
+            names = sorted(v.get("per_depth") or {}, key=int)
+        if not s["preregistered"]:
+            why = ["the plan has no pre-registered [study] (docs/STUDY.md section 6)"]
+        elif h == "C1" and not s["start_control"]:
+            answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
+        elif h == "H3" or not names:
+            why = [_h3(view) if h == "H3" else v["reason"]]
+        else:
+            why = [says[h](view, name, view["depths"][name]) for name in names]
+        if above.get(h) and s["preregistered"]:
+            items.append(f"{head} {answer}, as above.")
+        elif len(why) == 1:
+            items.append(f"{head} {answer}: {why[0]}.")
+        else:
+            items.append(
+                (f"{head} {answer}:", [f"depth {n}: {w}" for n, w in zip(names, why, strict=True)])
+            )
+    return (
+        "Verdicts (pre-registered in docs/STUDY.md section 5; [a, b]: the 90% interval that "
+        "decided; the report's Verdicts section gives each test):",
+        items,
+    )
+
+
+def _h1(view: dict, name: str, depth: dict, at: bool = True) -> str:
+    """H1 at one depth: the effect at the reference arm's best LR (named unless `at` is
+    False) and what it shows."""
+    s = view["settings"]
+    ref, primary = s["reference"], s["primary"]
+    h = depth.get("h1") or {}
+    reason = (view.get("verdicts") or {}).get("H1", {}).get("per_depth", {}).get(name, {})
+    if not h.get("stats"):
+        return reason.get("reason", "not judged")
+    effect = f"{ref} - {primary} = {_nats(h['stats'])}"
+    effect = f"at LR {fmt.lr(h['lr'])}, {effect}" if at else f"{effect} (90% interval)"
+    bound = f"{s['negligible']:g}"
+    c = _primary(view, depth)
+    return {
+        "negligible": f"{effect}, inside ±{bound} (negligible); "
+        f"{fmt.threshold_bracket(c) if c else 'no threshold'}",
+        "necessary": f"{effect}: QK-norm already matters there",
+        "harms": f"{effect}: QK-norm harms there",
+        "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
+        f"(above {s['min_effect']:g})",
+    }.get(h.get("why"), f"{effect}; {reason.get('reason', '')}".rstrip("; "))
+
+
+def _h2a(view: dict, name: str, depth: dict) -> str:
+    """H2a at one depth: the ratio of critical LRs (primary / reference) with its interval,
+    under the definition that decides and, as verdicts.py judges them, under the others."""
+    s = view["settings"]
+    ref, primary = s["reference"], s["primary"]
+    h = depth.get("h2a") or {}
+    if not h:
+        return "not judged"
+    definition = h.get("definition", s.get("primary_failure", "stuck"))
+    said = _h2a_says(h, ref, primary)
+    text = said
+    by = depth.get("h2a_by_definition") or {}
+    for other in s.get("failure_definitions", []):
+        if other == definition or other not in by:
+            continue
+        again = _h2a_says(by[other], ref, primary, short=True)
+        same = again == _h2a_says(h, ref, primary, short=True)
+        when = WHEN[other].format(delta=s["delta"])
+        text += f". {when[0].upper()}{when[1:]}: " + ("the same" if same else again)
+    return text
+
+
+def _h2a_says(h: dict, ref: str, primary: str, short: bool = False) -> str:
+    """One definition's H2a: the ratio with its interval (short: and its verdict), or why
+    there is none."""
+    verdict, why = h2a_call(h, ref)
+    if h.get("censored") or h.get("lower") is None:
+        return why
+    if short:
+        return f"{fmt.ratio(h)}, {verdict}"
+    return f"{primary}'s critical LR is {fmt.ratio(h)} {ref}'s"
+
+
+H2B_SAYS = {
+    SUPPORTED: "its lower end above the minimum effect {m:g}",
+    NOT_SUPPORTED: "not above the minimum effect {m:g}",
+    INCONCLUSIVE: "its lower end not above the minimum effect {m:g}",
+}
+
+
+def _h2b(view: dict, name: str, depth: dict) -> str:
+    """H2b at one depth: the paired difference of LR sensitivity with its interval."""
+    s = view["settings"]
+    h = depth.get("h2b") or {}
+    reason = (view.get("verdicts") or {}).get("H2b", {}).get("per_depth", {}).get(name, {})
+    if h.get("lower") is None or reason.get("reason", "").startswith("incomplete"):
+        return reason.get("reason", "not judged")
+    says = H2B_SAYS[reason.get("verdict", h["verdict"])].format(m=s["min_sensitivity"])
+    return f"LR sensitivity {s['reference']} - {s['primary']} = {_nats(h)}, {says}"
+
+
+def _h3(view: dict) -> str:
+    """H3: the slope of log10 threshold per doubling of depth with its 90% interval, censored
+    per-seed thresholds at their bounds (and moved beyond them, where that differs)."""
+    t = view.get("h3") or {}
+    a, b = t.get("at_bound"), t.get("beyond")
+    if not a:
+        return (view.get("verdicts") or {}).get("H3", {}).get("reason", "not decided")
+    text = (
+        f"the threshold changes x{10 ** a['value']:.2f} per doubling of depth (slope "
+        f"{a['value']:.3f} decades per doubling, 90% interval {a['lower']:.3f} to "
+        f"{a['upper']:.3f}; {a['n']} per-seed thresholds, {t['censored']} censored)"
+    )
+    if b and (b["lower"], b["upper"]) != (a["lower"], a["upper"]):
+        text += (
+            f"; with the censored ones moved beyond their bounds: {b['value']:.3f} "
+            f"({b['lower']:.3f} to {b['upper']:.3f})"
+        )
+    return text

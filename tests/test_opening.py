@@ -1,0 +1,255 @@
+"""The answer a practitioner reads first (figures/opening.py): each report opens with what its
+sweep was built to ask, in short sentences, every verdict with its words and its interval,
+cross-references only to what the report has; the terminal says the same.
+
+Fixtures (tests/figures_fakes.py): the seven arms of the interventions spec at one depth; the
+five-depth, seven-arm ladder; a plain off/on sweep with a low-LR effect and no control; a
+start-matched control that closes the low-LR gap.
+"""
+
+import re
+
+import figures_fakes as ff
+import pytest
+
+from figures import fmt, opening
+from figures.analysis import analyze
+from figures.report import make_report
+from figures.results import load_curves, load_results
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+
+ANSWERS = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
+MAX_WORDS = 40  # per sentence: the issue's ~90-word sentence would fail this
+
+
+def analysed(root):
+    results = load_results(root)
+    return analyze(results, load_curves(results.runs))
+
+
+def opening_of(report_text: str) -> str:
+    """The report's answer up to the line that names the data (before the definitions)."""
+    return report_text[report_text.index("## The answer") : report_text.index("These runs:")]
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of the opening: split after . ? ! or : before a capital, and at bullets."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("- ").strip("*")
+        out += [s for s in re.split(r"(?<=[.?!])\s+(?=[A-Z])", line) if s]
+    return out
+
+
+def low_lr_outcome(arm, n_layer, lr, seed):
+    """off 0.3 nats worse at the lowest LR (a start-temperature-like gap), even with on at
+    3e-3 and 1e-2, 0.4 worse at 3e-2 and diverged at 0.1."""
+    base = ff.ON_LOSS[lr] + 0.01 * seed
+    if arm != "off":
+        return "ok", base
+    if lr == 1e-3:
+        return "ok", base + 0.3 + 0.02 * seed
+    if lr < 3e-2:
+        return "ok", base + ff.OFF_JITTER.get(seed, 0.0)
+    if lr == 3e-2:
+        return "ok", base + 0.4 + 0.02 * seed
+    return "diverged", None
+
+
+@pytest.fixture(scope="module")
+def interventions(tmp_path_factory):
+    """The interventions spec's seven arms at one depth, rendered with its SVG figures."""
+    root = tmp_path_factory.mktemp("runs") / "iv"
+    ff.write_study(
+        root, depths=[4], outcome=ff.ladder_outcome, arms=ff.LADDER_ARMS, study=ff.LADDER_STUDY
+    )
+    report = make_report(root, formats=("svg",))
+    return report.read_text(), analysed(root)
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "ladder"
+    ff.write_ladder(root)
+    report = make_report(root, formats=("vl.json",))
+    return report.read_text(), analysed(root)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "plain"
+    ff.write_study(root, depths=[2], outcome=low_lr_outcome)
+    report = make_report(root, formats=("vl.json",))
+    return report.read_text(), analysed(root)
+
+
+def test_the_interventions_report_answers_i1_to_i4_before_any_figure(interventions):
+    text, result = interventions
+    first = text.index("**Would a cheaper fix do instead of QK-norm?")
+    assert first < text.index("**Where is QK-norm necessary?") < text.index("![")
+    block = text[first : text.index("**Where is QK-norm necessary?")]
+    judged = result["interventions"]["4"]
+    for h in ("I1", "I2", "I3", "I4"):
+        line = next(x for x in block.splitlines() if x.startswith("- ") and f"({h}:" in x)
+        for arm, hs in judged.items():
+            if h not in hs:
+                continue
+            # each arm under the answer its verdict gives, with the reason that decided it
+            said = ANSWERS[hs[h]["verdict"]]
+            group = re.search(rf"{said}: ([^;.]*)", line, re.IGNORECASE)
+            assert group and arm in group.group(1).split(", "), (h, arm, line)
+            assert f"  - {arm}: {hs[h]['reason']}" in block
+    # the reasons quote the interval that decided: I2's largest gap, I3's gap at the lowest LR
+    i2 = result["decisions"]["interventions"]["4"]["off-softcap"]["I2"]
+    gap = next(
+        e
+        for e in result["depths"]["4"]["comparisons"]["off-softcap vs on"]["per_lr"]
+        if e["lr"] == i2["at"]
+    )
+    assert f"largest gap {fmt.pm_interval(gap)}" in block
+
+
+def test_a_report_without_a_control_names_none_and_every_verdict_has_words(interventions, plain):
+    for text, result in (interventions, plain):
+        head = opening_of(text)
+        assert "control sweep" not in head and "(C1)." not in head
+        low = any(r["low_lrs"] for r in result["decisions"]["rules"].values())
+        assert ("This sweep has no control arm to tell." in head) == low
+        lines = [x for x in head.splitlines() if re.match(r"- (H1|H2a|H2b|H3|C1) ", x)]
+        assert [x.split()[1] for x in lines] == ["H1", "H2a", "H2b", "H3", "C1"]
+        for line in lines:
+            h = line.split()[1]
+            verdict = result["verdicts"][h]["verdict"]
+            assert line.startswith(f"- {h} {verdict}. "), line
+            answer = "Not assessed" if h == "C1" else ANSWERS[verdict]
+            assert re.search(rf"\? {answer}[:,]", line), line  # the question, then its answer
+        c1 = next(x for x in lines if x.startswith("- C1"))
+        assert c1.endswith("Not assessed: this sweep has no start-matched control arm.")
+
+
+def test_the_low_lr_effect_is_named_apart_from_the_threshold(plain):
+    text, result = plain
+    head = opening_of(text)
+    rule = result["decisions"]["rules"]["2"]
+    lo, hi = rule["bracket"]
+    assert rule["low_lrs"] == [1e-3] and (lo, hi) == (1e-2, 3e-2)
+    bullets = [x for x in head.splitlines() if x.startswith("- ")]
+    threshold = next(x for x in bullets if "not shown necessary" in x)
+    # the LRs where QK-norm was not shown necessary are the bracket's lower end only: no range
+    # that runs over the low LRs where it helped
+    assert f"at {fmt.lr(lo)} (1x) it was not shown necessary" in threshold
+    assert fmt.lr(1e-3) not in threshold and " to " not in threshold.split("Per seed")[0]
+    low = next(x for x in bullets if x.startswith("- Separately"))
+    assert low == (
+        "- Separately, QK-norm also helped below that best LR: at 0.001. This low-LR effect may "
+        "be the start temperature, not stability. This sweep has no control arm to tell."
+    )
+    # H1 at off's best LR, with its interval, and where each arm fails
+    h1 = result["depths"]["2"]["h1"]["stats"]
+    lo90, hi90 = h1["ci90"]
+    assert f"- At that best LR (H1): off - on = {fmt.num(h1['mean'])} [{fmt.num(lo90)}, " in head
+    assert "- Runs start to fail (critical LR, stuck): off 0.0173, on > 0.1." in head
+
+
+def test_a_ladder_opens_with_the_trend_its_slope_and_interval(ladder):
+    text, result = ladder
+    head = opening_of(text)
+    t = result["h3"]["at_bound"]
+    trend = head.index("**Does the necessity threshold fall as depth grows? (H3, depths 2, 3, 4")
+    assert trend < head.index("**Where is QK-norm necessary? (off vs on, per depth)**")
+    assert (
+        f"- Yes: the threshold changes x{10 ** t['value']:.2f} per doubling of depth (slope "
+        f"{t['value']:.3f} decades per doubling, 90% interval {t['lower']:.3f} to "
+        f"{t['upper']:.3f};"
+    ) in head
+    assert result["verdicts"]["H3"]["verdict"] == SUPPORTED
+    h3 = "- H3 supported. Does the necessity threshold fall as depth grows? Yes, as above."
+    assert h3 in head
+    # one bullet per depth, and the verdicts per depth as sub-bullets
+    for d in ff.LADDER_DEPTHS:
+        assert f"\n- Depth {d}: without QK-norm the best LR is" in head
+        assert f"\n  - depth {d}: on's critical LR is x" in head
+    # seven arms at five depths: the cheaper fixes' answer per question, and where their numbers
+    # are (a heading the report has)
+    assert "- Each arm's reasons and numbers per depth: Interventions, under Tables." in head
+    assert "### Interventions: each arm against no intervention" in text
+
+
+def test_the_openings_speak_in_short_sentences_and_point_only_at_what_exists(
+    interventions, ladder, plain
+):
+    for text, _ in (interventions, ladder, plain):
+        head = opening_of(text)
+        long = [s for s in sentences(head) if len(s.split()) > MAX_WORDS]
+        assert not long, long
+        for said, heading in (
+            ("thresholds table", "### Necessity thresholds"),
+            ("Interventions, under Tables", "### Interventions:"),
+            ("Budget check, under Tables", "### Budget check"),
+            ("Verdicts section", "## Verdicts"),
+        ):
+            assert said not in head or heading in text, said
+
+
+def test_a_start_matched_control_opens_with_c1_and_its_gaps(tmp_path):
+    def outcome(arm, d, lr, seed):
+        base = ff.ON_LOSS[lr] + 0.01 * seed
+        if arm == "off" and lr <= 1e-3:
+            return "ok", base + 0.3 + 0.02 * seed  # the cold start costs at low LR ...
+        if arm == "off" and lr >= 3e-2:
+            return "diverged", None  # ... and instability at high LR
+        if arm == "off-warm":  # the matched start closes the gap where it ran
+            return "ok", base + ff.OFF_JITTER.get(seed, 0.0)
+        return "ok", base
+
+    root = tmp_path / "control"
+    ff.write_study(
+        root,
+        depths=[2],
+        arms=("off", "on", "off-warm"),
+        outcome=outcome,
+        control_lrs=[1e-3, 3e-3],
+        study={"start_control": "off-warm"},
+    )
+    result = analysed(root)
+    assert result["verdicts"]["C1"]["verdict"] == SUPPORTED
+    lines = opening.terminal(result)
+    assert lines[0].startswith(
+        "Is the low-LR gap between off and on the start temperature? (C1: off-warm is off "
+        "started at on's attention-logit scale"
+    )
+    assert lines[1].startswith(
+        "  - Yes: off-warm - on lies inside ±0.05 nats at all 1 LRs where QK-norm is necessary"
+    )
+    gaps = [_at(result, key, 1e-3) for key in ("off vs on", "off-warm vs on")]
+    assert lines[2] == "    - LR 0.001: off - on {}; off-warm - on {}".format(*map(_nats, gaps))
+    assert gaps[0]["necessary"] and gaps[1]["equivalent"]
+    assert "C1 supported. Is the low-LR gap the start temperature? Yes, as above." in lines[-1]
+    # the low-LR effect points at the control the sweep has
+    assert any("The start-temperature control tests that (C1)." in x for x in lines)
+
+
+def _at(result, key, lr):
+    return next(e for e in result["depths"]["2"]["comparisons"][key]["per_lr"] if e["lr"] == lr)
+
+
+def _nats(e):
+    lo, hi = e["ci90"]
+    return f"{fmt.num(e['mean'])} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+
+
+def test_an_ad_hoc_grid_without_a_study_says_why_nothing_was_decided(tmp_path):
+    """No [study] (an ad-hoc grid): every verdict line says so, and nothing points at a control
+    arm or a control sweep the report does not have."""
+    root = tmp_path / "bare"
+    ff.write_study(root, depths=[2], study=False, outcome=low_lr_outcome)
+    lines = opening.terminal(analysed(root))
+    said = [x for x in lines if re.match(r"  - (H1|H2a|H2b|H3|C1) ", x)]
+    assert len(said) == 5
+    assert all(
+        x.endswith("Not decided: the plan has no pre-registered [study] (docs/STUDY.md section 6).")
+        for x in said
+    ), said
+    text = "\n".join(lines)
+    assert "control sweep" not in text and "(C1)." not in text
+    assert "This sweep has no control arm to tell." in text  # the low-LR effect, named apart
