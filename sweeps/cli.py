@@ -11,6 +11,7 @@ or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -431,8 +432,21 @@ def sweep(
     if workers is not None and workers < 1:  # refused before anything, dry run or not
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
     execution = Execution(backend, device, compile, tf32, retry_failed)
-    spec = _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run)
-    plan = Sweep(spec, backend, overrides, runs_dir, max_runs)
+    planned = _sweep_spec(
+        name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
+    )
+    for note in planned.notes:
+        click.echo(note, err=True)
+    # every --set is in the spec's [set] now: the record alone plans these runs
+    choices = {
+        "device": device,
+        "compile": compile,
+        "tf32": tf32,
+        "deterministic": os.environ.get(DETERMINISTIC) == "1",
+    }
+    plan = Sweep(
+        planned.spec, backend, (), runs_dir, max_runs, record=planned.record, execution=choices
+    )
     if dry_run or estimate:
         from sweeps.sweep.datacheck import data_lines
 
@@ -479,11 +493,15 @@ def sweep(
         sys.exit(1)
 
 
-def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run):
-    """The spec of `sweep NAME`, or of an ad-hoc grid (--preset, --grid, --name)."""
+def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend):
+    """What the command plans (sweeps.sweep.record.Planned): the record of `sweep NAME` (or
+    the spec NAME), or an ad-hoc grid (--preset, --grid, --name), with every --set in its
+    [set]; refused where another definition's finished runs hold the folder."""
     from sweeps.core.errors import HarnessError
-    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_spec, find_spec
+    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_plan
+    from sweeps.sweep.record import base_raw, plan, spec_note
 
+    program = PROGRAMS[backend]
     if preset or grid:
         if seeds is not None and any(g.split("=", 1)[0].strip() == "seed" for g in grid):
             raise HarnessError("give the seeds once: --seeds N or --grid seed=S1,S2,...")
@@ -501,11 +519,12 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
                 preset,
                 *(f"--grid {g}" for g in grid),
                 f"--seeds {seeds}",
+                *(f"--set {o}" for o in overrides),
                 f"--name {target}",
             ]
         )
-        return adhoc_spec(
-            runs_dir, target, preset, grid, seeds, command, write=not dry_run, max_runs=max_runs
+        return adhoc_plan(
+            runs_dir, target, preset, grid, seeds, command, max_runs, overrides, program
         )
     if seeds is not None:
         raise HarnessError(
@@ -520,7 +539,9 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
             + ", ".join(_spec_names())
             + "), or an ad-hoc grid with --preset, --grid and --name"
         )
-    return find_spec(name, runs_dir, max_runs)
+    planned = plan(runs_dir, base_raw(name, runs_dir), overrides, max_runs, program)
+    note = spec_note(name, runs_dir, program)
+    return planned if note is None else dataclasses.replace(planned, notes=(*planned.notes, note))
 
 
 def _spec_names() -> list[str]:
