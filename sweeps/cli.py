@@ -222,15 +222,25 @@ def data_info(corpus, tokenizer, path, overrides):
     default=None,
     help="Run directory (default runs/single/<run_id>).",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="CPU threads (default: the libraries' own, every core, as the worker of a "
+    "one-worker sweep; OMP_NUM_THREADS also sets it). Threads wait passively either way.",
+)
 @device_options
 @click.pass_obj
-def train(backend, preset, overrides, seed, out, device, compile, tf32):
+def train(backend, preset, overrides, seed, out, threads, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
     from sweeps.core.files import check_writable
+    from sweeps.platform.blas import thread_env
     from sweeps.run.backends import Execution
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
 
+    # before the backend is imported: its OpenMP and BLAS read these once, when they load
+    os.environ.update(thread_env(1, os.cpu_count() or 1, os.environ, threads))
     execution = Execution(backend, device, compile, tf32)
     cfg = resolve_config(preset, overrides, backend, seed)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
@@ -348,8 +358,10 @@ def _shown_config(name: str, overrides, backend: str):
 @click.option(
     "--estimate",
     is_flag=True,
-    help="Time a short probe (under a minute) of the largest config on --device "
-    "and print the sweep's wall time, tokens, FLOPs and device-hours first.",
+    help="Time a short probe (under a minute) of the largest config on --device, with "
+    "the CPU threads of one of --workers workers, in repeats, and print the sweep's "
+    "tokens, FLOPs, device-hours and wall time first, as a range, and whether the "
+    "machine looked busy.",
 )
 @click.option("--retry-failed", is_flag=True, help="Run failed runs again.")
 @click.option(
@@ -456,13 +468,15 @@ def sweep(
         from sweeps.sweep.estimate import estimate_sweep
 
         execution.check_device()
-        # A sweep that follows: probe in a child process, so this one keeps no GPU context.
+        # In a child process with a worker's environment (its CPU threads), so the probe
+        # computes as the sweep's workers will, and this one keeps no GPU context.
         estimate_sweep(
             plan,
             execution,
             echo=click.echo,
-            apart=not dry_run,
+            apart=True,
             progress=lambda text: click.echo(text, err=True),
+            workers=workers if executor == "local" else None,
         )
     if dry_run:
         return show_plan(plan, click.echo)

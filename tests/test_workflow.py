@@ -6,6 +6,7 @@ One real ad-hoc sweep (smoke preset, 12 runs of 12 steps) is shared by the tests
 finished sweep; everything else is files made by hand or fakes.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -829,6 +830,78 @@ def test_the_estimate_skips_the_pilot_on_an_accelerator():
         SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append, pilot=False
     )
     assert probe.batch == 4 and not any("pilot" in s for s in said)
+
+
+class UnsteadyTrainer(SlowTrainer):
+    """Steps of 2 ms, and of 6 ms every other call: a machine whose speed comes and goes."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.calls = 0
+
+    def train_step(self, starts, lr):
+        self.calls += 1
+        time.sleep(0.006 if self.calls % 2 == 0 and self.calls > 20 else 0.002)
+        return 0
+
+
+def test_the_estimate_is_a_range_over_repeats_and_says_when_the_machine_looked_busy():
+    cfg = get_preset("smoke")
+    probe = estimate.measure(UnsteadyTrainer, cfg, seconds=0.6, pilot=False)
+    low, high = probe.step_range
+    assert probe.repeats == estimate.REPEATS and low < probe.step_s < high
+    result = estimate.sweep_estimate([cfg] * 10, 2, probe)
+    (p_low, p_high), (w_low, w_high) = result["range"]["planned"], result["range"]["worst"]
+    assert p_low < result["planned"]["seconds"] < p_high and p_high < w_high
+    assert w_low == pytest.approx(p_low * 12 / 10, rel=0.01)  # 2 more runs of the same
+    busy = dataclasses.replace(probe, spread=(low, 2.5 * low), load=2.4, cpus=2, threads="1")
+    idle = dataclasses.replace(busy, spread=(low, 1.1 * low), load=0.3)
+    assert busy.busy and busy.unsteady and not idle.busy and not idle.unsteady
+    result = {**estimate.sweep_estimate([cfg] * 10, 0, busy), "workers": 2, "parallel": 2}
+    text = "\n".join(estimate.describe(result, busy, "torch"))
+    assert "busy: load average 2.40 on 2 CPU(s) before the probe" in text
+    assert "unsteady: the repeats spread x2.50" in text
+    assert "1 CPU thread(s), as each of 2 worker(s)" in text
+    # the range in device-hours and in wall time with 2 workers at once: half of it
+    shown = re.search(
+        r"planned: .*: ([0-9.]+)-([0-9.]+) device-hours of cpu; (.+) wall with 2", text
+    )
+    assert shown and float(shown[1]) < float(shown[2]), text
+    assert shown[3] == estimate._span(*(s / 2 for s in result["range"]["planned"]))
+    quiet = {**estimate.sweep_estimate([cfg] * 10, 0, idle), "workers": 1, "parallel": 1}
+    assert "machine" not in "\n".join(estimate.describe(quiet, idle, "torch"))
+
+
+def test_the_estimate_counts_early_evaluations_and_the_final_one(monkeypatch):
+    cfg = get_preset("cpu")  # 1200 steps: full every 200 and every 12 up to 120, quick every 24
+    assert estimate.evaluations(cfg) == (17, 43)  # 7 periodic + 10 early; 50 quick - 7 shared
+    monkeypatch.setattr(estimate, "val_tokens", lambda data: 1_407_284)  # the builtin split
+    assert estimate.final_eval_batches(cfg) == -(-(1_407_283 // 128) // 16)  # 688 batches
+    capped = get_preset("smoke")  # 2^14 tokens of 32-token windows, 8 a batch
+    assert estimate.final_eval_batches(capped) == 2**14 // 32 // 8
+    probe = estimate.Measurement(cfg, "cpu", "x", step_s=0.1, eval_s=0.05, startup_s=0, steps=2)
+    cost = estimate.run_cost(cfg, probe)
+    assert cost["final_eval_s"] == pytest.approx(688 * 0.05)
+    assert cost["eval_s"] == pytest.approx((17 * (8 + 1) + 43 * 2) * 0.05)
+    assert cost["seconds"] == pytest.approx(120 + cost["eval_s"] + cost["final_eval_s"])
+    monkeypatch.setattr(estimate, "val_tokens", lambda data: None)  # not prepared
+    result = {**estimate.sweep_estimate([cfg], 0, probe), "workers": 1, "parallel": 1}
+    assert estimate.run_cost(cfg, probe)["final_eval_s"] == 0 and not result["final_known"]
+    text = "\n".join(estimate.describe(result, probe, "torch"))
+    assert "final evaluation not counted" in text and "prepare the data first" in text
+
+
+def test_single_runs_and_sweep_workers_choose_threads_alike(monkeypatch):
+    from sweeps.platform.blas import THREAD_VARS, thread_env
+
+    assert thread_env(1, 8, {}) == {"OMP_WAIT_POLICY": "PASSIVE"}  # every core, passive
+    assert thread_env(4, 8, {})["OMP_NUM_THREADS"] == "2"
+    assert thread_env(1, 8, {"OMP_NUM_THREADS": "3"}, threads=1)["MKL_NUM_THREADS"] == "1"
+    for key in (*THREAD_VARS, "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(key, raising=False)  # restored after the test
+    # set before anything else (here the --out that cannot be written ends the command)
+    invoke("torch", "train", "--threads", 1, "--out", "/proc/no/such/run")
+    assert os.environ.get("OMP_NUM_THREADS") == "1" and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 def test_watch_is_live_between_checkpoints(tmp_path):
