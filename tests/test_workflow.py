@@ -305,6 +305,21 @@ def test_a_plan_json_from_before_records_keeps_its_overrides(tmp_path):
     )
     resumed = record.plan(runs, record.base_raw("old", runs), ())
     assert resumed.record is not None and '"train.max_steps" = 30' in resumed.record
+    # a spec's sweep from before: no spec.toml, its plan.json's spec and overrides are it
+    from sweeps.core.errors import HarnessError
+    from sweeps.sweep.spec import load_spec
+
+    spec_folder = runs / "smoke"
+    spec_folder.mkdir()
+    plan = {"spec": load_spec("smoke").to_dict(), "overrides": ["train.max_steps=30"]}
+    (spec_folder / "plan.json").write_text(json.dumps(plan))
+    (spec_folder / "torch-x").mkdir()
+    (spec_folder / "torch-x" / "summary.json").write_text("{}")
+    assert record.find_spec("smoke", runs).set["train.max_steps"] == 30
+    same = record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=30"])
+    assert same.record is not None and '"train.max_steps" = 30' in same.record  # written whole
+    with pytest.raises(HarnessError, match="train.max_steps 30 in the record, 60 here"):
+        record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=60"])
 
 
 def test_figures_says_when_it_reports_fewer_runs_than_the_folder_holds(grid_sweep, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
 from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
-from sweeps.sweep.record import RECORD, Planned, plan
+from sweeps.sweep.record import RECORD, Planned, plan, record_raw
 from sweeps.sweep.spec import (
     MAX_RUNS,
     SPECS_DIR,
@@ -211,7 +211,7 @@ def adhoc_plan(
         raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
     raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
     folder = Path(runs_dir) / name
-    if (folder / "plan.json").exists() and not (folder / SPEC_FILE).exists():
+    if (folder / "plan.json").exists() and record_raw(folder) is None:
         raise HarnessError(
             f"{folder} holds a sweep without a record ({SPEC_FILE}): not this ad-hoc grid; "
             f"choose another --name"

@@ -16,8 +16,9 @@ in each run id, and plan.json records the last sweep's backend and device choice
   runs the new definition replaces the record, and says so. The study's analysis settings
   ([study]) are not part of the comparison: an ad-hoc grid takes them from its preset's spec
   when it starts, and a later edit of that spec does not change a sweep under way.
-- A plan.json written before records held every `--set` kept them apart (its "overrides");
-  they are read as part of the record.
+- A folder written before records: the spec its plan.json holds is its record, and the
+  "overrides" that plan.json kept apart from the spec are part of it (written as spec.toml
+  by the next sweep).
 """
 
 from __future__ import annotations
@@ -68,21 +69,35 @@ def _fix(path: Path) -> str:
 
 def record_raw(folder: Path) -> dict | None:
     """The record of the sweep in `folder` as TOML data, None when there is none: spec.toml,
-    with the "overrides" of a plan.json written before records held them merged in."""
+    or in a folder written before records, the spec its plan.json holds (when it still
+    reads as a spec); either with the "overrides" of such a plan.json merged in."""
     path = folder / RECORD
-    if not path.is_file():
-        return None
-    raw = read_raw(path)
+    if path.is_file():
+        raw = read_raw(path)
+    else:
+        raw = _plan(folder).get("spec")
+        if not isinstance(raw, dict):
+            return None
+        raw = {k: v for k, v in raw.items() if v is not None}
+        try:
+            parse_spec(raw, default_name=folder.name)
+        except (ConfigError, TypeError, AttributeError, ValueError):
+            return None  # a plan too old to read back: the command's definition is used
     legacy = _plan_overrides(folder)
     return with_sets(raw, legacy) if legacy else raw
 
 
-def _plan_overrides(folder: Path) -> list[str]:
+def _plan(folder: Path) -> dict:
     try:
         plan = json.loads((folder / "plan.json").read_text())
-        return [str(o) for o in plan.get("overrides") or []]
-    except (OSError, ValueError, AttributeError):
-        return []
+    except (OSError, ValueError):
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
+def _plan_overrides(folder: Path) -> list[str]:
+    overrides = _plan(folder).get("overrides")
+    return [str(o) for o in overrides] if isinstance(overrides, list) else []
 
 
 def with_sets(raw: dict, overrides) -> dict:
@@ -222,7 +237,7 @@ def plan(
         return Planned(asked, text)
     diffs = differences(held, asked)
     if not diffs:  # the record as written: its [study] as the sweep started
-        legacy = _plan_overrides(folder)  # written whole with the next plan
+        legacy = _plan_overrides(folder) or not (folder / RECORD).is_file()
         return Planned(held, _text(held.name, record_raw(folder)) if legacy else None)
     done = finished_runs(folder)
     if done:
