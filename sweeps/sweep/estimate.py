@@ -230,7 +230,9 @@ def measure(
     built = probe.built
     left = max(0.0, budget_s - (time.perf_counter() - began))
     first = probe.time(1, 1)  # sizes the repeats
-    want = min(seconds, max(left - 2 * first, 0.0))
+    # kept for the evaluation batches (a forward pass: about a third of a step, or less)
+    eval_reserve = (EVAL_REPEATS + 1) * first / 2
+    want = min(seconds, max(left - 2 * first - eval_reserve, 0.0))
     affordable = max(min_steps, int(want / max(first, 1e-9)))
     repeats = max(2, min(REPEATS, affordable))
     n = max(1, affordable // repeats)
@@ -242,7 +244,7 @@ def measure(
     scale = B / batch
     per_step = sorted(t * scale for t in per_step)
     step_s = statistics.median(per_step)
-    eval_s = probe.eval_s() * scale
+    eval_s = probe.eval_s(budget_s - (time.perf_counter() - began)) * scale
     say(f"probe: done in {time.perf_counter() - began:.1f} s")
     device, name = probe.trainer.device, getattr(probe.trainer, "device_name", probe.trainer.device)
     del probe
@@ -294,19 +296,22 @@ class _Probe:
     def step_s(self) -> float:
         return self.time(1, 1)
 
-    def eval_s(self, repeats: int = EVAL_REPEATS) -> float:
-        """Seconds for one evaluation batch: the median of `repeats` timings after an untimed
-        one (the first call may build the evaluation's buffers, and a single timing on a
-        busy machine varied 36-75 ms for the cpu preset, whose final evaluation is 688
-        batches)."""
+    def eval_s(self, left: float = float("inf")) -> float:
+        """Seconds for one evaluation batch: the median of up to EVAL_REPEATS timings (as
+        many as `left` seconds allow, at least one) after an untimed one (the first call may
+        build the evaluation's buffers, and a single timing on a busy machine varied 36-75 ms
+        for the cpu preset, whose final evaluation is 688 batches)."""
         T = self.cfg.model.block_size
         x = np.stack([self.tokens[i : i + T] for i in range(self.cfg.train.batch_size)])
         x = x.astype(np.int32)
         times = []
-        for _ in range(repeats + 1):
+        while len(times) < EVAL_REPEATS + 1:
             t = time.perf_counter()
             self.trainer.eval_loss(x, x)
             times.append(time.perf_counter() - t)
+            left -= times[-1]
+            if len(times) >= 2 and left < times[-1]:  # at least one timed, within `left` s
+                break
         return statistics.median(times[1:])
 
 
