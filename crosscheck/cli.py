@@ -35,7 +35,8 @@ def float32_numerics(threads: int | None) -> None:
 @click.option(
     "--sweep",
     default=None,
-    help="Check every distinct model config of sweeps/specs/NAME.toml (or a .toml).",
+    help="Check every distinct model config of sweep NAME: its record RUNS_DIR/NAME/spec.toml "
+    "(a spec's or an ad-hoc grid's, with its --set), else sweeps/specs/NAME.toml, or a .toml.",
 )
 @click.option(
     "--runs-dir",
@@ -177,7 +178,7 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
     or None): from --preset or from --sweep, exactly one of them. --interventions (with
     --preset) adds each intervention at its exercise value."""
     from crosscheck.configs import preset_targets, sweep_targets
-    from sweeps.sweep.spec import load_spec
+    from sweeps.sweep.record import find_spec
     from sweeps.sweep.sweepdir import SweepDir
 
     if (preset is None) == (sweep is None):
@@ -189,7 +190,7 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
         )
     if sweep is None:
         return None, preset_targets(preset, overrides, qk_norms, interventions), None
-    spec = load_spec(sweep)
+    spec = find_spec(sweep, runs_dir)  # the sweep's record (runs/NAME/spec.toml) first
     return (
         spec,
         sweep_targets(spec, overrides, qk_norms),

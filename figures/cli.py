@@ -77,8 +77,9 @@ def figures(name, runs_dir, out, formats, from_report):
         return
     files = SweepDir(Path(runs_dir) / name)
     shown = files.plan_backend()
-    note = files.left_out_note(shown, "figures") if shown else None
-    if note:  # plan.json is one backend's: the report leaves the others' runs out
+    planned = files.planned_configs()
+    notes = [files.unplanned_note(planned, shown), files.left_out_note(shown, "figures")]
+    for note in filter(None, notes if shown else []):  # the report says so too
         click.echo(note, err=True)
 
 

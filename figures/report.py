@@ -195,6 +195,8 @@ def _header(results: SweepResults, result: dict) -> str:
         ]
     if results.spec.get("description"):
         lines += [str(results.spec["description"]).strip(), ""]
+    if results.ignored:
+        lines += [left_out_notice(results), ""]
     lines += [
         f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
         + (
@@ -206,6 +208,21 @@ def _header(results: SweepResults, result: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def left_out_notice(results: SweepResults) -> str:
+    """The report (and the terminal) says when it covers fewer run directories than the
+    sweep folder holds: those its plan.json does not plan (another definition's or another
+    backend's runs)."""
+    by_backend = Counter(rid.split("-", 1)[0] for rid in results.ignored)
+    held = len(results.runs) + len(results.ignored)
+    kinds = ", ".join(f"{n} {b}" for b, n in sorted(by_backend.items()))
+    return (
+        f"> **This report covers {len(results.runs)} of the {held} run directories in "
+        f"`{results.name}`**: {len(results.ignored)} ({kinds}) are not in its plan.json (runs "
+        f"of an earlier definition, another preset, grid or --set, or of another backend) and "
+        f"are left out of everything below; `status {results.name}` names the planned runs."
+    )
 
 
 def _setup(results: SweepResults, result: dict) -> str:

@@ -11,6 +11,7 @@ or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -221,15 +222,25 @@ def data_info(corpus, tokenizer, path, overrides):
     default=None,
     help="Run directory (default runs/single/<run_id>).",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="CPU threads (default: the libraries' own, every core, as the worker of a "
+    "one-worker sweep; OMP_NUM_THREADS also sets it). Threads wait passively either way.",
+)
 @device_options
 @click.pass_obj
-def train(backend, preset, overrides, seed, out, device, compile, tf32):
+def train(backend, preset, overrides, seed, out, threads, device, compile, tf32):
     """Train one run; resumes an interrupted run directory, skips a finished one."""
     from sweeps.core.files import check_writable
+    from sweeps.platform.blas import thread_env
     from sweeps.run.backends import Execution
     from sweeps.run.loop import train_run
     from sweeps.run.rundir import RunDir
 
+    # before the backend is imported: its OpenMP and BLAS read these once, when they load
+    os.environ.update(thread_env(1, os.cpu_count() or 1, os.environ, threads))
     execution = Execution(backend, device, compile, tf32)
     cfg = resolve_config(preset, overrides, backend, seed)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
@@ -347,8 +358,10 @@ def _shown_config(name: str, overrides, backend: str):
 @click.option(
     "--estimate",
     is_flag=True,
-    help="Time a short probe (under a minute) of the largest config on --device "
-    "and print the sweep's wall time, tokens, FLOPs and device-hours first.",
+    help="Time a short probe (under a minute) of the largest config on --device, with "
+    "the CPU threads of one of --workers workers, in repeats, and print the sweep's "
+    "tokens, FLOPs, device-hours and wall time first, as a range, and whether the "
+    "machine looked busy.",
 )
 @click.option(
     "--fuse",
@@ -443,8 +456,21 @@ def sweep(
 
     fuse = parse_fuse(fuse)
     execution = Execution(backend, device, compile, tf32, retry_failed)
-    spec = _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run)
-    plan = Sweep(spec, backend, overrides, runs_dir, max_runs)
+    planned = _sweep_spec(
+        name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
+    )
+    for note in planned.notes:
+        click.echo(note, err=True)
+    # every --set is in the spec's [set] now: the record alone plans these runs
+    choices = {
+        "device": device,
+        "compile": compile,
+        "tf32": tf32,
+        "deterministic": os.environ.get(DETERMINISTIC) == "1",
+    }
+    plan = Sweep(
+        planned.spec, backend, (), runs_dir, max_runs, record=planned.record, execution=choices
+    )
     if dry_run or estimate:
         from sweeps.sweep.datacheck import data_lines
 
@@ -454,13 +480,15 @@ def sweep(
         from sweeps.sweep.estimate import estimate_sweep
 
         execution.check_device()
-        # A sweep that follows: probe in a child process, so this one keeps no GPU context.
+        # In a child process with a worker's environment (its CPU threads), so the probe
+        # computes as the sweep's workers will, and this one keeps no GPU context.
         estimate_sweep(
             plan,
             execution,
             echo=click.echo,
-            apart=not dry_run,
+            apart=True,
             progress=lambda text: click.echo(text, err=True),
+            workers=workers if executor == "local" else None,
         )
         _estimate_fused(plan, execution, fuse, apart=not dry_run)
     if dry_run:
@@ -526,11 +554,15 @@ def _fused(start, fuse, execution, plan):
     return fusing(start, size)
 
 
-def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_run):
-    """The spec of `sweep NAME`, or of an ad-hoc grid (--preset, --grid, --name)."""
+def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend):
+    """What the command plans (sweeps.sweep.record.Planned): the record of `sweep NAME` (or
+    the spec NAME), or an ad-hoc grid (--preset, --grid, --name), with every --set in its
+    [set]; refused where another definition's finished runs hold the folder."""
     from sweeps.core.errors import HarnessError
-    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_spec, find_spec
+    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_plan
+    from sweeps.sweep.record import base_raw, plan, spec_note
 
+    program = PROGRAMS[backend]
     if preset or grid:
         if seeds is not None and any(g.split("=", 1)[0].strip() == "seed" for g in grid):
             raise HarnessError("give the seeds once: --seeds N or --grid seed=S1,S2,...")
@@ -548,11 +580,12 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
                 preset,
                 *(f"--grid {g}" for g in grid),
                 f"--seeds {seeds}",
+                *(f"--set {o}" for o in overrides),
                 f"--name {target}",
             ]
         )
-        return adhoc_spec(
-            runs_dir, target, preset, grid, seeds, command, write=not dry_run, max_runs=max_runs
+        return adhoc_plan(
+            runs_dir, target, preset, grid, seeds, command, max_runs, overrides, program
         )
     if seeds is not None:
         raise HarnessError(
@@ -567,7 +600,9 @@ def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, dry_r
             + ", ".join(_spec_names())
             + "), or an ad-hoc grid with --preset, --grid and --name"
         )
-    return find_spec(name, runs_dir, max_runs)
+    planned = plan(runs_dir, base_raw(name, runs_dir), overrides, max_runs, program)
+    note = spec_note(name, runs_dir, program)
+    return planned if note is None else dataclasses.replace(planned, notes=(*planned.notes, note))
 
 
 def _spec_names() -> list[str]:

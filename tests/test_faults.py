@@ -714,8 +714,11 @@ def test_status_with_a_truncated_plan_falls_back_to_the_spec(clean_sweep, tmp_pa
         warning = result.stderr.strip()
         assert warning.startswith(f"warning: {plan}") and "\n" not in warning
         assert "12 runs: 6 ok, 6 diverged" in result.stdout
-        by_name = only_line(cli("status", "faults", "--runs-dir", runs), 2)  # no spec to use
-        assert f"{plan}" in by_name
+        # by name: the sweep's record (runs/faults/spec.toml) plans the same runs
+        by_name = cli("status", "faults", "--runs-dir", runs)
+        assert by_name.exit_code == 0 and "12 runs: 6 ok, 6 diverged" in by_name.stdout
+    (runs / "faults" / "spec.toml").unlink()  # no record, no spec of that name: one line
+    assert f"{plan}" in only_line(cli("status", "faults", "--runs-dir", runs), 2)
 
 
 SPEC_ERRORS = {

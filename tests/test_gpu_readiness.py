@@ -2,6 +2,7 @@
 can capture, no asynchronous copies from pageable memory, the device pick and its warning,
 the GPU memory check, sticky CUDA errors, the deterministic mode, the GPU check script."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -475,10 +476,15 @@ from sweeps.sweep.runner import Sweep
 from sweeps.sweep.spec import load_spec
 sweep = Sweep(load_spec("smoke"), "torch", ["data.builtin_stories=300"], {str(tmp_path)!r})
 result = estimate_sweep(sweep, Execution("torch", "cpu"), seconds=0.2, echo=lambda line: None,
-                        apart=True)
+                        apart=True, workers=2)
 print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "qktorch")))
+print(result["threads"])
 """
+    from sweeps.platform.blas import THREAD_VARS
+    from sweeps.sweep.estimate import usable_cpus
+
     root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
     out = subprocess.run(
         [sys.executable, "-c", code],
         check=False,
@@ -486,9 +492,12 @@ print(result["runs"], sorted(m for m in sys.modules if m.split(".")[0] in ("torc
         text=True,
         cwd=root,
         timeout=300,
+        env=env,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "36 []"  # measured, and no torch in this process
+    # the probe computed with the threads of one of the sweep's 2 workers
+    assert out.stdout.split("\n")[1] == str(max(1, usable_cpus() // 2))
 
 
 # -- the GPU check script, on the CPU --------------------------------------------------------

@@ -524,7 +524,7 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     fresh = CliRunner().invoke(make_cli("torch"), ["status", "smoke", "--runs-dir", str(tmp_path)])
     assert fresh.exit_code == 0 and "36 runs: 36 pending" in fresh.output
     unknown = CliRunner().invoke(make_cli("torch"), ["status", "nope", "--runs-dir", str(runs)])
-    assert unknown.exit_code == 2 and "unknown sweep spec" in unknown.output
+    assert unknown.exit_code == 2 and "unknown sweep 'nope': no " in unknown.output
 
 
 def test_the_grid_extends_until_a_run_diverges(tmp_path):

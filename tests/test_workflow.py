@@ -6,6 +6,7 @@ One real ad-hoc sweep (smoke preset, 12 runs of 12 steps) is shared by the tests
 finished sweep; everything else is files made by hand or fakes.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -26,6 +27,7 @@ from sweeps.core.params import count_params
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir, RunLock
 from sweeps.sweep import adhoc, estimate
+from sweeps.sweep.tomlfields import to_toml
 from sweeps.sweep.watch import Seen, frame, watch
 
 FAST = [
@@ -94,7 +96,8 @@ def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
     other = invoke(
         "torch", "sweep", *GRID[:3], "train.lr=0.01,0.3", *GRID[4:], "--runs-dir", runs, *sets(FAST)
     )
-    assert other.exit_code == 2 and "holds another grid" in other.output
+    assert other.exit_code == 2 and "12 finished run(s) of another definition" in other.output
+    assert "[grid] lr [0.01, 0.1] in the record, [0.01, 0.3] here" in other.output
     status = invoke("torch", "status", "grid", "--runs-dir", runs)
     assert status.exit_code == 0 and "12 runs: 12 ok" in status.output
 
@@ -209,6 +212,131 @@ def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
     report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
     assert report.exit_code == 0, report.output
     assert "1 mlx run(s)" in report.output and "`qkmlx figures grid`" in report.output
+    text = (runs / "grid" / "report" / "report.md").read_text()
+    assert "This report covers 12 of the 13 run directories in `grid`**: 1 (1 mlx)" in text
+
+
+# -- a named sweep is one thing: its record -------------------------------------------------
+def test_a_sweep_records_every_set_and_resumes_checks_and_reports_from_it(grid_sweep, tmp_path):
+    """The issue's case: an ad-hoc grid run with --set resumes by name as the grid that ran;
+    a command that would plan other runs beside the finished ones is refused in one line
+    naming the difference; crosscheck --sweep NAME reads the record."""
+    import shutil
+
+    from crosscheck.cli import _targets
+    from sweeps.sweep.spec import load_spec
+
+    runs = tmp_path / "runs"
+    shutil.copytree(grid_sweep[0] / "grid", runs / "grid")
+    record = runs / "grid" / "spec.toml"
+    text = record.read_text()
+    table = text.split("[set]\n")[1].split("\n\n")[0]  # every --set, typed
+    assert '"train.max_steps" = 12' in table and '"data.builtin_stories" = 300' in table
+    assert "--set train.max_steps=12" in text  # the description: the command as typed
+    spec = load_spec(str(record))  # a complete spec: the record alone plans the same runs
+    assert spec.set["train.max_steps"] == 12 and spec.set["train.warmup_steps"] == 2
+    plan = json.loads((runs / "grid" / "plan.json").read_text())
+    assert plan["overrides"] == [] and plan["execution"]["device"] == "cpu"
+    by_name = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--dry-run")
+    assert by_name.exit_code == 0 and "state: 12 finished" in by_name.output
+    assert "12 steps x 256 tokens" in by_name.output and "; 0 to run" in by_name.output
+    longer = invoke("torch", "sweep", "grid", "--runs-dir", runs, "--set", "train.max_steps=24")
+    line = one_line(longer)
+    assert "holds 12 finished run(s) of another definition" in line
+    assert "train.max_steps 12 in the record, 24 here" in line
+    assert "resume them with `qktorch sweep grid`" in line
+    retyped = invoke("torch", "sweep", *GRID, "--runs-dir", runs)  # the --set forgotten
+    line = one_line(retyped)
+    assert "train.max_steps 12 in the record, 60 here" in line and "train.warmup_steps 2" in line
+    again = invoke("torch", "sweep", *GRID, "--runs-dir", runs, "--dry-run", *sets(FAST))
+    assert again.exit_code == 0 and "; 0 to run" in again.output  # the same command resumes
+    cc_spec, targets, path = _targets(None, "grid", runs, (), ())
+    assert cc_spec.set["train.max_steps"] == 12 and path == runs / "grid" / "crosscheck.json"
+    assert {t.cfg.data.builtin_stories for t in targets} == {300}  # the record's [set]
+    unknown = invoke("torch", "status", "nope", "--runs-dir", runs)
+    assert f"no {runs / 'nope' / 'spec.toml'}" in one_line(unknown)
+
+
+def test_a_spec_sweeps_record_holds_its_set_and_wins_over_the_spec(tmp_path):
+    from sweeps.core.errors import HarnessError
+    from sweeps.sweep import record
+
+    runs = tmp_path / "runs"
+    planned = record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=30"])
+    assert planned.spec.set["train.max_steps"] == 30 and planned.record is not None
+    (runs / "smoke").mkdir(parents=True)
+    (runs / "smoke" / "spec.toml").write_text(planned.record)
+    again = record.plan(runs, record.base_raw("smoke", runs), ())  # `sweep smoke`: the record
+    assert again.spec == planned.spec and again.record is None and not again.notes
+    note = record.spec_note("smoke", runs, "qktorch")
+    assert "train.max_steps 60 in the spec, 30 in the record" in note
+    assert record.find_spec("smoke", runs).set["train.max_steps"] == 30  # status, figures
+    # no run finished: another definition replaces the record, and says so
+    other = record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=40"])
+    assert other.record is not None and "replaced (no run had finished)" in other.notes[0]
+    finished = runs / "smoke" / "torch-off-L2-lr0.01-s0-0123456789"
+    finished.mkdir()
+    (finished / "summary.json").write_text("{}")
+    with pytest.raises(HarnessError, match="holds 1 finished run.* 30 in the record, 40 here"):
+        record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=40"])
+    # the study's settings are no part of the comparison (an ad-hoc grid inherits them)
+    edited = (runs / "smoke" / "spec.toml").read_text().replace("delta = 0.25", "delta = 0.3")
+    (runs / "smoke" / "spec.toml").write_text(edited)
+    assert record.plan(runs, record.base_raw("smoke", runs), ()).spec.study.delta == 0.3
+
+
+def test_a_plan_json_from_before_records_keeps_its_overrides(tmp_path):
+    """A folder written before the record held every --set: plan.json's overrides are part
+    of the record, so the grid resumes as it ran (and the next plan writes it whole)."""
+    from sweeps.sweep import record
+
+    runs = tmp_path / "runs"
+    folder = runs / "old"
+    folder.mkdir(parents=True)
+    raw = adhoc.adhoc_raw("old", "smoke", adhoc.parse_grid(["lr=0.01,0.1"]), 3)
+    (folder / "spec.toml").write_text(to_toml(raw))
+    (folder / "plan.json").write_text(json.dumps({"overrides": ["train.max_steps=30"]}))
+    assert record.find_spec("old", runs).set["train.max_steps"] == 30
+    planned = adhoc.adhoc_plan(runs, "old", "smoke", ["lr=0.01,0.1"], 3, "", overrides=FAST[1:2])
+    assert planned.spec.set["train.max_steps"] == 12  # no run finished: replaced, and said
+    assert (
+        "replaced" in planned.notes[0]
+        and "train.max_steps 30 in the record, 12 here" in (planned.notes[0])
+    )
+    resumed = record.plan(runs, record.base_raw("old", runs), ())
+    assert resumed.record is not None and '"train.max_steps" = 30' in resumed.record
+    # a spec's sweep from before: no spec.toml, its plan.json's spec and overrides are it
+    from sweeps.core.errors import HarnessError
+    from sweeps.sweep.spec import load_spec
+
+    spec_folder = runs / "smoke"
+    spec_folder.mkdir()
+    plan = {"spec": load_spec("smoke").to_dict(), "overrides": ["train.max_steps=30"]}
+    (spec_folder / "plan.json").write_text(json.dumps(plan))
+    (spec_folder / "torch-x").mkdir()
+    (spec_folder / "torch-x" / "summary.json").write_text("{}")
+    assert record.find_spec("smoke", runs).set["train.max_steps"] == 30
+    same = record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=30"])
+    assert same.record is not None and '"train.max_steps" = 30' in same.record  # written whole
+    with pytest.raises(HarnessError, match="train.max_steps 30 in the record, 60 here"):
+        record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=60"])
+
+
+def test_figures_says_when_it_reports_fewer_runs_than_the_folder_holds(grid_sweep, tmp_path):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(grid_sweep[0] / "grid", runs / "grid")
+    one = RunDir(next((runs / "grid").glob("torch-*")))
+    stray = one.read_config().with_overrides(["train.max_steps=10"])  # an earlier definition
+    RunDir(runs / "grid" / stray.run_id).write_config(stray)
+    report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
+    assert report.exit_code == 0, report.output
+    assert "holds 1 torch run directory that its plan.json does not plan" in report.output
+    text = (runs / "grid" / "report" / "report.md").read_text()
+    assert "This report covers 12 of the 13 run directories in `grid`**: 1 (1 torch)" in text
+    status = invoke("torch", "status", "grid", "--runs-dir", runs)
+    assert "holds 1 torch run directory that its plan.json does not plan" in status.output
 
 
 # -- watching a run that is training --------------------------------------------------------
@@ -300,7 +428,7 @@ def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
         "x", "tiny", adhoc.parse_grid(["lr=1e-3,1e-2", "n_layer=2,4", "seed=0,1,5"])
     )
     path = tmp_path / "x.toml"
-    path.write_text(adhoc.to_toml(raw))
+    path.write_text(to_toml(raw))
     assert load_spec(str(path)) == parse_spec(raw)
     assert load_spec(str(path)).seed == (0, 1, 5)
 
@@ -717,6 +845,78 @@ def test_the_estimate_skips_the_pilot_on_an_accelerator():
         SlowTrainer, cfg, seconds=0.2, budget_s=5.0, progress=said.append, pilot=False
     )
     assert probe.batch == 4 and not any("pilot" in s for s in said)
+
+
+class UnsteadyTrainer(SlowTrainer):
+    """Steps of 2 ms, and of 6 ms every other call: a machine whose speed comes and goes."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.calls = 0
+
+    def train_step(self, starts, lr):
+        self.calls += 1
+        time.sleep(0.006 if self.calls % 2 == 0 and self.calls > 20 else 0.002)
+        return 0
+
+
+def test_the_estimate_is_a_range_over_repeats_and_says_when_the_machine_looked_busy():
+    cfg = get_preset("smoke")
+    probe = estimate.measure(UnsteadyTrainer, cfg, seconds=0.6, pilot=False)
+    low, high = probe.step_range
+    assert probe.repeats == estimate.REPEATS and low < probe.step_s < high
+    result = estimate.sweep_estimate([cfg] * 10, 2, probe)
+    (p_low, p_high), (w_low, w_high) = result["range"]["planned"], result["range"]["worst"]
+    assert p_low < result["planned"]["seconds"] < p_high and p_high < w_high
+    assert w_low == pytest.approx(p_low * 12 / 10, rel=0.01)  # 2 more runs of the same
+    busy = dataclasses.replace(probe, spread=(low, 2.5 * low), load=2.4, cpus=2, threads="1")
+    idle = dataclasses.replace(busy, spread=(low, 1.1 * low), load=0.3)
+    assert busy.busy and busy.unsteady and not idle.busy and not idle.unsteady
+    result = {**estimate.sweep_estimate([cfg] * 10, 0, busy), "workers": 2, "parallel": 2}
+    text = "\n".join(estimate.describe(result, busy, "torch"))
+    assert "busy: load average 2.40 on 2 CPU(s) before the probe" in text
+    assert "unsteady: the repeats spread x2.50" in text
+    assert "1 CPU thread(s), as each of 2 worker(s)" in text
+    # the range in device-hours and in wall time with 2 workers at once: half of it
+    shown = re.search(
+        r"planned: .*: ([0-9.]+)-([0-9.]+) device-hours of cpu; (.+) wall with 2", text
+    )
+    assert shown and float(shown[1]) < float(shown[2]), text
+    assert shown[3] == estimate._span(*(s / 2 for s in result["range"]["planned"]))
+    quiet = {**estimate.sweep_estimate([cfg] * 10, 0, idle), "workers": 1, "parallel": 1}
+    assert "machine" not in "\n".join(estimate.describe(quiet, idle, "torch"))
+
+
+def test_the_estimate_counts_early_evaluations_and_the_final_one(monkeypatch):
+    cfg = get_preset("cpu")  # 1200 steps: full every 200 and every 12 up to 120, quick every 24
+    assert estimate.evaluations(cfg) == (17, 43)  # 7 periodic + 10 early; 50 quick - 7 shared
+    monkeypatch.setattr(estimate, "val_tokens", lambda data: 1_407_284)  # the builtin split
+    assert estimate.final_eval_batches(cfg) == -(-(1_407_283 // 128) // 16)  # 688 batches
+    capped = get_preset("smoke")  # 2^14 tokens of 32-token windows, 8 a batch
+    assert estimate.final_eval_batches(capped) == 2**14 // 32 // 8
+    probe = estimate.Measurement(cfg, "cpu", "x", step_s=0.1, eval_s=0.05, startup_s=0, steps=2)
+    cost = estimate.run_cost(cfg, probe)
+    assert cost["final_eval_s"] == pytest.approx(688 * 0.05)
+    assert cost["eval_s"] == pytest.approx((17 * (8 + 1) + 43 * 2) * 0.05)
+    assert cost["seconds"] == pytest.approx(120 + cost["eval_s"] + cost["final_eval_s"])
+    monkeypatch.setattr(estimate, "val_tokens", lambda data: None)  # not prepared
+    result = {**estimate.sweep_estimate([cfg], 0, probe), "workers": 1, "parallel": 1}
+    assert estimate.run_cost(cfg, probe)["final_eval_s"] == 0 and not result["final_known"]
+    text = "\n".join(estimate.describe(result, probe, "torch"))
+    assert "final evaluation not counted" in text and "prepare the data first" in text
+
+
+def test_single_runs_and_sweep_workers_choose_threads_alike(monkeypatch):
+    from sweeps.platform.blas import THREAD_VARS, thread_env
+
+    assert thread_env(1, 8, {}) == {"OMP_WAIT_POLICY": "PASSIVE"}  # every core, passive
+    assert thread_env(4, 8, {})["OMP_NUM_THREADS"] == "2"
+    assert thread_env(1, 8, {"OMP_NUM_THREADS": "3"}, threads=1)["MKL_NUM_THREADS"] == "1"
+    for key in (*THREAD_VARS, "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(key, raising=False)  # restored after the test
+    # set before anything else (here the --out that cannot be written ends the command)
+    invoke("torch", "train", "--threads", 1, "--out", "/proc/no/such/run")
+    assert os.environ.get("OMP_NUM_THREADS") == "1" and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 def test_watch_is_live_between_checkpoints(tmp_path):

@@ -1,6 +1,7 @@
 """Ad-hoc grids: `sweep --preset P --grid FIELD=V1,V2 ... [--seeds N] --name NAME` without a
-TOML file. The grid becomes the spec it stands for, written to `<runs-dir>/NAME/spec.toml`,
-so the same command (or `sweep NAME`) resumes it and `status NAME` and `figures NAME` read it.
+TOML file. The grid becomes the spec it stands for, its --set in [set], written to
+`<runs-dir>/NAME/spec.toml` (the sweep's record, sweeps.sweep.record), so the same command (or
+`sweep NAME`) resumes it and `status NAME`, `figures NAME` and `crosscheck --sweep NAME` read it.
 
 The spec takes the study's settings from the preset's own spec (sweeps/specs/<preset>.toml,
 docs/STUDY.md section 6: [set] such as the independent weight decay, delta, target_loss,
@@ -13,7 +14,6 @@ ad-hoc grid trains exactly the runs asked for: no extension or refinement.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -21,15 +21,14 @@ from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
 from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
+from sweeps.sweep.record import RECORD, Planned, plan, record_raw
 from sweeps.sweep.spec import (
     MAX_RUNS,
     SPECS_DIR,
     SweepSpec,
     is_log_uniform,
     known_specs,
-    load_spec,
     nearest_log_uniform,
-    parse_spec,
 )
 
 if sys.version_info >= (3, 11):
@@ -37,7 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-SPEC_FILE = "spec.toml"
+SPEC_FILE = RECORD  # the record of the sweep (sweeps.sweep.record)
 DEFAULT_SEEDS = STUDY_SEEDS  # the seed count the study's rules are proven for (STUDY.md 7)
 # --grid FIELD: the fields a spec's grid can sweep, under their config names and short names
 GRID_FIELDS = {
@@ -197,33 +196,30 @@ def _check_log_uniform(lrs: list[float], sensitivity_range: list[float], preset:
     )
 
 
-def to_toml(raw: dict) -> str:
-    """TOML text of a spec dict (strings, numbers, booleans, lists, one level of tables)."""
-    lines, tables = [], []
-    for key, value in raw.items():
-        if isinstance(value, dict):
-            tables.append((key, value))
-        else:
-            lines.append(f"{_key(key)} = {_value(value)}")
-    for table, body in tables:
-        lines += ["", f"[{table}]"] + [f"{_key(k)} = {_value(v)}" for k, v in body.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-
-
-def _value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string for the text a spec holds
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {value!r} as TOML")
+def adhoc_plan(
+    runs_dir: str | Path,
+    name: str,
+    preset: str,
+    grid_items,
+    seeds: int,
+    command: str,
+    max_runs: int = MAX_RUNS,
+    overrides=(),
+    program: str = "qkmlx",
+) -> Planned:
+    """The ad-hoc grid's spec with its --set in [set], checked against the record in
+    `<runs_dir>/NAME/spec.toml` (sweeps.sweep.record): the same command, or `sweep NAME`,
+    resumes; another definition is refused while the folder holds finished runs."""
+    if name in known_specs():
+        raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
+    raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
+    folder = Path(runs_dir) / name
+    if (folder / "plan.json").exists() and record_raw(folder) is None:
+        raise HarnessError(
+            f"{folder} holds a sweep without a record ({SPEC_FILE}): not this ad-hoc grid; "
+            f"choose another --name"
+        )
+    return plan(runs_dir, raw, overrides, max_runs, program, elsewhere="another --name")
 
 
 def adhoc_spec(
@@ -235,46 +231,12 @@ def adhoc_spec(
     command: str,
     write: bool,
     max_runs: int = MAX_RUNS,
+    overrides=(),
 ) -> SweepSpec:
-    """The ad-hoc grid's spec, checked against (or written to) `<runs_dir>/NAME/spec.toml`.
-
-    The same command finds the same file and resumes; another grid under the same name is
-    refused rather than mixed into one folder. write=False (a dry run) writes nothing."""
-    if name in known_specs():
-        raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
-    raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
-    spec = parse_spec(raw, default_name=name, max_runs=max_runs)
-    folder = Path(runs_dir) / name
-    path = folder / SPEC_FILE
-    if path.exists():
-        held = tomllib.loads(path.read_text(encoding="utf-8"))
-        if _asked(held) != _asked(raw):
-            raise HarnessError(
-                f"{path} holds another grid ({held.get('description', '')}); "
-                f"resume it with `sweep {name}`, or choose another --name"
-            )
-        # the spec as written when the grid started: a later edit of the preset's own spec
-        # does not change a sweep under way
-        return load_spec(str(path), max_runs)
-    elif (folder / "plan.json").exists():
-        raise HarnessError(
-            f"{folder} holds a sweep that is not an ad-hoc grid; choose another --name"
-        )
-    elif write:
+    """adhoc_plan's spec; write: its record written now (a sweep writes it with its plan)."""
+    planned = adhoc_plan(runs_dir, name, preset, grid_items, seeds, command, max_runs, overrides)
+    if write and planned.record is not None:
         from sweeps.core.files import write_atomic
 
-        write_atomic(path, f"# {raw['description']}\n" + to_toml(raw))
-    return spec
-
-
-def _asked(raw: dict) -> tuple:
-    """What the command asked for: the preset and the grid."""
-    return raw.get("preset"), raw.get("grid")
-
-
-def find_spec(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> SweepSpec:
-    """A spec by name or path, or an ad-hoc grid's spec.toml in `<runs_dir>/NAME/`."""
-    path = Path(runs_dir) / name / SPEC_FILE
-    if name not in known_specs() and not name.endswith(".toml") and path.is_file():
-        return load_spec(str(path), max_runs)
-    return load_spec(name, max_runs)
+        write_atomic(Path(runs_dir) / name / SPEC_FILE, planned.record)
+    return planned.spec

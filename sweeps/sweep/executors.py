@@ -32,7 +32,7 @@ from typing import Protocol
 
 from sweeps.core.errors import EnvironmentFault, HarnessError, breaks_device, environment_fault
 from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
-from sweeps.platform.blas import THREAD_VARS, preload_env
+from sweeps.platform.blas import preload_env, thread_env
 from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
 from sweeps.run.backends import Execution
 from sweeps.sweep.fusion import GROUP, execute_group
@@ -151,12 +151,7 @@ def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]
     shared out (unless the user set the thread counts) instead of oversubscribed, and OpenMP
     threads that sleep instead of spinning while they wait: on a busy 2-core machine a
     spinning pool made smoke steps 1.2 s instead of 5 ms, even for a single worker."""
-    common = {}
-    if not gpus:
-        common = {k: v for k, v in {"OMP_WAIT_POLICY": "PASSIVE"}.items() if k not in environ}
-    if not gpus and workers > 1:
-        threads = str(max(1, cpus // workers))
-        common.update({k: threads for k in THREAD_VARS if k not in environ})
+    common = {} if gpus else thread_env(workers, cpus, environ)
     if not gpus:
         return [dict(common) for _ in range(workers)]
     # Each worker's GPU, and how many workers share it (the memory check splits it).

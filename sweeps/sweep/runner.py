@@ -31,9 +31,20 @@ class Sweep:
     """One spec expanded for one backend, over `<runs_dir>/<spec.name>/`."""
 
     def __init__(
-        self, spec: SweepSpec, backend: str, overrides=(), runs_dir="runs", max_runs: int = MAX_RUNS
+        self,
+        spec: SweepSpec,
+        backend: str,
+        overrides=(),
+        runs_dir="runs",
+        max_runs: int = MAX_RUNS,
+        record: str | None = None,
+        execution: dict | None = None,
     ):
+        """record: the text of the sweep's spec.toml to write with its plan (the command's
+        spec, sweeps.sweep.record; None: keep the folder's); execution: the device choices
+        plan.json records (device, compile, tf32, deterministic)."""
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
+        self.record_text, self.execution = record, execution
         self.files = SweepDir(Path(runs_dir) / spec.name)
         self.dir = self.files.path
         self.extra: dict[int, list[float]] = {}
@@ -126,7 +137,27 @@ class Sweep:
 
     # -- sweep-level files -------------------------------------------------------------------
     def write_plan(self) -> None:
-        self.files.write_plan(self.spec.to_dict(), self.backend, self.overrides, self.configs)
+        if self.record_text is not None:  # first: a plan never outlives its definition
+            self.files.write_record(self.record_text)
+            self.record_text = None
+        self.files.write_plan(
+            self.spec.to_dict(), self.backend, self.overrides, self.configs, self.execution
+        )
+
+    def execution_note(self) -> str | None:
+        """One line when the folder's last sweep ran with other device choices than this one
+        (results may differ in their last digits; run ids do not say so)."""
+        try:
+            before = (self.files.read_plan() or {}).get("execution")
+        except Exception:  # a damaged plan.json is the runner's to report
+            return None
+        if not before or not self.execution or before == self.execution:
+            return None
+        shown = lambda e: ", ".join(f"{k} {e.get(k)}" for k in sorted(e))  # noqa: E731
+        return (
+            f"  note: the last sweep here ran with {shown(before)}; this one with "
+            f"{shown(self.execution)} (numbers may differ in their last digits)"
+        )
 
     def results(self):
         """One row per planned run that has a directory with config.json (the runs table of
@@ -217,7 +248,8 @@ class Sweep:
             + (f"; {resumable} resume from a checkpoint" if resumable else "")
             + f"; {len(cfgs) - done - resumable} to run",
         ]
-        return lines + short_budget(cfgs)
+        note = self.execution_note()
+        return lines + short_budget(cfgs) + ([note] if note else [])
 
     def _growth_text(self) -> str:
         ext = self.spec.extend

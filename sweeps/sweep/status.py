@@ -18,7 +18,7 @@ from sweeps.sweep.sweepdir import SweepDir
 
 def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
     """(sweep directory, run_id -> RunConfig): plan.json when the sweep has run, else the spec."""
-    from sweeps.sweep.adhoc import find_spec
+    from sweeps.sweep.record import find_spec
 
     try:
         spec = find_spec(name, runs_dir)
@@ -114,9 +114,12 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
             ]
         )
     lines += [""] + loss_table(rows)
-    note = SweepDir(directory).left_out_note(shown_backend(directory, configs, backend), "status")
-    if note:
-        lines += ["", note]
+    shown = shown_backend(directory, configs, backend)
+    notes = [
+        SweepDir(directory).unplanned_note(configs, shown),
+        SweepDir(directory).left_out_note(shown, "status"),
+    ]
+    lines += [x for note in notes if note for x in ("", note)]
     return lines
 
 

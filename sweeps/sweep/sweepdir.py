@@ -1,12 +1,15 @@
 """A sweep directory's own files, `<runs-dir>/<name>/` beside its run directories:
 
-- plan.json: {"name", "spec", "backend", "overrides", "runs": [{"run_id", "config"}]}, every
-  planned run, grid extensions included (written by the runner, read by status and figures);
+- plan.json: {"name", "spec", "backend", "overrides", "execution", "runs": [{"run_id",
+  "config"}]}, every planned run, grid extensions included (written by the runner, read by
+  status and figures); "overrides" is [] since spec.toml holds every --set; "execution" the
+  device choices (device, compile, tf32, deterministic) of the sweep that wrote it;
 - results.parquet: one row per planned run that has a directory (sweeps.run.rundir.runs_table);
 - curves.parquet: every finished run's metrics, long (run_id, arm, lr, depth, seed, step,
   metric, value), written with results.parquet (sweeps.sweep.curves);
 - crosscheck.json: what `crosscheck --sweep NAME` found (read by the report);
-- spec.toml: the spec of an ad-hoc grid (`sweep --preset P --grid ...`, sweeps.sweep.adhoc).
+- spec.toml: the sweep's record, the complete spec its runs were planned from (a spec's or an
+  ad-hoc grid's, every --set in its [set]; sweeps.sweep.record).
 
 All written atomically; this module is the one place that reads and writes them.
 """
@@ -24,6 +27,7 @@ PLAN = "plan.json"
 RESULTS = "results.parquet"
 CURVES = "curves.parquet"
 CROSSCHECK = "crosscheck.json"
+RECORD = "spec.toml"  # the sweep's record (sweeps.sweep.record)
 REWRITE = "delete it and rerun the step that writes it"
 
 
@@ -40,7 +44,12 @@ class SweepDir:
         return (self.path / PLAN).exists()
 
     def write_plan(
-        self, spec: dict, backend: str, overrides: list[str], configs: dict[str, RunConfig]
+        self,
+        spec: dict,
+        backend: str,
+        overrides: list[str],
+        configs: dict[str, RunConfig],
+        execution: dict | None = None,
     ) -> None:
         write_json_atomic(
             self.path / PLAN,
@@ -49,8 +58,50 @@ class SweepDir:
                 "spec": spec,
                 "backend": backend,
                 "overrides": overrides,
+                **({"execution": execution} if execution else {}),
                 "runs": [{"run_id": rid, "config": cfg.to_dict()} for rid, cfg in configs.items()],
             },
+        )
+
+    # -- spec.toml: the sweep's record (sweeps.sweep.record) --------------------------------
+    def write_record(self, text: str) -> None:
+        write_atomic(self.path / RECORD, text)
+
+    def unplanned(self, planned) -> dict[str, int]:
+        """backend -> run directories in this folder (config.json written) that `planned`
+        (run ids) leaves out: runs of another definition or backend, named by a view that
+        shows fewer runs than the folder holds."""
+        from sweeps.core.config import BACKENDS
+
+        out: dict[str, int] = {}
+        if not self.path.is_dir():
+            return out
+        planned = set(planned)
+        for child in self.path.iterdir():
+            backend = child.name.split("-", 1)[0]
+            if (
+                backend in BACKENDS
+                and child.name not in planned
+                and (child / "config.json").exists()
+            ):
+                out[backend] = out.get(backend, 0) + 1
+        return out
+
+    def unplanned_note(self, planned, shown: str | None) -> str | None:
+        """One line on run directories of `shown`'s backend that the plan leaves out (runs
+        of an earlier definition: another preset, grid or --set); None if none. Other
+        backends' runs have left_out_note."""
+        from sweeps.run.backends import PROGRAMS
+
+        n = self.unplanned(planned).get(shown, 0) if shown else 0
+        if not n:
+            return None
+        program = PROGRAMS[shown]
+        return (
+            f"note: {self.path} holds {n} {shown} run director{'y' if n == 1 else 'ies'} that "
+            f"its plan.json does not plan (an earlier definition's runs: another preset, grid "
+            f"or --set), left out here; `{program} sweep {self.name} --dry-run` shows the plan, "
+            f"{self.path / 'spec.toml'} its definition"
         )
 
     def read_plan(self) -> dict | None:

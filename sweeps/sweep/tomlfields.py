@@ -3,7 +3,9 @@ table, the field, what it must be and what it got."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 from sweeps.core.errors import ConfigError
 
@@ -60,3 +62,47 @@ def no_unknown(table, known: set, where: str) -> None:
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(sorted(known))}")
+
+
+# -- writing ---------------------------------------------------------------------------------
+def to_toml(raw: dict) -> str:
+    """TOML text of a spec as data: top-level keys, then each table under its dotted header
+    ([arms.off]); a table of plain values inside a table is written inline (set = {...}).
+    None values are left out (TOML has none)."""
+    lines: list[str] = []
+    _table(raw, [], lines)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _table(body: dict, path: list[str], lines: list[str]) -> None:
+    tables = {k: v for k, v in body.items() if isinstance(v, dict) and _is_table(v, path)}
+    plain = {k: v for k, v in body.items() if v is not None and k not in tables}
+    if path and (plain or not tables):
+        lines += ["", f"[{'.'.join(_key(p) for p in path)}]"]
+    lines += [f"{_key(k)} = {_value(v)}" for k, v in plain.items()]
+    for key, value in tables.items():
+        _table(value, [*path, key], lines)
+
+
+def _is_table(value: dict, path: list[str]) -> bool:
+    """A dict written as a [table]: every top-level section ([set], [grid]), and below them
+    one that holds a dict ([arms.off]); a dict of plain values below them is inline."""
+    return not path or any(isinstance(v, dict) for v in value.values())
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string for the text a spec holds
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {value!r} as TOML")

@@ -1,0 +1,276 @@
+"""A named sweep is one thing: its record, `<runs-dir>/NAME/spec.toml`, the complete spec its
+runs were planned from. A built-in spec's sweep and an ad-hoc grid alike: the spec (or the
+grid the command stands for) with every `--set` of the command merged into its `[set]`, so
+the record alone plans the same runs (seeds, arms and extension are in it too; the backend is
+in each run id, and plan.json records the last sweep's backend and device choices).
+
+- Written by the first sweep command that runs in the folder (a dry run writes nothing),
+  rewritten only when it changes (below).
+- `sweep NAME`, `status NAME`, `figures NAME` and `crosscheck --sweep NAME` read it before
+  sweeps/specs/NAME.toml: what ran is what resumes, is shown and is checked.
+- A command asks for a definition: `sweep NAME` the record (or, without one, the spec), with
+  its own `--set` merged in; an ad-hoc command its grid with its `--set`. Where that would plan
+  other runs than the record (another preset, grid, arm, extension or resolved base config)
+  and the folder holds finished runs, it is refused in one line naming the difference (exit
+  2): nothing is ever planned beside finished runs of another definition. Without finished
+  runs the new definition replaces the record, and says so. The study's analysis settings
+  ([study]) are not part of the comparison: an ad-hoc grid takes them from its preset's spec
+  when it starts, and a later edit of that spec does not change a sweep under way.
+- A folder written before records: the spec its plan.json holds is its record, and the
+  "overrides" that plan.json kept apart from the spec are part of it (written as spec.toml
+  by the next sweep).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.sweep.spec import MAX_RUNS, SweepSpec, known_specs, load_spec, parse_spec
+from sweeps.sweep.sweepdir import RECORD
+from sweeps.sweep.tomlfields import flatten, to_toml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SHOWN_DIFFERENCES = 6  # a refusal names this many differences, then counts the rest
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """The spec a sweep command plans, the record text to write with its plan (None: the
+    record on disk is already this spec) and one-line notes for the terminal."""
+
+    spec: SweepSpec
+    record: str | None
+    notes: tuple[str, ...] = ()
+
+
+def record_path(runs_dir: str | Path, name: str) -> Path:
+    return Path(runs_dir) / name / RECORD
+
+
+def read_raw(path: Path) -> dict:
+    """A spec file as TOML data, refused in one line when it is not TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path} is not a valid spec ({e}); {_fix(path)}") from None
+
+
+def _fix(path: Path) -> str:
+    return f"restore it, or delete it to plan the sweep from the command again (it is {path})"
+
+
+def record_raw(folder: Path) -> dict | None:
+    """The record of the sweep in `folder` as TOML data, None when there is none: spec.toml,
+    or in a folder written before records, the spec its plan.json holds (when it still
+    reads as a spec); either with the "overrides" of such a plan.json merged in."""
+    path = folder / RECORD
+    if path.is_file():
+        raw = read_raw(path)
+    else:
+        raw = _plan(folder).get("spec")
+        if not isinstance(raw, dict):
+            return None
+        raw = {k: v for k, v in raw.items() if v is not None}
+        try:
+            parse_spec(raw, default_name=folder.name)
+        except (ConfigError, TypeError, AttributeError, ValueError):
+            return None  # a plan too old to read back: the command's definition is used
+    legacy = _plan_overrides(folder)
+    return with_sets(raw, legacy) if legacy else raw
+
+
+def _plan(folder: Path) -> dict:
+    try:
+        plan = json.loads((folder / "plan.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
+def _plan_overrides(folder: Path) -> list[str]:
+    overrides = _plan(folder).get("overrides")
+    return [str(o) for o in overrides] if isinstance(overrides, list) else []
+
+
+def with_sets(raw: dict, overrides) -> dict:
+    """raw with each `--set KEY=VALUE` merged into its [set], typed as the config field (so
+    the record reads `"train.max_steps" = 300`); refused in the words of --set where the
+    sweep fixes the field (its grid, arms or backend) or the value is not valid."""
+    overrides = list(overrides)
+    if not overrides:
+        return raw
+    spec = parse_spec(raw, default_name=raw.get("name", "sweep"))
+    base = spec.base_config("torch", overrides)  # refuses a swept field or a bad value
+    merged = dict(flatten(raw.get("set", {})))
+    for item in overrides:
+        key = item.split("=", 1)[0].strip()
+        merged[key] = _typed(base, key, item.split("=", 1)[1].strip())
+    return {**raw, "set": merged}
+
+
+def _typed(cfg, key: str, text: str):
+    """The value `key` has in cfg, when TOML can hold it; else the text as given."""
+    value = cfg
+    for part in key.split("."):
+        value = getattr(value, part)
+    ok = isinstance(value, (bool, int, float, str))
+    return value if ok else text
+
+
+def load_record(folder: Path, max_runs: int = MAX_RUNS) -> SweepSpec | None:
+    raw = record_raw(folder)
+    if raw is None:
+        return None
+    try:
+        return parse_spec(raw, default_name=folder.name, max_runs=max_runs)
+    except ConfigError as e:
+        raise ConfigError(f"{e} (in {folder / RECORD}; {_fix(folder / RECORD)})") from None
+
+
+def find_spec(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> SweepSpec:
+    """The spec `sweep NAME`, `status NAME`, `figures NAME` and `crosscheck --sweep NAME`
+    mean: the record in `<runs_dir>/NAME/` first, else sweeps/specs/NAME.toml, else a path to
+    a .toml file."""
+    if not name.endswith(".toml"):
+        held = load_record(Path(runs_dir) / name, max_runs)
+        if held is not None:
+            return held
+        if name not in known_specs():
+            raise HarnessError(
+                f"unknown sweep '{name}': no {record_path(runs_dir, name)} (a sweep that ran "
+                f"there, or an ad-hoc grid) and no spec of that name (known specs: "
+                f"{', '.join(known_specs())}); check --runs-dir, or give a path to a .toml file"
+            )
+    return load_spec(name, max_runs)
+
+
+def base_raw(name: str, runs_dir: str | Path) -> dict:
+    """What `sweep NAME` asks for before its --set: the record, else the spec NAME (or path)."""
+    if not name.endswith(".toml"):
+        held = record_raw(Path(runs_dir) / name)
+        if held is not None:
+            return held
+    spec_path = Path(name) if name.endswith(".toml") else None
+    load_spec(name)  # the one-line refusal of an unknown name, a bad file or a bad spec
+    if spec_path is None:
+        from sweeps.sweep.spec import SPECS_DIR
+
+        spec_path = SPECS_DIR / f"{name}.toml"
+    raw = read_raw(spec_path)
+    return {**raw, "name": raw.get("name", spec_path.stem)}
+
+
+# -- what defines a sweep's runs ------------------------------------------------------------
+def definition(spec: SweepSpec) -> dict:
+    """Everything that decides which runs a spec plans, flat: its preset, grid, arms and
+    extension, and its base config (preset + [set], resolved: `--set train.max_steps=300`
+    and a [set] entry of 300 are the same). Not its name, description or [study]."""
+    d = spec.to_dict()
+    flat = {"preset": d["preset"]}
+    for table in ("grid", "arms", "extend"):
+        flat.update({f"[{table}] {k}": v for k, v in flatten(d[table]).items()})
+    base = spec.base_config("torch").to_dict()
+    base.pop("backend", None)
+    base.pop("arm", None)
+    flat.update(flatten(base))
+    return flat
+
+
+def differences(held: SweepSpec, asked: SweepSpec, where=("in the record", "here")) -> list[str]:
+    """What `asked` plans differently from `held`, one phrase each ('train.max_steps 300 in
+    the record, 1200 here'; `where` names the two)."""
+    a, b = definition(held), definition(asked)
+    return [
+        f"{key} {_shown(a.get(key))} {where[0]}, {_shown(b.get(key))} {where[1]}"
+        for key in sorted(set(a) | set(b), key=lambda k: (k.startswith("["), k))
+        if a.get(key) != b.get(key)
+    ]
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def named(diffs: list[str]) -> str:
+    more = len(diffs) - SHOWN_DIFFERENCES
+    return "; ".join(diffs[:SHOWN_DIFFERENCES]) + (f" (and {more} more)" if more > 0 else "")
+
+
+def finished_runs(folder: Path) -> int:
+    """Run directories in `folder` with a summary.json (finished: ok, unstable, diverged or
+    failed), of any backend."""
+    if not folder.is_dir():
+        return 0
+    return sum((child / "summary.json").is_file() for child in folder.iterdir())
+
+
+def plan(
+    runs_dir: str | Path,
+    raw: dict,
+    overrides=(),
+    max_runs: int = MAX_RUNS,
+    program: str = "qkmlx",
+    elsewhere: str = "another --runs-dir",
+) -> Planned:
+    """The spec a sweep command plans in `<runs_dir>/<name>/`: raw (the record, a spec or an
+    ad-hoc grid as TOML data) with the command's --set merged into [set], checked against the
+    folder's record (module doc). elsewhere: where the refusal sends a new definition
+    ('another --name' for an ad-hoc grid)."""
+    asked_raw = with_sets(raw, overrides)
+    asked = parse_spec(asked_raw, default_name=raw.get("name", "sweep"), max_runs=max_runs)
+    folder = Path(runs_dir) / asked.name
+    text = _text(asked.name, asked_raw)
+    held = load_record(folder, max_runs)
+    if held is None:
+        return Planned(asked, text)
+    diffs = differences(held, asked)
+    if not diffs:  # the record as written: its [study] as the sweep started
+        legacy = _plan_overrides(folder) or not (folder / RECORD).is_file()
+        return Planned(held, _text(held.name, record_raw(folder)) if legacy else None)
+    done = finished_runs(folder)
+    if done:
+        raise HarnessError(
+            f"{folder} holds {done} finished run(s) of another definition: {named(diffs)}; "
+            f"resume them with `{program} sweep {asked.name}` (its {RECORD} records the "
+            f"rest), or plan this one in {elsewhere}"
+        )
+    return Planned(
+        asked,
+        text,
+        (f"note: {folder / RECORD} replaced (no run had finished): {named(diffs)}",),
+    )
+
+
+def _text(name: str, raw: dict) -> str:
+    head = f"# the record of sweep {name}: what `sweep {name}` resumes (sweeps/sweep/record.py)"
+    return head + "\n" + to_toml(raw)
+
+
+def spec_note(name: str, runs_dir: str | Path, program: str) -> str | None:
+    """One line when `sweep NAME` resumes a record that differs from sweeps/specs/NAME.toml
+    (a --set of the command that started it, or the spec edited since); None otherwise."""
+    folder = Path(runs_dir) / name
+    if name not in known_specs() or not (folder / RECORD).is_file():
+        return None
+    held = load_record(folder)
+    diffs = differences(load_spec(name), held, ("in the spec", "in the record"))
+    if not diffs:
+        return None
+    return (
+        f"note: resuming {folder / RECORD}, the sweep as it started, which differs from "
+        f"sweeps/specs/{name}.toml: "
+        + named(diffs)
+        + f" (the spec as it is now: `{program} sweep {name} --runs-dir ANOTHER_DIR`)"
+    )
