@@ -270,7 +270,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--compile", action="store_true", help="also compiled: --modes eager,compiled"
     )
-    parser.add_argument("--steps", type=int, default=4, help="steps per run per round")
+    parser.add_argument("--steps", type=int, default=2, help="steps per run per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps (compilation)")
     parser.add_argument(
