@@ -11,7 +11,7 @@
 # is set.
 #
 # Sections, in order of importance, each skipped once the budget would run out (time measured
-# on one H200 in brackets; 6.3 minutes in all, 2026-12-01):
+# on one H200 in brackets; 6.3 minutes in all for the sections measured there, 2026-12-01):
 #   1. environment: GPU, driver, python, torch and its CUDA, mlx; stops here if torch cannot
 #      use the GPU (README: match the wheel to the driver)                               [7 s]
 #   2. compiled vs eager qktorch (tiny, float32, 20 steps): per-step loss within crosscheck's
@@ -20,27 +20,41 @@
 #      qkmlx on CUDA when its CUDA backend is installed, else against qkmlx on the CPU;
 #      skipped without MLX. The first time on a machine MLX compiles its CUDA kernels
 #      (about 95 s, then cached on disk)                             [~160 s cold, 17 s warm]
-#   4. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
+#   4. fused throughput (issue 31), the cpu preset compiled: M = 1, 4, 16, 64 runs trained as
+#      one program against one run alone and (M up to 4) M processes sharing the GPU
+#      (benchmarks/fused.py; the goal: M = 64 >= 10x one run)         [not yet measured]
+#   5. a cpu-preset sweep end to end, fused against unfused: 2 LRs x 4 seeds x off/on, every
+#      run through the sweep command, the unfused one stopped at E2E_LIMIT_S; runs per hour
+#      both ways and the results compared run by run (benchmarks/fused_sweep.py)
+#                                                                      [not yet measured]
+#   6. the cost estimate of the depth sweep on this GPU (compiled, the CUDA default; and fused
+#      in groups sized to the GPU's memory, --fuse auto; the goal: <= 1.5 h)   [9 s unfused]
+#   7. throughput tiny float32: eager and compiled qktorch (and qkmlx when its CUDA backend
 #      is installed), the plain-torch reference, and 1 and 4 runs sharing the GPU       [66 s]
-#   5. throughput core bfloat16: the same cases, one run at a time                      [36 s]
-#   6. fused throughput tiny float32 (issue 31): M = 1, 4, 16 runs trained as one program
-#      against one run alone, eager and compiled (benchmarks/fused.py)      [not yet measured]
-#   7. the cost estimate of the depth sweep on this GPU (compiled, the CUDA default; and fused
-#      in groups sized to the GPU's memory, --fuse auto)                    [9 s unfused]
-#   8. crosscheck on the GPU at the large preset (core: the sweeps' model size)         [66 s]
-# Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), FUSED_MODELS (default 1,4,16),
-# STEPS (default 20), ROUNDS
+#   8. throughput core bfloat16: the same cases, one run at a time                      [36 s]
+#   9. crosscheck on the GPU at the large preset (core: the sweeps' model size)         [66 s]
+# Knobs: BUDGET_S, WORKERS (runs sharing the GPU, default 1,4), STEPS (default 20), ROUNDS
 # (default 3), PYTHON (default python3, else python), PRESET_SMALL and PRESET_LARGE (default
-# tiny and core), ESTIMATE_SPEC (default depth), DEVICE (default cuda). To try it on a CPU
-# (about 5 minutes on 2 cores; tests/test_gpu_readiness.py runs its skeleton):
+# tiny and core), ESTIMATE_SPEC (default depth), DEVICE (default cuda), FUSED_PRESETS (default
+# cpu), FUSED_MODELS (default 1,4,16,64), FUSED_PROCESSES (default 4), FUSED_MODES (default
+# compiled), E2E_PRESET (default cpu), E2E_LRS (default 1e-3,3.16e-3), E2E_LIMIT_S (default
+# 120). To try it on a CPU (about 9 minutes on 2 busy cores; tests/test_gpu_readiness.py runs
+# its skeleton):
 #     DEVICE=cpu PRESET_SMALL=smoke PRESET_LARGE=smoke ESTIMATE_SPEC=smoke STEPS=2 ROUNDS=1 \
-#         WORKERS=1,2 FUSED_MODELS=1,2 bash benchmarks/gpu_check.sh
+#         WORKERS=1,2 FUSED_PRESETS=smoke FUSED_MODELS=1,2 FUSED_MODES=eager E2E_PRESET=smoke \
+#         E2E_LRS=1e-2,3.16e-2 E2E_LIMIT_S=30 bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 BUDGET_S=${BUDGET_S:-540}
 WORKERS=${WORKERS:-1,4}
-FUSED_MODELS=${FUSED_MODELS:-1,4,16}
+FUSED_PRESETS=${FUSED_PRESETS:-cpu}
+FUSED_MODELS=${FUSED_MODELS:-1,4,16,64}
+FUSED_PROCESSES=${FUSED_PROCESSES:-4}
+FUSED_MODES=${FUSED_MODES:-compiled}
+E2E_PRESET=${E2E_PRESET:-cpu}
+E2E_LRS=${E2E_LRS:-1e-3,3.16e-3}
+E2E_LIMIT_S=${E2E_LIMIT_S:-120}
 STEPS=${STEPS:-20}
 ROUNDS=${ROUNDS:-3}
 PY=${PYTHON:-$(command -v python3 || command -v python)}
@@ -151,6 +165,36 @@ export BACKENDS
 section 60 210 "crosscheck on $DEVICE ($PRESET_SMALL, interventions)" \
   bash -c 'crosscheck_on_gpu "$PRESET_SMALL" --interventions'
 
+# fused throughput (issue 31): aggregate tokens/s of M runs as one program against one run
+# alone and M processes; the goal on a GPU is >= 10x one compiled run at M = 64, cpu preset.
+fused() {
+  "$PY" benchmarks/fused.py --device "$DEVICE" --presets "$FUSED_PRESETS" --models "$FUSED_MODELS" \
+    --max-processes "$FUSED_PROCESSES" --modes "$FUSED_MODES" --steps "$STEPS" --rounds "$ROUNDS" \
+    --summary "$WORK/tables"
+}
+export -f fused
+export FUSED_PRESETS FUSED_MODELS FUSED_PROCESSES FUSED_MODES STEPS ROUNDS
+section 60 150 "fused throughput $FUSED_PRESETS $FUSED_MODES (M $FUSED_MODELS)" bash -c fused
+
+# a whole sweep end to end, fused against unfused (the unfused one stopped at E2E_LIMIT_S or
+# where the section's limit would cut it), every run through the sweep command
+E2E_SECTION_S=$((E2E_LIMIT_S + 150))
+e2e() {
+  "$PY" benchmarks/fused_sweep.py --device "$DEVICE" --preset "$E2E_PRESET" --lrs "$E2E_LRS" \
+    --seeds 4 --limit-s "$E2E_LIMIT_S" --total-s "$(($(left) < E2E_SECTION_S ? $(left) : E2E_SECTION_S))" \
+    --work "$WORK/e2e" --summary "$WORK/tables"
+}
+export -f e2e left
+export E2E_PRESET E2E_LRS E2E_LIMIT_S E2E_SECTION_S START BUDGET_S
+section 120 "$E2E_SECTION_S" "sweep end to end, fused vs unfused ($E2E_PRESET)" bash -c e2e
+
+estimate() {
+  "$PY" -c 'from qktorch.cli import main; main()' sweep "$ESTIMATE_SPEC" --dry-run --estimate \
+    --device "$DEVICE" --runs-dir "$WORK/runs" | grep -E "^estimate|^  (tokens|[0-9,]+ tokens|per run|planned|worst|fused|not fused)"
+}
+export -f estimate
+section 30 150 "estimate of the $ESTIMATE_SPEC sweep (float32; unfused and fused)" bash -c estimate
+
 bench() {  # bench NEEDED LIMIT PRESET DTYPE WORKERS [extra options]
   local need=$1 limit=$2 preset=$3 dtype=$4 workers=$5; shift 5
   section "$need" "$limit" "throughput $preset $dtype (workers $workers)" \
@@ -160,23 +204,6 @@ bench() {  # bench NEEDED LIMIT PRESET DTYPE WORKERS [extra options]
 }
 bench 60 140 "$PRESET_SMALL" float32 "$WORKERS" --reference
 bench 60 120 "$PRESET_LARGE" bfloat16 1
-
-# fused throughput (issue 31): tokens/s of M runs as one program against one run alone; the
-# goal on a GPU is >= 10x one compiled run at M = 64 for the cpu preset's grid.
-fused() {
-  "$PY" benchmarks/fused.py --device "$DEVICE" --preset "$PRESET_SMALL" --models "$FUSED_MODELS" \
-    --compile --steps "$STEPS" --rounds "$ROUNDS" --summary "$WORK/tables"
-}
-export -f fused
-export FUSED_MODELS STEPS ROUNDS
-section 60 180 "fused throughput $PRESET_SMALL float32 (M $FUSED_MODELS)" bash -c fused
-
-estimate() {
-  "$PY" -c 'from qktorch.cli import main; main()' sweep "$ESTIMATE_SPEC" --dry-run --estimate \
-    --device "$DEVICE" --runs-dir "$WORK/runs" | grep -E "^estimate|^  (tokens|[0-9,]+ tokens|per run|planned|worst|fused|not fused)"
-}
-export -f estimate
-section 30 150 "estimate of the $ESTIMATE_SPEC sweep (float32; unfused and fused)" bash -c estimate
 export PRESET_LARGE
 section 60 120 "crosscheck on $DEVICE ($PRESET_LARGE)" bash -c 'crosscheck_on_gpu "$PRESET_LARGE"'
 exit 0

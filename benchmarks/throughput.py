@@ -114,7 +114,10 @@ class Case:
 
 
 class Worker:
-    def __init__(self, case: Case, threads: int):
+    """A case's process: `script --worker SPEC` (this file's worker, or another benchmark's
+    with the same protocol: a `ready` line, then `run N` -> {start, end} until `quit`)."""
+
+    def __init__(self, case: Case, threads: int, script: Path | None = None):
         from sweeps.platform.blas import THREAD_VARS
 
         spec = {**case.spec, "threads": threads}
@@ -124,7 +127,7 @@ class Worker:
         env.update(case.env)
         self.case = case
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
+            [sys.executable, str(script or Path(__file__).resolve()), "--worker", json.dumps(spec)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

@@ -15,6 +15,7 @@ each scalar per model), updated inside the compiled step; qktorch keeps (M, P) f
 """
 
 import math
+import sys
 
 import mlx.core as mx
 import mlx.nn as nn
@@ -24,6 +25,7 @@ from mlx.utils import tree_flatten, tree_map
 from qkmlx.train import device_memory, device_name, make_deterministic, pick_device, set_tf32
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
+from sweeps.core.interventions import attach, step_hooks
 from sweeps.core.params import check_fits_device, decays, init_params, param_shapes
 from sweeps.core.schedule import decay_per_lr
 from sweeps.platform.devices import deterministic_mode
@@ -162,16 +164,19 @@ def z_term(logits):
     return (log_z**2).mean(1)
 
 
-def objective(model, p, x, y, z_loss: float, clip: bool):
-    """([M] objective, [M] cross entropy) and, with clip, the [M, n_layer, H] max attention
-    logits: qkmlx.model.objective per model."""
-    if clip:
+def objective(model, p, x, y, terms=(), attn_max: bool = False):
+    """([M] objective, [M] cross entropy) and, with attn_max, the [M, n_layer, H] max
+    attention logits; terms: (value, term) pairs, each adding value * term(this module,
+    logits) ([M]): qkmlx.model.objective per model."""
+    if attn_max:
         logits, layers = model.probe(p, x)
         maxima = (mx.stack([head_max_logits(scores) for scores, _, _ in layers], axis=1),)
     else:
         logits, maxima = model(p, x), ()
     loss = cross_entropy(logits, y)
-    total = loss + z_loss * z_term(logits) if z_loss else loss
+    total = loss
+    for value, term in terms:
+        total = total + value * term(OPS, logits)
     return (total, loss, *maxima)
 
 
@@ -305,8 +310,7 @@ class FusedTrainer:
         set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if self.cfg.train.dtype == "bfloat16" else mx.float32
         self.model = FusedGPT(self.cfg.model)
-        self.z_loss, self.qk_clip = self.cfg.train.z_loss, self.cfg.model.qk_clip
-        self.intervened = bool(self.z_loss or self.qk_clip)
+        attach(self, self.cfg)  # interventions' hooks (sweeps.core.interventions), as one run's
         shapes = param_shapes(self.cfg.model, self.cfg.vocab_size)
         self.optimizer = FusedAdamW(shapes, cfgs)
         self.version = 0  # bumped whenever the weights change (sweeps.run.fused caches by it)
@@ -322,21 +326,25 @@ class FusedTrainer:
         return tree_map(lambda p: p.astype(self.compute_dtype), params)
 
     def objective_of(self, params: dict, x, y):
-        total, *rest = objective(self.model, self.cast(params), x, y, self.z_loss, self.qk_clip > 0)
+        hooks = step_hooks(self)
+        p = self.cast(params)
+        total, *rest = objective(self.model, p, x, y, hooks.terms, hooks.attn_max)
         # the sum of the models' objectives: each model's gradient is its own
         return (total.sum(), *rest)
 
     def _step(self, x, y, s):
         """([M] loss, [M] grad norm, *[M] step metrics)."""
-        params = self.optimizer.params
-        (_, loss, *maxima), grads = mx.value_and_grad(self.objective_of)(params, x, y)
+        params, hooks = self.optimizer.params, step_hooks(self)
+        (_, loss, *measured), grads = mx.value_and_grad(self.objective_of)(params, x, y)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
         new = self.optimizer.update(params, grads, s)
-        clipped = ()
-        if self.qk_clip:
-            new, *clipped = clip_qk(new, maxima[0], self.qk_clip, self.cfg.model.head_dim)
+        attn_max = measured[0] if hooks.attn_max else None
+        metrics = []
+        for value, after_step in hooks.after:  # each returns the new weights first
+            new, *values = after_step(OPS, new, value, self.cfg, attn_max)
+            metrics += values
         self.optimizer.params.update(new)
-        return (loss, grad_norm, *clipped)
+        return (loss, grad_norm, *metrics)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         from qkmlx.train import Trainer
@@ -375,8 +383,8 @@ class FusedTrainer:
         """([M] objectives, {name: [M, ...] unclipped gradients}) of one batch [B, T] that every
         model sees; no update (crosscheck)."""
         xs, ys = (mx.array(np.broadcast_to(a, (self.M, *a.shape))) for a in (x, y))
-        params = self.optimizer.params
-        fn = lambda p: objective(self.model, self.cast(p), xs, ys, self.z_loss, self.qk_clip > 0)  # noqa: E731
+        params, hooks = self.optimizer.params, step_hooks(self)
+        fn = lambda p: objective(self.model, self.cast(p), xs, ys, hooks.terms, hooks.attn_max)  # noqa: E731
         total = fn(params)[0]
         grads = mx.grad(lambda p: fn(p)[0].sum())(params)
         mx.eval(total, grads)
@@ -435,6 +443,9 @@ class FusedTrainer:
     def set_state(self, i: int, params: dict, optimizer: dict) -> None:
         self.set_params(i, params)
         self.optimizer.load_numpy(i, optimizer)
+
+
+OPS = sys.modules[__name__]  # the `ops` of every hook in a fused step: z_term, clip_qk
 
 
 def param_order(cfg: RunConfig) -> list:

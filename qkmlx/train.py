@@ -1,6 +1,7 @@
 """The MLX Trainer driven by sweeps.run.loop.train_run. Mirrors qktorch/train.py line for line."""
 
 import os
+import sys
 
 os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
 import mlx.core as mx
@@ -8,10 +9,15 @@ import numpy as np
 from mlx.utils import tree_flatten, tree_map, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn, objective
-from qkmlx.optim import AdamW, clip_gradients, clip_qk
+from qkmlx.optim import (
+    AdamW,
+    clip_gradients,
+    clip_qk,  # noqa: F401 (ops.clip_qk of an after-step hook: OPS)
+)
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
 from sweeps.core.errors import HarnessError
+from sweeps.core.interventions import attach, step_hooks
 from sweeps.core.params import check_fits_device, init_params
 from sweeps.platform.devices import deterministic_mode, host_cpu_name
 from sweeps.platform.devices import pick_device as choose_device
@@ -91,9 +97,8 @@ class Trainer(TrainerState):
         set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
         self.model = GPT(cfg.model, cfg.vocab_size)
-        # Interventions in the step (sweeps.core.interventions); both off: the plain step.
-        self.z_loss, self.qk_clip = cfg.train.z_loss, cfg.model.qk_clip
-        self.intervened = bool(self.z_loss or self.qk_clip)
+        # Interventions' hooks in the step (sweeps.core.interventions); none: the plain step.
+        attach(self, cfg)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(self.get_named_arrays(), cfg.train)
         self.step = compile_step(self._step, self.model, self.optimizer) if compile else self._step
@@ -109,24 +114,28 @@ class Trainer(TrainerState):
         return loss_fn(self.model, x, y)
 
     def objective_of(self, params: dict, x, y):
-        """(objective, cross entropy, *QK-clip's max logits): qkmlx.model.objective."""
+        """(objective, cross entropy, *measured): qkmlx.model.objective with the
+        interventions' terms, measuring what their actions after the step read."""
         self.model.update(tree_unflatten(list(self.cast(params).items())))
-        return objective(self.model, x, y, self.z_loss, self.qk_clip > 0)
+        hooks = step_hooks(self)
+        return objective(self.model, x, y, hooks.terms, hooks.attn_max)
 
     def _step(self, x, y, lr):
         """(loss, grad norm, *step metrics of sweeps.core.interventions.step_metrics)."""
-        params = self.get_named_arrays()
+        params, hooks = self.get_named_arrays(), step_hooks(self)
         if self.intervened:
-            (_, loss, *maxima), grads = mx.value_and_grad(self.objective_of)(params, x, y)
+            (_, loss, *measured), grads = mx.value_and_grad(self.objective_of)(params, x, y)
         else:
             loss, grads = mx.value_and_grad(self.loss_of)(params, x, y)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip)
         new = self.optimizer.update(params, grads, lr)
-        clipped = ()
-        if self.qk_clip:
-            new, *clipped = clip_qk(new, maxima[0], self.qk_clip, self.cfg.model.head_dim)
+        attn_max = measured[0] if hooks.attn_max else None
+        metrics = []
+        for value, after_step in hooks.after:  # each returns the new weights first
+            new, *values = after_step(OPS, new, value, self.cfg, attn_max)
+            metrics += values
         self.model.update(tree_unflatten(list(new.items())))
-        return (loss, grad_norm, *clipped)
+        return (loss, grad_norm, *metrics)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         tokens = np.asarray(tokens)
@@ -153,7 +162,7 @@ class Trainer(TrainerState):
         )
 
     def grads(self, x: np.ndarray, y: np.ndarray):
-        """The training objective (the loss unless z-loss is on) and its unclipped gradients
+        """The training objective (the loss plus interventions' terms) and its unclipped gradients
         as float32 numpy by shared name; no update (crosscheck)."""
         params = self.get_named_arrays()
         fn = self.objective_of if self.intervened else self.loss_of
@@ -194,6 +203,9 @@ class Trainer(TrainerState):
     def set_params(self, params: dict) -> None:
         self.model.load_weights([(k, mx.array(v)) for k, v in params.items()], strict=True)
         mx.eval(self.model.parameters())
+
+
+OPS = sys.modules[__name__]  # the `ops` an action after the step calls: clip_qk, found when called
 
 
 def make_deterministic(device: str) -> None:

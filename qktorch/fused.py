@@ -19,6 +19,7 @@ gradient arrives flat and the compiled step has one weight input, never a buffer
 
 import contextlib
 import math
+import sys
 
 import numpy as np
 import torch
@@ -34,6 +35,7 @@ from qktorch.train import (
 )
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
+from sweeps.core.interventions import attach, step_hooks
 from sweeps.core.params import check_fits_device, decays, init_params, param_shapes
 from sweeps.core.schedule import decay_per_lr
 from sweeps.platform.devices import deterministic_mode
@@ -168,16 +170,19 @@ def z_term(logits):
     return (log_z**2).mean(1)
 
 
-def objective(model, p, x, y, z_loss: float, clip: bool):
-    """([M] objective, [M] cross entropy) and, with clip, the [M, n_layer, H] max attention
-    logits: qktorch.model.objective per model."""
-    if clip:
+def objective(model, p, x, y, terms=(), attn_max: bool = False):
+    """([M] objective, [M] cross entropy) and, with attn_max, the [M, n_layer, H] max
+    attention logits; terms: (value, term) pairs, each adding value * term(this module,
+    logits) ([M]): qktorch.model.objective per model."""
+    if attn_max:
         logits, layers = model.probe(p, x)
         maxima = (torch.stack([head_max_logits(scores) for scores, _, _ in layers], dim=1),)
     else:
         logits, maxima = model(p, x), ()
     loss = cross_entropy(logits, y)
-    total = loss + z_loss * z_term(logits) if z_loss else loss
+    total = loss
+    for value, term in terms:
+        total = total + value * term(OPS, logits)
     return (total, loss, *maxima)
 
 
@@ -316,8 +321,7 @@ class FusedTrainer:
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if self.cfg.train.dtype == "bfloat16" else torch.float32
         self.model = FusedGPT(self.cfg.model)
-        self.z_loss, self.qk_clip = self.cfg.train.z_loss, self.cfg.model.qk_clip
-        self.intervened = bool(self.z_loss or self.qk_clip)
+        attach(self, self.cfg)  # interventions' hooks (sweeps.core.interventions), as one run's
         shapes = param_shapes(self.cfg.model, self.cfg.vocab_size)
         self.optimizer = FusedAdamW(shapes, cfgs, self.device)
         self.version = 0  # bumped whenever the weights change (sweeps.run.fused caches by it)
@@ -339,22 +343,23 @@ class FusedTrainer:
         return to_device(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), self.device)
 
     def objective_of(self, p, x, y):
-        return objective(self.model, p, x, y, self.z_loss, self.qk_clip > 0)
+        hooks = step_hooks(self)
+        return objective(self.model, p, x, y, hooks.terms, hooks.attn_max)
 
     def _step(self, x, y, s):
         """([M] loss, [M] grad norm, *[M] step metrics)."""
-        flat = self.optimizer.flat
+        flat, hooks = self.optimizer.flat, step_hooks(self)
         with self.autocast():
-            total, loss, *maxima = self.objective_of(self.optimizer.views(flat), x, y)
+            total, loss, *measured = self.objective_of(self.optimizer.views(flat), x, y)
         # the sum of the models' objectives: each model's gradient is its own
         (grads,) = torch.autograd.grad(total.sum(), flat)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
         self.optimizer.update(grads, s)
-        clipped = ()
-        if self.qk_clip:
-            params = self.optimizer.views(flat.detach())
-            clipped = clip_qk(params, maxima[0], self.qk_clip, self.cfg.model.head_dim)
-        return (loss.detach(), grad_norm, *clipped)
+        attn_max = measured[0] if hooks.attn_max else None
+        metrics, params = [], self.optimizer.views(flat.detach())
+        for value, after_step in hooks.after:  # each updates the weights in place
+            metrics += after_step(OPS, params, value, self.cfg, attn_max)
+        return (loss.detach(), grad_norm, *metrics)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         from qktorch.train import Trainer
@@ -460,6 +465,9 @@ class FusedTrainer:
     def set_state(self, i: int, params: dict, optimizer: dict) -> None:
         self.set_params(i, params)
         self.optimizer.load_numpy(i, optimizer)
+
+
+OPS = sys.modules[__name__]  # the `ops` of every hook in a fused step: z_term, clip_qk
 
 
 def param_order(cfg: RunConfig) -> list:

@@ -5,6 +5,7 @@ sweeps.core.params.init_params (numpy), so both backends start from identical we
 """
 
 import math
+import sys
 
 import torch
 import torch.nn as nn
@@ -164,15 +165,21 @@ def z_term(logits):
     return (log_z**2).mean()
 
 
-def objective(model, x, y, z_loss: float, clip: bool):
-    """The training objective with interventions on (sweeps.core.interventions): (objective,
-    cross entropy) and, with clip, the [n_layer, H] max attention logits QK-clip measures on
-    this batch (the explicit attention path computes them)."""
-    if clip:
+def objective(model, x, y, terms=(), attn_max: bool = False):
+    """The training objective with interventions' hooks (sweeps.core.interventions):
+    (objective, cross entropy) and, with attn_max, the [n_layer, H] max attention logits of
+    this batch for an action after the step (the explicit attention path computes them).
+    terms: (value, term) pairs, each adding value * term(this module, logits)."""
+    if attn_max:
         logits, layers = model.probe(x)
         maxima = (torch.stack([head_max_logits(scores) for scores, _, _ in layers]),)
     else:
         logits, maxima = model(x), ()
     loss = cross_entropy(logits, y)
-    total = loss + z_loss * z_term(logits) if z_loss else loss
+    total = loss
+    for value, term in terms:
+        total = total + value * term(OPS, logits)
     return (total, loss, *maxima)
+
+
+OPS = sys.modules[__name__]  # the `ops` an objective term calls: z_term, found when called

@@ -2,15 +2,23 @@
 
 import contextlib
 import os
+import sys
 import warnings
 
 import numpy as np
 import torch
 
 from qktorch.model import GPT, loss_fn, objective
-from qktorch.optim import AdamW, clip_gradients, clip_qk, flatten, to_device
+from qktorch.optim import (
+    AdamW,
+    clip_gradients,
+    clip_qk,  # noqa: F401 (ops.clip_qk of an after-step hook: OPS)
+    flatten,
+    to_device,
+)
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
+from sweeps.core.interventions import attach, step_hooks
 from sweeps.core.params import check_fits_device, init_params
 from sweeps.platform.devices import deterministic_mode, host_cpu_name
 from sweeps.platform.devices import pick_device as choose_device
@@ -78,9 +86,8 @@ class Trainer(TrainerState):
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if cfg.train.dtype == "bfloat16" else torch.float32
         self.model = GPT(cfg.model, cfg.vocab_size).to(self.device)
-        # Interventions in the step (sweeps.core.interventions); both off: the plain step.
-        self.z_loss, self.qk_clip = cfg.train.z_loss, cfg.model.qk_clip
-        self.intervened = bool(self.z_loss or self.qk_clip)
+        # Interventions' hooks in the step (sweeps.core.interventions); none: the plain step.
+        attach(self, cfg)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
         self.optimizer = AdamW(dict(self.model.named_parameters()), cfg.train)
         self.params = self.optimizer.params  # views into the optimizer's flat buffer
@@ -100,24 +107,28 @@ class Trainer(TrainerState):
         return to_device(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), self.device)
 
     def objective_of(self, x, y):
-        """(objective, cross entropy, *QK-clip's max logits): qktorch.model.objective."""
-        return objective(self.model, x, y, self.z_loss, self.qk_clip > 0)
+        """(objective, cross entropy, *measured): qktorch.model.objective with the
+        interventions' terms, measuring what their actions after the step read."""
+        hooks = step_hooks(self)
+        return objective(self.model, x, y, hooks.terms, hooks.attn_max)
 
     def _step(self, x, y, lr):
         """(loss, grad norm, *step metrics of sweeps.core.interventions.step_metrics)."""
+        hooks = step_hooks(self)
         with self.autocast():
             if self.intervened:
-                total, loss, *maxima = self.objective_of(x, y)
+                total, loss, *measured = self.objective_of(x, y)
             else:
                 total = loss = loss_fn(self.model, x, y)
         grads = torch.autograd.grad(total, list(self.params.values()))
         grads = flatten(grads, out=self.optimizer.grad)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
         self.optimizer.update(self.params, grads, lr)
-        clipped = ()
-        if self.qk_clip:
-            clipped = clip_qk(self.params, maxima[0], self.qk_clip, self.cfg.model.head_dim)
-        return (loss.detach(), grad_norm, *clipped)
+        attn_max = measured[0] if hooks.attn_max else None
+        metrics = []
+        for value, after_step in hooks.after:  # each updates the weights in place
+            metrics += after_step(OPS, self.params, value, self.cfg, attn_max)
+        return (loss.detach(), grad_norm, *metrics)
 
     def set_train_tokens(self, tokens: np.ndarray) -> None:
         tokens = np.asarray(tokens)
@@ -151,7 +162,7 @@ class Trainer(TrainerState):
         return torch.stack([torch.stack(h) for h in handles]).cpu().double().numpy()
 
     def grads(self, x: np.ndarray, y: np.ndarray):
-        """The training objective (the loss unless z-loss is on) and its unclipped gradients
+        """The training objective (the loss plus interventions' terms) and its unclipped gradients
         as float32 numpy by shared name; no update (crosscheck)."""
         with self.autocast():
             if self.intervened:
@@ -190,6 +201,9 @@ class Trainer(TrainerState):
     @torch.no_grad()
     def set_params(self, params: dict) -> None:
         self.model.load_state_dict({k: torch.from_numpy(v) for k, v in params.items()}, strict=True)
+
+
+OPS = sys.modules[__name__]  # the `ops` an action after the step calls: clip_qk, found when called
 
 
 def make_deterministic(device: str) -> None:

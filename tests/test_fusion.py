@@ -1,9 +1,11 @@
 """`sweep --fuse`: the runner trains groups of runs as one program (sweeps.sweep.fusion), and
-nothing downstream changes: results, run directories, status and its watch, resume after
-kill -9."""
+nothing downstream changes: results, run directories, status and its watch (resume after
+kill -9: tests/test_sweeps.py's kill -9 test, with a fused group)."""
 
 import json
 import re
+import subprocess
+import sys
 import time
 
 import pandas as pd
@@ -191,36 +193,124 @@ def test_estimate_prints_the_fused_cost_beside_the_unfused_one(tmp_path):
     assert not (tmp_path / "runs" / "est").exists()  # a dry run writes nothing
 
 
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
 def test_the_fused_benchmark_runs_on_the_cpu(tmp_path):
     """benchmarks/fused.py, the python part of gpu_check.sh's fused section, on a tiny
-    config: one run alone, fused M = 1 and 2, sequential M = 2, eager; the table it appends."""
+    config: per M (1 and 2) one run alone, the fused program and M separate processes, eager;
+    the table it appends, each ratio its round's (one round) rates' ratio."""
     import benchmarks.fused
 
     summary = tmp_path / "tables"
     benchmarks.fused.main(
         [
-            "--preset",
-            "smoke",
-            "--models",
-            "1,2",
-            "--sequential",
-            "--steps",
-            "2",
-            "--rounds",
-            "1",
-            "--threads",
-            "1",
-            "--set",
-            "data.builtin_stories=300",
-            "--summary",
-            str(summary),
+            *("--presets", "smoke", "--models", "1,2", "--steps", "2", "--rounds", "1"),
+            *("--threads", "1", "--set", "data.builtin_stories=300", "--summary", str(summary)),
         ]
     )
     lines = summary.read_text().splitlines()
-    assert lines[0].startswith("fused throughput: smoke float32 on cpu")
-    rows = [line.split() for line in lines[2:]]
-    assert [(r[0], r[1], r[2]) for r in rows] == [("torch", "eager", "1"), ("torch", "eager", "2")]
+    assert lines[0].startswith("fused throughput on cpu (float32)")
+    assert "1 CPU thread(s) per case" in lines[0]
+    rows = [line.split() for line in lines[2:] if line.strip()]
+    assert [r[:4] for r in rows] == [
+        ["smoke", "torch", "eager", "1"],
+        ["smoke", "torch", "eager", "2"],
+    ]
     for r in rows:
-        one, fused = (float(v.replace(",", "")) for v in r[3:5])
-        assert one > 0 and fused > 0 and float(r[6]) == pytest.approx(fused / one, rel=0.01)
-    assert rows[0][5] == "nan" and float(rows[1][5].replace(",", "")) > 0  # sequential M=2
+        one, fused = number(r[4]), number(r[5])
+        assert one > 0 and fused > 0 and number(r[7]) == pytest.approx(fused / one, abs=0.01)
+    assert rows[0][6] == rows[0][8] == "-"  # M = 1: the one run is its own processes case
+    processes = number(rows[1][6])
+    assert processes > 0 and number(rows[1][8]) == pytest.approx(
+        number(rows[1][5]) / processes, abs=0.01
+    )
+
+
+def test_the_fused_benchmarks_processes_are_separate_processes():
+    """The `processes` case of M is M worker processes of their own, each training its run of
+    the group (its seed), answering the round's `run N` at once."""
+    import os
+
+    import benchmarks.fused
+    from benchmarks.throughput import Case, measure_round
+
+    args = benchmarks.fused.parse_args(["--presets", "smoke", "--set", "data.builtin_stories=300"])
+    spec = benchmarks.fused.case_spec(args, "smoke", "torch", False, 2, False)
+    cases = {"processes": [Case("processes", {**spec, "index": i}) for i in range(2)]}
+    groups, failed = benchmarks.fused.start(cases, {"processes": 1})
+    try:
+        assert failed == {} and len(groups["processes"]) == 2
+        pids = {w.proc.pid for w in groups["processes"]}
+        assert len(pids) == 2 and os.getpid() not in pids
+        result = measure_round(groups["processes"], 2)
+        assert len(result["per_worker"]) == 2 and result["wall"] > 0
+    finally:
+        for w in groups.get("processes", []):
+            w.close()
+    assert all(w.proc.poll() is not None for w in groups["processes"])
+
+
+def test_the_fused_sweep_benchmark_times_both_ways_and_compares_results(tmp_path):
+    """benchmarks/fused_sweep.py, gpu_check.sh's end-to-end section, at smoke scale: the same
+    ad-hoc grid swept fused (--fuse 6: a group per arm) and unfused through the command, both
+    timed, every run's result compared; the fused runs say so in their provenance."""
+    import benchmarks.fused_sweep
+
+    summary, work = tmp_path / "tables", tmp_path / "work"
+    small = ("--set", "train.max_steps=20", "--set", "data.builtin_stories=300")
+    benchmarks.fused_sweep.main(
+        [
+            *("--preset", "smoke", "--lrs", "1e-2,3.16e-2", "--seeds", "3", *small),
+            *("--device", "cpu", "--work", str(work), "--summary", str(summary)),
+        ]
+    )
+    text = summary.read_text()
+    assert "12 runs (2 LRs x 3 seeds x QK-norm off and on) on cpu" in text
+    ways = re.findall(r"\((--fuse \w+)\)\s+(\d+)/12 runs\s+([\d.]+) s\s+([\d.]+) runs/h", text)
+    assert [(w[0], w[1]) for w in ways] == [("--fuse 6", "12"), ("--fuse off", "12")]
+    for _, runs, seconds, per_hour in ways:
+        assert float(per_hour) == pytest.approx(3600 * int(runs) / float(seconds), rel=0.01)
+    ratio = float(re.search(r"fused / unfused: ([\d.]+)x", text)[1])
+    assert ratio == pytest.approx(float(ways[0][3]) / float(ways[1][3]), abs=0.01)
+    worst = float(
+        re.search(r"worst \|difference\| (\S+) \(median \S+\) over 12 runs, statuses equal", text)[
+            1
+        ]
+    )
+    assert worst <= 1e-4
+    again = subprocess.run(  # the same --work again: refused, it would time nothing
+        [sys.executable, benchmarks.fused_sweep.__file__, "--work", str(work)],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 2 and "is not empty" in again.stderr
+    for rid in (p.name for p in (work / "fused" / "e2e").iterdir() if p.is_dir()):
+        fused = json.loads((work / "fused" / "e2e" / rid / "config.json").read_text())
+        alone = json.loads((work / "unfused" / "e2e" / rid / "config.json").read_text())
+        assert fused["provenance"]["fused"] == {"models": 6} and "fused" not in alone["provenance"]
+
+
+def test_the_fused_sweep_benchmark_stops_the_unfused_sweep_at_its_limit(tmp_path):
+    """--limit-s stops the unfused sweep with every process it started (no run finishes
+    afterwards) and counts the runs it finished, saying it was stopped."""
+    import benchmarks.fused_sweep
+
+    summary, work = tmp_path / "tables", tmp_path / "work"
+    benchmarks.fused_sweep.main(
+        [
+            *("--preset", "smoke", "--lrs", "1e-2,3.16e-2", "--seeds", "3", "--limit-s", "5"),
+            *("--set", "data.builtin_stories=300", "--device", "cpu"),
+            *("--work", str(work), "--summary", str(summary)),
+        ]
+    )
+    done = re.search(
+        r"unfused \(--fuse off\)\s+(\d+)/12 runs .* stopped at its limit, 5 s", summary.read_text()
+    )
+    assert done and int(done[1]) < 12
+    assert len(list((work / "unfused").glob("e2e/*/summary.json"))) == int(done[1])
+    files = lambda: {(p, p.stat().st_size) for p in (work / "unfused").rglob("*") if p.is_file()}  # noqa: E731
+    before = files()
+    time.sleep(5)  # a worker left running would write metrics rows (every 10 steps) by now
+    assert files() == before

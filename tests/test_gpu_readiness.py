@@ -581,14 +581,15 @@ def test_gpu_check_needs_only_python3_and_ends_with_its_summary(tmp_path):
     assert "torch " in text and "== summary (" in text
     summary = text[text.index("== summary (") :].splitlines()
     assert summary[1].split()[:2] == ["environment", "ok"]
-    assert [line.split()[0] for line in summary[2:9]] == [
+    assert [line.split()[0] for line in summary[2:10]] == [
         "compiled",
         "crosscheck",
-        "throughput",
-        "throughput",
         "fused",
+        "sweep",
         "estimate",
+        "throughput",
+        "throughput",
         "crosscheck",
     ]
-    assert all("skipped" in line for line in summary[2:9])
+    assert all("skipped" in line for line in summary[2:10])
     assert (tmp_path / "gpu_check.log").read_text().rstrip().endswith(summary[-1])

@@ -25,7 +25,7 @@ import numpy as np
 
 from sweeps.core.config import RunConfig
 from sweeps.core.diagnostics import diagnostics_row
-from sweeps.core.interventions import step_metrics
+from sweeps.core.interventions import step_metrics, tallied
 from sweeps.core.params import check_fits
 from sweeps.core.schedule import lr_at
 from sweeps.data import batch_starts, load_tokens, val_batches
@@ -82,6 +82,7 @@ class _Session:
         self.saved_at: int | None = None  # the step of the newest checkpoint this run has
         # what the trainer returns per step after (loss, grad norm): interventions' metrics
         self.step_metrics = step_metrics(cfg)
+        self.tallied = tallied(cfg)  # interventions that keep a per-run tally of those
 
     # -- start ----------------------------------------------------------------------------
     def restore(self) -> int:
@@ -198,25 +199,14 @@ class _Session:
                 "train_loss_ema": self.smoothed.update(step, loss),
             }
             row.update(zip(self.step_metrics, extra))
-            if "qk_clip_heads" in row:
-                self._tally_qk_clip(row)
+            for i in self.tallied:  # kept in the checkpointed state, written to the summary
+                self.state[i.attr] = i.tally(self.state.get(i.attr), row)
             rows.append(row)
             if is_diverged(loss, self.state["init_loss"], step, self.train_cfg):
                 self.diverged_at = self.done = step
                 break
         self.handles, self.queued = [], []
         return rows
-
-    def _tally_qk_clip(self, row: dict) -> None:
-        """How often and how much QK-clip fired: steps and head rescales, and the largest max
-        logit it met (tau / that is its strongest rescale), kept in the checkpointed state."""
-        tally = self.state.setdefault(
-            "qk_clip", {"steps_fired": 0, "heads_fired": 0, "max_logit": 0.0}
-        )
-        tally["steps_fired"] += int(row["qk_clip_heads"] > 0)
-        tally["heads_fired"] += int(row["qk_clip_heads"])
-        if row["qk_clip_max_logit"] > tally["max_logit"]:  # NaN (a diverged step) is skipped
-            tally["max_logit"] = float(row["qk_clip_max_logit"])
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self) -> dict:
@@ -304,7 +294,7 @@ class _Session:
             "tokens_per_s": tokens / wall if wall > 0 else None,
             "device": self.trainer.device,
             "metrics": self.run.metrics_fingerprint(),
-            **({"qk_clip": self.state["qk_clip"]} if "qk_clip" in self.state else {}),
+            **{i.attr: self.state[i.attr] for i in self.tallied if i.attr in self.state},
         }
 
 
