@@ -140,7 +140,7 @@ def per_process_steps(kind: str, m: int, steps: int) -> int:
 
 def cpu_env(device: str) -> dict:
     """On a CPU, OpenMP threads that sleep while they wait, as a sweep's workers get them
-    (sweeps.sweep.executors.worker_envs: a spinning pool on a busy machine made steps 200x
+    (sweeps.sweep.workers.worker_envs: a spinning pool on a busy machine made steps 200x
     slower)."""
     return {"OMP_WAIT_POLICY": "PASSIVE"} if device == "cpu" else {}
 

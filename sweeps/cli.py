@@ -526,8 +526,8 @@ def sweep(
 
 
 def _fuse_size(fuse, execution, plan) -> tuple[int, str]:
-    from sweeps.sweep.executors import uses_gpus
     from sweeps.sweep.fusion import group_size
+    from sweeps.sweep.workers import uses_gpus
 
     gpus = uses_gpus(execution.backend, execution.device)
     return group_size(fuse, execution, list(plan.configs.values()), gpus)

@@ -248,7 +248,8 @@ def test_a_local_pool_counts_its_workers_per_gpu_and_checks_nvidia_smis_free_mem
     from sweeps.core.errors import ConfigError
     from sweeps.core.params import RUNS_PER_GPU, state_bytes
     from sweeps.platform.devices import gpu_free_memory
-    from sweeps.sweep.executors import check_gpus_fit, worker_envs
+    from sweeps.sweep.executors import check_gpus_fit
+    from sweeps.sweep.workers import worker_envs
 
     envs = worker_envs(3, ["3", "5"], 16, {})
     assert [(e["CUDA_VISIBLE_DEVICES"], e[RUNS_PER_GPU]) for e in envs] == [

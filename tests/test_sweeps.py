@@ -24,9 +24,9 @@ from click.testing import CliRunner
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError
 from sweeps.run.rundir import RunDir
-from sweeps.sweep.executors import uses_gpus, worker_envs
 from sweeps.sweep.grid import grid_additions, max_extra_runs
 from sweeps.sweep.spec import SPECS_DIR, load_spec, parse_spec
+from sweeps.sweep.workers import uses_gpus, worker_envs
 
 FAST = {
     "data.builtin_stories": 300,

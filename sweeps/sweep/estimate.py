@@ -477,10 +477,10 @@ def estimate_sweep(
     and print what the sweep will cost. sweep: a sweeps.sweep.runner.Sweep (its planned
     configs); progress(text): what the probe is doing while it runs. apart: probe in a child
     process with the environment of one of the sweep's `workers` local workers (its CPU
-    threads: sweeps.sweep.executors.worker_envs), so the probe computes as a worker will
+    threads: sweeps.sweep.workers.worker_envs), so the probe computes as a worker will
     and this process holds no GPU context (and its memory) while the sweep that follows
     runs (its progress then goes to stderr)."""
-    from sweeps.sweep.executors import uses_gpus, worker_envs
+    from sweeps.sweep.workers import uses_gpus, worker_envs
 
     configs = list(sweep.configs.values())
     gpus = uses_gpus(execution.backend, execution.device)

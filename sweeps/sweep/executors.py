@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Protocol
 
 from sweeps.core.errors import EnvironmentFault, HarnessError, breaks_device, environment_fault
-from sweeps.core.params import RUNS_PER_GPU, check_fits, gpu_share, state_bytes
-from sweeps.platform.blas import preload_env, thread_env
-from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory, visible_gpus
+from sweeps.core.params import check_fits, gpu_share, state_bytes
+from sweeps.platform.blas import preload_env
+from sweeps.platform.devices import DETERMINISTIC, gpu_free_memory
 from sweeps.run.backends import Execution
 from sweeps.sweep.fusion import GROUP, execute_group
+from sweeps.sweep.workers import uses_gpus, worker_envs
 
 RAY_CONNECT_TIMEOUT_S = 10.0  # a cluster address that does not answer within this is refused
 
@@ -139,28 +140,6 @@ def _worker_main(conn, parent_pid: int, env: dict, execution: Execution) -> None
 
 
 # -- local pool -----------------------------------------------------------------------------
-def uses_gpus(backend: str, device: str) -> list[str]:
-    """The CUDA devices a local pool spreads its workers over ([] on CPU, MPS and Metal)."""
-    if device == "cpu" or (backend == "mlx" and device not in ("auto", "gpu")):
-        return []
-    return visible_gpus()
-
-
-def worker_envs(workers: int, gpus: list[str], cpus: int, environ) -> list[dict]:
-    """Environment of each local worker: one GPU each, round robin; on CPU, the cores
-    shared out (unless the user set the thread counts) instead of oversubscribed, and OpenMP
-    threads that sleep instead of spinning while they wait: on a busy 2-core machine a
-    spinning pool made smoke steps 1.2 s instead of 5 ms, even for a single worker."""
-    common = {} if gpus else thread_env(workers, cpus, environ)
-    if not gpus:
-        return [dict(common) for _ in range(workers)]
-    # Each worker's GPU, and how many workers share it (the memory check splits it).
-    mine = [gpus[i % len(gpus)] for i in range(workers)]
-    return [
-        {**common, "CUDA_VISIBLE_DEVICES": gpu, RUNS_PER_GPU: str(mine.count(gpu))} for gpu in mine
-    ]
-
-
 def sharing_per_gpu(workers: int, gpus: list[str]) -> int:
     """The most workers of a local pool on one GPU (round robin)."""
     return -(-workers // len(gpus)) if gpus else 1

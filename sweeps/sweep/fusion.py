@@ -51,7 +51,7 @@ def group_size(
     fuse: str | int, execution: Execution, configs: list[RunConfig], gpus: list[str]
 ) -> tuple[int, str]:
     """(runs per group, why): 1 means unfused. gpus: the CUDA devices the runs use
-    (sweeps.sweep.executors.uses_gpus)."""
+    (sweeps.sweep.workers.uses_gpus)."""
     if fuse == "off" or fuse == 1:
         return 1, "off"
     need = max(state_bytes(c) for c in configs)
