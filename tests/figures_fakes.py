@@ -14,6 +14,20 @@ from sweeps.core.files import write_json_atomic
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir
 
+# every chart a report writes, in report order (figures/report.py), as the tests expect them
+CHARTS = (
+    "final_loss_vs_lr",
+    "necessity_map",
+    "stability_vs_depth",
+    "paired_effect",
+    "eta_max_ratio",
+    "lr_sensitivity",
+    "training_curves",
+    "attention",
+    "residual_kurtosis",
+)
+
+
 INIT_LOSS = 5.5
 UNIGRAM = 3.05  # the data's unigram baseline as the runs record it, nats/token
 PROVENANCE = {

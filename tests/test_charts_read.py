@@ -16,17 +16,7 @@ from tests import chart_reader as cr
 from tests import figures_fakes as ff
 from tests.chart_marks import text_outside
 
-NAMES = (
-    "final_loss_vs_lr",
-    "necessity_map",
-    "stability_vs_depth",
-    "paired_effect",
-    "eta_max_ratio",
-    "lr_sensitivity",
-    "training_curves",
-    "attention",
-    "residual_kurtosis",
-)
+NAMES = ff.CHARTS
 
 
 @pytest.fixture(scope="module")

@@ -22,17 +22,7 @@ from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
 
-CHARTS = [
-    "final_loss_vs_lr",
-    "necessity_map",
-    "stability_vs_depth",
-    "paired_effect",
-    "eta_max_ratio",
-    "lr_sensitivity",
-    "training_curves",
-    "attention",
-    "residual_kurtosis",
-]
+CHARTS = list(ff.CHARTS)
 
 
 def analysis_of(root):
