@@ -856,3 +856,32 @@ def test_sweep_modules_import_neither_mlx_nor_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_token_check_names_its_ladder_and_reference_and_survives_the_record(tmp_path):
+    from sweeps.sweep.record import read_raw
+    from sweeps.sweep.tomlfields import to_toml
+
+    check = {"ladder": "ladder", "reference": 2}
+    spec = parse_spec(raw_spec(grid={**GRID, "n_layer": [4]}, token_check=check))
+    assert (spec.token_check.ladder, spec.token_check.reference) == ("ladder", 2)
+    # the record (spec.toml) writes it and reads it back: a resumed check is still a check
+    (tmp_path / "spec.toml").write_text(to_toml(spec.to_dict()), encoding="utf-8")
+    again = parse_spec(read_raw(tmp_path / "spec.toml"))
+    assert again.token_check == spec.token_check and again.to_dict() == spec.to_dict()
+    assert "token_check" not in parse_spec(raw_spec()).to_dict()
+
+
+@pytest.mark.parametrize(
+    "grid,check,message",
+    [
+        ({**GRID, "n_layer": [2, 4]}, {"ladder": "l", "reference": 2}, "one depth of its ladder"),
+        ({**GRID, "n_layer": [2]}, {"ladder": "l", "reference": 2}, "is its reference depth"),
+        ({**GRID, "n_layer": [4]}, {"ladder": "l"}, "reference must be the ladder's depth"),
+        ({**GRID, "n_layer": [4]}, {"ladder": "../x", "reference": 2}, "ladder must be a sweep"),
+        ({**GRID, "n_layer": [4]}, {"ladder": "l", "reference": 2, "x": 1}, "unknown key"),
+    ],
+)
+def test_a_token_check_that_cannot_check_is_refused(grid, check, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_spec(raw_spec(grid=grid, token_check=check))

@@ -1,9 +1,9 @@
 """Sweep specs: `sweeps/specs/NAME.toml` -> a validated SweepSpec -> the runs it plans.
 
-A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` or `n_embd` x
-`seed`),
-its arms (named override sets, each on the whole grid or an LR subset), the pre-registered
-analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`):
+A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` or `n_embd`
+x `seed`), its arms (named override sets, each on the whole grid or an LR subset), the
+pre-registered analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows
+(`[extend]`):
 
     name = "tiny"
     preset = "tiny"
@@ -40,6 +40,9 @@ analysis (`[study]`, docs/STUDY.md section 6) and how the grid grows (`[extend]`
     until = "any"                     # stop once any run at the top LR failed, or "all" of them
     refine = true                     # bisect the failure and threshold brackets ...
     resolution = 0.125                # ... down to this many decades (default 1/8)
+    [token_check]                     # optional: this sweep reruns a depth ladder's rung
+    ladder = "cpu-depth"              # at the tokens per parameter of its reference depth
+    reference = 4                     # (docs/STUDY.md section 11; sweeps.study.ladders)
 
 Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none) and `on`
 (the other kind; `on-KIND` when there are several).
@@ -47,6 +50,7 @@ Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
@@ -79,7 +83,17 @@ MAX_RUNS = 10_000
 # by at most 0.5%, so a step of 2% always lands on a new, higher LR.
 MIN_EXTEND_FACTOR = 1.02
 MAX_EXTRA_LRS = 100  # [extend] max_extra_lrs: far beyond any useful extension
-_TOP_KEYS = {"name", "preset", "description", "grid", "set", "arms", "study", "extend"}
+_TOP_KEYS = {
+    "name",
+    "preset",
+    "description",
+    "grid",
+    "set",
+    "arms",
+    "study",
+    "extend",
+    "token_check",
+}
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "n_embd", "seed"}
 _ARM_KEYS = {"set", "lr"}
 _STUDY_KEYS = {
@@ -96,6 +110,7 @@ _STUDY_KEYS = {
     "target_loss",
 }
 _EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
+_TOKEN_CHECK_KEYS = {"ladder", "reference"}
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,16 @@ class Extend:
 
 
 @dataclass(frozen=True)
+class TokenCheckOf:
+    """[token_check]: this sweep reruns a depth ladder's deepest rung at the tokens per
+    parameter of its `reference` depth (docs/STUDY.md section 11); the report sets its
+    threshold and critical LR against the ladder's at that depth (sweeps.study.ladders)."""
+
+    ladder: str  # the ladder sweep's name: its runs are <runs-dir>/<ladder>
+    reference: int  # the depth whose tokens per parameter the check matches
+
+
+@dataclass(frozen=True)
 class SweepSpec:
     name: str
     preset: str
@@ -132,6 +157,7 @@ class SweepSpec:
     seed: tuple[int, ...] = DEFAULT_SEEDS
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
+    token_check: TokenCheckOf | None = None
 
     @property
     def rungs(self) -> int:
@@ -192,6 +218,7 @@ class SweepSpec:
                 "refine": self.extend.refine,
                 "resolution": self.extend.resolution,
             },
+            **({"token_check": dataclasses.asdict(self.token_check)} if self.token_check else {}),
         }
 
     def base_config(self, backend: str, overrides=()) -> RunConfig:
@@ -345,12 +372,14 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         seed=seed,
         set=_settings(raw.get("set", {}), f"{where} [set]", width_ladder="n_embd" in grid),
         extend=_extend(raw, where),
+        token_check=_token_check(raw, where),
     )
     if len(spec.n_layer) > 1 and len(spec.n_embd) > 1:
         raise ConfigError(
             f"{where} [grid]: a sweep ladders depth or width, not both (n_layer "
             f"{list(spec.n_layer)}, n_embd {list(spec.n_embd)}); give one of them one value"
         )
+    _check_token_check(spec, where)
     _check_growth(spec, where)
     if spec.grid_runs > max_runs:  # before building a single config
         raise spec.size_error(max_runs)
@@ -537,6 +566,41 @@ def _extend(raw: dict, where: str) -> Extend:
             f"(got {extend.resolution!r})"
         )
     return extend
+
+
+def _token_check(raw: dict, where: str) -> TokenCheckOf | None:
+    table = raw.get("token_check")
+    if table is None:
+        return None
+    at = f"{where} [token_check]"
+    if not isinstance(table, dict):
+        raise ConfigError(f'{at}: give a table, e.g. ladder = "cpu-depth" and reference = 4')
+    no_unknown(table, _TOKEN_CHECK_KEYS, at)
+    ladder, reference = table.get("ladder"), table.get("reference")
+    if not isinstance(ladder, str) or not ladder or "/" in ladder or ladder.startswith("."):
+        raise ConfigError(f'{at}: ladder must be a sweep name, e.g. ladder = "cpu-depth"')
+    if not isinstance(reference, int) or isinstance(reference, bool) or reference < 1:
+        raise ConfigError(f"{at}: reference must be the ladder's depth to match, e.g. 4")
+    return TokenCheckOf(ladder, reference)
+
+
+def _check_token_check(spec: SweepSpec, where: str) -> None:
+    """A token-matched check reruns one depth of its ladder, not the reference depth itself."""
+    check = spec.token_check
+    if check is None:
+        return
+    if len(spec.n_layer) != 1 or spec.n_embd:
+        raise ConfigError(
+            f"{where} [token_check]: the check runs one depth of its ladder; give [grid] "
+            f"n_layer one value (got {list(spec.n_layer) or 'the preset depth'})"
+        )
+    if spec.n_layer[0] == check.reference:
+        raise ConfigError(
+            f"{where} [token_check]: the check's depth {check.reference} is its reference "
+            f"depth; check a deeper rung (e.g. n_layer = [8] against reference = 4)"
+        )
+    if spec.name == check.ladder:
+        raise ConfigError(f"{where} [token_check]: a sweep cannot check itself; name its ladder")
 
 
 def _check_growth(spec: SweepSpec, where: str) -> None:

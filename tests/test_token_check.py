@@ -1,0 +1,83 @@
+"""The depth ladder's token-matched check (sweeps/study/ladders.py, docs/STUDY.md section 11):
+planted cases with a known answer, censored values included."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sweeps.study.ladders import below, span, token_check
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.stats import GridValue
+
+
+def inside(lo: float, hi: float) -> GridValue:
+    return GridValue(math.sqrt(lo * hi), "", (lo, hi))
+
+
+DEPTH4_THRESHOLD = inside(0.0316, 0.0562)
+DEPTH4_CRITICAL = GridValue(0.075)  # a median over seeds: a point
+
+
+def test_a_fall_that_survives_matching_tokens():
+    t = token_check(DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, GridValue(0.042))
+    assert (t.verdict, t.why, t.threshold_below, t.critical_below) == (
+        SUPPORTED,
+        "survives",
+        True,
+        True,
+    )
+
+
+def test_a_fall_that_matching_tokens_removes():
+    # with depth 4's tokens per parameter, depth 8 is back in depth 4's bracket and critical LR
+    t = token_check(DEPTH4_THRESHOLD, inside(0.0316, 0.0562), DEPTH4_CRITICAL, GridValue(0.075))
+    assert (t.verdict, t.why) == (NOT_SUPPORTED, "token effect")
+
+
+def test_one_of_two_is_inconclusive():
+    t = token_check(DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, GridValue(0.1))
+    assert (t.verdict, t.why, t.threshold_below, t.critical_below) == (
+        INCONCLUSIVE,
+        "mixed",
+        True,
+        False,
+    )
+
+
+def test_overlapping_brackets_are_not_a_fall():
+    # (0.0178, 0.0562] allows values above 0.0316, inside depth 4's bracket
+    assert not below(inside(0.0178, 0.0562), DEPTH4_THRESHOLD)
+    # touching brackets are a fall: (a, b] lies wholly under (b, c]
+    assert below(inside(0.0178, 0.0316), DEPTH4_THRESHOLD)
+    # a point equal to the reference point is not below it
+    assert not below(GridValue(0.075), GridValue(0.075))
+
+
+@pytest.mark.parametrize(
+    ("check", "reference", "expected"),
+    [
+        # the check necessary already at its lowest LR: at or under it, below depth 4's bracket
+        (GridValue(0.0178, "below"), DEPTH4_THRESHOLD, True),
+        # ... but not below a reference that is itself at the grid's bottom
+        (GridValue(0.0178, "below"), GridValue(0.0178, "below"), False),
+        # never necessary in the check's grid: open upward, never shown lower
+        (GridValue(math.nan, "none"), DEPTH4_THRESHOLD, False),
+        # off did not fail inside the check's grid: its critical LR is open upward
+        (GridValue(0.1, "above"), DEPTH4_CRITICAL, False),
+        # depth 4 never needed QK-norm in its grid: any threshold the check finds is below
+        (inside(0.0316, 0.0562), GridValue(math.nan, "none"), True),
+        # depth 4's off never failed: a critical LR the check finds is below
+        (GridValue(0.075), GridValue(1.0, "above"), True),
+    ],
+)
+def test_censored_values(check, reference, expected):
+    assert below(check, reference) is expected
+
+
+def test_span_reads_each_kind():
+    assert span(inside(0.01, 0.0316)) == (0.01, 0.0316, True)
+    assert span(GridValue(0.05)) == (0.05, 0.05, False)
+    assert span(GridValue(3.16e-4, "below")) == (0.0, 3.16e-4, True)
+    assert span(GridValue(1.0, "above")).hi == math.inf
