@@ -1,0 +1,87 @@
+"""The token-matched check as the report shows it (docs/STUDY.md section 11).
+
+A sweep whose spec has `[token_check]` reruns a depth ladder's deepest rung at the tokens per
+parameter of a shallower reference depth. Its report sets the check's necessity threshold and
+`off`'s median critical LR (primary failure definition) against the ladder's at the reference
+depth; sweeps.study.ladders decides. The ladder's values are read from its analysis (its run
+directories beside the check's) and recorded in the check's analysis.json, so that the check's
+report can be re-rendered from its own data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from figures import fmt, present
+from sweeps.study.ladders import token_check
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.stats import GridValue
+
+ANSWER = {
+    SUPPORTED: "Yes: the depth trend survives matching tokens per parameter",
+    NOT_SUPPORTED: "No: the depth trend is a tokens-per-parameter effect",
+    INCONCLUSIVE: "Not decided: one of the two moved below the reference depth, the other not",
+}
+
+
+def values_at(analysis: dict, depth: int) -> dict | None:
+    """What the check compares at one depth of a sweep's analysis: the primary comparison's
+    threshold, the reference arm's median critical LR and the tokens per parameter; None where
+    the depth or either arm is missing."""
+    at = analysis.get("depths", {}).get(str(depth))
+    settings = analysis.get("settings", {})
+    ref = settings.get("reference", "off")
+    comparison = at and at["comparisons"].get(present.primary_key(analysis))
+    if not comparison or ref not in at["arms"]:
+        return None
+    return {
+        "depth": depth,
+        "threshold": comparison["threshold"],
+        "critical": at["arms"][ref]["eta_crit"]["median"],
+        "definition": at["arms"][ref]["eta_crit"].get("definition"),
+        "tokens_per_param": settings.get("tokens_per_param", {}).get(str(depth)),
+    }
+
+
+def judge(check: dict, reference: dict | None, ladder: str) -> dict:
+    """The check's entry in analysis.json: both sides' values and the decision (a reason in
+    place of the decision where either side is missing)."""
+    out = {"ladder": ladder, "check": check, "reference": reference}
+    if check is None or reference is None or None in (check["critical"], reference["critical"]):
+        missing = "this sweep's depth" if check is None else f"the ladder {ladder}'s depth"
+        return {**out, "verdict": INCONCLUSIVE, "why": f"no values at {missing}"}
+    t = token_check(
+        _grid(reference["threshold"]),
+        _grid(check["threshold"]),
+        _grid(reference["critical"]),
+        _grid(check["critical"]),
+    )
+    return {**out, **t._asdict()}
+
+
+def lines(entry: dict) -> list[str]:
+    """The check in words: the answer, then each side's numbers."""
+    check, ref = entry.get("check"), entry.get("reference")
+    if "threshold_below" not in entry:
+        return [f"Not decided: {entry['why']} (is `{entry['ladder']}` in the same --runs-dir?)."]
+    out = [f"{ANSWER[entry['verdict']]}."]
+    for side, v in (("this check", check), (f"{entry['ladder']}", ref)):
+        tokens = v.get("tokens_per_param")
+        per = f", {tokens:.3g} tokens per parameter" if tokens else ""
+        out.append(
+            f"Depth {v['depth']} ({side}{per}): threshold {fmt.bracket(v['threshold'])}, "
+            f"off's median critical LR {fmt.bracket(v['critical'])}."
+        )
+    said = {True: "below", False: "not below"}
+    out.append(
+        f"The threshold is {said[entry['threshold_below']]} depth {ref['depth']}'s and the "
+        f"critical LR {said[entry['critical_below']]} it (below: every LR the grid allows for "
+        "the check is under every LR it allows for the reference; overlapping brackets are not)."
+    )
+    return out
+
+
+def _grid(value: dict) -> GridValue:
+    bracket = tuple(value["bracket"]) if value.get("bracket") else None
+    found = value.get("value")  # analysis.json writes a "none" value's NaN as null
+    return GridValue(math.nan if found is None else float(found), value.get("kind", ""), bracket)
