@@ -414,8 +414,9 @@ def _verdicts(view: dict) -> Block | None:
                     [f"{rung.label(n)}: {w}" for n, w in zip(names, why, strict=True)],
                 )
             )
+    sections = "sections 5 and 11" if rung.is_width else "section 5"  # W1, W2: section 11
     return (
-        "Verdicts (pre-registered in docs/STUDY.md section 5; [a, b]: the 90% interval that "
+        f"Verdicts (pre-registered in docs/STUDY.md {sections}; [a, b]: the 90% interval that "
         "decided; the report's Verdicts section gives each test):",
         items,
     )

@@ -133,6 +133,10 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
         line.startswith("  - Width 48: without QK-norm the best LR is 0.003") for line in said
     )
     assert not any(re.search(r"[Dd]epth", line) for line in said)
+    assert any(
+        line.startswith("Verdicts (pre-registered in docs/STUDY.md sections 5 and 11;")
+        for line in said
+    )
     # the verdicts, the ladder table and the extrapolation in the report
     assert "### W1: The necessity threshold falls as width grows." in report
     assert "### W2: The practitioner's rule carries across widths" in report
