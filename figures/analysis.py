@@ -8,6 +8,13 @@ T": {...}}, "h1", "h2a", "h2a_by_definition", "h2b", ...}}, "verdicts": {"H1", "
 "H3", "C1"}, "rules": {"<L>": {"text": sentence, "influence": [{run_id, threshold_without}]}},
 "compute": {...}, "problems": [...]}.
 
+The ladder (figures/ladder.py): settings["ladder"] = {"field", "name"} names the field the
+sweep's rungs differ in, n_layer (depth) or n_embd (width). "depths" keeps its name, but its
+keys <L> (and those of "rules", "decisions", "early_warning") are the rung values of that
+field: depths on a depth ladder, widths on a width ladder. The trend over the rungs is "h3" on
+a depth ladder (H3); on a width ladder "w1" (W1, the same rule on widths, with the
+extrapolation to the core width) and "w2" (W2), with "W1" and "W2" in "verdicts" in H3's place.
+
 The study's rules live in sweeps/study (rules.py: the (arm, LR, seed) table, effective loss,
 paired differences, the necessity rule, critical LRs; stats.py: the bounds): this module
 lays out what they compute and re-derives none of it. Every decided quantity carries `lower`
@@ -23,6 +30,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from figures import ladder
 from figures.results import SweepResults
 from sweeps.core import interventions
 from sweeps.core.config import ModelConfig
@@ -53,19 +61,20 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     # each run's RunConfig (figures.results reads it once), not a config rebuilt from columns
     runs["config"] = runs.run_id.map(results.config)
     runs["baseline_loss"] = [_baseline_loss(r) for r in runs.itertuples()]
+    rung = ladder.of({"settings": settings}).field
     settings["tokens_per_param"] = {}
     steps = steps_to_target(curves, settings["target_loss"])
     # the second pre-registered target: the data's bigram baseline (docs/STUDY.md section 4)
     bigram = settings["baselines"].get("bigram")
     reached = steps_to_target(curves, bigram).rename(columns={"steps": "steps_baseline"})
     steps = steps.merge(reached, on="run_id", how="outer")
-    cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"))
-    depths = {}
-    for depth in sorted(runs.n_layer.dropna().unique()):
-        at_depth = runs[(runs.n_layer == depth) & runs.outcome.notna()]
-        if not at_depth.empty:
-            name = str(int(depth))
-            depths[name] = depth_analysis(at_depth, cells[int(depth)], settings, steps)
+    cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"), rung=rung)
+    depths = {}  # per rung (module docstring: keyed by the ladder's field)
+    for value in sorted(runs[rung].dropna().unique()):
+        at_rung = runs[(runs[rung] == value) & runs.outcome.notna()]
+        if not at_rung.empty:
+            name = str(int(value))
+            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps)
             settings["tokens_per_param"][name] = next(
                 iter(depths[name]["tokens_per_param"]["by_budget"].values()), None
             )
@@ -82,9 +91,9 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "problems": problems(results, runs),
         "compute": compute(runs),
     }
-    out["h3"] = depth_trend(cells, settings, list(depths))
+    out.update(trends(cells, settings, list(depths)))
     out["decisions"] = decisions(cells, settings, out)
-    out["early_warning"] = early_warning(runs, curves)
+    out["early_warning"] = early_warning(runs, curves, rung)
     out["budget_warnings"] = budget_warnings(out, runs)
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
@@ -111,6 +120,10 @@ def study_settings(results: SweepResults) -> dict:
     settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
     settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
     settings["baselines"] = baselines(results.runs)
+    # the planned runs too: a width sweep with one width finished is still a width ladder
+    shapes = [f for f in ("n_layer", "n_embd") if f in results.runs and f in results.missing]
+    planned = pd.concat([results.runs[shapes], results.missing[shapes]]) if shapes else results.runs
+    settings["ladder"] = ladder.of_runs(planned).to_dict()
     return settings
 
 
@@ -171,7 +184,8 @@ def run_table(runs: pd.DataFrame) -> pd.DataFrame:
         * pd.to_numeric(df.batch_size, errors="coerce")
         * pd.to_numeric(df.block_size, errors="coerce")
     )
-    return df.sort_values(["n_layer", "arm", "lr", "seed"], na_position="last", ignore_index=True)
+    keys = [k for k in ("n_layer", "n_embd", "arm", "lr", "seed") if k in df]
+    return df.sort_values(keys, na_position="last", ignore_index=True)
 
 
 def _baseline_loss(r) -> float | None:
@@ -192,6 +206,7 @@ def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
             "status": r.status,
             "arm": r.arm,
             "n_layer": r.n_layer,
+            "n_embd": getattr(r, "n_embd", None),
             "lr": r.lr,
             "seed": r.seed,
             "error": _first_line(r.error),
@@ -204,6 +219,7 @@ def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
             "status": "missing",
             "arm": r.arm,
             "n_layer": r.n_layer,
+            "n_embd": getattr(r, "n_embd", None),
             "lr": r.lr,
             "seed": r.seed,
             "error": "",
@@ -315,18 +331,34 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
     return out
 
 
-def depth_trend(cells: dict, settings: dict, depths: list[str]) -> dict:
-    """H3's decision (sweeps.study.rules.trend_decision) over the depths with both arms of the
-    primary comparison: per-seed thresholds, censored ones kept at and beyond their bounds."""
+def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
+    """The trend over the ladder's rungs, over the rungs with both arms of the primary
+    comparison (per-seed thresholds, censored ones kept at and beyond their bounds): on a depth
+    ladder {"h3"} (sweeps.study.rules.trend_decision); on a width ladder {"w1"} (the same
+    rule on widths, with the extrapolation to the core width) and {"w2"}
+    (sweeps.study.rules.carry_decision on the thresholds as multiples of each seed's best LR of
+    the reference arm), docs/STUDY.md sections 5 and 11."""
     study = _study(settings)
-    seeds, judged = {}, {}
-    for name in depths:
+    seeds, judged, best = {}, {}, {}
+    for name in rungs:
         c = cells[int(name)]
         if not (c.has(study.reference) and c.has(study.primary)):
             continue
         n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
         seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
+        best[int(name)] = rules.seed_best_lrs(c, study.reference)
     t = rules.trend_decision(seeds, judged)
+    if not ladder.of({"settings": settings}).is_width:
+        return {"h3": _trend(t, seeds)}
+    w1 = _trend(t, seeds)
+    if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
+        w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
+    w2 = {**_trend(rules.carry_decision(seeds, best, judged), seeds), "bound": rules.CARRY_BOUND}
+    w2["seed_best"] = {str(k): v for k, v in best.items()}
+    return {"w1": w1, "w2": w2}
+
+
+def _trend(t: rules.Trend, seeds: dict) -> dict:
     return {
         "verdict": t.verdict,
         "why": t.why,
@@ -334,16 +366,61 @@ def depth_trend(cells: dict, settings: dict, depths: list[str]) -> dict:
         "beyond": _slope(t.beyond),
         "censored": t.censored,
         "short": t.short,
-        "depths": sorted(seeds),
+        "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
+    }
+
+
+def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dict:
+    """The width ladder's line for the core width (docs/STUDY.md section 11, an
+    extrapolation): W1's least-squares line of log10 threshold on log2 width read at
+    CORE_WIDTH, censored per-seed thresholds at their bounds and moved beyond them; and, as
+    simply, each arm's per-seed critical LRs (primary failure definition, a censored one at
+    its bound) read there. Each with the 90% interval of the line (the expected value) and of
+    one new seed."""
+    study = _study(settings)
+    x0 = math.log2(ladder.CORE_WIDTH)
+    at_bound, beyond = rules.trend_lines(seeds, judged)
+    arms = {}
+    for arm in (study.reference, study.primary):
+        per = {
+            w: list(rules.critical_lrs(c, arm, rules.PRIMARY_FAILURE, study.delta).values())
+            for w, c in cells.items()
+            if w in seeds and c.has(arm)
+        }
+        line, censored = rules.critical_lr_line(per)
+        if line is not None and censored == line.n:  # every value a bound: no line to read
+            arms[arm] = {"value": None, "n": line.n, "censored": censored}
+        elif line is not None:
+            arms[arm] = {**_prediction(line.at(x0), line.n), "censored": censored}
+    return {
+        "width": ladder.CORE_WIDTH,
+        "doublings": x0 - math.log2(max(seeds)),
+        "threshold": {
+            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
+            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
+        },
+        "critical_lr": {"definition": rules.PRIMARY_FAILURE, "arms": arms},
+    }
+
+
+def _prediction(p, n: int) -> dict:
+    """A line's reading at an x, as an LR (the line is of log10 LR): the value, the 90%
+    interval of the line there and of one new point, and the points it was fitted to."""
+    return {
+        "log10": p.mean,
+        "value": 10**p.mean,
+        "ci90": [10**p.lower, 10**p.upper],
+        "point90": [10**p.point_lower, 10**p.point_upper],
+        "n": n,
     }
 
 
 def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
-    """Why the runs may be too short for the rules (docs/STUDY.md section 2): a depth under
+    """Why the runs may be too short for the rules (docs/STUDY.md section 2): a rung under
     MIN_TOKENS_PER_PARAM tokens per parameter, and runs of the reference or primary arm stuck
     (worse than the baseline) at or below their arm's best LR: runs that have not yet learned,
     not unstable ones."""
-    s = analysis["settings"]
+    s, rung = analysis["settings"], ladder.of(analysis)
     out = []
     # without a baseline rule (smoke) only a divergence fails a run: no run is "not yet
     # learned", so there is nothing to warn about (the plan's warning skips them too)
@@ -352,7 +429,7 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
         for budget, per in depth["tokens_per_param"]["by_budget"].items():
             if judged_by_baseline and per < rules.MIN_TOKENS_PER_PARAM:
                 out.append(
-                    f"depth {name}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
+                    f"{rung.label(name)}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
                     f"under {rules.MIN_TOKENS_PER_PARAM:g}: a run's failure may be a run that "
                     "has not yet learned"
                 )
@@ -360,7 +437,7 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
             a = depth["arms"].get(arm)
             if not a or a.get("best_lr") is None:
                 continue
-            part = runs[(runs.n_layer == int(name)) & (runs.arm == arm) & runs.outcome.notna()]
+            part = runs[(runs[rung.field] == int(name)) & (runs.arm == arm) & runs.outcome.notna()]
             slow = part[part.lr <= a["best_lr"] * (1 + 1e-9)]
             stuck = [
                 r.run_id
@@ -371,7 +448,7 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
             if stuck:
                 lrs = ", ".join(f"{x:g}" for x in sorted(set(slow[slow.run_id.isin(stuck)].lr)))
                 out.append(
-                    f"depth {name}: {len(stuck)} {arm} run(s) at LR {lrs}"
+                    f"{rung.label(name)}: {len(stuck)} {arm} run(s) at LR {lrs}"
                     f", at or below the arm's best LR {a['best_lr']:g}, finished worse than the "
                     "baseline: too short a budget for those LRs (they count at their capped "
                     "loss, not as unstable)"
@@ -382,11 +459,11 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
 EARLY_PREDICTORS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
 
 
-def early_warning(runs: pd.DataFrame, curves: pd.DataFrame) -> dict:
-    """Per depth and arm, for each early predictor: does its value at the early step (the first
-    evaluation at or after 10% of the run) tell the runs that fail (stuck, the primary
-    definition) from those that do not? AUC with its 90% bootstrap interval (docs/STUDY.md 4,
-    descriptive: it decides nothing)."""
+def early_warning(runs: pd.DataFrame, curves: pd.DataFrame, rung: str = "n_layer") -> dict:
+    """Per rung (rung: the ladder's field) and arm, for each early predictor: does its value
+    at the early step (the first evaluation at or after 10% of the run) tell the runs that
+    fail (stuck, the primary definition) from those that do not? AUC with its 90% bootstrap
+    interval (docs/STUDY.md 4, descriptive: it decides nothing)."""
     finished = runs[runs.outcome.notna()].copy()
     finished["fails"] = [
         rules.is_stuck(st, _float(f), b)
@@ -396,7 +473,7 @@ def early_warning(runs: pd.DataFrame, curves: pd.DataFrame) -> dict:
     if early.empty:  # no curves (a report rebuilt from a runs table): nothing to say
         return {}
     out: dict = {}
-    for (depth, arm), part in finished.groupby(["n_layer", "arm"]):
+    for (depth, arm), part in finished.groupby([rung, "arm"]):
         entry = {}
         for column, label in EARLY_PREDICTORS.items():
             values = early.get(column, pd.Series(dtype=float))
@@ -790,6 +867,7 @@ def _records(runs: pd.DataFrame) -> list[dict]:
         "arm",
         "qk_norm",
         "n_layer",
+        "n_embd",
         "lr",
         "seed",
         "status",

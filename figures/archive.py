@@ -10,7 +10,7 @@ Beside report.md a report writes:
   and its crosscheck.json.
 
 Reports made before the archive existed carry only analysis.json's runs table. load() rebuilds
-what it can from it: the runs' configs from the spec at this revision (matched by arm, depth, LR
+what it can from it: the runs' configs from the spec at this revision (matched by arm, rung, LR
 and seed; only the fields the analysis reads matter), the data's baselines from the analysis's
 settings, no curves, and the crosscheck line of the old report.md. It says what it could not
 recompute (ARCHIVE_GAPS).
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from figures import ladder
 from figures.results import RUN_KEYS, SweepResults
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import HarnessError
@@ -95,6 +96,10 @@ def _from_archive(report_dir: Path):
     }
     runs["provenance"] = runs.provenance_json.map(lambda p: json.loads(p) if p else {})
     runs = runs.drop(columns=["config_json", "provenance_json"])
+    if "n_embd" not in runs:  # archived before the runs table kept the width: from the configs
+        runs["n_embd"] = runs.run_id.map(
+            lambda r: configs[r].model.n_embd if r in configs else None
+        )
     for column in ("unstable_reasons",):
         if column in runs:
             runs[column] = runs[column].map(lambda v: list(v) if v is not None else [])
@@ -132,19 +137,25 @@ def _from_analysis(report_dir: Path, old: dict):
 
     spec = load_spec(old["sweep"])
     runs = pd.DataFrame(old["runs"])
-    extra = {int(d): sorted(set(part.lr) - set(spec.lr)) for d, part in runs.groupby("n_layer")}
+    # a run is matched by its rung: its depth, and its width where the table has one (a
+    # report made before width ladders has none: its sweep laddered depth alone)
+    rung = ladder.of(old).field
+    extra = {int(d): sorted(set(part.lr) - set(spec.lr)) for d, part in runs.groupby(rung)}
     backend = str(runs.run_id.iloc[0]).split("-", 1)[0]
-    by_keys = {
-        (c.arm, c.model.n_layer, round(c.train.lr, 12), c.seed): c
-        for c in spec.configs(backend, lrs=extra)
-    }
+    shape = ["n_layer", "n_embd"] if "n_embd" in runs else ["n_layer"]
+
+    def key(arm, model, lr, seed) -> tuple:
+        return (arm, *(int(getattr(model, f)) for f in shape), round(float(lr), 12), int(seed))
+
+    by_keys = {key(c.arm, c.model, c.train.lr, c.seed): c for c in spec.configs(backend, lrs=extra)}
     configs = {}
     for r in runs.itertuples():
-        cfg = by_keys.get((r.arm, int(r.n_layer), round(float(r.lr), 12), int(r.seed)))
+        cfg = by_keys.get(key(r.arm, r, r.lr, r.seed))
         if cfg is not None:
             configs[r.run_id] = cfg
     baselines = old["settings"].get("baselines") or {}
     columns = {
+        "n_embd": lambda c: c.model.n_embd,
         "max_steps": lambda c: c.train.max_steps,
         "batch_size": lambda c: c.train.batch_size,
         "block_size": lambda c: c.model.block_size,

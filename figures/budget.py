@@ -12,12 +12,12 @@ count (each arm's `recipe` there), so the pairing needs no naming convention.
 
 from __future__ import annotations
 
-from figures import fmt
+from figures import fmt, ladder
 from figures.tables import markdown
 
 
 def pairs(depth: dict) -> list[tuple[dict, dict]]:
-    """(comparison, the same comparison at a larger budget) at one depth, smaller first."""
+    """(comparison, the same comparison at a larger budget) at one rung, smaller first."""
     arms = depth["arms"]
 
     def budget(c: dict) -> float | None:
@@ -60,8 +60,9 @@ def held(small: dict, large: dict) -> tuple[list[float], list[float]]:
     return lrs, [lr for lr in lrs if call(at[0][lr]) != call(at[1][lr])]
 
 
-def summary(name: str, depth: dict) -> list[str]:
-    """One line per budget pair, for the answer's opening and the terminal."""
+def summary(rung: str, depth: dict) -> list[str]:
+    """One line per budget pair, for the answer's opening and the terminal (rung: how the
+    rung reads, 'depth 4')."""
     lines = []
     for small, large in pairs(depth):
         lrs, differ = held(small, large)
@@ -70,7 +71,7 @@ def summary(name: str, depth: dict) -> list[str]:
         )
         where = f"; they differ at {fmt.lrs(differ)}" if differ else ""
         lines.append(
-            f"  depth {name}: with {factor:.3g}x the tokens ({large['baseline']} vs "
+            f"  {rung}: with {factor:.3g}x the tokens ({large['baseline']} vs "
             f"{large['treatment']}) the calls of {small['baseline']} vs {small['treatment']} "
             f"hold at {len(lrs) - len(differ)} of {len(lrs)} LRs{where}"
         )
@@ -83,7 +84,7 @@ def section(result: dict) -> str:
     for name in sorted(result.get("depths", {}), key=int):
         depth = result["depths"][name]
         for small, large in pairs(depth):
-            blocks.append(_pair(name, depth, small, large))
+            blocks.append(_pair(ladder.of(result).cap(name), depth, small, large))
     if not blocks:
         return ""
     return "\n".join(
@@ -104,7 +105,7 @@ def section(result: dict) -> str:
     )
 
 
-def _pair(name: str, depth: dict, small: dict, large: dict) -> str:
+def _pair(where: str, depth: dict, small: dict, large: dict) -> str:
     tokens = [depth["arms"][c["baseline"]]["budget"] for c in (small, large)]
     sizes = [_budget(depth, t) for t in tokens]
     short = [f"{t / tokens[0]:.3g}x" for t in tokens]  # the column labels: 1x, 4x
@@ -121,7 +122,7 @@ def _pair(name: str, depth: dict, small: dict, large: dict) -> str:
             ]
         )
     title = (
-        f"Depth {name}: `{small['baseline']} vs {small['treatment']}` at {short[0]} "
+        f"{where}: `{small['baseline']} vs {small['treatment']}` at {short[0]} "
         f"({sizes[0]}) against `{large['baseline']} vs {large['treatment']}` at {short[1]} "
         f"({sizes[1]}): the calls hold at {len(lrs) - len(differ)} of {len(lrs)} LRs."
     )

@@ -11,7 +11,7 @@ arm gets no table.
 
 from __future__ import annotations
 
-from figures import fmt
+from figures import fmt, ladder
 from figures.intervention_verdicts import CLAIMS, intervention_arms
 from figures.tables import markdown
 from sweeps.study.rules import Comparison
@@ -44,7 +44,7 @@ def section(result: dict) -> str:
 
 
 def verdicts(result: dict) -> str:
-    """I1-I4 per depth and arm as figures/intervention_verdicts.py decided them."""
+    """I1-I4 per rung and arm as figures/intervention_verdicts.py decided them."""
     lines = [
         "#### Verdicts (docs/STUDY.md section 9)",
         "",
@@ -53,12 +53,13 @@ def verdicts(result: dict) -> str:
         "",
     ]
     arms = intervention_arms(result)  # in spec order (analysis.json sorts its keys)
+    rung = ladder.of(result)
     for depth, per_arm in sorted(
         result.get("interventions", {}).items(), key=lambda kv: int(kv[0])
     ):
         for arm in sorted(per_arm, key=arms.index):
             judged = per_arm[arm]
-            lines.append(f"- depth {depth}, `{arm}`:")
+            lines.append(f"- {rung.label(depth)}, `{arm}`:")
             lines += [f"  - {h} **{v['verdict']}**: {v['reason']}" for h, v in judged.items()]
     return "\n".join(lines) + "\n"
 
@@ -88,7 +89,7 @@ def table(result: dict, arms: list[str]) -> str:
             )
     return markdown(
         [
-            "depth",
+            ladder.of(result).name,
             "arm",
             "critical LR: median (seeds)",
             "LR sensitivity (nats)",

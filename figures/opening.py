@@ -2,20 +2,21 @@
 
 It answers what the sweep was built to ask before anything else: QK-norm against each cheaper
 fix (a spec with intervention arms: I1-I4), the start temperature (a start-matched control:
-C1), the trend with depth (a ladder: H3), whether the calls hold with more tokens (a budget
-check); then where QK-norm is necessary against no QK-norm at each depth; last every verdict
-with what it means and the interval that decided it. Short sentences, one point each. It
+C1), the trend along a ladder (with depth: H3; with width: W1, W2 and the line carried to the
+core width), whether the calls hold with more tokens (a budget check); then where QK-norm is
+necessary against no QK-norm at each rung (depth or width, figures/ladder.py); last every
+verdict with what it means and the interval that decided it. Short sentences, one point each. It
 words the analysis dict (analysis.json) and decides nothing: every number comes from there.
 """
 
 from __future__ import annotations
 
-from figures import budget, fmt, present
+from figures import budget, fmt, ladder, present
 from figures.intervention_verdicts import intervention_arms
-from figures.verdicts import h2a_call, rule_parts
+from figures.verdicts import extrapolation_head, extrapolation_lines, h2a_call, rule_parts
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
-HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")  # those a sweep decides, in order
 ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
 
 # A bullet: its text, or its text with sub-bullets (the numbers behind it).
@@ -83,6 +84,7 @@ def _interventions(view: dict) -> Block | None:
     s = view["settings"]
     ref, primary = s["reference"], s["primary"]
     order = intervention_arms(view)
+    rung = ladder.of(view)
     depths = sorted(judged, key=int)
     items: list[Item] = []
     for h in ("I1", "I2", "I3", "I4"):
@@ -97,7 +99,7 @@ def _interventions(view: dict) -> Block | None:
         question = I_QUESTION[h].format(ref=ref, primary=primary)
         said = []
         for verdict in (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE):
-            arms = _arms_with(calls, verdict, depths)
+            arms = _arms_with(calls, verdict, depths, rung)
             if arms:
                 said.append(f"{ANSWER[verdict].lower()}: {arms}")
         subs = (
@@ -106,8 +108,10 @@ def _interventions(view: dict) -> Block | None:
         answer = "; ".join(said)
         items.append((f"{question} {answer[0].upper()}{answer[1:]}.", subs))
     if len(depths) > 1:
-        items.append("Each arm's reasons and numbers per depth: Interventions, under Tables.")
-    where = f", depth {depths[0]}" if len(depths) == 1 else ""
+        items.append(
+            f"Each arm's reasons and numbers per {rung.name}: Interventions, under Tables."
+        )
+    where = f", {rung.label(depths[0])}" if len(depths) == 1 else ""
     return (
         f"Would a cheaper fix do instead of QK-norm? ({', '.join(order)}{where}; I1-I4, "
         "docs/STUDY.md section 9)",
@@ -115,15 +119,16 @@ def _interventions(view: dict) -> Block | None:
     )
 
 
-def _arms_with(calls: dict, verdict: str, depths: list[str]) -> str:
-    """The arms with this verdict, each naming its depths unless it has it at every depth."""
+def _arms_with(calls: dict, verdict: str, depths: list[str], rung: ladder.Ladder) -> str:
+    """The arms with this verdict, each naming its rungs unless it has it at every rung."""
     by_arm: dict[str, list[str]] = {}
     for (arm, d), v in calls.items():
         if v["verdict"] == verdict:
             by_arm.setdefault(arm, []).append(d)
     every = len(depths)
     return ", ".join(
-        arm if len(ds) == every else f"{arm} (depth {', '.join(ds)})" for arm, ds in by_arm.items()
+        arm if len(ds) == every else f"{arm} ({rung.name} {', '.join(ds)})"
+        for arm, ds in by_arm.items()
     )
 
 
@@ -137,7 +142,7 @@ def _control(view: dict) -> Block | None:
         return None
     items: list[Item] = []
     for name in sorted(decided, key=int):
-        prefix = f"Depth {name}: " if len(decided) > 1 else ""
+        prefix = f"{ladder.of(view).cap(name)}: " if len(decided) > 1 else ""
         answer = ANSWER[decided[name]["verdict"]]
         subs = [
             f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
@@ -152,7 +157,7 @@ def _control(view: dict) -> Block | None:
 
 
 def _c1_says(view: dict, name: str, depth: dict | None = None) -> str:
-    """C1 at one depth in words, with the largest gap of the control to the primary arm."""
+    """C1 at one rung in words, with the largest gap of the control to the primary arm."""
     s = view["settings"]
     control, primary = s["start_control"], s["primary"]
     why = view["decisions"]["C1"][name]["why"]
@@ -199,17 +204,32 @@ def _c1_rows(depth: dict, s: dict) -> list[tuple[float, dict, dict]]:
 
 
 def _trend(view: dict) -> Block | None:
-    """A ladder (several depths): does the necessity threshold fall as depth grows (H3)?"""
+    """A ladder (several rungs): the trend it was built to ask. With depth: does the
+    necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
+    rule's multiple of the best LR carry (W2), and what the line says at the core width,
+    marked as the extrapolation it is."""
+    rung = ladder.of(view)
     depths = [n for n, d in view["depths"].items() if _primary(view, d) is not None]
     if len(depths) < 2:
         return None
-    v = (view.get("verdicts") or {}).get("H3") or {}
-    items = [f"{ANSWER.get(v.get('verdict'), 'Not decided')}: {_h3(view)}."]
-    return (
-        f"Does the necessity threshold fall as depth grows? (H3, depths "
-        f"{', '.join(sorted(depths, key=int))})",
-        items,
-    )
+    verdicts = view.get("verdicts") or {}
+    items: list[Item] = []
+    for name in rung.trends:
+        v = verdicts.get(name) or {}
+        answer = ANSWER.get(v.get("verdict"), "Not decided")
+        question = QUESTION[name].format(ref=view["settings"]["reference"])
+        text = f"{answer}: {_trend_says(view, name)}."
+        items.append(text if len(rung.trends) == 1 else f"{question} ({name}) {text}")
+    e = (view.get("w1") or {}).get("extrapolation")
+    if rung.is_width and e:
+        head = extrapolation_head(e)
+        items.append((f"At {head}:", extrapolation_lines(e)))
+    rungs = ", ".join(sorted(depths, key=int))
+    if rung.is_width:
+        title = f"How do the threshold and the rule move with width? (W1, W2; widths {rungs})"
+    else:
+        title = f"{QUESTION['H3']} (H3, depths {rungs})"
+    return title, items
 
 
 def _budget(view: dict) -> Block | None:
@@ -217,7 +237,8 @@ def _budget(view: dict) -> Block | None:
     items: list[Item] = []
     for name in sorted(view["depths"], key=int):
         d = view["depths"][name]
-        for (small, large), line in zip(budget.pairs(d), budget.summary(name, d)):
+        lines = budget.summary(ladder.of(view).label(name), d)
+        for (small, large), line in zip(budget.pairs(d), lines):
             lrs, differ = budget.held(small, large)
             answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
             at = [fmt.threshold_with_interval(c) for c in (small, large)]
@@ -239,26 +260,26 @@ def _primary(view: dict, depth: dict) -> dict | None:
 
 
 def _off_on(view: dict) -> Block | None:
-    """Where QK-norm is necessary, per depth: at one depth each point its own bullet (the
+    """Where QK-norm is necessary, per rung: at one rung each point its own bullet (the
     threshold in absolute LRs and in multiples of the best LR without QK-norm, the effect at
     that best LR, where each arm's runs start to fail, the low-LR effect apart, the runs the
-    threshold hangs on); at several depths one bullet each."""
+    threshold hangs on); at several rungs one bullet each."""
     s = view["settings"]
     rules = (view.get("decisions") or {}).get("rules") or {}
     names = [n for n in sorted(view["depths"], key=int) if n in rules]
     if not names:
         return None
-    ref, primary = s["reference"], s["primary"]
+    ref, primary, rung = s["reference"], s["primary"], ladder.of(view)
     if len(names) > 1:
         items: list[Item] = []
         for name in names:
             d = view["depths"][name]
             p = rule_parts(d, _primary(view, d), s, rules[name])
             items.append(
-                f"Depth {name}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} Critical "
-                f"LR: {_crit(d, [ref, primary])}."
+                f"{rung.cap(name)}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} "
+                f"Critical LR: {_crit(d, [ref, primary])}."
             )
-        return f"Where is QK-norm necessary? ({ref} vs {primary}, per depth)", items
+        return f"Where is QK-norm necessary? ({ref} vs {primary}, per {rung.name})", items
     name = names[0]
     d = view["depths"][name]
     c = _primary(view, d)
@@ -275,7 +296,7 @@ def _off_on(view: dict) -> Block | None:
         str(int(d["arms"][ref]["budget"])), float("nan")
     )
     return (
-        f"Where is QK-norm necessary? ({ref} vs {primary} at depth {name}, "
+        f"Where is QK-norm necessary? ({ref} vs {primary} at {rung.label(name)}, "
         f"{fmt.num(tokens, 2)} tokens/parameter)",
         [i for i in items if i],
     )
@@ -343,22 +364,24 @@ QUESTION = {
     "H2a": "Does QK-norm raise the LR at which runs start to fail?",
     "H2b": "Does QK-norm make the loss less sensitive to the LR?",
     "H3": "Does the necessity threshold fall as depth grows?",
+    "W1": "Does the necessity threshold fall as width grows?",
+    "W2": "Does the rule's multiple of {ref}'s best LR carry across widths?",
     "C1": "Is the low-LR gap the start temperature?",
 }
 
 
 def _verdicts(view: dict) -> Block | None:
     """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
-    at several depths one sub-bullet per depth."""
+    at several rungs one sub-bullet per rung."""
     verdicts = view.get("verdicts") or {}
     if not verdicts:
         return None
-    s = view["settings"]
+    s, rung = view["settings"], ladder.of(view)
     says = {"H1": _h1, "H2a": _h2a, "H2b": _h2b, "C1": _c1_says}
     # a question the sweep was built to ask is answered first, with its numbers: not again
     above = {
         "H1": len((view.get("decisions") or {}).get("rules") or {}) == 1,  # _off_on's bullet
-        "H3": _trend(view) is not None,
+        **dict.fromkeys(rung.trends, _trend(view) is not None),
         "C1": _control(view) is not None,
     }
     items: list[Item] = []
@@ -376,8 +399,8 @@ def _verdicts(view: dict) -> Block | None:
             why = ["the plan has no pre-registered [study] (docs/STUDY.md section 6)"]
         elif h == "C1" and not s["start_control"]:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
-        elif h == "H3" or not names:
-            why = [_h3(view) if h == "H3" else v["reason"]]
+        elif h in rung.trends or not names:
+            why = [_trend_says(view, h) if h in rung.trends else v["reason"]]
         else:
             why = [says[h](view, name, view["depths"][name]) for name in names]
         if above.get(h) and s["preregistered"]:
@@ -386,17 +409,21 @@ def _verdicts(view: dict) -> Block | None:
             items.append(f"{head} {answer}: {why[0]}.")
         else:
             items.append(
-                (f"{head} {answer}:", [f"depth {n}: {w}" for n, w in zip(names, why, strict=True)])
+                (
+                    f"{head} {answer}:",
+                    [f"{rung.label(n)}: {w}" for n, w in zip(names, why, strict=True)],
+                )
             )
+    sections = "sections 5 and 11" if rung.is_width else "section 5"  # W1, W2: section 11
     return (
-        "Verdicts (pre-registered in docs/STUDY.md section 5; [a, b]: the 90% interval that "
+        f"Verdicts (pre-registered in docs/STUDY.md {sections}; [a, b]: the 90% interval that "
         "decided; the report's Verdicts section gives each test):",
         items,
     )
 
 
 def _h1(view: dict, name: str, depth: dict, at: bool = True) -> str:
-    """H1 at one depth: the effect at the reference arm's best LR (named unless `at` is
+    """H1 at one rung: the effect at the reference arm's best LR (named unless `at` is
     False) and what it shows."""
     s = view["settings"]
     ref, primary = s["reference"], s["primary"]
@@ -419,7 +446,7 @@ def _h1(view: dict, name: str, depth: dict, at: bool = True) -> str:
 
 
 def _h2a(view: dict, name: str, depth: dict) -> str:
-    """H2a at one depth: the ratio of critical LRs (primary / reference) with its interval,
+    """H2a at one rung: the ratio of critical LRs (primary / reference) with its interval,
     under the definition that decides and, as verdicts.py judges them, under the others."""
     s = view["settings"]
     ref, primary = s["reference"], s["primary"]
@@ -459,7 +486,7 @@ H2B_SAYS = {
 
 
 def _h2b(view: dict, name: str, depth: dict) -> str:
-    """H2b at one depth: the paired difference of LR sensitivity with its interval."""
+    """H2b at one rung: the paired difference of LR sensitivity with its interval."""
     s = view["settings"]
     h = depth.get("h2b") or {}
     reason = (view.get("verdicts") or {}).get("H2b", {}).get("per_depth", {}).get(name, {})
@@ -469,15 +496,22 @@ def _h2b(view: dict, name: str, depth: dict) -> str:
     return f"LR sensitivity {s['reference']} - {s['primary']} = {_nats(h)}, {says}"
 
 
-def _h3(view: dict) -> str:
-    """H3: the slope of log10 threshold per doubling of depth with its 90% interval, censored
-    per-seed thresholds at their bounds (and moved beyond them, where that differs)."""
-    t = view.get("h3") or {}
+def _trend_says(view: dict, name: str = "H3") -> str:
+    """A ladder's trend (H3, W1, W2): the slope per doubling of the rung with its 90%
+    interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
+    differs); W2 against its bound."""
+    rung = ladder.of(view)
+    t = view.get(name.lower()) or {}
     a, b = t.get("at_bound"), t.get("beyond")
     if not a:
-        return (view.get("verdicts") or {}).get("H3", {}).get("reason", "not decided")
+        return (view.get("verdicts") or {}).get(name, {}).get("reason", "not decided")
+    of = (
+        f"the threshold as a multiple of {view['settings']['reference']}'s best LR"
+        if name == "W2"
+        else "the threshold"
+    )
     text = (
-        f"the threshold changes x{10 ** a['value']:.2f} per doubling of depth (slope "
+        f"{of} changes x{10 ** a['value']:.2f} per doubling of {rung.name} (slope "
         f"{a['value']:.3f} decades per doubling, 90% interval {a['lower']:.3f} to "
         f"{a['upper']:.3f}; {a['n']} per-seed thresholds, {t['censored']} censored)"
     )
@@ -486,4 +520,6 @@ def _h3(view: dict) -> str:
             f"; with the censored ones moved beyond their bounds: {b['value']:.3f} "
             f"({b['lower']:.3f} to {b['upper']:.3f})"
         )
+    if name == "W2":
+        text += f"; it carries when the interval lies inside ±{t.get('bound', 0.15):g}"
     return text

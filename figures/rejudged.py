@@ -4,17 +4,17 @@ report) next to the same quantity under the current ones, the changes marked."""
 
 from __future__ import annotations
 
-from figures import fmt
+from figures import fmt, ladder
 from figures.archive import OLD_ANALYSIS, OLD_REPORT
 from figures.tables import markdown
 from sweeps.study.stats import STUDY_SHA256
 
-HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")
 
 
 def rows(previous: dict, result: dict) -> list[list[str]]:
     """[quantity, before, now, changed] for everything both analyses decided."""
-    out = []
+    out, rung = [], ladder.of(result)
     for h in HYPOTHESES:
         before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
         now = (result.get("verdicts") or {}).get(h, {}).get("verdict")
@@ -27,7 +27,7 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
             if o is not None:
                 out.append(
                     [
-                        f"necessity threshold, {k}, depth {depth}",
+                        f"necessity threshold, {k}, {rung.label(depth)}",
                         _old_threshold(o),
                         fmt.bracket(c["threshold"]),
                     ]
@@ -43,11 +43,11 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
                 if x != "stuck" and v["median"]
             )
             out.append(
-                [f"critical LR, {arm}, depth {depth}", fmt.grid(o["eta_crit"]["median"]), now]
+                [f"critical LR, {arm}, {rung.label(depth)}", fmt.grid(o["eta_crit"]["median"]), now]
             )
             out.append(
                 [
-                    f"LR sensitivity, {arm}, depth {depth}",
+                    f"LR sensitivity, {arm}, {rung.label(depth)}",
                     fmt.num(o["sensitivity"].get("mean")),
                     fmt.num(a["sensitivity"].get("mean")),
                 ]
@@ -57,7 +57,7 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
         for arm, hs in arms.items():
             for h, v in hs.items():
                 before = old.get(arm, {}).get(h, {}).get("verdict", "-")
-                out.append([f"{h}, {arm}, depth {depth}", before, v["verdict"]])
+                out.append([f"{h}, {arm}, {rung.label(depth)}", before, v["verdict"]])
     return [r + ["**yes**" if _differs(r[1], r[2]) else ""] for r in out]
 
 

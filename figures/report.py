@@ -23,10 +23,12 @@ from figures import (
     charts,
     fmt,
     interventions,
+    ladder,
     opening,
     present,
     rejudged,
     tables,
+    verdicts,
 )
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
@@ -35,7 +37,7 @@ from sweeps.core.files import write_atomic
 from sweeps.study.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
-HYPOTHESES = ("H1", "H2a", "H2b", "H3", "C1")
+HYPOTHESES = opening.HYPOTHESES  # those a sweep decides (its ladder's trend: H3, or W1, W2)
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
@@ -115,11 +117,12 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     outcomes = {r["run_id"]: r["outcome"] for r in result["runs"]}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
     unit = present.loss_unit(result)
+    rung = ladder.of(result)
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
-        "stability_vs_depth": (
-            "Critical learning rate and necessity threshold vs depth",
+        "stability_vs_depth": (  # the file's name from before ladders had a width
+            f"Critical learning rate and necessity threshold vs {rung.name}",
             charts.stability(result),
         ),
         "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
@@ -130,15 +133,17 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
         "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
         "training_curves": (
             "Training curves at a few learning rates",
-            charts.training_curves(curves, arms, picks, y_max, outcomes, unit) if trained else None,
+            charts.training_curves(curves, arms, picks, y_max, outcomes, unit, rung)
+            if trained
+            else None,
         ),
         "attention": (
             f"Attention logits and entropy over training at LR {high:.3g}",
-            charts.attention(curves, arms, high, _capped(result)) if trained else None,
+            charts.attention(curves, arms, high, _capped(result), rung) if trained else None,
         ),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
-            charts.kurtosis(curves, arms, sorted({lrs[0], high})) if trained else None,
+            charts.kurtosis(curves, arms, sorted({lrs[0], high}), rung) if trained else None,
         ),
     }
 
@@ -294,14 +299,14 @@ def _crosscheck_text(results: SweepResults) -> str:
 
 
 def _budgets(result: dict) -> str:
-    """Tokens per run, and tokens per parameter at every depth (all parameters)."""
-    parts = []
+    """Tokens per run, and tokens per parameter at every rung (all parameters)."""
+    parts, rung = [], ladder.of(result)
     for depth in sorted(result["depths"], key=int):
         t = result["depths"][depth]["tokens_per_param"]
         per = ", ".join(
             f"{int(b):,} tokens ({r:.3g} per parameter)" for b, r in t["by_budget"].items()
         )
-        parts.append(f"depth {depth} ({t['params']:,} parameters): {per}")
+        parts.append(f"{rung.label(depth)} ({t['params']:,} parameters): {per}")
     return "; ".join(parts) or "n/a"
 
 
@@ -331,7 +336,8 @@ def _runs(result: dict) -> str:
         tables.outcome_grid(result),
     ]
     if result["problems"]:
-        lines += ["### Runs not in the statistics", "", tables.problems(result["problems"])]
+        problems = tables.problems(result["problems"], ladder.of(result))
+        lines += ["### Runs not in the statistics", "", problems]
     unstable = [r for r in runs if r["status"] == "unstable"]
     if unstable:
         lines += ["### Why runs are unstable", "", tables.unstable(unstable)]
@@ -452,7 +458,7 @@ def _verdicts(result: dict) -> str:
         "(section 5); each with its reason and the numbers behind it.",
         "",
     ]
-    for name in HYPOTHESES:
+    for name in (h for h in HYPOTHESES if h in result["verdicts"]):
         v = result["verdicts"][name]
         lines += [
             f"### {name}: {v['claim']}",
@@ -515,12 +521,13 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
 
 
 def _tables(result: dict, curves: pd.DataFrame) -> str:
-    s = result["settings"]
+    s, rung = result["settings"], ladder.of(result)
     lines = [
         "## Tables",
         "",
         "Every number here is in analysis.json beside this report.",
         "",
+        *_ladder_section(result),
         "### Effective loss (nats/token, mean ± sd over seeds, perplexity; [runs that failed])",
         "",
         tables.final_loss(result),
@@ -538,7 +545,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         f"### eta_max(delta = {s['delta']:g} nats)",
         "",
         "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
-        "best seed-mean loss of all arms at that depth and budget.",
+        f"best seed-mean loss of all arms at that {ladder.of(result).name} and budget.",
         "",
         tables.eta_max(result),
         "### LR sensitivity (Wortsman et al. 2023)",
@@ -604,9 +611,42 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             "Runs that trained to the end (ok or unstable); per layer the largest value "
             "(the lowest for entropy).",
             "",
-            tables.diagnostics(_final_diagnostics(curves, list(columns)), columns, s["arms"]),
+            tables.diagnostics(
+                _final_diagnostics(curves, list(columns), rung.field), columns, s["arms"], rung
+            ),
         ]
     return "\n".join(lines)
+
+
+def _ladder_section(result: dict) -> list[str]:
+    """A ladder's rungs side by side (several rungs): what each says, and on a width ladder
+    the line carried to the core width, said as the extrapolation it is."""
+    rung = ladder.of(result)
+    if len(result["depths"]) < 2:
+        return []
+    lines = [
+        f"### The ladder: per {rung.name}",
+        "",
+        f"Descriptive (docs/STUDY.md section 11): tokens per parameter, the necessity "
+        f"threshold's bracket, each compared arm's median critical LR under each failure "
+        f"definition, and the low-LR gap ({result['settings']['reference']} - "
+        f"{result['settings']['primary']} effective loss at the two lowest grid LRs, nats, with "
+        f"its 90% interval) at each {rung.name}.",
+        "",
+        tables.ladder_rungs(result),
+    ]
+    e = (result.get("w1") or {}).get("extrapolation")
+    if rung.is_width and e:
+        head = verdicts.extrapolation_head(e)
+        lines += [
+            f"**At {head}.** It assumes the trend stays a straight line in log LR per doubling "
+            "of width that far; the line's 90% interval is its uncertainty there, one seed's "
+            "adds the seeds' scatter.",
+            "",
+            *(f"- {x}" for x in verdicts.extrapolation_lines(e)),
+            "",
+        ]
+    return lines
 
 
 def _comparison_keys(result: dict) -> list[str]:
@@ -616,16 +656,18 @@ def _comparison_keys(result: dict) -> list[str]:
     return keys
 
 
-def _final_diagnostics(curves: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Per (arm, n_layer, lr): the median over seeds of each diagnostic at the run's last
-    eval step (the last row that has val_loss)."""
+def _final_diagnostics(
+    curves: pd.DataFrame, columns: list[str], rung: str = "n_layer"
+) -> pd.DataFrame:
+    """Per (arm, rung, lr): the median over seeds of each diagnostic at the run's last
+    eval step (the last row that has val_loss); rung: the ladder's field."""
     last = (
         curves.dropna(subset=["val_loss"])
         .sort_values("step")
         .drop_duplicates("run_id", keep="last")
     )
-    out = last.groupby(["arm", "n_layer", "lr"])[columns].median()
-    return out.reset_index().sort_values(["n_layer", "lr", "arm"], ignore_index=True)
+    out = last.groupby(["arm", rung, "lr"])[columns].median()
+    return out.reset_index().sort_values([rung, "lr", "arm"], ignore_index=True)
 
 
 def _provenance(runs: pd.DataFrame) -> str:

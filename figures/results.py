@@ -17,7 +17,8 @@ from sweeps.core.errors import HarnessError
 from sweeps.run.rundir import RunDir, runs_table, scan_runs
 from sweeps.sweep.sweepdir import SweepDir
 
-RUN_KEYS = ["arm", "qk_norm", "n_layer", "lr", "seed"]
+# n_embd: the rung of a width ladder (figures/ladder.py)
+RUN_KEYS = ["arm", "qk_norm", "n_layer", "n_embd", "lr", "seed"]
 SUMMARY_COLUMNS = [
     "status",
     "init_loss",
@@ -41,7 +42,7 @@ FINISHED = ["ok", "unstable", "diverged"]
 class SweepResults:
     name: str
     runs: pd.DataFrame  # one row per run directory in the plan (all of them without a plan)
-    missing: pd.DataFrame  # planned runs with no directory: run_id, qk_norm, n_layer, lr, seed
+    missing: pd.DataFrame  # planned runs with no directory: run_id and RUN_KEYS
     ignored: list[str]  # run directories that plan.json does not list (an older spec's runs)
     spec: dict  # the sweep spec as planned; {} without plan.json
     has_plan: bool
@@ -160,6 +161,7 @@ def _run_keys(cfg: RunConfig) -> dict:
         "arm": arm_label(cfg),
         "qk_norm": cfg.model.qk_norm,
         "n_layer": cfg.model.n_layer,
+        "n_embd": cfg.model.n_embd,
         "lr": cfg.train.lr,
         "seed": cfg.seed,
     }

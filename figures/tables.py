@@ -1,4 +1,7 @@
-"""Markdown tables of the analysis dict, rows and columns sorted so the text is deterministic."""
+"""Markdown tables of the analysis dict, rows and columns sorted so the text is deterministic.
+
+A rung (a depth or a width) is named by the sweep's ladder (figures/ladder.py) in every
+header: "depth 4 off" on a depth ladder, "width 96 off" on a width ladder."""
 
 from __future__ import annotations
 
@@ -6,8 +9,9 @@ import math
 
 import pandas as pd
 
-from figures import fmt
+from figures import fmt, ladder
 from sweeps.core.norms import qk_norm
+from sweeps.study.rules import Comparison
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
 
@@ -25,7 +29,7 @@ def _depths(result: dict) -> list[str]:
 
 
 def _arm_columns(result: dict) -> list[tuple[str, str]]:
-    """(depth, arm) pairs: depth ascending, arms in spec order."""
+    """(rung, arm) pairs: rung ascending, arms in spec order."""
     arms = result["settings"]["arms"]
     return [(d, a) for d in _depths(result) for a in arms if a in result["depths"][d]["arms"]]
 
@@ -61,11 +65,12 @@ def arms(spec: dict, result: dict) -> str:
 
 
 def outcome_grid(result: dict) -> str:
-    """One row per LR, one column per (depth, arm): a letter per seed."""
-    cols = _arm_columns(result)
+    """One row per LR, one column per (rung, arm): a letter per seed."""
+    cols, rung = _arm_columns(result), ladder.of(result)
     cells: dict = {}
     for r in result["runs"]:
-        key = (str(r["n_layer"] and int(r["n_layer"])), r["arm"], r["lr"])
+        value = r.get(rung.field)
+        key = (str(value and int(value)), r["arm"], r["lr"])
         cells.setdefault(key, []).append((r["seed"], LETTERS.get(r["outcome"], "-")))
     lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
     rows = [
@@ -73,23 +78,23 @@ def outcome_grid(result: dict) -> str:
         + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " " for d, a in cols]
         for lr in lrs
     ]
-    return markdown(["LR"] + [f"depth {d} {a}" for d, a in cols], rows)
+    return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-def problems(items: list[dict]) -> str:
+def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     rows = [
         [
             p["status"],
             f"`{p['run_id']}`",
             str(p["arm"]),
-            str(p["n_layer"]),
+            str(p.get(rung.field)),
             fmt.lr(p["lr"]),
             str(p["seed"]),
             p["error"],
         ]
         for p in items
     ]
-    return markdown(["status", "run", "arm", "depth", "LR", "seed", "error"], rows)
+    return markdown(["status", "run", "arm", rung.name, "LR", "seed", "error"], rows)
 
 
 def unstable(runs: list[dict]) -> str:
@@ -98,8 +103,8 @@ def unstable(runs: list[dict]) -> str:
 
 
 def _by_lr(result: dict, cell) -> str:
-    """A table with one row per LR and one column per (depth, arm); cell(arm dict, lr)."""
-    cols = _arm_columns(result)
+    """A table with one row per LR and one column per (rung, arm); cell(arm dict, lr)."""
+    cols, rung = _arm_columns(result), ladder.of(result)
     lrs = sorted({c["lr"] for d, a in cols for c in result["depths"][d]["arms"][a]["cells"]})
     rows = []
     for lr in lrs:
@@ -108,7 +113,7 @@ def _by_lr(result: dict, cell) -> str:
             found = [c for c in result["depths"][d]["arms"][a]["cells"] if c["lr"] == lr]
             row.append(cell(found[0]) if found else "-")
         rows.append(row)
-    return markdown(["LR"] + [f"depth {d} {a}" for d, a in cols], rows)
+    return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
 def final_loss(result: dict) -> str:
@@ -154,14 +159,14 @@ def critical_lr(result: dict) -> str:
             + [fmt.median_range(by[x]) if x in by else "-" for x in order]
             + [fmt.seed_grid(arm["eta_crit"]["seeds"])]
         )
-    header = ["depth", "arm", "best LR"] + [
+    header = [ladder.of(result).name, "arm", "best LR"] + [
         f"critical LR, {x}{' (decides)' if x == primary else ''}" for x in order
     ]
     return markdown(header + [f"per seed ({primary})"], rows)
 
 
 def early_warning(result: dict) -> str:
-    """Per depth, arm and early predictor: the AUC of telling failing runs from the others."""
+    """Per rung, arm and early predictor: the AUC of telling failing runs from the others."""
     rows = []
     for d, arms in sorted((result.get("early_warning") or {}).items(), key=lambda kv: int(kv[0])):
         for a, predictors in arms.items():
@@ -184,7 +189,14 @@ def early_warning(result: dict) -> str:
                     ]
                 )
     return markdown(
-        ["depth", "arm", "predictor", "AUC [90%]", "failing / other runs", "at (of the run)"],
+        [
+            ladder.of(result).name,
+            "arm",
+            "predictor",
+            "AUC [90%]",
+            "failing / other runs",
+            "at (of the run)",
+        ],
         rows,
     )
 
@@ -194,7 +206,7 @@ def eta_max(result: dict) -> str:
     for d, a in _arm_columns(result):
         e = result["depths"][d]["arms"][a]["eta_max"]
         rows.append([d, a, fmt.num(e["l_star"]), fmt.grid(e)])
-    return markdown(["depth", "arm", "L* (nats)", "eta_max(delta)"], rows)
+    return markdown([ladder.of(result).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
 def sensitivity(result: dict) -> str:
@@ -206,7 +218,8 @@ def sensitivity(result: dict) -> str:
         )
         value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
         rows.append([d, a, value, seeds, str(len(s["lrs"]))])
-    return markdown(["depth", "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"], rows)
+    header = [ladder.of(result).name, "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"]
+    return markdown(header, rows)
 
 
 def effects(result: dict, key: str) -> str:
@@ -229,9 +242,11 @@ def effects(result: dict, key: str) -> str:
                 "-" if e["speedup"] is None else f"x{e['speedup']:.2f}",
             ]
         rows.append(row)
-    label = "90%"
+    label, rung = "90%", ladder.of(result)
     header = ["LR"] + [
-        h for d in depths for h in (f"depth {d} effect [{label} CI]", f"depth {d} speed-up")
+        h
+        for d in depths
+        for h in (f"{rung.label(d)} effect [{label} CI]", f"{rung.label(d)} speed-up")
     ]
     return markdown(header, rows)
 
@@ -257,7 +272,7 @@ def thresholds(result: dict) -> str:
             )
     return markdown(
         [
-            "depth",
+            ladder.of(result).name,
             "comparison",
             "necessity threshold (bracket)",
             "per seed",
@@ -269,19 +284,64 @@ def thresholds(result: dict) -> str:
     )
 
 
-def diagnostics(table: pd.DataFrame, columns: dict[str, str], arm_order: list[str]) -> str:
-    """One row per (depth, LR); for each diagnostic one column per arm."""
+def diagnostics(
+    table: pd.DataFrame,
+    columns: dict[str, str],
+    arm_order: list[str],
+    rung: ladder.Ladder = ladder.DEFAULT,
+) -> str:
+    """One row per (rung, LR); for each diagnostic one column per arm."""
     arms = [a for a in arm_order if a in set(table.arm)]
-    index = table.set_index(["n_layer", "arm", "lr"])
+    index = table.set_index([rung.field, "arm", "lr"])
     rows = []
-    for d, lr in sorted(set(zip(table.n_layer, table.lr))):
+    for d, lr in sorted(set(zip(table[rung.field], table.lr))):
         row = [str(d), fmt.lr(lr)]
         for col in columns:
             row += [
                 _num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-" for a in arms
             ]
         rows.append(row)
-    header = ["depth", "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
+    header = [rung.name, "LR"] + [f"{name} {a}" for name in columns.values() for a in arms]
+    return markdown(header, rows)
+
+
+def ladder_rungs(result: dict) -> str:
+    """A ladder's rungs side by side (docs/STUDY.md section 11, descriptive): per rung the
+    tokens per parameter, the primary comparison's threshold bracket, each compared arm's
+    median critical LR under each failure definition, and the low-LR gap (reference minus
+    primary at the two lowest grid LRs, with its 90% interval)."""
+    s, rung = result["settings"], ladder.of(result)
+    ref, primary = s["reference"], s["primary"]
+    definitions = s.get("failure_definitions") or ["stuck"]
+    low = sorted(s.get("base_lrs") or [])[:2]
+    key = Comparison(ref, primary).key
+    rows = []
+    for d in _depths(result):
+        depth = result["depths"][d]
+        c = depth["comparisons"].get(key)
+        if c is None:
+            continue
+        by_lr = {e["lr"]: e for e in c["per_lr"]}
+        budget = str(int(depth["arms"][ref]["budget"]))
+        tokens = depth["tokens_per_param"]["by_budget"].get(budget)
+        per = "n/a" if tokens is None else f"{tokens:.3g}"
+        row = [rung.label(d), per, fmt.threshold_with_interval(c)]
+        for arm in (ref, primary):
+            by = depth["arms"][arm].get("eta_crit_by_definition") or {}
+            row.append(
+                " / ".join(fmt.grid(by[x]["median"]) if x in by else "-" for x in definitions)
+            )
+        row += [fmt.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
+        rows.append(row)
+    words = " / ".join(definitions)
+    header = [
+        rung.name,
+        "tokens/parameter",
+        f"necessity threshold, {key}",
+        f"{ref} critical LR ({words})",
+        f"{primary} critical LR ({words})",
+        *(f"{ref} - {primary} at LR {fmt.lr(lr)} [90% CI]" for lr in low),
+    ]
     return markdown(header, rows)
 
 

@@ -1,57 +1,69 @@
-"""H1, H2a, H2b, H3 and the control C1, decided from the analysis dict exactly as
-docs/STUDY.md section 5 pre-registers them; and the practitioner's rule per depth.
+"""H1, H2a, H2b, the ladder's trend (H3 on a depth ladder; W1 and W2 on a width ladder) and
+the control C1, decided from the analysis dict exactly as docs/STUDY.md sections 5 and 11
+pre-register them; and the practitioner's rule per rung.
 
 A verdict is supported, not supported or inconclusive, with its reason and the numbers behind
-it. Each hypothesis is judged per depth; depths that agree give that verdict, depths that
-disagree give inconclusive naming each one. Nothing here raises on odd data: what cannot be
-decided is inconclusive, and says why.
+it. Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); rungs that
+agree give that verdict, rungs that disagree give inconclusive naming each one. The JSON keys
+keep their names ("per_depth"): their keys are the rungs. Nothing here raises on odd data:
+what cannot be decided is inconclusive, and says why.
 """
 
 from __future__ import annotations
 
 import math
 
-from figures import fmt
+from figures import fmt, ladder
 from sweeps.study import rules
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
-MIN_DEPTHS = 3
+MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
+# {rung}: the ladder's name (depth or width); a depth ladder's words are those of before ladders
 CLAIMS = {
     "H1": "The effect of QK-norm is learning-rate-conditional: negligible (or slightly negative) "
     "at low LR, decisive at high LR.",
     "H2a": "QK-norm raises the critical learning rate (the max stable LR).",
     "H2b": "QK-norm lowers LR sensitivity.",
     "H3": "The necessity threshold falls as depth grows.",
+    "W1": "The necessity threshold falls as width grows.",
+    "W2": "The practitioner's rule carries across widths: the threshold as a multiple of the "
+    "best LR without QK-norm stays the same.",
     "C1": "The low-LR gap between QK-norm off and on is a start-temperature effect: it goes "
     "away when QK-norm off starts with on's attention-logit scale.",
 }
 TESTS = {
-    "H1": "Per depth, primary comparison, at the reference arm's best LR: negligible by an "
+    "H1": "Per {rung}, primary comparison, at the reference arm's best LR: negligible by an "
     "equivalence test (TOST: the 90% interval inside +-`negligible`) there, and a necessity "
     "threshold above it.",
-    "H2a": "Per depth: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) "
+    "H2a": "Per {rung}: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) "
     "over paired seeds (sd at least the grid's resolution) above 0, with a run failing when "
     "it is stuck (diverged, or finished worse than the bigram baseline); reported under the "
     "diverged and degraded definitions too.",
-    "H2b": "Per depth: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
+    "H2b": "Per {rung}: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
     "above the pre-registered minimum effect `min_sensitivity`.",
     "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths, "
     "censored per-seed thresholds kept at their bounds and moved half a decade beyond: the "
     "one-sided 95% upper bound of the slope below 0 both ways.",
+    "W1": "H3's rule on widths: least squares of log10(per-seed threshold) on log2(n_embd) over "
+    ">= 3 widths, censored per-seed thresholds kept at their bounds and moved half a decade "
+    "beyond: the one-sided 95% upper bound of the slope below 0 both ways. The line read at "
+    "the core width 384 is an extrapolation (docs/STUDY.md section 11).",
+    "W2": "Least squares of log10(per-seed threshold / that seed's best LR of the reference arm) "
+    "on log2(n_embd) over >= 3 widths, censored per-seed thresholds at their bounds and moved "
+    "half a decade beyond: the slope's 90% interval inside +-{bound} decades per doubling both "
+    "ways (an equivalence test on the slope; docs/STUDY.md section 11).",
     "C1": "At every LR where QK-norm is necessary on the primary comparison, the start-matched "
     "control's gap to QK-norm on is negligible (TOST: its 90% interval inside +-`negligible`).",
 }
 
 
 def judge(analysis: dict) -> dict:
+    """Every verdict the sweep decides: H1, H2a, H2b, its ladder's trend (H3, or W1 and W2)
+    and C1."""
     settings = analysis["settings"]
-    verdicts = {
-        "H1": h1(analysis),
-        "H2a": h2a(analysis),
-        "H2b": h2b(analysis),
-        "H3": h3(analysis),
-        "C1": c1(analysis),
-    }
+    verdicts = {"H1": h1(analysis), "H2a": h2a(analysis), "H2b": h2b(analysis)}
+    verdicts.update({name: trend(analysis, name) for name in ladder.of(analysis).trends})
+    verdicts["C1"] = c1(analysis)
     if not settings["preregistered"]:
         for v in verdicts.values():
             v.update(
@@ -62,22 +74,31 @@ def judge(analysis: dict) -> dict:
     return verdicts
 
 
-def _verdict(name: str, per_depth: dict, evidence: list[str]) -> dict:
-    """Depth verdicts -> one: all agree, or inconclusive naming each depth's outcome."""
+def _verdict(analysis: dict, name: str, per_depth: dict, evidence: list[str]) -> dict:
+    """Rung verdicts -> one: all agree, or inconclusive naming each rung's outcome."""
+    rung = ladder.of(analysis)
     outcomes = {v for v, _ in per_depth.values()}
-    reasons = "; ".join(f"depth {d}: {v} ({why})" for d, (v, why) in per_depth.items())
+    reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
     verdict = outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
     if not per_depth:
-        verdict, reasons = INCONCLUSIVE, "no depth has both arms of the comparison"
+        verdict, reasons = INCONCLUSIVE, f"no {rung.name} has both arms of the comparison"
     return {
         "hypothesis": name,
-        "claim": CLAIMS[name],
-        "test": TESTS[name],
+        "claim": claim(analysis, name),
+        "test": test(analysis, name),
         "verdict": verdict,
         "reason": reasons,
         "evidence": evidence,
         "per_depth": {d: {"verdict": v, "reason": why} for d, (v, why) in per_depth.items()},
     }
+
+
+def claim(analysis: dict, name: str) -> str:
+    return CLAIMS[name].format(rung=ladder.of(analysis).name)
+
+
+def test(analysis: dict, name: str) -> str:
+    return TESTS[name].format(rung=ladder.of(analysis).name, bound=fmt.num(rules.CARRY_BOUND, 2))
 
 
 def _primary(analysis: dict, depth: dict) -> dict | None:
@@ -109,7 +130,7 @@ H1_REASONS = {
 
 def h1(analysis: dict) -> dict:
     """H1 as sweeps.study.rules.h1_decision decided it per depth (analysis depth["h1"])."""
-    s = analysis["settings"]
+    s, rung = analysis["settings"], ladder.of(analysis)
     per_depth, evidence = {}, []
     for name, depth in analysis["depths"].items():
         h, c = depth.get("h1"), _primary(analysis, depth)
@@ -117,7 +138,7 @@ def h1(analysis: dict) -> dict:
             continue
         if h["stats"]:
             evidence.append(
-                f"depth {name}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
+                f"{rung.label(name)}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
                 f"{s['reference']} - {s['primary']} = {fmt.pm_interval(h['stats'])} (90% "
                 f"interval); {fmt.threshold_bracket(c)}"
             )
@@ -128,12 +149,12 @@ def h1(analysis: dict) -> dict:
             threshold=fmt.threshold_bracket(c),
         )
         per_depth[name] = (h["verdict"], why)
-    return _verdict("H1", per_depth, evidence)
+    return _verdict(analysis, "H1", per_depth, evidence)
 
 
 # -- H2a, H2b --------------------------------------------------------------------------------
 def _arm_pairs(analysis: dict, field: str):
-    """(depth, the reference arm's field, the primary arm's field) at every depth with both."""
+    """(rung, the reference arm's field, the primary arm's field) at every rung with both."""
     s = analysis["settings"]
     for name, depth in analysis["depths"].items():
         arms = depth["arms"]
@@ -153,6 +174,7 @@ def h2a(analysis: dict) -> dict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
+    rung = ladder.of(analysis)
     for name, depth in analysis["depths"].items():
         s = analysis["settings"]
         if not (s["reference"] in depth["arms"] and s["primary"] in depth["arms"]):
@@ -164,8 +186,8 @@ def h2a(analysis: dict) -> dict:
             on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
             words[definition] = h2a_call(h, s["reference"])
             evidence.append(
-                f"depth {name}, {definition} ({DEFINITION_WORDS[definition]}): critical LR off "
-                f"{fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
+                f"{rung.label(name)}, {definition} ({DEFINITION_WORDS[definition]}): critical "
+                f"LR off {fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
                 f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
             )
         primary = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
@@ -174,7 +196,7 @@ def h2a(analysis: dict) -> dict:
         if others:
             why += f" (under the other failure definitions: {'; '.join(others)})"
         per_depth[name] = (verdict, why)
-    return _verdict("H2a", per_depth, evidence)
+    return _verdict(analysis, "H2a", per_depth, evidence)
 
 
 def h2a_call(h: dict, ref: str) -> tuple[str, str]:
@@ -190,11 +212,11 @@ def h2a_call(h: dict, ref: str) -> tuple[str, str]:
 
 def h2b(analysis: dict) -> dict:
     per_depth, evidence = {}, []
-    m = analysis["settings"]["min_sensitivity"]
+    m, rung = analysis["settings"]["min_sensitivity"], ladder.of(analysis)
     for name, off, on in _arm_pairs(analysis, "sensitivity"):
         h = analysis["depths"][name]["h2b"]
         evidence.append(
-            f"depth {name}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
+            f"{rung.label(name)}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
             f"on {fmt.pm(on['mean'], on['sd'])} nats; off - on "
             f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
         )
@@ -205,7 +227,7 @@ def h2b(analysis: dict) -> dict:
             )
         else:
             per_depth[name] = _paired_verdict(h, "sensitivity lowered", "not lowered", m=m)
-    return _verdict("H2b", per_depth, evidence)
+    return _verdict(analysis, "H2b", per_depth, evidence)
 
 
 def _paired_verdict(h: dict, yes: str, no: str, show=fmt.num, m: float = 0.0) -> tuple[str, str]:
@@ -231,12 +253,39 @@ def _paired_verdict(h: dict, yes: str, no: str, show=fmt.num, m: float = 0.0) ->
     )
 
 
-# -- H3 ------------------------------------------------------------------------------------------
-def h3(analysis: dict) -> dict:
-    depths = {int(name): _primary(analysis, d) for name, d in analysis["depths"].items()}
+# -- the ladder's trend: H3 (depth), W1 and W2 (width) ---------------------------------------
+TREND_REASONS = {
+    "falls": "the slope's one-sided 95% upper bound lies below 0, censored values at their "
+    "bounds and moved beyond them",
+    "does not fall": "the threshold does not fall with {rung} (slope >= 0 both ways)",
+    "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
+    "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
+    # W2 (sweeps.study.rules.carry_decision)
+    "carries": "the slope's 90% interval lies inside ±{bound} decades per doubling, censored "
+    "values at their bounds and moved beyond them",
+    "moves": "the slope's 90% interval lies wholly outside ±{bound} decades per doubling both "
+    "ways: the multiple moves with {rung}",
+}
+W2_NOT_SHOWN = "the slope's 90% interval reaches beyond ±{bound} decades per doubling"
+# what each trend's slope is of, per doubling of the rung
+TREND_OF = {
+    "H3": "log10 threshold",
+    "W1": "log10 threshold",
+    "W2": "log10(threshold / {ref}'s best LR)",
+}
+SPECS = {"n_layer": "sweeps/specs/cpu-depth.toml", "n_embd": "sweeps/specs/cpu-width.toml"}
+
+
+def trend(analysis: dict, name: str) -> dict:
+    """A ladder's trend verdict (H3 and W1: sweeps.study.rules.trend_decision; W2:
+    carry_decision), as the analysis decided it (analysis["h3"], ["w1"], ["w2"]): the
+    threshold per rung, the slopes with their 90% intervals, and W1's extrapolation to the
+    core width."""
+    rung, s = ladder.of(analysis), analysis["settings"]
+    depths = {int(n): _primary(analysis, d) for n, d in analysis["depths"].items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
-        f"depth {k}: "
+        f"{rung.label(k)}: "
         + (
             f"necessity threshold {fmt.threshold_with_interval(c)}"
             if c["threshold"]["kind"] == ""
@@ -245,51 +294,109 @@ def h3(analysis: dict) -> dict:
         + f"; per seed: {fmt.seed_brackets(c['seed_thresholds'])}"
         for k, c in depths.items()
     ]
+    t = analysis.get(name.lower()) or {}
+    if name == "W2" and t.get("seed_best"):
+        evidence += [
+            f"{rung.label(k)}: {s['reference']}'s best LR per seed {fmt.lrs(v)}"
+            for k, v in sorted(t["seed_best"].items(), key=lambda kv: int(kv[0]))
+        ]
     base = {
-        "hypothesis": "H3",
-        "claim": CLAIMS["H3"],
-        "test": TESTS["H3"],
+        "hypothesis": name,
+        "claim": claim(analysis, name),
+        "test": test(analysis, name),
         "evidence": evidence,
         "per_depth": {},
     }
     if len(depths) < MIN_DEPTHS:
+        plural = rung.name if len(depths) == 1 else rung.plural
         return {
             **base,
             "verdict": INCONCLUSIVE,
-            "reason": f"{len(depths)} depth{'' if len(depths) == 1 else 's'} with both arms; a "
-            f"trend needs at least {MIN_DEPTHS} (sweeps/specs/cpu-depth.toml runs 3)",
+            "reason": f"{len(depths)} {plural} with both arms; a trend needs at least "
+            f"{MIN_DEPTHS} ({SPECS[rung.field]} runs 3)",
         }
-    t = analysis.get("h3") or {}
     if t.get("why") == "too few points":
         short = ", ".join(str(d) for d in t["short"])
         return {
             **base,
             "verdict": INCONCLUSIVE,
-            "reason": f"depth {short}: fewer than 2 per-seed thresholds, censored ones included",
+            "reason": f"{rung.name} {short}: fewer than 2 per-seed thresholds, censored ones "
+            "included",
         }
     a, b = t.get("at_bound"), t.get("beyond")
+    of = TREND_OF[name].format(ref=s["reference"])
     for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
         if sl:
             base["evidence"].append(
-                f"slope of log10 threshold per doubling of depth, {label}: "
+                f"slope of {of} per doubling of {rung.name}, {label}: "
                 f"{fmt.num(sl['value'])} (90% interval {fmt.num(sl['lower'])} to "
                 f"{fmt.num(sl['upper'])}, {sl['n']} per-seed thresholds, {t['censored']} "
                 f"censored); x{fmt.num(10 ** sl['value'], 2)} per doubling"
             )
+    if t.get("extrapolation"):
+        e = t["extrapolation"]
+        base["evidence"].append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
     if a:
         base["slope"] = a
-    reasons = {
-        "falls": "the slope's one-sided 95% upper bound lies below 0, censored values at their "
-        "bounds and moved beyond them",
-        "does not fall": "the threshold does not fall with depth (slope >= 0 both ways)",
-        "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
-        "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
+    words = {
+        k: v.format(rung=rung.name, bound=fmt.num(t.get("bound", rules.CARRY_BOUND), 2))
+        for k, v in TREND_REASONS.items()
     }
+    if name == "W2":
+        words["not shown"] = W2_NOT_SHOWN.format(bound=fmt.num(t.get("bound"), 2))
     return {
         **base,
         "verdict": t.get("verdict", INCONCLUSIVE),
-        "reason": reasons.get(t.get("why"), "not decided"),
+        "reason": words.get(t.get("why"), "not decided"),
     }
+
+
+def extrapolation_head(e: dict) -> str:
+    """What W1's line at the core width is: 'width 384, the core width, ...'."""
+    return (
+        f"width {e['width']}, the core width, {e['doublings']:.2f} doublings past the widest "
+        "rung: the least-squares line carried beyond the data (an extrapolation, not a "
+        "measurement)"
+    )
+
+
+def extrapolation_lines(e: dict) -> list[str]:
+    """W1's line read at the core width: the threshold (censored per-seed thresholds at their
+    bounds, and moved beyond them where that differs) and each compared arm's critical LR,
+    each with the 90% interval of the line and of one new seed."""
+    t = e["threshold"]
+    lines = []
+    if t.get("at_bound"):
+        lines.append(f"necessity threshold {predicted(t['at_bound'])}")
+        b = t.get("beyond")
+        if b and b["ci90"] != t["at_bound"]["ci90"]:
+            lines.append(
+                f"with the censored per-seed thresholds moved beyond their bounds: {predicted(b)}"
+            )
+    crit = e.get("critical_lr") or {}
+    for arm, p in (crit.get("arms") or {}).items():
+        said = f"{arm}'s critical LR ({crit.get('definition')})"
+        if p.get("value") is None:
+            lines.append(
+                f"{said}: no line, all {p['n']} per-seed values are censored (bounds at the "
+                "grid's edge)"
+            )
+            continue
+        censored = (
+            f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
+        )
+        lines.append(f"{said} {predicted(p)}{censored}")
+    return lines
+
+
+def predicted(p: dict) -> str:
+    """'~0.012 (90% interval of the line 0.006 to 0.024; of one seed 0.004 to 0.035)'."""
+    lo, hi = p["ci90"]
+    plo, phi = p["point90"]
+    return (
+        f"~{fmt.lr(p['value'])} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
+        f"seed {fmt.lr(plo)} to {fmt.lr(phi)})"
+    )
 
 
 # -- C1 ------------------------------------------------------------------------------------------
@@ -307,14 +414,15 @@ def c1(analysis: dict) -> dict:
     if not s["start_control"]:
         return {
             "hypothesis": "C1",
-            "claim": CLAIMS["C1"],
-            "test": TESTS["C1"],
+            "claim": claim(analysis, "C1"),
+            "test": test(analysis, "C1"),
             "verdict": INCONCLUSIVE,
             "evidence": [],
             "per_depth": {},
             "reason": "not assessed: the spec names no start-matched control arm",
         }
     per_depth, evidence = {}, []
+    rung = ladder.of(analysis)
     decided = (analysis.get("decisions") or {}).get("C1") or {}
     for name, depth in analysis["depths"].items():
         primary = _primary(analysis, depth)
@@ -326,18 +434,18 @@ def c1(analysis: dict) -> dict:
             p = by_lr.get(e["lr"])
             if p is not None:
                 evidence.append(
-                    f"depth {name}, LR {fmt.lr(e['lr'])}: off - on {fmt.pm_interval(p)}; "
+                    f"{rung.label(name)}, LR {fmt.lr(e['lr'])}: off - on {fmt.pm_interval(p)}; "
                     f"{s['start_control']} - on {fmt.pm_interval(e)}"
                 )
         d = decided[name]
         verdict, why = C1_REASONS[d["why"]]
         per_depth[name] = (verdict, why.format(n=d["n"]))
-    return _verdict("C1", per_depth, evidence)
+    return _verdict(analysis, "C1", per_depth, evidence)
 
 
 # -- the rule a practitioner can use ---------------------------------------------------------
 def practitioner_rules(analysis: dict) -> dict:
-    """Per depth: {"text": the rule a practitioner can use, "influence": the runs whose removal
+    """Per rung: {"text": the rule a practitioner can use, "influence": the runs whose removal
     alone moves the threshold (leave-one-run-out), each with the threshold without it}."""
     s = analysis["settings"]
     out = {}
@@ -348,18 +456,19 @@ def practitioner_rules(analysis: dict) -> dict:
         rule = (analysis.get("decisions") or {}).get("rules", {}).get(name)
         if rule is None:
             continue
-        out[name] = {"text": _rule_text(name, depth, c, s, rule), "influence": c["influence"]}
+        text = _rule_text(ladder.of(analysis).label(name), depth, c, s, rule)
+        out[name] = {"text": text, "influence": c["influence"]}
     return out
 
 
-def _rule_text(name: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
+def _rule_text(where: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
     """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
     ref = depth["arms"][s["reference"]]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
     parts = rule_parts(depth, c, s, rule)
     text = " ".join(p for p in parts.values() if p)
-    return f"At depth {name} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
+    return f"At {where} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
 def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:

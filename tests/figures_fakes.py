@@ -69,10 +69,13 @@ STUDY = {
 }
 
 
-def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30):
+def config(arm: str, n_layer: int, lr: float, seed: int, steps: int = 30, n_embd: int = 0):
+    """A smoke-preset run; n_embd: a width ladder's rung (heads of WIDTH_HEAD), 0 the preset's."""
+    width = [f"model.n_embd={n_embd}", f"model.n_head={n_embd // WIDTH_HEAD}"] if n_embd else []
     overrides = [
         f"arm={arm}",
         f"model.n_layer={n_layer}",
+        *width,
         f"train.lr={lr}",
         f"seed={seed}",
         f"train.max_steps={steps}",
@@ -317,3 +320,52 @@ def write_ladder(root: Path, name: str = "ladder") -> list:
         arms=LADDER_ARMS,
         study=LADDER_STUDY,
     )
+
+
+# The width ladder (docs/STUDY.md section 11, at fixture scale): depth 2, widths 32, 48 and 64
+# with heads of 16 (2, 3 and 4 heads). Off fails as in the main fixture at a threshold LR per
+# width: one grid step lower per width (WIDTH_THRESHOLD, a planted fall: W1 supported), or the
+# same at every width (FLAT_THRESHOLD: W1 not supported). Off's best LR falls with the
+# threshold, so the threshold as a multiple of it stays put (W2's question).
+WIDTH_HEAD = 16
+WIDTHS = [32, 48, 64]
+WIDTH_DEPTH = 2
+WIDTH_THRESHOLD = {32: 3e-2, 48: 1e-2, 64: 3e-3}
+FLAT_THRESHOLD = {32: 1e-2, 48: 1e-2, 64: 1e-2}
+
+
+def width_outcome(thresholds: dict):
+    def outcome(arm: str, n_embd: int, lr: float, seed: int) -> tuple[str, float | None]:
+        base = ON_LOSS[lr] + 0.01 * seed
+        if arm != "off":
+            return "ok", base
+        if lr < thresholds[n_embd]:
+            return "ok", base + OFF_JITTER.get(seed, 0.0)
+        if lr == thresholds[n_embd]:
+            return "ok", base + 0.4 + 0.02 * seed
+        return "diverged", None
+
+    return outcome
+
+
+def write_width(
+    root: Path,
+    name: str = "width",
+    thresholds: dict = WIDTH_THRESHOLD,
+    widths=WIDTHS,
+    run=WIDTHS,
+) -> list:
+    """A width-ladder sweep of off and on (widths x LRS x SEEDS), its plan laddering n_embd;
+    only the widths in `run` have run directories (the others are planned, not yet run)."""
+    outcome = width_outcome(thresholds)
+    cfgs = []
+    for arm in ("off", "on"):
+        for w in widths:
+            for lr in LRS:
+                for s in SEEDS:
+                    cfg = config(arm, WIDTH_DEPTH, lr, s, n_embd=w)
+                    if w in run:
+                        write_run(root, cfg, *outcome(arm, w, lr, s))
+                    cfgs.append(cfg)
+    write_plan(root, name, cfgs, ("off", "on"), None, LRS)
+    return cfgs

@@ -350,6 +350,46 @@ def test_slope_interval_covers_the_truth_and_excludes_zero_for_a_clear_trend():
     assert math.isnan(stats.slope([1, 1, 1], [1, 2, 3]).slope)
 
 
+def test_line_fit_matches_a_hand_computed_fit_and_its_extrapolation():
+    # x 0..4, y 1 3 2 5 4: mean x 2, mean y 3, Sxx 10, Sxy 8 -> slope 0.8, intercept 1.4;
+    # residuals -0.4 0.8 -1.0 1.2 -0.6, SSR 3.6, s^2 = 3.6 / 3 = 1.2; t(0.95, 3) = 2.353363.
+    # At x = 6 (an extrapolation): mean 1.4 + 0.8 * 6 = 6.2, leverage 1/5 + 16/10 = 1.8, the
+    # mean's half-width 2.353363 * sqrt(1.2 * 1.8) = 3.45872, a new point's sqrt(1.2 * 2.8)
+    # times t = 4.31379.
+    fit = stats.line_fit([0, 1, 2, 3, 4], [1, 3, 2, 5, 4])
+    assert (fit.n, fit.slope, fit.intercept) == (5, pytest.approx(0.8), pytest.approx(1.4))
+    assert fit.resid_sd == pytest.approx(math.sqrt(1.2))
+    p = fit.at(6)
+    assert p.mean == pytest.approx(6.2)
+    assert (p.lower, p.upper) == (
+        pytest.approx(6.2 - 3.45872, abs=1e-4),
+        pytest.approx(6.2 + 3.45872, abs=1e-4),
+    )
+    assert (p.point_lower, p.point_upper) == (
+        pytest.approx(6.2 - 4.31379, abs=1e-4),
+        pytest.approx(6.2 + 4.31379, abs=1e-4),
+    )
+    # the slope is the one `slope` bounds; too few points or no spread: no line
+    assert fit.slope == pytest.approx(stats.slope([0, 1, 2, 3, 4], [1, 3, 2, 5, 4]).slope)
+    assert stats.line_fit([1, 2], [1, 2]) is None and stats.line_fit([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_line_fit_intervals_cover_at_their_rate_when_extrapolating():
+    # three widths, four seeds each, read 2.58 doublings past the last: the mean's 90%
+    # interval covers the true line, a new point's interval a new point, about 90% of the time
+    rng = np.random.default_rng(11)
+    x = np.repeat(np.log2([64, 96, 128]), 4)
+    x0 = math.log2(384)
+    truth = 0.5 - 0.3 * x0
+    hits = np.zeros(2)
+    trials = 2000
+    for _ in range(trials):
+        p = stats.line_fit(x, 0.5 - 0.3 * x + rng.normal(0, 0.1, x.size)).at(x0)
+        new = truth + rng.normal(0, 0.1)
+        hits += [p.lower < truth < p.upper, p.point_lower < new < p.point_upper]
+    assert np.all(np.abs(hits / trials - 0.9) < 0.025), hits / trials
+
+
 def test_the_code_implements_the_study_md_it_cites():
     assert stats.study_digest() == stats.STUDY_SHA256, (
         "docs/STUDY.md changed: review the rules in sweeps/study/stats.py and figures/, then set "

@@ -13,11 +13,13 @@ plots fill the canvas and no renderer's wider font pushes text off it.
 The modules, bottom to top (each imports only those above it in this list):
 - style: colours, axes, headers, titles and the common finish of every chart;
 - headline: final loss vs LR, the report's headline chart;
-- necessity: the necessity map (LR x depth);
-- paired: the paired effect per LR, per comparison and depth;
-- summary: critical LR and threshold by depth, the max-LR ratio, LR sensitivity;
+- necessity: the necessity map (LR x rung);
+- paired: the paired effect per LR, per comparison and rung;
+- summary: critical LR and threshold by rung, the max-LR ratio, LR sensitivity;
 - curves: training curves and the diagnostics over training;
 - output: a chart's spec and its files (PNG, SVG, HTML, JSON).
+A rung is a depth or a width (figures/ladder.py): the study's charts read the ladder from the
+analysis dict, the curves charts are given it; headers, axes and labels name it.
 This package re-exports what the report and the tests use.
 """
 

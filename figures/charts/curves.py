@@ -1,6 +1,7 @@
 """The training-dynamics charts, drawn from the curves rather than the analysis: train loss
 over steps, and the diagnostics at the eval steps (attention logit and entropy, residual
-kurtosis)."""
+kurtosis). The curves carry each run's depth and width (figures.results.RUN_KEYS); the
+charts facet by the sweep's rung, the ladder they are given (figures/ladder.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import math
 import altair as alt
 import pandas as pd
 
+from figures import ladder
 from figures.charts.style import (
-    DEPTH,
-    DEPTH_HEADER,
     LR_HEADER,
     STEP_X,
     arm_color,
@@ -21,6 +21,8 @@ from figures.charts.style import (
     interleaved,
     log_axis,
     panel_width,
+    rung_column,
+    rung_row,
 )
 
 CURVE_POINTS = 40  # training curves are averaged into this many step bins per run
@@ -33,13 +35,14 @@ def training_curves(
     y_max: float,
     outcomes: dict | None = None,
     unit: str = "nats/token",
+    rung: ladder.Ladder = ladder.DEFAULT,
 ) -> alt.FacetChart | None:
-    """Train loss over steps at a few LRs, one line per run, rows = depth, columns = LR. A
+    """Train loss over steps at a few LRs, one line per run, rows = rung, columns = LR. A
     diverged run's line ends with a cross where it stopped (on the top edge if above it)."""
     data = curves[curves.lr.isin(lrs)].dropna(subset=["train_loss"])
     if data.empty:
         return None
-    data = _binned(data)
+    data = _binned(data, rung.field)
     low = float(data.train_loss.min()) * 0.95
     data = _short_runs(_with_diverged_ends(data.assign(kind="curve"), outcomes or {}))
     arms_here = [a for a in arms if a in set(data.arm)]
@@ -57,7 +60,7 @@ def training_curves(
         .encode(
             y=y,
             detail="run:N",
-            tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("train_loss:Q", format=".4f")],
+            tooltip=["run:N", f"{rung.field}:O", "lr:Q", alt.Tooltip("train_loss:Q", format=".4f")],
         )
     )
     n_cols = data.lr.nunique()
@@ -72,14 +75,14 @@ def training_curves(
         .encode(
             x=alt.X("at:Q", title="optimizer step"),
             y=y,
-            tooltip=["run:N", "n_layer:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")],
+            tooltip=["run:N", f"{rung.field}:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")],
         )
     )
     return finish(
         alt.layer(lines, *seen(base, arms_here, "curves", y), crosses, data=data)
         .properties(width=panel_width(n_cols), height=130)
         .facet(
-            row=alt.Row("n_layer:O", title=None, header=DEPTH_HEADER),
+            row=rung_row(rung),
             column=alt.Column("lr:O", title=None, header=LR_HEADER),
         )
         .properties(
@@ -106,13 +109,13 @@ def seen(base, arms: list[str], name: str, y, **encode) -> list:
     ]
 
 
-def _binned(data: pd.DataFrame) -> pd.DataFrame:
+def _binned(data: pd.DataFrame, field: str) -> pd.DataFrame:
     """Each run's train loss averaged into at most CURVE_POINTS step bins: a readable line
     and a small inline dataset for long runs."""
     width = max(1, math.ceil(int(data.step.max()) / CURVE_POINTS))
     return (
         data.assign(bin=data.step // width)
-        .groupby(["run_id", "arm", "n_layer", "lr", "seed", "bin"], as_index=False)
+        .groupby(["run_id", "arm", field, "lr", "seed", "bin"], as_index=False)
         .agg(step=("step", "mean"), train_loss=("train_loss", "mean"))
         .drop(columns="bin")
         .round({"step": 1, "train_loss": 4})
@@ -135,16 +138,17 @@ def diagnostic(
     y_title: str,
     log: bool,
     width: int | None = None,
+    rung: ladder.Ladder = ladder.DEFAULT,
 ) -> alt.FacetChart | None:
-    """A diagnostic over training at the eval steps, one line per run; rows = LR, cols = depth."""
+    """A diagnostic over training at the eval steps, one line per run; rows = LR, cols = rung."""
     data = curves[curves.lr.isin(lrs)].dropna(subset=[field])
     if log:
         data = data[data[field] > 0]
     if data.empty:
         return None
-    data = _short_runs(data[["run_id", "arm", "n_layer", "lr", "seed", "step", field]])
+    data = _short_runs(data[["run_id", "arm", rung.field, "lr", "seed", "step", field]])
     data[field] = data[field].map(lambda v: float(f"{v:.4g}"))
-    depths = data.n_layer.nunique()
+    depths = data[rung.field].nunique()
     y = alt.Y(
         f"{field}:Q",
         scale=alt.Scale(type="log") if log else alt.Scale(zero=False),
@@ -159,7 +163,7 @@ def diagnostic(
             detail="run:N",
             tooltip=[
                 "run:N",
-                "n_layer:O",
+                f"{rung.field}:O",
                 "lr:Q",
                 "step:Q",
                 alt.Tooltip(f"{field}:Q", format=".4g"),
@@ -171,17 +175,25 @@ def diagnostic(
         width=width or panel_width(depths), height=140
     )
     if data.lr.nunique() > 1:
-        return chart.facet(row=alt.Row("lr:O", title=None, header=LR_HEADER), column=DEPTH)
-    return chart.facet(column=DEPTH)
+        return chart.facet(
+            row=alt.Row("lr:O", title=None, header=LR_HEADER), column=rung_column(rung)
+        )
+    return chart.facet(column=rung_column(rung))
 
 
 def attention(
-    curves: pd.DataFrame, arms: list[str], lr: float, capped: dict | None = None
+    curves: pd.DataFrame,
+    arms: list[str],
+    lr: float,
+    capped: dict | None = None,
+    rung: ladder.Ladder = ladder.DEFAULT,
 ) -> alt.VConcatChart | None:
     """Max attention logit and entropy over training at one LR; capped: {arm: soft cap} for
     the arms whose logits a soft cap bounds (their max logit is measured before the cap)."""
-    logit = diagnostic(curves, arms, "max_attn_logit", [lr], "max attention logit", True)
-    entropy = diagnostic(curves, arms, "attn_entropy", [lr], "attention entropy (nats)", False)
+    logit = diagnostic(curves, arms, "max_attn_logit", [lr], "max attention logit", True, rung=rung)
+    entropy = diagnostic(
+        curves, arms, "attn_entropy", [lr], "attention entropy (nats)", False, rung=rung
+    )
     parts = [c for c in (logit, entropy) if c is not None]
     if not parts:
         return None
@@ -204,8 +216,10 @@ def attention(
     )
 
 
-def kurtosis(curves: pd.DataFrame, arms: list[str], lrs: list[float]) -> alt.FacetChart | None:
-    chart = diagnostic(curves, arms, "resid_kurtosis", lrs, "residual kurtosis", True)
+def kurtosis(
+    curves: pd.DataFrame, arms: list[str], lrs: list[float], rung: ladder.Ladder = ladder.DEFAULT
+) -> alt.FacetChart | None:
+    chart = diagnostic(curves, arms, "resid_kurtosis", lrs, "residual kurtosis", True, rung=rung)
     return (
         None
         if chart is None
@@ -221,7 +235,7 @@ def kurtosis(curves: pd.DataFrame, arms: list[str], lrs: list[float]) -> alt.Fac
 
 
 def _short_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """A run named by arm and seed ('off s0'), unique within a panel of one depth and LR:
+    """A run named by arm and seed ('off s0'), unique within a panel of one rung and LR:
     the curves' rows stay short (the run id would repeat in every row)."""
     run = df.arm.astype(str) + " s" + df.seed.astype(int).astype(str)
     return df.drop(columns=["run_id", "arm", "seed"]).assign(run=run, arm=df.arm)

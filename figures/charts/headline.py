@@ -1,6 +1,7 @@
-"""The headline chart, final loss vs learning rate per rung (depth): its one data table (every
-run, the seed medians and ranges, the arms' critical LRs, the necessity threshold's bracket and
-the labels, stacked above the data) and the layers that draw it, with the bigram baseline.
+"""The headline chart, final loss vs learning rate per rung (a depth or a width): its one data
+table (every run, the seed medians and ranges, the arms' critical LRs, the necessity
+threshold's bracket and the labels, stacked above the data) and the layers that draw it, with
+the bigram baseline.
 
 Drawn for the eye (issue 29): each run at the loss it ended with, its glyph its fate (ok,
 unstable, stuck, diverged: a diverged run has no final loss and sits on the top edge); the line
@@ -14,10 +15,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from figures import fmt, present
+from figures import fmt, ladder, present
 from figures.charts.style import (
     BASELINE_COLOR,
-    RUNG,
     THRESHOLD_COLOR,
     arm_color,
     arm_dash,
@@ -60,7 +60,8 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     low, high = _loss_range(runs, bigram)
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
-    depths = sorted({int(r) for r in runs.n_layer})
+    rung = ladder.of(analysis)
+    depths = sorted({int(r) for r in runs[rung.field]})
     width = panel_width(len(depths))
     lrs = sorted(runs.lr.unique())
     shift = dodge(arms, lrs, width) if len(arms) > 1 else {a: 1.0 for a in arms}
@@ -73,13 +74,13 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
-    layers = _headline_layers(base, arms, y, y_scale)
+    layers = _headline_layers(base, arms, y, y_scale, rung.field)
     if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
         layers += _bigram_layers(bigram, base_loss["rule"] == "none", width)
     return finish(
         alt.layer(*layers, data=data)
         .properties(width=width, height=260)
-        .facet(column=rung_column())
+        .facet(column=rung_column(rung))
         .resolve_axis(x="independent")
         .properties(
             title=chart_title(
@@ -106,16 +107,16 @@ def _loss_range(runs: pd.DataFrame, bigram: float | None) -> tuple[float, float]
     return low, high
 
 
-def _headline_layers(base, arms: list[str], y, y_scale) -> list:
+def _headline_layers(base, arms: list[str], y, y_scale, field: str) -> list:
     """The headline chart's layers over one data table, back to front: the arms' seed bands
     and medians, every run by fate, the critical LRs, the threshold's bracket, the labels (on
     top, so no mark hides them)."""
     color = arm_color(arms)
     return [
-        *_arm_layers(base, arms, color, y, y_scale),
-        _run_layer(base, color, y),
-        _critical_layer(base, color, y_scale),
-        *_threshold_layers(base, y_scale),
+        *_arm_layers(base, arms, color, y, y_scale, field),
+        _run_layer(base, color, y, field),
+        _critical_layer(base, color, y_scale, field),
+        *_threshold_layers(base, y_scale, field),
         filtered(base, "label", "labels")
         .mark_text(align="left", dx=3, fontSize=10, baseline="top")
         .encode(
@@ -127,12 +128,12 @@ def _headline_layers(base, arms: list[str], y, y_scale) -> list:
     ]
 
 
-def _threshold_layers(base, y_scale) -> list:
+def _threshold_layers(base, y_scale, field: str) -> list:
     """The necessity threshold's bracket, (last LR not shown necessary, first from which it
     stays necessary], as a bar with end ticks above the data: where the threshold lies, not
     where QK-norm is needed."""
     tooltip = [
-        f"{RUNG}:O",
+        f"{field}:O",
         alt.Tooltip("x_lo:Q", title="last LR not shown necessary", format=".3g"),
         alt.Tooltip("x_hi:Q", title="necessary from", format=".3g"),
     ]
@@ -149,7 +150,7 @@ def _threshold_layers(base, y_scale) -> list:
     return [bar, ends]
 
 
-def _arm_layers(base, arms: list[str], color, y, y_scale) -> list:
+def _arm_layers(base, arms: list[str], color, y, y_scale, field: str) -> list:
     """Per arm: the range over seeds as a band and the seed median as a line (dashed for an
     arm at another budget); the median is drawn capped at the top edge ('shown')."""
     dashes = arm_dash(arms)
@@ -166,7 +167,7 @@ def _arm_layers(base, arms: list[str], color, y, y_scale) -> list:
                 "arm:N", scale=alt.Scale(domain=arms, range=[dashes[a] for a in arms]), legend=None
             ),
             tooltip=[
-                f"{RUNG}:O",
+                f"{field}:O",
                 "arm:N",
                 alt.Tooltip("lr:Q", title="lr"),
                 alt.Tooltip("median:Q", title="seed median", format=".4f"),
@@ -176,7 +177,7 @@ def _arm_layers(base, arms: list[str], color, y, y_scale) -> list:
     ]
 
 
-def _run_layer(base, color, y) -> alt.Chart:
+def _run_layer(base, color, y, field: str) -> alt.Chart:
     """Every run as a point, its shape its fate (ok, unstable, stuck, diverged)."""
     return (
         filtered(base, "run", "runs")
@@ -194,7 +195,7 @@ def _run_layer(base, color, y) -> alt.Chart:
             ),
             tooltip=[
                 "run_id:N",
-                f"{RUNG}:O",
+                f"{field}:O",
                 "arm:N",
                 alt.Tooltip("lr:Q", title="lr"),
                 "seed:O",
@@ -205,7 +206,7 @@ def _run_layer(base, color, y) -> alt.Chart:
     )
 
 
-def _critical_layer(base, color, y_scale) -> alt.Chart:
+def _critical_layer(base, color, y_scale, field: str) -> alt.Chart:
     """Each failing arm's critical LR: a triangle of its colour on the bottom edge, arms that
     share one stacked upwards."""
     return (
@@ -214,7 +215,7 @@ def _critical_layer(base, color, y_scale) -> alt.Chart:
         .encode(
             y=alt.Y("y:Q", scale=y_scale),
             color=color,
-            tooltip=[f"{RUNG}:O", "arm:N", alt.Tooltip("lr:Q", title="critical LR", format=".3g")],
+            tooltip=[f"{field}:O", "arm:N", alt.Tooltip("lr:Q", title="critical LR", format=".3g")],
         )
     )
 
@@ -270,11 +271,12 @@ def headline_rows(
     label. `x` is where a mark is drawn (its LR moved by its arm's `shift`), `lr` the LR. A
     loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
     shift = shift or {}
+    field = ladder.of(analysis).field
     runs = [r for r in analysis["runs"] if r["outcome"]]
-    rows = [_run_row(r, top, shift.get(r["arm"], 1.0), analysis) for r in runs]
+    rows = [_run_row(r, top, shift.get(r["arm"], 1.0), analysis, field) for r in runs]
     for depth, d in analysis["depths"].items():
-        n = int(depth)
-        at = [r for r in runs if int(r["n_layer"]) == n]
+        n = {field: int(depth)}  # the rung every row of this panel carries
+        at = [r for r in runs if int(r[field]) == n[field]]
         rows += _cell_rows(n, d, at, top, shift)
         critical, labels = _critical_rows(n, d, analysis["settings"]["subset_arms"], shift)
         rows += critical  # their y: stack_labels, one step up per arm sharing the LR
@@ -288,11 +290,11 @@ def headline_rows(
     return rows
 
 
-def _run_row(r: dict, top: float, shift: float, analysis: dict) -> dict:
+def _run_row(r: dict, top: float, shift: float, analysis: dict, field: str) -> dict:
     fate = present.fate(r, analysis)
     return {
         "kind": "run",
-        RUNG: int(r["n_layer"]),
+        field: int(r[field]),
         "arm": r["arm"],
         "lr": r["lr"],
         "x": r["lr"] * shift,
@@ -304,7 +306,7 @@ def _run_row(r: dict, top: float, shift: float, analysis: dict) -> dict:
     }
 
 
-def _cell_rows(n: int, d: dict, at: list[dict], top: float, shift: dict) -> list[dict]:
+def _cell_rows(n: dict, d: dict, at: list[dict], top: float, shift: dict) -> list[dict]:
     """One row per arm and LR with runs: the seed median and the range over seeds. A cell
     without runs here has nothing to draw."""
     rows = []
@@ -318,7 +320,7 @@ def _cell_rows(n: int, d: dict, at: list[dict], top: float, shift: dict) -> list
             rows.append(
                 {
                     "kind": "cell",
-                    RUNG: n,
+                    **n,
                     "arm": arm,
                     "lr": c["lr"],
                     "x": c["lr"] * shift.get(arm, 1.0),
@@ -332,7 +334,7 @@ def _cell_rows(n: int, d: dict, at: list[dict], top: float, shift: dict) -> list
     return rows
 
 
-def _critical_rows(n: int, d: dict, subset_arms, shift: dict) -> tuple[list[dict], list[tuple]]:
+def _critical_rows(n: dict, d: dict, subset_arms, shift: dict) -> tuple[list[dict], list[tuple]]:
     """Each arm's critical LR where its runs failed inside the grid (an arm that never failed
     has none to draw; the subset arms have none worth drawing), and the labels that say each
     arm's fate, as (LR, text) so they sort by LR."""
@@ -346,7 +348,7 @@ def _critical_rows(n: int, d: dict, subset_arms, shift: dict) -> tuple[list[dict
             rows.append(
                 {
                     "kind": "critical",
-                    RUNG: n,
+                    **n,
                     "arm": arm,
                     "lr": median["value"],
                     "x": median["value"],
@@ -367,7 +369,7 @@ def _critical_rows(n: int, d: dict, subset_arms, shift: dict) -> tuple[list[dict
     return rows, [text for _, text in sorted(labels)]
 
 
-def _threshold_rows(n: int, d: dict, key: str, wide: bool) -> tuple[list[dict], str] | None:
+def _threshold_rows(n: dict, d: dict, key: str, wide: bool) -> tuple[list[dict], str] | None:
     """The primary comparison's necessity threshold at this rung as its bracket (a bar and
     its two ends), and its label; None when there is no bracket on the grid (QK-norm never
     needed, needed already at the lowest LR, or no comparison)."""
@@ -377,8 +379,8 @@ def _threshold_rows(n: int, d: dict, key: str, wide: bool) -> tuple[list[dict], 
     lo, hi, _ = present.threshold_interval(c, d)
     if c["threshold"]["kind"] == "below" or lo is None:
         return [], "QK-norm needed already at the lowest LR"
-    bar = {"kind": "threshold", RUNG: n, "x": lo, "x_lo": lo, "x_hi": hi}
-    ends = [{"kind": "threshold_end", RUNG: n, "x": x, "lr": x} for x in (lo, hi)]
+    bar = {"kind": "threshold", **n, "x": lo, "x_lo": lo, "x_hi": hi}
+    ends = [{"kind": "threshold_end", **n, "x": x, "lr": x} for x in (lo, hi)]
     bracket = f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
     text = (
         f"threshold in {bracket}: QK-norm needed from {fmt.lr(hi)} up"
@@ -388,13 +390,13 @@ def _threshold_rows(n: int, d: dict, key: str, wide: bool) -> tuple[list[dict], 
     return [bar, *ends], text
 
 
-def _label_rows(n: int, labels: list[str], note: str, x: float, top: float) -> list[dict]:
+def _label_rows(n: dict, labels: list[str], note: str, x: float, top: float) -> list[dict]:
     """The labels (the threshold's first), then the note; `row` numbers the lines for
     stack_labels."""
     # Labels stack at the panel's top left, so none can leave the panel on the right.
     texts = labels + ([note] if note else [])
     return [
-        {"kind": "label", RUNG: n, "x": x, "y": top, "text": text, "row": i}
+        {"kind": "label", **n, "x": x, "y": top, "text": text, "row": i}
         for i, text in enumerate(texts)
     ]
 

@@ -1,5 +1,7 @@
-"""The necessity map: LR x depth cells coloured by the primary comparison's paired effect, a
-dot where QK-norm is necessary, and each depth's necessity threshold with its bracket."""
+"""The necessity map: LR x rung (depth or width) cells coloured by the primary comparison's
+paired effect, a dot where QK-norm is necessary, and each rung's necessity threshold with its
+bracket. A row is named by the ladder ('depth 4', 'width 96'), in a column of the ladder's
+name, beside the rung's value in the ladder's field (n_layer or n_embd)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from figures import present
+from figures import ladder, present
 from figures.charts.style import (
     EFFECT_COLORS,
     PLOT_WIDTH,
@@ -23,13 +25,14 @@ from figures.charts.style import (
 def necessity_map(analysis: dict) -> alt.LayerChart | None:
     """LR x depth, colour = paired effect off - on of the primary comparison; a dot where
     QK-norm is necessary; the necessity threshold of each depth as a black tick with its
-    interval. One depth reads as a strip, three as H3's answer."""
+    interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
+    rung = ladder.of(analysis)
     rows = _necessity_rows(analysis)
     cells = [r for r in rows if r["kind"] == "cell"]
     if not cells:
         return None
     data = pd.DataFrame(rows)
-    order = [f"depth {d}" for d in sorted({r["n_layer"] for r in cells})]
+    order = [rung.label(d) for d in sorted({r[rung.field] for r in cells})]
     m = analysis["settings"]["min_effect"]
     span = colour_span(cells, m)
     lrs = sorted({r["lr"] for r in cells})
@@ -40,10 +43,14 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
         ),
         axis=lr_axis(lrs, PLOT_WIDTH),
     )
-    y = alt.Y("depth:N", sort=order, title=None)
+    y = alt.Y(f"{rung.name}:N", sort=order, title=None)
     base = alt.Chart().encode(y=y)
     return finish(
-        alt.layer(*_cell_layers(base, x, span), *_threshold_layers(base, x), data=data).properties(
+        alt.layer(
+            *_cell_layers(base, x, span, rung.name),
+            *_threshold_layers(base, x, rung.name),
+            data=data,
+        ).properties(
             width=PLOT_WIDTH,
             height=34 * len(order),
             title=chart_title(
@@ -71,23 +78,23 @@ def colour_span(cells: list[dict], min_effect: float) -> float:
 
 
 def _necessity_rows(analysis: dict) -> list[dict]:
-    """The map's table, kind = cell | threshold: per depth the primary comparison's cells,
+    """The map's table, kind = cell | threshold: per rung the primary comparison's cells,
     then its threshold."""
-    key = present.primary_key(analysis)
+    key, rung = present.primary_key(analysis), ladder.of(analysis)
     rows = []
     for depth, d in analysis["depths"].items():
         c = d["comparisons"].get(key)
         if c is None:
             continue
-        rows += _cell_rows(depth, c)
+        where = {rung.name: rung.label(depth), rung.field: int(depth)}
+        rows += _cell_rows(where, c)
         t = c["threshold"]
         if t["kind"] in ("", "below"):
             lo, hi, label = present.threshold_interval(c, d)
             rows.append(
                 {
                     "kind": "threshold",
-                    "depth": f"depth {depth}",
-                    "n_layer": int(depth),
+                    **where,
                     "lr": t["value"],
                     "x": lo if lo is not None else t["value"],
                     "x2": hi if hi is not None else t["value"],
@@ -97,7 +104,7 @@ def _necessity_rows(analysis: dict) -> list[dict]:
     return rows
 
 
-def _cell_rows(depth: str, c: dict) -> list[dict]:
+def _cell_rows(where: dict, c: dict) -> list[dict]:
     """One cell per LR with a paired seed, spanning [x, x2] on the LR axis. A cell at the
     loss ceiling has no effect to colour (it is drawn grey)."""
     entries = [e for e in c["per_lr"] if e["n"] >= 1]
@@ -108,8 +115,7 @@ def _cell_rows(depth: str, c: dict) -> list[dict]:
         rows.append(
             {
                 "kind": "cell",
-                "depth": f"depth {depth}",
-                "n_layer": int(depth),
+                **where,
                 "lr": e["lr"],
                 "x": lo,
                 "x2": hi,
@@ -123,9 +129,9 @@ def _cell_rows(depth: str, c: dict) -> list[dict]:
     return rows
 
 
-def _cell_tooltip() -> list:
+def _cell_tooltip(name: str) -> list:
     return [
-        "depth:N",
+        f"{name}:N",
         alt.Tooltip("lr:Q", format=".3g"),
         alt.Tooltip("effect:Q", format=".3f"),
         alt.Tooltip("lower:Q", format=".3f"),
@@ -134,10 +140,10 @@ def _cell_tooltip() -> list:
     ]
 
 
-def _cell_layers(base, x, span: float) -> list:
+def _cell_layers(base, x, span: float, name: str) -> list:
     """The cells coloured by effect on a diverging scale (clamped at +-span), grey where at
     the ceiling, and a dot at the geometric middle of each cell where QK-norm is necessary."""
-    tooltip = _cell_tooltip()
+    tooltip = _cell_tooltip(name)
     rect = (
         filtered(base, "cell", "cells")
         .mark_rect(stroke="white", strokeWidth=1)
@@ -168,8 +174,8 @@ def _cell_layers(base, x, span: float) -> list:
     return [rect, ceiling, dots]
 
 
-def _threshold_layers(base, x) -> list:
-    """Each depth's threshold bracket as a black bar along the top of its row (clear of the
+def _threshold_layers(base, x, name: str) -> list:
+    """Each rung's threshold bracket as a black bar along the top of its row (clear of the
     dots in the middle), with end ticks."""
     interval = (
         filtered(base, "threshold", "threshold_interval")
@@ -182,7 +188,7 @@ def _threshold_layers(base, x) -> list:
         .encode(
             x=alt.X("x:Q"),
             tooltip=[
-                "depth:N",
+                f"{name}:N",
                 alt.Tooltip("lr:Q", title="threshold", format=".3g"),
                 alt.Tooltip("x:Q", title="from", format=".3g"),
                 alt.Tooltip("x2:Q", title="to", format=".3g"),

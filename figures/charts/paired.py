@@ -1,15 +1,15 @@
-"""The paired-effect chart: per comparison and depth, the paired difference baseline -
-treatment per LR with its decided interval, cut (and marked) where it leaves the axis."""
+"""The paired-effect chart: per comparison and rung (depth or width), the paired difference
+baseline - treatment per LR with its decided interval, cut (and marked) where it leaves the
+axis."""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-from figures import fmt, present
+from figures import fmt, ladder, present
 from figures.charts.style import (
     PLOT_WIDTH,
-    RUNG,
     chart_title,
     filtered,
     finish,
@@ -29,7 +29,7 @@ VERDICTS = {  # glyph per verdict at an LR: shape, fill
 
 
 def paired_effect(analysis: dict) -> alt.FacetChart | None:
-    """Per comparison (rows) and depth (columns): the paired difference baseline - treatment
+    """Per comparison (rows) and rung (columns): the paired difference baseline - treatment
     per LR with the interval the analysis decided with; the minimum effect dashed; necessary
     LRs filled. An interval beyond the axis is cut at its edge and marked with a triangle."""
     m = analysis["settings"]["min_effect"]
@@ -41,12 +41,14 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
         [x for *_, lo, hi, _ in entries for x in (lo, hi)],
         m,
     )
-    rows = _paired_rows(entries, low, high, m) + _skipped_rows(analysis)
+    rung = ladder.of(analysis)
+    field = rung.field
+    rows = _paired_rows(entries, low, high, m, rung) + _skipped_rows(analysis)
     data = pd.DataFrame(rows)
     interval = next(lab for *_, lab in entries)
     lrs = sorted(data.lr.unique())
-    n_panels = len(set(zip(data.comparison, data[RUNG])))
-    width = PANEL_WIDTH if len(set(data[RUNG])) == 1 else PANEL_WIDTH - 20
+    n_panels = len(set(zip(data.comparison, data[field])))
+    width = PANEL_WIDTH if len(set(data[field])) == 1 else PANEL_WIDTH - 20
     width = PLOT_WIDTH if n_panels == 1 else width  # one panel fills the chart's width
     x = alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
     # A symmetric log scale: linear within +-min effect, logarithmic beyond, so an effect of
@@ -57,9 +59,9 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
     base = alt.Chart().encode(x=x)
     layers = [
         *_reference_layers(m, y_scale, y_title, _ticks(low, high, m)),
-        *_interval_layers(base, y_scale, y_title, _ticks(low, high, m)),
-        _effect_layer(base, y_scale),
-        _skipped_layer(base, y_scale),
+        *_interval_layers(base, y_scale, y_title, _ticks(low, high, m), field),
+        _effect_layer(base, y_scale, field),
+        _skipped_layer(base, y_scale, field),
     ]
     layer = alt.layer(*layers, data=data).properties(width=width, height=170)
     return finish(
@@ -82,7 +84,7 @@ def _ticks(low: float, high: float, m: float) -> list[float]:
 
 
 def _paired_entries(analysis: dict) -> list[tuple]:
-    """(comparison, depth, entry, lo, hi, interval) for each LR the analysis judged with at
+    """(comparison, rung, entry, lo, hi, interval) for each LR the analysis judged with at
     least two paired seeds (one has no spread) and below the loss ceiling."""
     entries = []
     for depth, d in analysis["depths"].items():
@@ -104,7 +106,9 @@ def _verdict(e: dict, hi, m: float) -> str:
     return "no effect shown"
 
 
-def _paired_rows(entries: list[tuple], low: float, high: float, m: float) -> list[dict]:
+def _paired_rows(
+    entries: list[tuple], low: float, high: float, m: float, rung: ladder.Ladder
+) -> list[dict]:
     """The chart's table, kind = effect | clipped: each effect with its interval cut to the
     axis [low, high], and after it a row for each end that was cut (drawn as a triangle)."""
     rows = []
@@ -112,8 +116,8 @@ def _paired_rows(entries: list[tuple], low: float, high: float, m: float) -> lis
         row = {
             "kind": "effect",
             "comparison": key,
-            "panel": _panel(key, n),
-            RUNG: n,
+            "panel": _panel(key, n, rung),
+            rung.field: n,
             "lr": e["lr"],
             "mean": e["mean"],
             "lo": lo,
@@ -132,8 +136,8 @@ def _paired_rows(entries: list[tuple], low: float, high: float, m: float) -> lis
                     {
                         "kind": "clipped",
                         "comparison": key,
-                        "panel": _panel(key, n),
-                        RUNG: n,
+                        "panel": _panel(key, n, rung),
+                        rung.field: n,
                         "lr": e["lr"],
                         "edge": edge,
                         "end": end,
@@ -143,14 +147,14 @@ def _paired_rows(entries: list[tuple], low: float, high: float, m: float) -> lis
     return rows
 
 
-def _panel(key: str, n: int) -> str:
-    return f"{key}, {rung_label(n)}"
+def _panel(key: str, n: int, rung: ladder.Ladder) -> str:
+    return f"{key}, {rung_label(rung, n)}"
 
 
 def _skipped_rows(analysis: dict) -> list[dict]:
     """The LRs of a comparison the analysis did not judge, marked on zero with the reason:
     every run of both arms failed (ceiling), fewer than two paired seeds, or set aside."""
-    rows = []
+    rows, rung = [], ladder.of(analysis)
     for depth, d in analysis["depths"].items():
         for key, c in d["comparisons"].items():
             for e in c["per_lr"]:
@@ -165,8 +169,8 @@ def _skipped_rows(analysis: dict) -> list[dict]:
                     {
                         "kind": "skipped",
                         "comparison": key,
-                        "panel": _panel(key, int(depth)),
-                        RUNG: int(depth),
+                        "panel": _panel(key, int(depth), rung),
+                        rung.field: int(depth),
                         "lr": e["lr"],
                         "why": why,
                     }
@@ -197,7 +201,7 @@ def _reference_layers(min_effect: float, y_scale, y_title: str, ticks: list[floa
     ]
 
 
-def _interval_layers(base, y_scale, y_title: str, ticks: list[float]) -> list:
+def _interval_layers(base, y_scale, y_title: str, ticks: list[float], field: str) -> list:
     """Each effect's interval as a rule (dotted where the precision floor widened it), and a
     triangle on the axis edge where it was cut."""
     return [
@@ -224,7 +228,7 @@ def _interval_layers(base, y_scale, y_title: str, ticks: list[float]) -> list:
             shape=alt.Shape("shape:N", scale=None),
             tooltip=[
                 "comparison:N",
-                f"{RUNG}:O",
+                f"{field}:O",
                 "lr:Q",
                 alt.Tooltip("end:Q", title="interval end", format=".3f"),
             ],
@@ -232,7 +236,7 @@ def _interval_layers(base, y_scale, y_title: str, ticks: list[float]) -> list:
     ]
 
 
-def _effect_layer(base, y_scale) -> alt.Chart:
+def _effect_layer(base, y_scale, field: str) -> alt.Chart:
     """Each mean effect, its glyph its verdict: filled black circle necessary, vermillion
     triangle harm, open circle no effect shown."""
     return (
@@ -261,7 +265,7 @@ def _effect_layer(base, y_scale) -> alt.Chart:
             ),
             tooltip=[
                 "comparison:N",
-                f"{RUNG}:O",
+                f"{field}:O",
                 "lr:Q",
                 alt.Tooltip("mean:Q", format=".4f"),
                 alt.Tooltip("lo:Q", format=".4f"),
@@ -274,14 +278,14 @@ def _effect_layer(base, y_scale) -> alt.Chart:
     )
 
 
-def _skipped_layer(base, y_scale) -> alt.Chart:
+def _skipped_layer(base, y_scale, field: str) -> alt.Chart:
     """An LR not judged: a grey x on zero, the reason in its tooltip."""
     return (
         filtered(base, "skipped", "skipped")
         .mark_point(shape="cross", angle=45, color="#999999", size=40, filled=True, opacity=1)
         .encode(
             y=alt.Y("zero:Q", scale=y_scale),
-            tooltip=["comparison:N", f"{RUNG}:O", "lr:Q", "why:N"],
+            tooltip=["comparison:N", f"{field}:O", "lr:Q", "why:N"],
         )
         .transform_calculate(zero="0")
     )
@@ -295,10 +299,11 @@ def _facet(layer, data: pd.DataFrame, analysis: dict):
     comparisons = sorted(
         set(data.comparison), key=lambda k: (k not in order, order.index(k) if k in order else 0, k)
     )
-    rungs = sorted(set(data[RUNG]))
-    panels = [_panel(k, n) for k in comparisons for n in rungs]
+    rung = ladder.of(analysis)
+    rungs = sorted(set(data[rung.field]))
+    panels = [_panel(k, n, rung) for k in comparisons for n in rungs]
     columns = len(rungs) if len(rungs) > 1 else min(3, len(panels))
-    better = {_panel(k, n): k.split(" vs ")[-1] for k in comparisons for n in rungs}
+    better = {_panel(k, n, rung): k.split(" vs ")[-1] for k in comparisons for n in rungs}
     label = " : ".join(
         f"datum.value == {p!r} ? {_header(p, better[p], len(rungs) > 1)}" for p in panels
     )

@@ -1,6 +1,6 @@
 """The charts' shared look: the arms' colours, the LR and log axes, the facet headers, titles,
 and `finish`, which puts every chart's legends under the plot. Every chart module builds on
-this one; it imports no other module of the package."""
+this one; it imports no other module of the package (only figures/ladder.py, for the rung)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 
 import altair as alt
 
+from figures.ladder import Ladder
 from sweeps.core.norms import QK_NORMS
 
 # Fixed colours for the arms docs/STUDY.md names; any other arm takes the next free colour.
@@ -22,37 +23,34 @@ LR_HEADER = alt.Header(
 
 
 # -- the rung: what a sweep's ladder steps over ---------------------------------------------------
-# Every chart reaches a sweep's rung (today the depth, n_layer) through these few names, so a
-# ladder over (depth, width) changes here alone.
-RUNG = "n_layer"
-RUNG_NAME = "depth"
+# Every chart reaches a sweep's rung through these few helpers and the analysis's ladder
+# (figures/ladder.py): the chart tables carry the rung in the ladder's own column (n_layer on
+# a depth ladder, n_embd on a width ladder) and every header, axis and label names it.
 
 
-def rung_label(value) -> str:
-    """A rung as a panel header or legend entry says it: 'depth 4'."""
-    return f"{RUNG_NAME} {value}"
+def rung_label(rung: Ladder, value) -> str:
+    """A rung as a panel header or legend entry says it: 'depth 4', 'width 96'."""
+    return rung.label(value)
 
 
-RUNG_HEADER = alt.Header(
-    labelExpr=f"'{RUNG_NAME} ' + datum.value", labelFontSize=12, labelFontWeight="bold"
-)
+def rung_header(rung: Ladder) -> alt.Header:
+    return alt.Header(
+        labelExpr=f"'{rung.name} ' + datum.value", labelFontSize=12, labelFontWeight="bold"
+    )
 
 
-def rung_column() -> alt.Column:
-    return alt.Column(f"{RUNG}:O", title=None, header=RUNG_HEADER)
+def rung_column(rung: Ladder) -> alt.Column:
+    return alt.Column(f"{rung.field}:O", title=None, header=rung_header(rung))
 
 
-def rung_row() -> alt.Row:
-    return alt.Row(f"{RUNG}:O", title=None, header=RUNG_HEADER)
+def rung_row(rung: Ladder) -> alt.Row:
+    return alt.Row(f"{rung.field}:O", title=None, header=rung_header(rung))
 
 
-def rung_x() -> alt.X:
-    return alt.X(f"{RUNG}:O", title=f"{RUNG_NAME} (layers)", axis=alt.Axis(labelAngle=0))
+def rung_x(rung: Ladder) -> alt.X:
+    return alt.X(f"{rung.field}:O", title=f"{rung.name} ({rung.unit})", axis=alt.Axis(labelAngle=0))
 
 
-DEPTH_HEADER = RUNG_HEADER  # the names the chart modules import
-DEPTH = rung_column()
-DEPTH_X = rung_x()
 STEP_X = alt.X("step:Q", title="optimizer step")
 VL_VERSION = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # 'v6_4': the library altair targets
 PLOT_WIDTH = 600  # the plotting width of a chart, shared by its panels

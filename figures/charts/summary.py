@@ -1,14 +1,13 @@
-"""The summary charts by depth: critical LR and necessity threshold (stability), the max-LR
-ratio over the margin delta, and each arm's LR sensitivity."""
+"""The summary charts by rung (depth or width, figures/ladder.py): critical LR and necessity
+threshold (stability), the max-LR ratio over the margin delta, and each arm's LR sensitivity."""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-from figures import present
+from figures import ladder, present
 from figures.charts.style import (
-    DEPTH_X,
     LR_AXIS,
     PLOT_WIDTH,
     THRESHOLD_COLOR,
@@ -17,20 +16,22 @@ from figures.charts.style import (
     chart_title,
     finish,
     log_axis,
+    rung_x,
 )
 
 
 def stability(analysis: dict) -> alt.LayerChart | None:
-    """Critical LR per arm (median, interval) and the necessity threshold per depth."""
+    """Critical LR per arm (median, interval) and the necessity threshold per rung."""
+    rung = ladder.of(analysis)
     rows = _stability_rows(analysis)
     if not rows:
         return None
     data = pd.DataFrame(rows)
     series = list(dict.fromkeys(data.series))
     colors = {**arm_colors(analysis["settings"]["arms"]), "threshold": THRESHOLD_COLOR}
-    # The series sit side by side within each depth (xOffset), so intervals never overlap.
+    # The series sit side by side within each rung (xOffset), so intervals never overlap.
     base = alt.Chart(data).encode(
-        x=DEPTH_X,
+        x=rung_x(rung),
         xOffset=alt.XOffset("series:N", sort=series),
         color=alt.Color(
             "series:N",
@@ -57,11 +58,11 @@ def stability(analysis: dict) -> alt.LayerChart | None:
         .properties(name="open_ends")
     )
     return finish(
-        alt.layer(bars, arrows, _stability_points(base, data)).properties(
+        alt.layer(bars, arrows, _stability_points(base, data, rung.field)).properties(
             width=PLOT_WIDTH,
             height=260,
             title=chart_title(
-                "Critical learning rate and necessity threshold by depth",
+                f"Critical learning rate and necessity threshold by {rung.name}",
                 "critical LR: point at the median over seeds, bar over the seeds' range",
                 "threshold: point inside its bracket, bar over the bracket",
                 "triangle: beyond the grid (a bound); a small arrow: the bar's end is censored, "
@@ -72,9 +73,9 @@ def stability(analysis: dict) -> alt.LayerChart | None:
 
 
 def _stability_rows(analysis: dict) -> list[dict]:
-    """Per depth: each arm's critical LR (not the subset arms'), then the primary
+    """Per rung: each arm's critical LR (not the subset arms'), then the primary
     comparison's necessity threshold; a series without a value is left out."""
-    s = analysis["settings"]
+    s, field = analysis["settings"], ladder.of(analysis).field
     rows = []
     for depth, d in analysis["depths"].items():
         for arm, a in d["arms"].items():
@@ -85,7 +86,13 @@ def _stability_rows(analysis: dict) -> list[dict]:
             ends += ((a["eta_crit"].get("max") or {}).get("kind", ""),)
             rows.append(
                 _stability_row(
-                    f"critical LR, {arm}", arm, depth, a["eta_crit"]["median"], lo, hi, ends
+                    f"critical LR, {arm}",
+                    arm,
+                    {field: int(depth)},
+                    a["eta_crit"]["median"],
+                    lo,
+                    hi,
+                    ends,
                 )
             )
         primary = d["comparisons"].get(present.primary_key(analysis))
@@ -95,7 +102,7 @@ def _stability_rows(analysis: dict) -> list[dict]:
                 _stability_row(
                     "necessity threshold",
                     "threshold",
-                    depth,
+                    {field: int(depth)},
                     primary["threshold"],
                     lo,
                     hi,
@@ -105,7 +112,7 @@ def _stability_rows(analysis: dict) -> list[dict]:
     return [r for r in rows if r["value"] is not None]
 
 
-def _stability_points(base, data: pd.DataFrame) -> alt.Chart:
+def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
     """The medians on a log axis that reaches the interval ends too; a value beyond the
     grid (only a bound is known) is a triangle, not a circle."""
     y = alt.Y(
@@ -127,7 +134,7 @@ def _stability_points(base, data: pd.DataFrame) -> alt.Chart:
             ),
             tooltip=[
                 "series:N",
-                "n_layer:O",
+                f"{field}:O",
                 alt.Tooltip("value:Q", format=".3g"),
                 alt.Tooltip("lo:Q", format=".3g"),
                 alt.Tooltip("hi:Q", format=".3g"),
@@ -138,7 +145,7 @@ def _stability_points(base, data: pd.DataFrame) -> alt.Chart:
 
 
 def _stability_row(
-    series: str, key: str, depth: str, median: dict, lo, hi, ends: tuple = ("", "")
+    series: str, key: str, where: dict, median: dict, lo, hi, ends: tuple = ("", "")
 ) -> dict:
     """ends: the kind of the low and high end ('below', 'above': censored, '': on the grid);
     a censored end is drawn open (an arrow), not as a finite bar end."""
@@ -146,7 +153,7 @@ def _stability_row(
     return {
         "series": series,
         "key": key,
-        "n_layer": int(depth),
+        **where,  # the rung: {field: value}
         "value": median["value"],
         "lo": lo if lo is not None else median["value"],
         "hi": hi if hi is not None else median["value"],
@@ -157,11 +164,11 @@ def _stability_row(
 
 
 def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
-    """The on/off ratio of eta_max(delta) over delta, per depth: does the answer depend on
+    """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
     the margin? The pre-registered delta is marked."""
-    s = analysis["settings"]
+    s, rung = analysis["settings"], ladder.of(analysis)
     rows = [
-        {"n_layer": int(depth), "delta": r["delta"], "ratio": r["ratio"]}
+        {rung.field: int(depth), "delta": r["delta"], "ratio": r["ratio"]}
         for depth, d in analysis["depths"].items()
         for key, c in d["comparisons"].items()
         if key == present.primary_key(analysis)
@@ -193,8 +200,8 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
                     [*data.ratio, 1.0], f"eta_max ratio {s['primary']} / {s['reference']}"
                 ),
             ),
-            color=alt.Color("n_layer:O", title="depth"),
-            tooltip=["n_layer:O", "delta:Q", alt.Tooltip("ratio:Q", format=".3g")],
+            color=alt.Color(f"{rung.field}:O", title=rung.name),
+            tooltip=[f"{rung.field}:O", "delta:Q", alt.Tooltip("ratio:Q", format=".3g")],
         )
         .properties(name="ratios")
     )
@@ -225,8 +232,9 @@ def _ratio_domain(values) -> list[float]:
 
 
 def sensitivity(analysis: dict) -> alt.LayerChart | None:
+    rung = ladder.of(analysis)
     rows = [
-        {"arm": arm, "n_layer": int(depth), "seed": int(seed), "sensitivity": v}
+        {"arm": arm, rung.field: int(depth), "seed": int(seed), "sensitivity": v}
         for depth, d in analysis["depths"].items()
         for arm, a in d["arms"].items()
         if a["sensitivity"]["complete"]
@@ -238,7 +246,7 @@ def sensitivity(analysis: dict) -> alt.LayerChart | None:
     arms = [a for a in analysis["settings"]["arms"] if a in set(data.arm)]
     y_title = "LR sensitivity (nats)"
     base = alt.Chart(data).encode(
-        x=DEPTH_X, xOffset=alt.XOffset("arm:N", sort=arms), color=arm_color(arms)
+        x=rung_x(rung), xOffset=alt.XOffset("arm:N", sort=arms), color=arm_color(arms)
     )
     bars = (
         base.mark_bar(opacity=0.55)
@@ -249,7 +257,12 @@ def sensitivity(analysis: dict) -> alt.LayerChart | None:
         base.mark_point(filled=True, size=30, opacity=1)
         .encode(
             y=alt.Y("sensitivity:Q", title=y_title),
-            tooltip=["arm:N", "n_layer:O", "seed:O", alt.Tooltip("sensitivity:Q", format=".4f")],
+            tooltip=[
+                "arm:N",
+                f"{rung.field}:O",
+                "seed:O",
+                alt.Tooltip("sensitivity:Q", format=".4f"),
+            ],
         )
         .properties(name="seeds")
     )

@@ -19,11 +19,13 @@ from sweeps.run.outcomes import FAILED, OUTCOMES
 from sweeps.study.stats import (
     NONE,
     GridValue,
+    Line,
     Necessity,
     Paired,
     Slope,
     critical_lr,
     equivalent,
+    line_fit,
     necessity,
     paired,
     quantization_sd,
@@ -681,6 +683,33 @@ def trend_decision(
     )
 
 
+def trend_lines(
+    seed_thresholds: dict[int, list[GridValue]],
+    judged: dict[int, list[float]],
+    per: dict[int, list[float]] | None = None,
+) -> tuple[Line | None, Line | None]:
+    """The least-squares lines a trend's slopes come from (trend_points: log10 values on log2
+    size), censored values at their bounds and moved beyond them: what an extrapolation reads
+    (docs/STUDY.md section 11: the width ladder's line for the core width)."""
+    points, _ = trend_points(seed_thresholds, judged, per)
+    x = [p[0] for p in points]
+    return line_fit(x, [p[1] for p in points]), line_fit(x, [p[2] for p in points])
+
+
+def critical_lr_line(per_size: dict[int, list[GridValue]]) -> tuple[Line | None, int]:
+    """An arm's per-seed critical LRs (log10) on log2 size, descriptive: a censored one at its
+    bound (the grid's edge it lies beyond), one not found left out; with the number censored."""
+    x, y, censored = [], [], 0
+    for size, values in sorted(per_size.items()):
+        for v in values:
+            if v.kind == "none" or not (v.value > 0 and math.isfinite(v.value)):
+                continue
+            x.append(math.log2(size))
+            y.append(math.log10(v.value))
+            censored += not v.inside
+    return line_fit(x, y), censored
+
+
 CARRY_BOUND = 0.15  # W2: decades per doubling of width within which a multiple carries
 
 
@@ -766,6 +795,8 @@ __all__ = [
     "Rule",
     "practitioner_rule",
     "trend_points",
+    "trend_lines",
+    "critical_lr_line",
     "Trend",
     "FAILURE_DEFINITIONS",
     "PRIMARY_FAILURE",

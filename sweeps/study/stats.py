@@ -413,3 +413,54 @@ def slope(x, y) -> Slope:
     se = math.sqrt(float((resid**2).sum()) / (n - 2) / sxx)
     half = t_quantile(CONFIDENCE, n - 2) * se
     return Slope(n, b, b - half, b + half)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A fitted line read at one x: the mean, its 90% interval (the line's uncertainty) and
+    the 90% interval of one new point (the line's plus the scatter about it)."""
+
+    x: float
+    mean: float
+    lower: float  # the mean's one-sided 95% bounds (two-sided 90%)
+    upper: float
+    point_lower: float  # a new point's
+    point_upper: float
+
+
+@dataclass(frozen=True)
+class Line:
+    """An ordinary least squares line y = intercept + slope x, with what its intervals need:
+    the points' mean x, the spread of x (sum of squared deviations) and the residual sd
+    (df = n - 2)."""
+
+    n: int
+    slope: float
+    intercept: float
+    x_mean: float
+    sxx: float
+    resid_sd: float
+
+    def at(self, x0: float) -> Prediction:
+        """The line at x0 (inside the points' range or beyond it: an extrapolation is as
+        wide as its distance from the points' mean x makes it), with one-sided 95% t
+        bounds."""
+        mean = self.intercept + self.slope * x0
+        lever = 1 / self.n + (x0 - self.x_mean) ** 2 / self.sxx
+        t = t_quantile(CONFIDENCE, self.n - 2)
+        half, point = t * self.resid_sd * math.sqrt(lever), t * self.resid_sd * math.sqrt(1 + lever)
+        return Prediction(x0, mean, mean - half, mean + half, mean - point, mean + point)
+
+
+def line_fit(x, y) -> Line | None:
+    """The least-squares line of y on x (the one `slope` bounds), None below 3 points or
+    without spread in x."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = len(x)
+    sxx = float(((x - x.mean()) ** 2).sum()) if n else 0.0
+    if n < 3 or sxx == 0:
+        return None
+    b = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
+    a = float(y.mean() - b * x.mean())
+    resid = y - (a + b * x)
+    return Line(n, b, a, float(x.mean()), sxx, math.sqrt(float((resid**2).sum()) / (n - 2)))

@@ -1,0 +1,200 @@
+"""A width ladder through figures/ (issue 28, points 3-4): the analysis finds the ladder, one
+rung per width, decides W1 and W2 and carries W1's line to the core width; the report, the
+opening and the charts name widths, never depths. And a depth ladder's analysis stays what it
+was: a committed report re-analysed gains only the ladder it records and each run's width."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import figures_fakes as ff
+import numpy as np
+import pytest
+
+from figures import archive, charts, ladder, opening, present
+from figures.analysis import analyze
+from figures.report import make_report
+from figures.results import load_curves, load_results
+from sweeps.core.errors import ConfigError
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _analysis(root: Path) -> dict:
+    results = load_results(root)
+    return analyze(results, load_curves(results.runs))
+
+
+@pytest.fixture(scope="module")
+def falling(tmp_path_factory):
+    """The planted fall: off's threshold one grid step lower per width; the report written."""
+    root = tmp_path_factory.mktemp("runs") / "width"
+    ff.write_width(root)
+    report = make_report(root, root / "report", ("vl.json",))
+    result = json.loads((report.parent / "analysis.json").read_text())
+    return present.with_fallbacks(result, load_results(root).runs), report.read_text()
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "flat"
+    ff.write_width(root, "flat", ff.FLAT_THRESHOLD)
+    return _analysis(root)
+
+
+def test_the_analysis_finds_the_width_ladder_and_one_rung_per_width(falling):
+    result, _ = falling
+    assert result["settings"]["ladder"] == {"field": "n_embd", "name": "width"}
+    assert ladder.of(result).is_width
+    assert list(result["depths"]) == [str(w) for w in ff.WIDTHS]  # not one "depth 2" rung
+    assert sorted(result["settings"]["tokens_per_param"]) == sorted(map(str, ff.WIDTHS))
+    # each rung holds that width's runs alone: wider models, fewer tokens per parameter
+    params = [result["depths"][str(w)]["tokens_per_param"]["params"] for w in ff.WIDTHS]
+    assert params == sorted(params) and len(set(params)) == 3
+    assert {r["n_embd"] for r in result["runs"]} == set(ff.WIDTHS)
+
+
+def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
+    result, _ = falling
+    assert "h3" not in result and "H3" not in result["verdicts"]
+    for key in ("w1", "w2"):
+        t = result[key]
+        assert t["depths"] == ff.WIDTHS
+        for placement in ("at_bound", "beyond"):
+            s = t[placement]
+            assert s["n"] == len(ff.WIDTHS) * len(ff.SEEDS)
+            assert s["lower"] <= s["value"] <= s["upper"] and s["ci90"] == [s["lower"], s["upper"]]
+    # planted: a half-decade fall per width step; off's best LR falls with it, so the
+    # threshold as a multiple of each seed's best LR stays put
+    assert result["w1"]["verdict"] == SUPPORTED and result["w1"]["at_bound"]["upper"] < 0
+    assert result["w2"]["verdict"] == SUPPORTED and result["w2"]["bound"] == 0.15
+    assert abs(result["w2"]["at_bound"]["value"]) < 0.05
+    assert result["w2"]["seed_best"] == {"32": [1e-2] * 3, "48": [3e-3] * 3, "64": [1e-3] * 3}
+    w1, w2 = result["verdicts"]["W1"], result["verdicts"]["W2"]
+    assert (w1["verdict"], w2["verdict"]) == (SUPPORTED, SUPPORTED)
+    assert w1["claim"] == "The necessity threshold falls as width grows."
+    assert "log2(n_embd)" in w1["test"] and "+-0.15" in w2["test"]
+    assert any("per doubling of width" in e for e in w1["evidence"])
+    assert any(
+        "log10(threshold / off's best LR) per doubling of width" in e for e in w2["evidence"]
+    )
+    assert "inside ±0.15" in w2["reason"]
+
+
+def test_a_flat_threshold_does_not_support_w1(flat):
+    assert flat["w1"]["verdict"] == NOT_SUPPORTED and flat["w1"]["why"] == "does not fall"
+    assert flat["verdicts"]["W1"]["verdict"] == NOT_SUPPORTED
+    assert "does not fall with width" in flat["verdicts"]["W1"]["reason"]
+
+
+def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
+    result, _ = falling
+    e = result["w1"]["extrapolation"]
+    assert e["width"] == 384 and e["doublings"] == pytest.approx(math.log2(384 / 64))
+    # the same line by hand: every per-seed threshold (none censored here) on log2 width
+    x, y = [], []
+    for w in ff.WIDTHS:
+        c = result["depths"][str(w)]["comparisons"]["off vs on"]
+        for v in c["seed_thresholds"].values():
+            assert v["kind"] == ""
+            x.append(math.log2(w))
+            y.append(math.log10(v["value"]))
+    slope, intercept = np.polyfit(x, y, 1)
+    at = e["threshold"]["at_bound"]
+    assert at["log10"] == pytest.approx(intercept + slope * math.log2(384))
+    assert at["value"] == pytest.approx(10 ** at["log10"]) and at["n"] == len(x)
+    lo, hi = at["ci90"]
+    assert lo < at["value"] < hi and at["point90"][0] <= lo and hi <= at["point90"][1]
+    # off's critical LRs fall with the threshold; on never fails, so it has no line
+    arms = e["critical_lr"]["arms"]
+    assert arms["off"]["value"] < 1e-4 and arms["off"]["censored"] == 0
+    assert arms["on"]["value"] is None and arms["on"]["censored"] == arms["on"]["n"] == 9
+
+
+def test_the_report_and_the_opening_say_width_never_depth(falling):
+    result, report = falling
+    assert not re.findall(r"[Dd]epths? \d", report), re.findall(r".*[Dd]epths? \d.*", report)
+    assert "width 48" in report and "| width 48 off |" in report
+    said = opening.terminal(result)
+    assert (
+        said[0] == "How do the threshold and the rule move with width? (W1, W2; widths 32, 48, 64)"
+    )
+    assert said[1].startswith("  - Does the necessity threshold fall as width grows? (W1) Yes:")
+    assert "(W2) Yes:" in said[2]
+    assert said[3].startswith("  - At width 384, the core width, 2.58 doublings past the widest")
+    assert "an extrapolation, not a measurement" in said[3]
+    assert said[4].startswith("    - necessity threshold ~")
+    assert "Where is QK-norm necessary? (off vs on, per width)" in said
+    assert any(
+        line.startswith("  - Width 48: without QK-norm the best LR is 0.003") for line in said
+    )
+    assert not any(re.search(r"[Dd]epth", line) for line in said)
+    assert any(
+        line.startswith("Verdicts (pre-registered in docs/STUDY.md sections 5 and 11;")
+        for line in said
+    )
+    # the verdicts, the ladder table and the extrapolation in the report
+    assert "### W1: The necessity threshold falls as width grows." in report
+    assert "### W2: The practitioner's rule carries across widths" in report
+    assert "### H3" not in report and "### The ladder: per width" in report
+    assert "**At width 384, the core width" in report
+    table = report.split("### The ladder: per width")[1].split("###")[0]
+    assert "| width 64 | 0.0576 | (0.001, 0.003] |" in table
+    assert "off - on at LR 0.001 [90% CI]" in table and "off - on at LR 0.003 [90% CI]" in table
+
+
+def test_the_charts_name_widths(falling):
+    result, _ = falling
+    headline = json.dumps(charts.spec_of(charts.final_loss(result)))
+    assert "'width ' + datum.value" in headline and "depth" not in headline
+    stability = json.dumps(charts.spec_of(charts.stability(result)))
+    assert '"title": "width (embedding dims)"' in stability and "n_embd" in stability
+    necessity = charts.spec_of(charts.necessity_map(result))
+    rows = {r["width"] for r in necessity["datasets"][necessity["data"]["name"]]}
+    assert rows == {"width 32", "width 48", "width 64"}
+    for chart in (charts.paired_effect, charts.sensitivity, charts.eta_max_ratio):
+        spec = json.dumps(charts.spec_of(chart(result)))
+        assert "width" in spec and "depth" not in spec and "n_layer" not in spec
+
+
+def test_a_width_sweep_with_one_width_run_so_far_is_a_width_ladder(tmp_path):
+    """The planned widths count: cpu-width with only width 64 finished reads "width 64", and
+    W1 and W2 wait for the others."""
+    root = tmp_path / "partial"
+    ff.write_width(root, "partial", run=[32])
+    result = _analysis(root)
+    assert result["settings"]["ladder"]["name"] == "width" and list(result["depths"]) == ["32"]
+    for name in ("W1", "W2"):
+        v = result["verdicts"][name]
+        assert v["verdict"] == INCONCLUSIVE
+        assert v["reason"] == (
+            "1 width with both arms; a trend needs at least 3 (sweeps/specs/cpu-width.toml runs 3)"
+        )
+    assert result["rules"]["32"]["text"].startswith("At width 32 (")
+
+
+def test_a_sweep_that_ladders_both_depth_and_width_is_refused():
+    import pandas as pd
+
+    runs = pd.DataFrame({"n_layer": [2, 4], "n_embd": [32, 64]})
+    with pytest.raises(ConfigError, match="ladders depth or width, not both"):
+        ladder.of_runs(runs)
+    assert ladder.of_runs(pd.DataFrame({"n_layer": [4, 4]})) == ladder.DEFAULT
+    assert ladder.of({}).label(4) == "depth 4"  # an analysis from before ladders had a width
+
+
+def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widths():
+    """docs/cpu re-analysed from its archive: its analysis.json as committed, plus the ladder
+    it records (depth) and each run's width; every verdict, table number and rule the same."""
+    committed = json.loads((DOCS / "cpu" / "analysis.json").read_text())
+    results, curves, source = archive.load(DOCS / "cpu")
+    assert committed.pop("source")["gaps"] == source["gaps"]  # make_report adds it
+    now = json.loads(json.dumps(analyze(results, curves), sort_keys=True))
+    assert now["settings"].pop("ladder") == {"field": "n_layer", "name": "depth"}
+    assert {r.pop("n_embd") for r in now["runs"]} == {64}
+    assert now == committed
+    assert committed["verdicts"]["H3"]["verdict"] == INCONCLUSIVE  # one depth: no trend
