@@ -26,8 +26,8 @@ CLAIMS = {
     "H2b": "QK-norm lowers LR sensitivity.",
     "H3": "The necessity threshold falls as depth grows.",
     "W1": "The necessity threshold falls as width grows.",
-    "W2": "The practitioner's rule carries across widths: the threshold as a multiple of the "
-    "best LR without QK-norm stays the same.",
+    "W2": "The practitioner's rule carries across widths: the threshold's bracket top as a "
+    "multiple of the best LR without QK-norm stays the same.",
     "C1": "The low-LR gap between QK-norm off and on is a start-temperature effect: it goes "
     "away when QK-norm off starts with on's attention-logit scale.",
 }
@@ -48,8 +48,9 @@ TESTS = {
     ">= 3 widths, censored per-seed thresholds kept at their bounds and moved half a decade "
     "beyond: the one-sided 95% upper bound of the slope below 0 both ways. The line read at "
     "the core width 384 is an extrapolation (docs/STUDY.md section 11).",
-    "W2": "Least squares of log10(per-seed threshold / that seed's best LR of the reference arm) "
-    "on log2(n_embd) over >= 3 widths, censored per-seed thresholds at their bounds and moved "
+    "W2": "Least squares of log10(per-seed threshold bracket top, the first LR called necessary / "
+    "that seed's best LR of the reference arm) on log2(n_embd) over >= 3 widths, censored "
+    "per-seed thresholds at their bounds and moved "
     "half a decade beyond: the slope's 90% interval inside +-{bound} decades per doubling both "
     "ways (an equivalence test on the slope; docs/STUDY.md section 11).",
     "C1": "At every LR where QK-norm is necessary on the primary comparison, the start-matched "
@@ -271,7 +272,7 @@ W2_NOT_SHOWN = "the slope's 90% interval reaches beyond ±{bound} decades per do
 TREND_OF = {
     "H3": "log10 threshold",
     "W1": "log10 threshold",
-    "W2": "log10(threshold / {ref}'s best LR)",
+    "W2": "log10(threshold bracket top / {ref}'s best LR)",
 }
 SPECS = {"n_layer": "sweeps/specs/cpu-depth.toml", "n_embd": "sweeps/specs/cpu-width.toml"}
 

@@ -443,7 +443,7 @@ def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries()
     judged = {w: [3.16e-4, 1e-3, 1e-2, 0.1, 1.0] for w in widths}
 
     def inside(v):
-        return g(v, "", (v / 2, v * 2))
+        return g(v, "", (v / 1.05, v * 1.05))  # a refined bracket: its top near the value
 
     def ladder(best_slope):
         """Thresholds at 1/width (x jitter); the best LR at width^best_slope."""
@@ -465,6 +465,13 @@ def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries()
     assert moves.at_bound.slope == pytest.approx(-0.301, abs=0.05)
     # the same thresholds judged on their own (W1) fall
     assert rules.trend_decision(ladder(0.0)[0], judged).verdict == rules.SUPPORTED
+    # W2 reads each threshold at its bracket's top (the first LR called necessary), not at
+    # its interpolated value: tops that fall with width while the values stay flat move it
+    flat = {w: [g(0.05, "", (0.03, 0.4 * 64 / w))] * 4 for w in widths}
+    unit = {w: [0.01] * 4 for w in widths}
+    t = rules.carry_decision(flat, unit, judged)
+    assert t.at_bound.slope == pytest.approx(-1 / math.log2(10), abs=1e-9)
+    assert rules.trend_decision(flat, judged).at_bound.slope == pytest.approx(0.0, abs=1e-12)
     # a seed with no best LR (NaN) is left out, not counted at 1x
     thresholds, best = ladder(-1.0)
     best[96][0] = math.nan

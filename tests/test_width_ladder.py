@@ -80,7 +80,8 @@ def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
     assert "log2(n_embd)" in w1["test"] and "+-0.15" in w2["test"]
     assert any("per doubling of width" in e for e in w1["evidence"])
     assert any(
-        "log10(threshold / off's best LR) per doubling of width" in e for e in w2["evidence"]
+        "log10(threshold bracket top / off's best LR) per doubling of width" in e
+        for e in w2["evidence"]
     )
     assert "inside ±0.15" in w2["reason"]
 

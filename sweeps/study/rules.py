@@ -629,13 +629,16 @@ def trend_points(
     seed_thresholds: dict[int, list[GridValue]],
     judged: dict[int, list[float]],
     per: dict[int, list[float]] | None = None,
+    top: bool = False,
 ):
     """(x = log2 size, y at the bound, y moved beyond, censored?) for every per-seed threshold,
     censored ones kept (docs/STUDY.md section 5, H3): "<= bottom" at the lowest LR judged and
     CENSOR_SHIFT decades lower; "none in the grid" at the highest LR judged and that much higher.
     per: a value per seed (aligned with seed_thresholds) that y is taken relative to, as a
     multiple (W2: the threshold as a multiple of the seed's best LR without QK-norm); a seed
-    without one (NaN) is left out. Sizes with fewer than 2 points are returned apart."""
+    without one (NaN) is left out. top: a threshold inside the grid at its bracket's top, the
+    first LR the rule called QK-norm necessary at (W2's "threshold bracket top"), instead of
+    its interpolated value (H3, W1). Sizes with fewer than 2 points are returned apart."""
     points, short = [], []
     for size, values in sorted(seed_thresholds.items()):
         lrs = judged.get(size) or []
@@ -646,7 +649,8 @@ def trend_points(
                 continue
             base = math.log10(unit)
             if v.kind == "":
-                found.append((math.log10(v.value) - base,) * 2 + (False,))
+                at = v.bracket[1] if top and v.bracket else v.value
+                found.append((math.log10(at) - base,) * 2 + (False,))
             elif v.kind == "below":
                 y = math.log10(v.value) - base
                 found.append((y, y - CENSOR_SHIFT, True))
@@ -720,14 +724,14 @@ def carry_decision(
     bound: float = CARRY_BOUND,
     min_sizes: int = 3,
 ) -> Trend:
-    """W2 (docs/STUDY.md section 11): the threshold as a multiple of the seed's best LR
-    without QK-norm carries across sizes when the slope of its log10 per doubling has its 90%
-    interval inside +-bound with censored values at their bounds and moved beyond (a TOST on
-    the slope); not supported when both placements put the interval wholly outside; else
-    inconclusive."""
+    """W2 (docs/STUDY.md section 11): the threshold's bracket top (the first LR QK-norm was
+    called necessary at) as a multiple of the seed's best LR without QK-norm carries across
+    sizes when the slope of its log10 per doubling has its 90% interval inside +-bound with
+    censored values at their bounds and moved beyond (a TOST on the slope); not supported when
+    both placements put the interval wholly outside; else inconclusive."""
     if len(seed_thresholds) < min_sizes:
         return Trend(INCONCLUSIVE, "too few sizes", None, None, 0, [])
-    points, short = trend_points(seed_thresholds, judged, seed_best)
+    points, short = trend_points(seed_thresholds, judged, seed_best, top=True)
     if short:
         return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
     x = [p[0] for p in points]
