@@ -11,7 +11,7 @@ words the analysis dict (analysis.json) and decides nothing: every number comes 
 
 from __future__ import annotations
 
-from figures import budget, fmt, ladder, present
+from figures import budget, fmt, ladder, present, token_check
 from figures.intervention_verdicts import intervention_arms
 from figures.verdicts import extrapolation_head, extrapolation_lines, h2a_call, rule_parts
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
@@ -32,6 +32,7 @@ def blocks(view: dict) -> list[Block]:
         _interventions(view),
         _control(view),
         _trend(view),
+        _token_check(view),
         _budget(view),
         _off_on(view),
         _verdicts(view),
@@ -230,6 +231,20 @@ def _trend(view: dict) -> Block | None:
     else:
         title = f"{QUESTION['H3']} (H3, depths {rungs})"
     return title, items
+
+
+def _token_check(view: dict) -> Block | None:
+    """A depth ladder's token-matched check: does the fall with depth survive matching the
+    tokens per parameter (docs/STUDY.md section 11)?"""
+    e = view.get("token_check")
+    if not e:
+        return None
+    depth, ref = (e.get("check") or {}).get("depth"), (e.get("reference") or {}).get("depth")
+    at = f"depth {depth} at depth {ref}'s tokens per parameter" if depth and ref else "the check"
+    title = (
+        f"Does the depth trend survive matching tokens per parameter? ({at}, against {e['ladder']})"
+    )
+    return title, list(token_check.lines(e))
 
 
 def _budget(view: dict) -> Block | None:

@@ -28,6 +28,7 @@ from figures import (
     present,
     rejudged,
     tables,
+    token_check,
     verdicts,
 )
 from figures.formats import DEFAULT_FORMATS
@@ -63,6 +64,9 @@ def make_report(
     if source and source["kind"] == "analysis":
         _keep_previous(Path(from_report), out_dir)
     result = study.analyze(results, curves)
+    check = (results.spec or {}).get("token_check")
+    if check:  # a depth ladder's token-matched check (docs/STUDY.md section 11)
+        result["token_check"] = token_check.entry(result, check, sweep_dir, from_report)
     if source and source["gaps"]:
         result["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")

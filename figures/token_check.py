@@ -10,7 +10,9 @@ report can be re-rendered from its own data.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 from figures import fmt, present
 from sweeps.study.ladders import token_check
@@ -22,6 +24,30 @@ ANSWER = {
     NOT_SUPPORTED: "No: the depth trend is a tokens-per-parameter effect",
     INCONCLUSIVE: "Not decided: one of the two moved below the reference depth, the other not",
 }
+
+
+def entry(result: dict, check: dict, sweep_dir: Path | None, previous: Path | None) -> dict:
+    """analysis.json's "token_check" of a check sweep (result: its analysis; check: its spec's
+    [token_check]): the ladder is analysed from its run directories beside the check's
+    (sweep_dir's parent); a report re-rendered from its own data (previous: its folder) keeps
+    the ladder's values its analysis.json recorded."""
+    depths = list(result.get("depths") or {})
+    own = values_at(result, int(depths[0])) if len(depths) == 1 else None
+    return judge(own, _reference(check, sweep_dir, previous), check["ladder"])
+
+
+def _reference(check: dict, sweep_dir: Path | None, previous: Path | None) -> dict | None:
+    ladder_dir = Path(sweep_dir).parent / check["ladder"] if sweep_dir else None
+    if ladder_dir is not None and (ladder_dir / "plan.json").is_file():
+        from figures.analysis import analyze  # the ladder read as its own report reads it
+        from figures.results import load_curves, load_results
+
+        ladder = load_results(ladder_dir)
+        return values_at(analyze(ladder, load_curves(ladder.runs)), int(check["reference"]))
+    recorded = Path(previous) / "analysis.json" if previous else None
+    if recorded is not None and recorded.is_file():
+        return (json.loads(recorded.read_text()).get("token_check") or {}).get("reference")
+    return None
 
 
 def values_at(analysis: dict, depth: int) -> dict | None:

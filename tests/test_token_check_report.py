@@ -67,3 +67,50 @@ def test_a_missing_ladder_is_said_not_judged():
         token_check.values_at(none, 8), token_check.values_at(LADDER, 4), "cpu-depth"
     )
     assert entry["threshold_below"] is False and entry["verdict"] == INCONCLUSIVE
+
+
+# -- end to end: a ladder and its check as run directories (tests/figures_fakes.py) ----------
+def write_check(root, ladder: str, outcome) -> None:
+    """The check sweep: depth 8 of the main fixture, its spec naming the ladder it checks."""
+    import json
+
+    from tests.figures_fakes import write_study
+
+    write_study(root, "check", depths=[8], outcome=outcome)
+    plan = json.loads((root / "plan.json").read_text())
+    plan["spec"]["token_check"] = {"ladder": ladder, "reference": 4}
+    (root / "plan.json").write_text(json.dumps(plan))
+
+
+def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
+    import json
+
+    from figures.report import make_report
+    from tests.figures_fakes import study_outcome, write_study
+
+    write_study(tmp_path / "study")  # the ladder: off's threshold 3e-2, 1e-2, 3e-3 at 2, 4, 8
+
+    def like_depth_4(arm, n_layer, lr, seed):
+        return study_outcome(arm, 4, lr, seed)
+
+    for outcome, verdict in ((study_outcome, SUPPORTED), (like_depth_4, NOT_SUPPORTED)):
+        check = tmp_path / f"check-{verdict}"
+        write_check(check, "study", outcome)
+        report = make_report(check, tmp_path / f"out-{verdict}", formats=())
+        entry = json.loads((report.parent / "analysis.json").read_text())["token_check"]
+        assert entry["verdict"] == verdict
+        assert (entry["check"]["depth"], entry["reference"]["depth"]) == (8, 4)
+        text = report.read_text()
+        assert (
+            "Does the depth trend survive matching tokens per parameter? (depth 8 at depth 4"
+            in text
+        )
+        # re-rendered from its own data, with the ladder gone, the check keeps its answer
+        again = make_report(None, tmp_path / f"again-{verdict}", (), from_report=report.parent)
+        entry = json.loads((again.parent / "analysis.json").read_text())["token_check"]
+        assert entry["verdict"] == verdict
+    # a check whose ladder is not beside it says so and decides nothing
+    alone = tmp_path / "alone" / "check"
+    write_check(alone, "study", study_outcome)
+    report = make_report(alone, tmp_path / "out-alone", formats=())
+    assert "same --runs-dir" in report.read_text()
