@@ -75,8 +75,10 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
     layers = _headline_layers(base, arms, y, y_scale, rung.field)
-    if bigram is not None and low - pad <= bigram <= top:  # else a label says where it is
-        layers += _bigram_layers(bigram, base_loss["rule"] == "none", width)
+    drawn = bigram is not None and low - pad <= bigram <= top  # else a label says where it is
+    if drawn:
+        layers += _bigram_layers(bigram)
+    rule_off = " (the stuck rule is off)" if base_loss["rule"] == "none" else ""
     return finish(
         alt.layer(*layers, data=data)
         .properties(width=width, height=260)
@@ -88,6 +90,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
                 "line: median over seeds; band: their range; glyph: each run's fate",
                 "bottom triangle: an arm's critical LR (its runs fail from there); "
                 "top bar: the threshold's bracket",
+                *([f"dotted: the bigram baseline{rule_off}"] if drawn else []),
             )
         )
     )
@@ -220,32 +223,16 @@ def _critical_layer(base, color, y_scale, field: str) -> alt.Chart:
     )
 
 
-def _bigram_layers(bigram: float, rule_off: bool, width: float) -> list:
-    """The bigram baseline as a dotted rule with its label at the right edge."""
+def _bigram_layers(bigram: float) -> list:
+    """The bigram baseline as a dotted rule; the subtitle names it (a label inside the panel
+    lay under the runs at the LRs where losses cross the baseline)."""
     return [
         once(
             alt.Chart()
             .mark_rule(strokeDash=[2, 2], color=BASELINE_COLOR)
             .encode(y=alt.datum(bigram)),
             "bigram",
-        ),
-        once(
-            alt.Chart()
-            .mark_text(
-                align="right",
-                baseline="bottom",
-                dx=-4,
-                dy=-2,
-                fontSize=10,
-                color=BASELINE_COLOR,
-            )
-            .encode(
-                x=alt.value(width),
-                y=alt.datum(bigram),
-                text=alt.datum("bigram" + (" (rule off)" if rule_off else "")),
-            ),
-            "bigram_label",
-        ),
+        )
     ]
 
 

@@ -117,7 +117,8 @@ def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
     grid (only a bound is known) is a triangle, not a circle."""
     y = alt.Y(
         "value:Q",
-        scale=alt.Scale(type="log"),
+        # padded: a bracket that ends at the grid's edge ends inside the frame, not on it
+        scale=alt.Scale(type="log", padding=12, nice=False),
         axis=log_axis([*data.value, *data.lo.dropna(), *data.hi.dropna()], LR_AXIS),
     )
     return (
@@ -126,8 +127,10 @@ def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
             y=y,
             shape=alt.Shape(
                 "bound:N",
-                title="value",
-                legend=alt.Legend(columns=1),
+                # the subtitle says what a triangle is: a second legend beside the series
+                # legend ran into its last label (DejaVu draws labels wider than vl-convert
+                # measures them)
+                legend=None,
                 scale=alt.Scale(
                     domain=["inside the grid", "beyond the grid"], range=["circle", "triangle-up"]
                 ),
