@@ -121,6 +121,13 @@ def primary_key(analysis: dict) -> str:
     return Comparison(s["reference"], s["primary"]).key
 
 
+def primary_effect(analysis: dict) -> str:
+    """The primary comparison's paired effect as the charts and verdicts name it: 'off - on'
+    (baseline minus treatment)."""
+    s = analysis["settings"]
+    return f"{s['reference']} - {s['primary']}"
+
+
 def seconds(total: float) -> str:
     """Compute in a unit a person reads: '22 s', '4.5 min', '1 h 58 min'."""
     if total < 90:

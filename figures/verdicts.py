@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from figures import fmt, ladder
+from figures import fmt, ladder, present
 from sweeps.study import rules
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
@@ -213,12 +213,14 @@ def h2a_call(h: dict, ref: str) -> tuple[str, str]:
 
 def h2b(analysis: dict) -> dict:
     per_depth, evidence = {}, []
-    m, rung = analysis["settings"]["min_sensitivity"], ladder.of(analysis)
+    s, rung = analysis["settings"], ladder.of(analysis)
+    m = s["min_sensitivity"]
     for name, off, on in _arm_pairs(analysis, "sensitivity"):
         h = analysis["depths"][name]["h2b"]
         evidence.append(
-            f"{rung.label(name)}: LR sensitivity off {fmt.pm(off['mean'], off['sd'])}, "
-            f"on {fmt.pm(on['mean'], on['sd'])} nats; off - on "
+            f"{rung.label(name)}: LR sensitivity {s['reference']} "
+            f"{fmt.pm(off['mean'], off['sd'])}, {s['primary']} {fmt.pm(on['mean'], on['sd'])} "
+            f"nats; {present.primary_effect(analysis)} "
             f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
         )
         if not (off["complete"] and on["complete"]):
@@ -435,8 +437,9 @@ def c1(analysis: dict) -> dict:
             p = by_lr.get(e["lr"])
             if p is not None:
                 evidence.append(
-                    f"{rung.label(name)}, LR {fmt.lr(e['lr'])}: off - on {fmt.pm_interval(p)}; "
-                    f"{s['start_control']} - on {fmt.pm_interval(e)}"
+                    f"{rung.label(name)}, LR {fmt.lr(e['lr'])}: {present.primary_effect(analysis)} "
+                    f"{fmt.pm_interval(p)}; {s['start_control']} - {s['primary']} "
+                    f"{fmt.pm_interval(e)}"
                 )
         d = decided[name]
         verdict, why = C1_REASONS[d["why"]]

@@ -541,6 +541,16 @@ def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_threshold
     }
 
 
+def test_necessity_map_names_the_primary_comparisons_arms(multi):
+    """The colour is the primary comparison's effect, whatever its arms are called."""
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    result["settings"]["reference"] = "off-warm"  # off-warm vs on: the fixture compares it
+    spec = json.dumps(charts.necessity_map(result).to_dict())
+    assert "paired effect off-warm - on (nats)" in spec and "off - on" not in spec
+
+
 def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.stability(result))

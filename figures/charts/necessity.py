@@ -23,7 +23,7 @@ from figures.charts.style import (
 
 
 def necessity_map(analysis: dict) -> alt.LayerChart | None:
-    """LR x depth, colour = paired effect off - on of the primary comparison; a dot where
+    """LR x rung, colour = the primary comparison's paired effect (off - on); a dot where
     QK-norm is necessary; the necessity threshold of each depth as a black tick with its
     interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
     rung = ladder.of(analysis)
@@ -32,6 +32,7 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
     if not cells:
         return None
     data = pd.DataFrame(rows)
+    effect = present.primary_effect(analysis)  # "off - on": the primary comparison's arms
     order = [rung.label(d) for d in sorted({r[rung.field] for r in cells})]
     m = analysis["settings"]["min_effect"]
     span = colour_span(cells, m)
@@ -47,7 +48,7 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
     base = alt.Chart().encode(y=y)
     return finish(
         alt.layer(
-            *_cell_layers(base, x, span, rung.name),
+            *_cell_layers(base, x, span, rung.name, effect),
             *_threshold_layers(base, x, rung.name),
             data=data,
         ).properties(
@@ -55,7 +56,7 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
             height=34 * len(order),
             title=chart_title(
                 "Where QK-norm is necessary",
-                f"colour: paired effect off - on (nats), full at +-{span:.2f}; larger effects "
+                f"colour: paired effect {effect} (nats), full at +-{span:.2f}; larger effects "
                 "(where runs failed) are clamped",
                 f"dot: necessary (the interval's lower end clears {m:g} nats; a strong colour "
                 "without a dot did not)",
@@ -140,7 +141,7 @@ def _cell_tooltip(name: str) -> list:
     ]
 
 
-def _cell_layers(base, x, span: float, name: str) -> list:
+def _cell_layers(base, x, span: float, name: str, effect: str) -> list:
     """The cells coloured by effect on a diverging scale (clamped at +-span), grey where at
     the ceiling, and a dot at the geometric middle of each cell where QK-norm is necessary."""
     tooltip = _cell_tooltip(name)
@@ -152,7 +153,7 @@ def _cell_layers(base, x, span: float, name: str) -> list:
             x2="x2:Q",
             color=alt.Color(
                 "effect:Q",
-                title="off - on (nats)",
+                title=f"{effect} (nats)",
                 scale=alt.Scale(domain=[-span, 0, span], range=EFFECT_COLORS, clamp=True),
                 legend=alt.Legend(gradientLength=200, format=".2f", values=[-span, 0, span]),
             ),
