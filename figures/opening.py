@@ -521,7 +521,7 @@ def _trend_says(view: dict, name: str = "H3") -> str:
     if not a:
         return (view.get("verdicts") or {}).get(name, {}).get("reason", "not decided")
     of = (
-        f"the threshold as a multiple of {view['settings']['reference']}'s best LR"
+        f"the threshold's bracket top as a multiple of {view['settings']['reference']}'s best LR"
         if name == "W2"
         else "the threshold"
     )
