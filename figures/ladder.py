@@ -14,11 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sweeps.core.ladder import AXES, DEPTH, ladder_axis
+from sweeps.core.presets import PRESETS
 
 # the verdicts each ladder's trend decides (docs/STUDY.md sections 5 and 11), in report order
 TRENDS = {"n_layer": ("H3",), "n_embd": ("W1", "W2")}
 UNITS = {"n_layer": "layers", "n_embd": "embedding dims"}
-CORE_WIDTH = 384  # the `core` preset's width: the width ladder's extrapolation (section 11)
+# the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
+CORE_WIDTH = PRESETS["core"].model.n_embd
 
 
 @dataclass(frozen=True)

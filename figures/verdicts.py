@@ -47,7 +47,7 @@ TESTS = {
     "W1": "H3's rule on widths: least squares of log10(per-seed threshold) on log2(n_embd) over "
     ">= 3 widths, censored per-seed thresholds kept at their bounds and moved half a decade "
     "beyond: the one-sided 95% upper bound of the slope below 0 both ways. The line read at "
-    "the core width 384 is an extrapolation (docs/STUDY.md section 11).",
+    f"the core width {ladder.CORE_WIDTH} is an extrapolation (docs/STUDY.md section 11).",
     "W2": "Least squares of log10(per-seed threshold bracket top, the first LR called necessary / "
     "that seed's best LR of the reference arm) on log2(n_embd) over >= 3 widths, censored "
     "per-seed thresholds at their bounds and moved "
