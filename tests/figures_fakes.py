@@ -208,15 +208,23 @@ THRESHOLD = {2: 3e-2, 4: 1e-2, 8: 3e-3}
 OFF_JITTER = {0: 0.004, 1: -0.004}
 
 
-def study_outcome(arm: str, n_layer: int, lr: float, seed: int) -> tuple[str, float | None]:
-    base = ON_LOSS[lr] + 0.01 * seed
-    if arm != "off":
-        return "ok", base
-    if lr < THRESHOLD[n_layer]:
-        return "ok", base + OFF_JITTER.get(seed, 0.0)
-    if lr == THRESHOLD[n_layer]:
-        return "ok", base + 0.4 + 0.02 * seed
-    return "diverged", None
+def threshold_outcome(thresholds: dict):
+    """The fixture's outcomes with off's threshold LR per rung (a depth, or a width)."""
+
+    def outcome(arm: str, rung: int, lr: float, seed: int) -> tuple[str, float | None]:
+        base = ON_LOSS[lr] + 0.01 * seed
+        if arm != "off":
+            return "ok", base
+        if lr < thresholds[rung]:
+            return "ok", base + OFF_JITTER.get(seed, 0.0)
+        if lr == thresholds[rung]:
+            return "ok", base + 0.4 + 0.02 * seed
+        return "diverged", None
+
+    return outcome
+
+
+study_outcome = threshold_outcome(THRESHOLD)
 
 
 def write_study(
@@ -334,20 +342,6 @@ WIDTH_THRESHOLD = {32: 3e-2, 48: 1e-2, 64: 3e-3}
 FLAT_THRESHOLD = {32: 1e-2, 48: 1e-2, 64: 1e-2}
 
 
-def width_outcome(thresholds: dict):
-    def outcome(arm: str, n_embd: int, lr: float, seed: int) -> tuple[str, float | None]:
-        base = ON_LOSS[lr] + 0.01 * seed
-        if arm != "off":
-            return "ok", base
-        if lr < thresholds[n_embd]:
-            return "ok", base + OFF_JITTER.get(seed, 0.0)
-        if lr == thresholds[n_embd]:
-            return "ok", base + 0.4 + 0.02 * seed
-        return "diverged", None
-
-    return outcome
-
-
 def write_width(
     root: Path,
     name: str = "width",
@@ -357,7 +351,7 @@ def write_width(
 ) -> list:
     """A width-ladder sweep of off and on (widths x LRS x SEEDS), its plan laddering n_embd;
     only the widths in `run` have run directories (the others are planned, not yet run)."""
-    outcome = width_outcome(thresholds)
+    outcome = threshold_outcome(thresholds)
     cfgs = []
     for arm in ("off", "on"):
         for w in widths:
