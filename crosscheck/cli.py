@@ -16,6 +16,9 @@ import click
 from sweeps.cli import one_line_errors
 from sweeps.core.errors import HarnessError
 
+# crosscheck writes crosscheck.json once, at the end: an interrupted check keeps nothing
+INTERRUPTED = "interrupted; nothing was written: run the same command again (it starts over)"
+
 
 def float32_numerics(threads: int | None) -> None:
     """Exact float32 on both sides: TF32 off for MLX and torch (the CPU ignores it, a GPU
@@ -115,7 +118,7 @@ def cli(ctx, torch_device, mlx_device, **options):
     Compares logits, one step's loss and every gradient, per-step losses over a short
     training run with the real optimizer, schedule and clipping, the diagnostics at its end,
     and checkpoints moved from one backend to the other."""
-    with one_line_errors(ctx):
+    with one_line_errors(ctx, INTERRUPTED):
         code = run(devices={"torch": torch_device, "mlx": mlx_device}, **options)
     ctx.exit(code)
 

@@ -44,8 +44,9 @@ class HarnessGroup(click.Group):
 
 
 @contextlib.contextmanager
-def one_line_errors(ctx):
-    """What HarnessGroup does, for any command (crosscheck uses it too)."""
+def one_line_errors(ctx, interrupted: str = INTERRUPTED):
+    """What HarnessGroup does, for any command (crosscheck uses it too, with its own words for
+    an interruption: it keeps nothing to resume from)."""
     with sigterm_as_interrupt():
         try:
             yield
@@ -56,7 +57,7 @@ def one_line_errors(ctx):
             click.echo(f"Error: {message}", err=True)
             ctx.exit(code)
         except KeyboardInterrupt as e:
-            click.echo(INTERRUPTED, err=True)
+            click.echo(interrupted, err=True)
             ctx.exit(interrupted_code(e))
 
 

@@ -840,6 +840,24 @@ def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
     assert RunDir(out).state() == "interrupted" and not leftovers(out)
 
 
+def test_an_interrupted_crosscheck_says_it_starts_over_and_writes_nothing(tmp_path):
+    """crosscheck keeps nothing to resume from: its interruption line must not promise one."""
+    from crosscheck.cli import INTERRUPTED
+
+    out, log = tmp_path / "cc.json", tmp_path / "stdout"
+    cmd = [sys.executable, "-c", "from crosscheck.cli import main; main()"]
+    cmd += ["--preset", "smoke", "--steps", "1000000", "--out", str(out)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with open(log, "w") as stdout:
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env)
+        _wait_for(lambda: " pass " in log.read_text())  # the checks have started
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "starts over" in INTERRUPTED
+    assert not out.exists()
+
+
 def test_sigterm_mid_sweep_exits_143_and_leaves_no_run_locked(tmp_path):
     # 40 runs of about 0.4 s: the signal must land mid-sweep even when the test process is slow
     # to see the first summary (12 runs once finished before it on a loaded machine)
