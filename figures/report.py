@@ -532,7 +532,8 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "Every number here is in analysis.json beside this report.",
         "",
         *_ladder_section(result),
-        "### Effective loss (nats/token, mean ± sd over seeds, perplexity; [runs that failed])",
+        f"### Effective loss ({present.loss_unit(result)}, mean ± sd over seeds, perplexity; "
+        "[runs that failed])",
         "",
         tables.final_loss(result),
         "### Critical learning rate (the max stable LR)",

@@ -297,6 +297,9 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
     ):
         assert heading in text, heading
     assert "**Verdict: supported.**" in text
+    # the loss table's unit is the tokenizer's, as the charts say it
+    unit = present.loss_unit(json.loads((report.parent / "analysis.json").read_text()))
+    assert f"### Effective loss ({unit}, mean" in text
     assert "| 0.03 | ooo | ooo | ddd | ooo | ddd | ooo |" in text  # off fails above its threshold
     doc = json.loads((report.parent / "analysis.json").read_text())
     assert set(doc["verdicts"]) == {"H1", "H2a", "H2b", "H3", "C1"}
