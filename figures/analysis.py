@@ -391,7 +391,13 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
         if line is not None and censored == line.n:  # every value a bound: no line to read
             arms[arm] = {"value": None, "n": line.n, "censored": censored}
         elif line is not None:
-            arms[arm] = {**_prediction(line.at(x0), line.n), "censored": censored}
+            arms[arm] = {
+                **_prediction(line.at(x0), line.n),
+                "censored": censored,
+                # decades per doubling of width, against the 1/width the study predicts
+                "slope": line.slope,
+                "slope90": list(line.slope_bounds()),
+            }
     return {
         "width": ladder.CORE_WIDTH,
         "doublings": x0 - math.log2(max(seeds)),

@@ -388,8 +388,24 @@ def extrapolation_lines(e: dict) -> list[str]:
         censored = (
             f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
         )
-        lines.append(f"{said} {predicted(p)}{censored}")
+        lines.append(f"{said} {predicted(p)}{censored}{_per_doubling(p)}")
     return lines
+
+
+INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1/width
+
+
+def _per_doubling(p: dict) -> str:
+    """'; per doubling of width -0.290 decades (90% interval ...; 1/width: -0.301)': the line's
+    slope against the pre-registered 1/width (docs/STUDY.md section 11). Analyses written
+    before the slope was kept have none."""
+    if "slope" not in p:
+        return ""
+    lo, hi = p["slope90"]
+    return (
+        f"; per doubling of width {p['slope']:+.3f} decades (90% interval {lo:+.3f} to "
+        f"{hi:+.3f}; as 1/width: {INVERSE_WIDTH:+.3f})"
+    )
 
 
 def predicted(p: dict) -> str:

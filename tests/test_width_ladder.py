@@ -114,6 +114,17 @@ def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
     arms = e["critical_lr"]["arms"]
     assert arms["off"]["value"] < 1e-4 and arms["off"]["censored"] == 0
     assert arms["on"]["value"] is None and arms["on"]["censored"] == arms["on"]["n"] == 9
+    # off's slope per doubling of width, by hand from its per-seed critical LRs
+    x, y = [], []
+    for w in ff.WIDTHS:
+        for v in result["depths"][str(w)]["arms"]["off"]["eta_crit"]["seeds"].values():
+            x.append(math.log2(w))
+            y.append(math.log10(v["value"]))
+    b = np.polyfit(x, y, 1)[0]
+    assert b < -0.3 and arms["off"]["slope"] == pytest.approx(b)
+    lo, hi = arms["off"]["slope90"]
+    assert lo < b < hi
+    assert "slope" not in arms["on"]  # no line, no slope
 
 
 def test_the_report_and_the_opening_say_width_never_depth(falling):
@@ -143,6 +154,10 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     assert "### W2: The practitioner's rule carries across widths" in report
     assert "### H3" not in report and "### The ladder: per width" in report
     assert "**At width 384, the core width" in report
+    off = next(x for x in report.splitlines() if x.startswith("- off's critical LR (stuck) ~"))
+    assert re.search(
+        r"; per doubling of width -0\.\d{3} decades \(90% interval .*; as 1/width: -0\.301\)$", off
+    )
     table = report.split("### The ladder: per width")[1].split("###")[0]
     assert "| width 64 | 0.0576 | (0.001, 0.003] |" in table
     assert "off - on at LR 0.001 [90% CI]" in table and "off - on at LR 0.003 [90% CI]" in table

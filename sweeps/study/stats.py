@@ -451,6 +451,11 @@ class Line:
         half, point = t * self.resid_sd * math.sqrt(lever), t * self.resid_sd * math.sqrt(1 + lever)
         return Prediction(x0, mean, mean - half, mean + half, mean - point, mean + point)
 
+    def slope_bounds(self) -> tuple[float, float]:
+        """The slope's one-sided 95% t bounds (two-sided 90%), as `slope` gives them."""
+        half = t_quantile(CONFIDENCE, self.n - 2) * self.resid_sd / math.sqrt(self.sxx)
+        return self.slope - half, self.slope + half
+
 
 def line_fit(x, y) -> Line | None:
     """The least-squares line of y on x (the one `slope` bounds), None below 3 points or
