@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from figures import fmt, present
-from sweeps.study.ladders import token_check
+from sweeps.study.ladders import Span, median_span, token_check
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from sweeps.study.stats import GridValue
 
@@ -60,11 +60,14 @@ def values_at(analysis: dict, depth: int) -> dict | None:
     comparison = at and at["comparisons"].get(present.primary_key(analysis))
     if not comparison or ref not in at["arms"]:
         return None
+    crit = at["arms"][ref]["eta_crit"]
     return {
         "depth": depth,
         "threshold": comparison["threshold"],
-        "critical": at["arms"][ref]["eta_crit"]["median"],
-        "definition": at["arms"][ref]["eta_crit"].get("definition"),
+        "critical": crit["median"],
+        # the median is judged on its seeds' brackets (sweeps.study.ladders.median_span)
+        "critical_seeds": list((crit.get("seeds") or {}).values()),
+        "definition": crit.get("definition"),
         "tokens_per_param": settings.get("tokens_per_param", {}).get(str(depth)),
     }
 
@@ -73,14 +76,18 @@ def judge(check: dict, reference: dict | None, ladder: str) -> dict:
     """The check's entry in analysis.json: both sides' values and the decision (a reason in
     place of the decision where either side is missing)."""
     out = {"ladder": ladder, "check": check, "reference": reference}
-    if check is None or reference is None or None in (check["critical"], reference["critical"]):
+    if (
+        check is None
+        or reference is None
+        or not (check["critical_seeds"] and reference["critical_seeds"])
+    ):
         missing = "this sweep's depth" if check is None else f"the ladder {ladder}'s depth"
         return {**out, "verdict": INCONCLUSIVE, "why": f"no values at {missing}"}
     t = token_check(
         _grid(reference["threshold"]),
         _grid(check["threshold"]),
-        _grid(reference["critical"]),
-        _grid(check["critical"]),
+        [_grid(v) for v in reference["critical_seeds"]],
+        [_grid(v) for v in check["critical_seeds"]],
     )
     return {**out, **t._asdict()}
 
@@ -94,9 +101,11 @@ def lines(entry: dict) -> list[str]:
     for side, v in (("this check", check), (f"{entry['ladder']}", ref)):
         tokens = v.get("tokens_per_param")
         per = f", {tokens:.3g} tokens per parameter" if tokens else ""
+        seeds = median_span([_grid(x) for x in v["critical_seeds"]])
         out.append(
             f"Depth {v['depth']} ({side}{per}): threshold {fmt.bracket(v['threshold'])}, "
-            f"off's median critical LR {fmt.bracket(v['critical'])}."
+            f"off's median critical LR {fmt.bracket(v['critical'])} (its seeds' brackets put "
+            f"it in {_span_words(seeds)})."
         )
     said = {True: "below", False: "not below"}
     out.append(
@@ -105,6 +114,14 @@ def lines(entry: dict) -> list[str]:
         "the check is under every LR it allows for the reference; overlapping brackets are not)."
     )
     return out
+
+
+def _span_words(s: Span) -> str:
+    """'(0.0562, 0.1]', '[0.05, 0.05]', '(0.1, inf)'."""
+    if math.isinf(s.lo):
+        return "no LR of the grid: a seed's value was not found"
+    hi = "inf)" if math.isinf(s.hi) else f"{fmt.lr(s.hi)}]"
+    return f"{'(' if s.lo_open else '['}{fmt.lr(s.lo)}, {hi}"
 
 
 def _grid(value: dict) -> GridValue:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sweeps.study.ladders import below, span, token_check
+from sweeps.study.ladders import Span, below, median_span, span, token_check
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from sweeps.study.stats import GridValue
 
@@ -17,11 +17,15 @@ def inside(lo: float, hi: float) -> GridValue:
 
 
 DEPTH4_THRESHOLD = inside(0.0316, 0.0562)
-DEPTH4_CRITICAL = GridValue(0.075)  # a median over seeds: a point
+# off's per-seed critical LRs at depth 4: three seeds fail from 0.1, one from 0.0562 (median
+# 0.075, in (0.0562, 0.1])
+DEPTH4_CRITICAL = [inside(0.0562, 0.1)] * 3 + [inside(0.0316, 0.0562)]
 
 
 def test_a_fall_that_survives_matching_tokens():
-    t = token_check(DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, GridValue(0.042))
+    t = token_check(
+        DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, [inside(0.0316, 0.0562)] * 4
+    )
     assert (t.verdict, t.why, t.threshold_below, t.critical_below) == (
         SUPPORTED,
         "survives",
@@ -32,12 +36,14 @@ def test_a_fall_that_survives_matching_tokens():
 
 def test_a_fall_that_matching_tokens_removes():
     # with depth 4's tokens per parameter, depth 8 is back in depth 4's bracket and critical LR
-    t = token_check(DEPTH4_THRESHOLD, inside(0.0316, 0.0562), DEPTH4_CRITICAL, GridValue(0.075))
+    t = token_check(DEPTH4_THRESHOLD, inside(0.0316, 0.0562), DEPTH4_CRITICAL, DEPTH4_CRITICAL)
     assert (t.verdict, t.why) == (NOT_SUPPORTED, "token effect")
 
 
 def test_one_of_two_is_inconclusive():
-    t = token_check(DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, GridValue(0.1))
+    t = token_check(
+        DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, [GridValue(0.1, "above")] * 4
+    )
     assert (t.verdict, t.why, t.threshold_below, t.critical_below) == (
         INCONCLUSIVE,
         "mixed",
@@ -65,7 +71,7 @@ def test_overlapping_brackets_are_not_a_fall():
         # never necessary in the check's grid: open upward, never shown lower
         (GridValue(math.nan, "none"), DEPTH4_THRESHOLD, False),
         # off did not fail inside the check's grid: its critical LR is open upward
-        (GridValue(0.1, "above"), DEPTH4_CRITICAL, False),
+        (GridValue(0.1, "above"), GridValue(0.075), False),
         # depth 4 never needed QK-norm in its grid: any threshold the check finds is below
         (inside(0.0316, 0.0562), GridValue(math.nan, "none"), True),
         # depth 4's off never failed: a critical LR the check finds is below
@@ -81,3 +87,30 @@ def test_span_reads_each_kind():
     assert span(GridValue(0.05)) == (0.05, 0.05, False)
     assert span(GridValue(3.16e-4, "below")) == (0.0, 3.16e-4, True)
     assert span(GridValue(1.0, "above")).hi == math.inf
+
+
+def test_a_median_is_read_from_its_seeds_brackets():
+    # depth 4's median lies in (0.0562, 0.1]: the lower middle seed's low end, the upper
+    # middle seed's high end
+    assert median_span(DEPTH4_CRITICAL) == Span(0.0562, 0.1, True)
+    # an odd count: the middle seed's own span; a censored seed orders beyond the grid
+    odd = [inside(0.01, 0.0316), GridValue(1.0, "above"), inside(0.0316, 0.1)]
+    assert median_span(odd) == Span(0.0316, 0.1, True)
+    assert median_span([GridValue(1.0, "above")] * 3 + [inside(0.0316, 0.1)]).hi == math.inf
+    # a point among the seeds makes the low end closed
+    assert median_span([GridValue(0.05), GridValue(0.05)]) == Span(0.05, 0.05, False)
+
+
+def test_a_coarser_grid_alone_is_not_a_fall():
+    # every seed of the check fails between 0.0316 and 0.1: its midpoints (0.0562) sit under
+    # depth 4's (0.075) only because its grid lacks 0.0562; the seeds' brackets overlap depth
+    # 4's, so it is not below
+    coarse = [inside(0.0316, 0.1)] * 4
+    assert math.sqrt(0.0316 * 0.1) < 0.075
+    t = token_check(DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, coarse)
+    assert (t.critical_below, t.verdict) == (False, INCONCLUSIVE)
+    # the same seeds on depth 4's grid, three failing from 0.0562: below
+    fine = [inside(0.0316, 0.0562)] * 3 + [inside(0.0562, 0.1)]
+    assert token_check(
+        DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, fine
+    ).critical_below

@@ -11,8 +11,9 @@ def grid(lo: float, hi: float) -> dict:
     return {"value": (lo * hi) ** 0.5, "kind": "", "bracket": [lo, hi], "interpolated": False}
 
 
-def analysis(depth: int, threshold: dict, critical: dict, tokens: float) -> dict:
-    """The parts of an analysis dict the check reads, at one depth."""
+def analysis(depth: int, threshold: dict, critical: list[dict], tokens: float) -> dict:
+    """The parts of an analysis dict the check reads, at one depth (critical: off's per-seed
+    critical LRs; the median is the lower middle one, which the check does not judge on)."""
     return {
         "settings": {
             "reference": "off",
@@ -22,17 +23,25 @@ def analysis(depth: int, threshold: dict, critical: dict, tokens: float) -> dict
         "depths": {
             str(depth): {
                 "comparisons": {"off vs on": {"threshold": threshold}},
-                "arms": {"off": {"eta_crit": {"definition": "stuck", "median": critical}}},
+                "arms": {
+                    "off": {
+                        "eta_crit": {
+                            "definition": "stuck",
+                            "median": critical[(len(critical) - 1) // 2],
+                            "seeds": dict(enumerate(critical)),
+                        }
+                    }
+                },
             }
         },
     }
 
 
-LADDER = analysis(4, grid(0.0316, 0.0562), {"value": 0.075, "kind": ""}, 10.3)
+LADDER = analysis(4, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] + [grid(0.0562, 0.1)] * 3, 10.3)
 
 
 def test_a_check_below_the_reference_survives_and_says_both_sides():
-    check = analysis(8, grid(0.0178, 0.0316), {"value": 0.042, "kind": ""}, 10.3)
+    check = analysis(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
     entry = token_check.judge(
         token_check.values_at(check, 8), token_check.values_at(LADDER, 4), "cpu-depth"
     )
@@ -40,11 +49,13 @@ def test_a_check_below_the_reference_survives_and_says_both_sides():
     text = "\n".join(token_check.lines(entry))
     assert "survives matching tokens per parameter" in text
     assert "Depth 8 (this check, 10.3 tokens per parameter): threshold (0.0178, 0.0316]" in text
-    assert "Depth 4 (cpu-depth, 10.3 tokens per parameter)" in text and "0.075" in text
+    assert "Depth 4 (cpu-depth, 10.3 tokens per parameter)" in text
+    assert "its seeds' brackets put it in (0.0562, 0.1]" in text
+    assert "its seeds' brackets put it in (0.0316, 0.0562]" in text
 
 
 def test_a_check_back_at_the_reference_is_a_token_effect():
-    check = analysis(8, grid(0.0316, 0.0562), {"value": 0.1, "kind": "above"}, 10.3)
+    check = analysis(8, grid(0.0316, 0.0562), [{"value": 0.1, "kind": "above"}] * 4, 10.3)
     entry = token_check.judge(
         token_check.values_at(check, 8), token_check.values_at(LADDER, 4), "cpu-depth"
     )
@@ -57,12 +68,14 @@ def test_a_check_back_at_the_reference_is_a_token_effect():
 
 
 def test_a_missing_ladder_is_said_not_judged():
-    check = analysis(8, grid(0.0178, 0.0316), {"value": 0.042, "kind": ""}, 10.3)
+    check = analysis(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
     entry = token_check.judge(token_check.values_at(check, 8), None, "cpu-depth")
     assert entry["verdict"] == INCONCLUSIVE and "cpu-depth's depth" in entry["why"]
     assert "same --runs-dir" in token_check.lines(entry)[0]
     # a none value as analysis.json writes it (NaN as null) reads back
-    none = analysis(8, {"value": None, "kind": "none", "bracket": None}, {"value": 0.042}, 10.3)
+    none = analysis(
+        8, {"value": None, "kind": "none", "bracket": None}, [grid(0.0316, 0.0562)] * 4, 10.3
+    )
     entry = token_check.judge(
         token_check.values_at(none, 8), token_check.values_at(LADDER, 4), "cpu-depth"
     )

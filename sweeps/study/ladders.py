@@ -12,12 +12,15 @@ effect; one of the two: inconclusive.
 "Below" is read on what the grid can show: a bracket (lo, hi] holds its value above lo and at
 or under hi; a censored value holds everything beyond its grid end. The check lies below the
 reference only when every value it allows is under every value the reference allows, so an
-overlap of brackets never counts as a fall.
+overlap of brackets never counts as a fall. A median critical LR is read from its seeds'
+brackets, not from its interpolated point: two grids of different resolution put their
+midpoints at different LRs, and comparing those would report the grids' difference as a fall.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -56,9 +59,23 @@ def span(v: GridValue) -> Span:
     return Span(math.inf, math.inf, False)
 
 
+def median_span(seeds: Sequence[GridValue]) -> Span:
+    """Where the median over seeds can lie, given where each seed's value can: a median is
+    monotone in every value, so it is at least the lower middle seed's low end and at most the
+    upper middle seed's high end (one seed's own span for an odd count), and strictly above
+    the low end when every seed's low end is strict."""
+    spans = [span(v) for v in seeds]
+    lows, highs = sorted(s.lo for s in spans), sorted(s.hi for s in spans)
+    n = len(spans)
+    return Span(lows[(n - 1) // 2], highs[n // 2], all(s.lo_open for s in spans))
+
+
 def below(check: GridValue, reference: GridValue) -> bool:
     """Whether every LR the check allows is under every LR the reference allows."""
-    c, r = span(check), span(reference)
+    return _under(span(check), span(reference))
+
+
+def _under(c: Span, r: Span) -> bool:
     if math.isinf(c.hi):
         return False  # the check's value is open upward: it cannot be shown lower
     return c.hi < r.lo or (c.hi == r.lo and r.lo_open)
@@ -67,14 +84,15 @@ def below(check: GridValue, reference: GridValue) -> bool:
 def token_check(
     reference_threshold: GridValue,
     check_threshold: GridValue,
-    reference_critical: GridValue,
-    check_critical: GridValue,
+    reference_critical: Sequence[GridValue],
+    check_critical: Sequence[GridValue],
 ) -> TokenCheck:
     """The token-matched check: the deepest rung at the reference rung's tokens per parameter
-    (check_*) against the reference rung (reference_*): thresholds of the primary comparison
-    and `off`'s median critical LR under the primary failure definition."""
+    (check_*) against the reference rung (reference_*): thresholds of the primary comparison,
+    and `off`'s median critical LR under the primary failure definition, read from its
+    per-seed values (median_span)."""
     t = below(check_threshold, reference_threshold)
-    c = below(check_critical, reference_critical)
+    c = _under(median_span(check_critical), median_span(reference_critical))
     if t and c:
         return TokenCheck(SUPPORTED, "survives", t, c)
     if not (t or c):
