@@ -447,8 +447,9 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         f"- A dot: QK-norm is necessary there (the interval's lower end clears {m:g} nats). A "
         "strong colour without a dot: a large mean whose interval still reaches below that (the "
         "seeds disagree).",
-        "- Grey: every run of both arms failed, so there is no effect to measure. The black bar "
-        "on top: the threshold's bracket.",
+        "- Grey: every run of both arms failed, so there is no effect to measure. Light grey "
+        "with an x: not judged (too few pairs to test, e.g. where most runs of both arms "
+        "failed). The black bar on top: the threshold's bracket.",
         "",
     ]
     return "\n".join(lines)

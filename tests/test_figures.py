@@ -544,6 +544,25 @@ def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_threshold
     }
 
 
+def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):
+    """An LR the rule did not test (too few pairs where a run trained, not every run failed)
+    is drawn light grey with an x, never as a coloured effect without a dot."""
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    primary = present.primary_key(result)
+    depth, d = next(iter(result["depths"].items()))
+    entry = next(e for e in d["comparisons"][primary]["per_lr"] if not e["ceiling"])
+    entry.update(judged=False, necessary=False, mean=1.7)
+    (panel,) = cm.panels(charts.necessity_map(result))
+    where = {(f"depth {depth}", entry["lr"])}
+    assert {(m["depth"], m["lr"]) for m in panel["unjudged"]} == where
+    assert {(m["depth"], m["lr"]) for m in panel["unjudged_x"]} == where
+    assert where.isdisjoint((m["depth"], m["lr"]) for m in panel["necessary"])
+    (unjudged,) = cm.panels(charts.necessity_map(multi[0]))
+    assert not unjudged.get("unjudged")  # the fixture itself judges every LR it colours
+
+
 def test_necessity_map_names_the_primary_comparisons_arms(multi):
     """The colour is the primary comparison's effect, whatever its arms are called."""
     import copy

@@ -60,8 +60,9 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
                 "(where runs failed) are clamped",
                 f"dot: necessary (the interval's lower end clears {m:g} nats; a strong colour "
                 "without a dot did not)",
-                "grey: every run of both arms failed (no effect to measure); black bar on "
-                "top: the threshold's bracket",
+                "grey: every run of both arms failed (no effect to measure); light grey with x: "
+                "not judged (too few pairs to test)",
+                "black bar on top: the threshold's bracket",
             ),
         )
     )
@@ -124,6 +125,9 @@ def _cell_rows(where: dict, c: dict) -> list[dict]:
                 "lower": present.lower_bound(e),
                 "necessary": bool(e["necessary"]),
                 "ceiling": bool(e["ceiling"]),
+                # an LR the rule could not test (too few pairs where a run trained): drawn
+                # apart, so its mean does not read as an effect that was tested and missed
+                "unjudged": not e["ceiling"] and not e.get("judged", True),
                 "fails": sum((e.get("fails") or {}).values()),
             }
         )
@@ -143,7 +147,8 @@ def _cell_tooltip(name: str) -> list:
 
 def _cell_layers(base, x, span: float, name: str, effect: str) -> list:
     """The cells coloured by effect on a diverging scale (clamped at +-span), grey where at
-    the ceiling, and a dot at the geometric middle of each cell where QK-norm is necessary."""
+    the ceiling, light grey with an x where not judged, and a dot at the geometric middle of
+    each cell where QK-norm is necessary."""
     tooltip = _cell_tooltip(name)
     rect = (
         filtered(base, "cell", "cells")
@@ -166,13 +171,25 @@ def _cell_layers(base, x, span: float, name: str, effect: str) -> list:
         .mark_rect(color="#BBBBBB")
         .encode(x=x, x2="x2:Q", tooltip=tooltip)
     )
+    unjudged = (
+        filtered(base, "cell", "unjudged")
+        .transform_filter(alt.datum.unjudged)
+        .mark_rect(color="#E6E6E6", stroke="white", strokeWidth=1)
+        .encode(x=x, x2="x2:Q", tooltip=tooltip)
+    )
+    crosses = (
+        filtered(base, "cell", "unjudged_x")
+        .transform_filter(alt.datum.unjudged)
+        .mark_point(shape="cross", filled=True, color="#888888", size=60, opacity=1, angle=45)
+        .encode(x=alt.X("lr:Q"), tooltip=tooltip)
+    )
     dots = (  # at the cell's LR, under its tick
         filtered(base, "cell", "necessary")
         .transform_filter(alt.datum.necessary)
         .mark_point(filled=True, color="black", size=45, opacity=1)
         .encode(x=alt.X("lr:Q"), tooltip=tooltip)
     )
-    return [rect, ceiling, dots]
+    return [rect, ceiling, unjudged, crosses, dots]
 
 
 def _threshold_layers(base, x, name: str) -> list:
