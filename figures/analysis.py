@@ -348,9 +348,10 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
         best[int(name)] = rules.seed_best_lrs(c, study.reference)
     t = rules.trend_decision(seeds, judged)
+    first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
     if not ladder.of({"settings": settings}).is_width:
-        return {"h3": _trend(t, seeds)}
-    w1 = _trend(t, seeds)
+        return {"h3": first}
+    w1 = first
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
         w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
     w2 = {**_trend(rules.carry_decision(seeds, best, judged), seeds), "bound": rules.CARRY_BOUND}
@@ -367,6 +368,21 @@ def _trend(t: rules.Trend, seeds: dict) -> dict:
         "censored": t.censored,
         "short": t.short,
         "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
+    }
+
+
+def _points(seeds: dict, judged: dict) -> dict:
+    """The points a decided trend was fitted to (its chart): per seed and rung the threshold
+    (a censored one at its bound, and where it is moved beyond), and the least-squares line
+    of log10 LR on log2 rung with them at their bounds."""
+    points, _ = rules.trend_points(seeds, judged)
+    line, _ = rules.trend_lines(seeds, judged)
+    return {
+        "points": [
+            {"rung": round(2**x), "lr": 10**y, "beyond": 10**yb, "censored": bool(c)}
+            for x, y, yb, c in points
+        ],
+        "line": {"slope": line.slope, "intercept": line.intercept} if line else None,
     }
 
 

@@ -122,6 +122,14 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     trained = "train_loss" in curves and curves.train_loss.notna().any()
     unit = present.loss_unit(result)
     rung = ladder.of(result)
+    # the trend's points: only on a ladder (one rung has no trend to draw)
+    trend = {
+        "threshold_trend": (
+            f"Each seed's necessity threshold vs {rung.name}: the points "
+            f"{rung.trends[0]} is decided on",
+            charts.trend(result),
+        )
+    }
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
@@ -129,6 +137,7 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
             f"Critical learning rate and necessity threshold vs {rung.name}",
             charts.stability(result),
         ),
+        **(trend if len(result["depths"]) > 1 else {}),
         "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
         "eta_max_ratio": (
             "How the max-LR ratio depends on the margin delta",

@@ -19,6 +19,7 @@ CHARTS = (
     "final_loss_vs_lr",
     "necessity_map",
     "stability_vs_depth",
+    "threshold_trend",
     "paired_effect",
     "eta_max_ratio",
     "lr_sensitivity",

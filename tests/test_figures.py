@@ -10,6 +10,7 @@ import math
 
 import chart_marks as cm
 import figures_fakes as ff
+import numpy as np
 import pytest
 
 from figures import charts, present
@@ -542,6 +543,66 @@ def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_threshold
         )  # shown to 3 digits
         for d, depth in result["depths"].items()
     }
+
+
+def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
+    """The per-seed thresholds H3 regresses, censored ones as triangles at their bounds, and
+    the least-squares line: the same points and slope as the verdict, recomputed by hand."""
+    result, _ = multi
+    h3 = result["h3"]
+    (panel,) = cm.panels(charts.trend(result))
+    drawn = sorted((int(m["n_layer"]), m["lr"]) for m in panel["points"])
+
+    def same(a: list, b: list) -> bool:
+        return len(a) == len(b) and all(
+            x[0] == y[0] and x[1] == pytest.approx(y[1], rel=5e-3) for x, y in zip(a, b)
+        )
+
+    assert same(drawn, sorted((p["rung"], p["lr"]) for p in h3["points"]))
+    # the points are every per-seed threshold of the primary comparison, at its bound
+    expected = []
+    for depth, d in result["depths"].items():
+        judged = [e["lr"] for e in d["comparisons"]["off vs on"]["per_lr"] if e["judged"]]
+        for v in d["comparisons"]["off vs on"]["seed_thresholds"].values():
+            bound = {"": v["value"], "below": v["value"], "none": max(judged)}[v["kind"]]
+            expected.append((int(depth), bound))
+    assert same(sorted(expected), drawn)
+    slope, _ = np.polyfit(
+        [math.log2(p["rung"]) for p in h3["points"]], [math.log10(p["lr"]) for p in h3["points"]], 1
+    )
+    assert h3["line"]["slope"] == pytest.approx(slope) == pytest.approx(h3["at_bound"]["value"])
+    (line,) = [panel["line"]]
+    ends = {round(m["depth (layers)"]): m["lr"] for m in line}
+    for depth, lr in ends.items():
+        fitted = 10 ** (h3["line"]["intercept"] + slope * math.log2(depth))
+        assert lr == pytest.approx(fitted, rel=5e-3)
+    assert set(ends) == {min(p["rung"] for p in h3["points"]), max(p["rung"] for p in h3["points"])}
+    spec = json.dumps(charts.spec_of(charts.trend(result)))
+    assert f"{h3['at_bound']['value']:+.3f} decades per doubling" in spec
+    # a censored point is a triangle pointing where its value lies beyond the bound
+    from figures.charts.summary import _trend_rows
+
+    rows = _trend_rows(
+        [
+            {"rung": 4, "lr": 3e-4, "beyond": 1e-4, "censored": True},
+            {"rung": 4, "lr": 0.5, "beyond": 1.6, "censored": True},
+            {"rung": 4, "lr": 0.02, "beyond": 0.02, "censored": False},
+        ],
+        "n_layer",
+    )
+    assert [r["shape"] for r in rows] == ["triangle-down", "triangle-up", "circle"]
+    assert rows[0]["x"] < rows[1]["x"] == 4 < rows[2]["x"]  # seeds set apart around the rung
+
+
+def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
+    from figures.report import _figures
+
+    ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
+    results = load_results(tmp_path / "one")
+    curves = load_curves(results.runs)
+    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    assert "threshold_trend" not in _figures(analysis, curves)
+    assert charts.trend(analysis) is None
 
 
 def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):

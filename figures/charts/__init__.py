@@ -15,7 +15,8 @@ The modules, bottom to top (each imports only those above it in this list):
 - headline: final loss vs LR, the report's headline chart;
 - necessity: the necessity map (LR x rung);
 - paired: the paired effect per LR, per comparison and rung;
-- summary: critical LR and threshold by rung, the max-LR ratio, LR sensitivity;
+- summary: critical LR and threshold by rung, the trend's points, the max-LR ratio, LR
+  sensitivity;
 - curves: training curves and the diagnostics over training;
 - output: a chart's spec and its files (PNG, SVG, HTML, JSON).
 A rung is a depth or a width (figures/ladder.py): the study's charts read the ladder from the
@@ -29,7 +30,7 @@ from figures.charts.necessity import necessity_map
 from figures.charts.output import save, spec_of, write_vega_js
 from figures.charts.paired import effect_domain, paired_effect
 from figures.charts.style import PLOT_WIDTH, VL_VERSION, arm_colors
-from figures.charts.summary import eta_max_ratio, sensitivity, stability
+from figures.charts.summary import eta_max_ratio, sensitivity, stability, trend
 
 __all__ = [
     "PLOT_WIDTH",
@@ -47,5 +48,6 @@ __all__ = [
     "spec_of",
     "stability",
     "training_curves",
+    "trend",
     "write_vega_js",
 ]

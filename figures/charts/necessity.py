@@ -60,9 +60,9 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
                 "(where runs failed) are clamped",
                 f"dot: necessary (the interval's lower end clears {m:g} nats; a strong colour "
                 "without a dot did not)",
-                "grey: every run of both arms failed (no effect to measure); light grey with x: "
-                "not judged (too few pairs to test)",
-                "black bar on top: the threshold's bracket",
+                "grey: every run of both arms failed (no effect to measure)",
+                "light grey with x: not judged (too few pairs); black bar on top: the threshold's "
+                "bracket",
             ),
         )
     )

@@ -1,7 +1,10 @@
 """The summary charts by rung (depth or width, figures/ladder.py): critical LR and necessity
-threshold (stability), the max-LR ratio over the margin delta, and each arm's LR sensitivity."""
+threshold (stability), the points the ladder's trend is decided on (trend), the max-LR ratio
+over the margin delta, and each arm's LR sensitivity."""
 
 from __future__ import annotations
+
+import math
 
 import altair as alt
 import pandas as pd
@@ -164,6 +167,96 @@ def _stability_row(
         "open_end": "triangle-up" if high_open else ("triangle-down" if low_open else ""),
         "open_at": hi if high_open else (lo if low_open else None),
     }
+
+
+SEED_SPREAD = 0.05  # doublings between neighbouring seeds' points at one rung
+
+
+def trend(analysis: dict) -> alt.LayerChart | None:
+    """What H3 (W1 on a width ladder) regresses: every per-seed threshold by rung, a censored
+    one at its bound, with the least-squares line and its slope. None before the trend was
+    decided on points (one rung, too few points)."""
+    rung = ladder.of(analysis)
+    name = rung.trends[0]
+    t = analysis.get(name.lower()) or {}
+    if not t.get("points") or not t.get("line"):
+        return None
+    data = pd.DataFrame(_trend_rows(t["points"], rung.field))
+    rungs = sorted({p["rung"] for p in t["points"]})
+    line = pd.DataFrame(
+        [
+            {
+                rung.field: r,
+                "lr": 10 ** (t["line"]["intercept"] + t["line"]["slope"] * math.log2(r)),
+            }
+            for r in (rungs[0], rungs[-1])
+        ]
+    )
+    x = alt.X(
+        "x:Q",
+        title=f"{rung.name} ({rung.unit})",
+        scale=alt.Scale(type="log", base=2, padding=24, nice=False),
+        axis=alt.Axis(values=rungs, format="d", labelAngle=0, grid=False),
+    )
+    y = alt.Y(
+        "lr:Q",
+        scale=alt.Scale(type="log", padding=12, nice=False),
+        axis=log_axis([*data.lr, *line.lr], LR_AXIS),
+    )
+    fit = (
+        alt.Chart(line.assign(x=line[rung.field]))
+        .mark_line(color=THRESHOLD_COLOR, strokeDash=[6, 4], strokeWidth=1.5)
+        .encode(x=x, y=y)
+        .properties(name="line")
+    )
+    points = (
+        alt.Chart(data)
+        .mark_point(filled=True, size=70, opacity=1, color=THRESHOLD_COLOR)
+        .encode(
+            x=x,
+            y=y,
+            shape=alt.Shape("shape:N", scale=None),
+            tooltip=[f"{rung.field}:O", alt.Tooltip("lr:Q", format=".3g"), "placed:N"],
+        )
+        .properties(name="points")
+    )
+    a = t["at_bound"]
+    return finish(
+        alt.layer(fit, points).properties(
+            width=PLOT_WIDTH,
+            height=240,
+            title=chart_title(
+                f"{name}'s points: each seed's necessity threshold by {rung.name}",
+                "circle: a seed's threshold (interpolated, or its bracket's midpoint)",
+                "triangle: censored, at its bound (down: at or under the lowest LR; up: none, at "
+                "the top LR)",
+                f"dashed: least squares with them at their bounds, {a['value']:+.3f} decades "
+                f"per doubling",
+                f"(90% interval {a['lower']:+.3f} to {a['upper']:+.3f})",
+            ),
+        )
+    )
+
+
+def _trend_rows(points: list[dict], field: str) -> list[dict]:
+    """One row per point, seeds at one rung set a little apart along x (in doublings)."""
+    rows, seen = [], {}
+    for p in points:
+        i = seen[p["rung"]] = seen.get(p["rung"], -1) + 1
+        n = sum(q["rung"] == p["rung"] for q in points)
+        shape = "circle"
+        if p["censored"]:
+            shape = "triangle-down" if p["beyond"] < p["lr"] else "triangle-up"
+        rows.append(
+            {
+                field: p["rung"],
+                "x": p["rung"] * 2 ** (SEED_SPREAD * (i - (n - 1) / 2)),
+                "lr": p["lr"],
+                "shape": shape,
+                "placed": "censored, at its bound" if p["censored"] else "inside the grid",
+            }
+        )
+    return rows
 
 
 def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
