@@ -30,8 +30,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from figures import ladder
+from figures import ladder, trends
 from figures.results import SweepResults
+from figures.trends import study_of
 from sweeps.core import interventions
 from sweeps.core.config import ModelConfig
 from sweeps.core.files import clean_json
@@ -91,7 +92,7 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "problems": problems(results, runs),
         "compute": compute(runs),
     }
-    out.update(trends(cells, settings, list(depths)))
+    out.update(trends.trends(cells, settings, list(depths)))
     out["decisions"] = decisions(cells, settings, out)
     out["early_warning"] = early_warning(runs, curves, rung)
     out["budget_warnings"] = budget_warnings(out, runs)
@@ -279,7 +280,7 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
     """The decisions sweeps/study makes beyond H1-H3, per depth, as dicts of a Decision or a
     Rule: C1 (sweeps.study.alternatives.c1), I1-I4 per intervention arm and the practitioner's
     rule (sweeps.study.rules.practitioner_rule). figures/ words them."""
-    study = _study(settings)
+    study = study_of(settings)
     ref, primary = study.reference, study.primary
     qk_norm = {r["arm"]: r.get("qk_norm") for r in analysis.get("runs", [])}
     out: dict = {"C1": {}, "interventions": {}, "rules": {}}
@@ -329,112 +330,6 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
         if per_arm:
             out["interventions"][name] = per_arm
     return out
-
-
-def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
-    """The trend over the ladder's rungs, over the rungs with both arms of the primary
-    comparison (per-seed thresholds, censored ones kept at and beyond their bounds): on a depth
-    ladder {"h3"} (sweeps.study.rules.trend_decision); on a width ladder {"w1"} (the same
-    rule on widths, with the extrapolation to the core width) and {"w2"}
-    (sweeps.study.rules.carry_decision on the thresholds as multiples of each seed's best LR of
-    the reference arm), docs/STUDY.md sections 5 and 11."""
-    study = _study(settings)
-    seeds, judged, best = {}, {}, {}
-    for name in rungs:
-        c = cells[int(name)]
-        if not (c.has(study.reference) and c.has(study.primary)):
-            continue
-        n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
-        seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
-        best[int(name)] = rules.seed_best_lrs(c, study.reference)
-    t = rules.trend_decision(seeds, judged)
-    first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
-    if not ladder.of({"settings": settings}).is_width:
-        return {"h3": first}
-    w1 = first
-    if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
-        w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
-    w2 = {**_trend(rules.carry_decision(seeds, best, judged), seeds), "bound": rules.CARRY_BOUND}
-    w2["seed_best"] = {str(k): v for k, v in best.items()}
-    return {"w1": w1, "w2": w2}
-
-
-def _trend(t: rules.Trend, seeds: dict) -> dict:
-    return {
-        "verdict": t.verdict,
-        "why": t.why,
-        "at_bound": _slope(t.at_bound),
-        "beyond": _slope(t.beyond),
-        "censored": t.censored,
-        "short": t.short,
-        "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
-    }
-
-
-def _points(seeds: dict, judged: dict) -> dict:
-    """The points a decided trend was fitted to (its chart): per seed and rung the threshold
-    (a censored one at its bound, and where it is moved beyond), and the least-squares line
-    of log10 LR on log2 rung with them at their bounds."""
-    points, _ = rules.trend_points(seeds, judged)
-    line, _ = rules.trend_lines(seeds, judged)
-    return {
-        "points": [
-            {"rung": round(2**x), "lr": 10**y, "beyond": 10**yb, "censored": bool(c)}
-            for x, y, yb, c in points
-        ],
-        "line": {"slope": line.slope, "intercept": line.intercept} if line else None,
-    }
-
-
-def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dict:
-    """The width ladder's line for the core width (docs/STUDY.md section 11, an
-    extrapolation): W1's least-squares line of log10 threshold on log2 width read at
-    CORE_WIDTH, censored per-seed thresholds at their bounds and moved beyond them; and, as
-    simply, each arm's per-seed critical LRs (primary failure definition, a censored one at
-    its bound) read there. Each with the 90% interval of the line (the expected value) and of
-    one new seed."""
-    study = _study(settings)
-    x0 = math.log2(ladder.CORE_WIDTH)
-    at_bound, beyond = rules.trend_lines(seeds, judged)
-    arms = {}
-    for arm in (study.reference, study.primary):
-        per = {
-            w: list(rules.critical_lrs(c, arm, rules.PRIMARY_FAILURE, study.delta).values())
-            for w, c in cells.items()
-            if w in seeds and c.has(arm)
-        }
-        line, censored = rules.critical_lr_line(per)
-        if line is not None and censored == line.n:  # every value a bound: no line to read
-            arms[arm] = {"value": None, "n": line.n, "censored": censored}
-        elif line is not None:
-            arms[arm] = {
-                **_prediction(line.at(x0), line.n),
-                "censored": censored,
-                # decades per doubling of width, against the 1/width the study predicts
-                "slope": line.slope,
-                "slope90": list(line.slope_bounds()),
-            }
-    return {
-        "width": ladder.CORE_WIDTH,
-        "doublings": x0 - math.log2(max(seeds)),
-        "threshold": {
-            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
-            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
-        },
-        "critical_lr": {"definition": rules.PRIMARY_FAILURE, "arms": arms},
-    }
-
-
-def _prediction(p, n: int) -> dict:
-    """A line's reading at an x, as an LR (the line is of log10 LR): the value, the 90%
-    interval of the line there and of one new point, and the points it was fitted to."""
-    return {
-        "log10": p.mean,
-        "value": 10**p.mean,
-        "ci90": [10**p.lower, 10**p.upper],
-        "point90": [10**p.point_lower, 10**p.point_upper],
-        "n": n,
-    }
 
 
 def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
@@ -529,28 +424,11 @@ def _early_rows(curves: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return c.groupby("run_id").first().reindex(columns=[*EARLY_PREDICTORS, "fraction"])
 
 
-def _slope(s) -> dict | None:
-    if s is None:
-        return None
-    return {
-        "n": s.n,
-        "value": s.slope,
-        "lower": s.lower,
-        "upper": s.upper,
-        "ci90": [s.lower, s.upper],
-    }
-
-
-def _study(settings: dict) -> rules.Study:
-    """The pre-registration as sweeps.study.rules reads it, from the analysis settings."""
-    return rules.Study.from_dict(settings, settings["base_lrs"])
-
-
 def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
     """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
     primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
     verdicts of sweeps.study.rules (docs/STUDY.md section 5)."""
-    study = _study(settings)
+    study = study_of(settings)
     ref, primary = settings["reference"], settings["primary"]
     by_definition = {}
     for definition in rules.FAILURE_DEFINITIONS:
@@ -728,7 +606,7 @@ def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
 def comparison(cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict) -> dict:
     """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
     sweeps.study.rules judges it, with the leave-one-run-out check."""
-    study = _study(settings)
+    study = study_of(settings)
     judged = rules.compare(cells, c, study)
     p, result = judged.pairs, judged.necessity
     at = {lr: i for i, lr in enumerate(result.lrs)}

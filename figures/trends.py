@@ -1,0 +1,135 @@
+"""The trend over a ladder's rungs, as analysis.json records it (docs/STUDY.md sections 5
+and 11): H3 on a depth ladder; W1 and W2 on a width ladder, with W1's line carried to the core
+width (an extrapolation); and the points a decided trend was fitted to, for its chart. The
+rules themselves (trend_decision, carry_decision, trend_points, the lines) live in
+sweeps/study/rules.py; this module lays out what they decide."""
+
+from __future__ import annotations
+
+import math
+
+from figures import ladder
+from sweeps.study import rules
+
+
+def study_of(settings: dict) -> rules.Study:
+    """The pre-registration as sweeps.study.rules reads it, from the analysis settings."""
+    return rules.Study.from_dict(settings, settings["base_lrs"])
+
+
+def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
+    """The trend over the ladder's rungs, over the rungs with both arms of the primary
+    comparison (per-seed thresholds, censored ones kept at and beyond their bounds): on a depth
+    ladder {"h3"} (sweeps.study.rules.trend_decision); on a width ladder {"w1"} (the same
+    rule on widths, with the extrapolation to the core width) and {"w2"}
+    (sweeps.study.rules.carry_decision on the thresholds as multiples of each seed's best LR of
+    the reference arm), docs/STUDY.md sections 5 and 11."""
+    study = study_of(settings)
+    seeds, judged, best = {}, {}, {}
+    for name in rungs:
+        c = cells[int(name)]
+        if not (c.has(study.reference) and c.has(study.primary)):
+            continue
+        n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
+        seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
+        best[int(name)] = rules.seed_best_lrs(c, study.reference)
+    t = rules.trend_decision(seeds, judged)
+    first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
+    if not ladder.of({"settings": settings}).is_width:
+        return {"h3": first}
+    w1 = first
+    if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
+        w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
+    w2 = {**_trend(rules.carry_decision(seeds, best, judged), seeds), "bound": rules.CARRY_BOUND}
+    w2["seed_best"] = {str(k): v for k, v in best.items()}
+    return {"w1": w1, "w2": w2}
+
+
+def _trend(t: rules.Trend, seeds: dict) -> dict:
+    return {
+        "verdict": t.verdict,
+        "why": t.why,
+        "at_bound": _slope(t.at_bound),
+        "beyond": _slope(t.beyond),
+        "censored": t.censored,
+        "short": t.short,
+        "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
+    }
+
+
+def _points(seeds: dict, judged: dict) -> dict:
+    """The points a decided trend was fitted to (its chart): per seed and rung the threshold
+    (a censored one at its bound, and where it is moved beyond), and the least-squares line
+    of log10 LR on log2 rung with them at their bounds."""
+    points, _ = rules.trend_points(seeds, judged)
+    line, _ = rules.trend_lines(seeds, judged)
+    return {
+        "points": [
+            {"rung": round(2**x), "lr": 10**y, "beyond": 10**yb, "censored": bool(c)}
+            for x, y, yb, c in points
+        ],
+        "line": {"slope": line.slope, "intercept": line.intercept} if line else None,
+    }
+
+
+def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dict:
+    """The width ladder's line for the core width (docs/STUDY.md section 11, an
+    extrapolation): W1's least-squares line of log10 threshold on log2 width read at
+    CORE_WIDTH, censored per-seed thresholds at their bounds and moved beyond them; and, as
+    simply, each arm's per-seed critical LRs (primary failure definition, a censored one at
+    its bound) read there. Each with the 90% interval of the line (the expected value) and of
+    one new seed."""
+    study = study_of(settings)
+    x0 = math.log2(ladder.CORE_WIDTH)
+    at_bound, beyond = rules.trend_lines(seeds, judged)
+    arms = {}
+    for arm in (study.reference, study.primary):
+        per = {
+            w: list(rules.critical_lrs(c, arm, rules.PRIMARY_FAILURE, study.delta).values())
+            for w, c in cells.items()
+            if w in seeds and c.has(arm)
+        }
+        line, censored = rules.critical_lr_line(per)
+        if line is not None and censored == line.n:  # every value a bound: no line to read
+            arms[arm] = {"value": None, "n": line.n, "censored": censored}
+        elif line is not None:
+            arms[arm] = {
+                **_prediction(line.at(x0), line.n),
+                "censored": censored,
+                # decades per doubling of width, against the 1/width the study predicts
+                "slope": line.slope,
+                "slope90": list(line.slope_bounds()),
+            }
+    return {
+        "width": ladder.CORE_WIDTH,
+        "doublings": x0 - math.log2(max(seeds)),
+        "threshold": {
+            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
+            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
+        },
+        "critical_lr": {"definition": rules.PRIMARY_FAILURE, "arms": arms},
+    }
+
+
+def _prediction(p, n: int) -> dict:
+    """A line's reading at an x, as an LR (the line is of log10 LR): the value, the 90%
+    interval of the line there and of one new point, and the points it was fitted to."""
+    return {
+        "log10": p.mean,
+        "value": 10**p.mean,
+        "ci90": [10**p.lower, 10**p.upper],
+        "point90": [10**p.point_lower, 10**p.point_upper],
+        "n": n,
+    }
+
+
+def _slope(s) -> dict | None:
+    if s is None:
+        return None
+    return {
+        "n": s.n,
+        "value": s.slope,
+        "lower": s.lower,
+        "upper": s.upper,
+        "ci90": [s.lower, s.upper],
+    }
