@@ -650,6 +650,9 @@ def _ladder_section(result: dict) -> list[str]:
         "",
         tables.ladder_rungs(result),
     ]
+    gap = verdicts.gap_line(result) if rung.is_width else None
+    if gap:
+        lines += ["", gap, ""]
     e = (result.get("w1") or {}).get("extrapolation")
     if rung.is_width and e:
         head = verdicts.extrapolation_head(e)

@@ -393,6 +393,37 @@ def extrapolation_lines(e: dict) -> list[str]:
 
 
 INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1/width
+# docs/STUDY.md section 11: the low-LR gap shrinks by at least a third from the narrowest width
+# to the widest (off's start grows warmer with width), descriptive
+GAP_SHRINK = 2 / 3
+
+
+def gap_line(result: dict) -> str | None:
+    """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
+    the means and their ratio against the pre-registered shrink (descriptive: a ratio of
+    means, no interval). None where a rung lacks the gap."""
+    s, rung = result["settings"], ladder.of(result)
+    key, widths = present.primary_key(result), sorted(result["depths"], key=int)
+    if len(widths) < 2:
+        return None
+    ends = [result["depths"][w]["comparisons"].get(key) for w in (widths[0], widths[-1])]
+    if None in ends:
+        return None
+    parts = []
+    for lr in sorted(s.get("base_lrs") or [])[:2]:
+        a, b = ({e["lr"]: e for e in c["per_lr"]}.get(lr) for c in ends)
+        if not (a and b and a.get("mean") and b.get("mean") is not None and a["mean"] > 0):
+            return None
+        parts.append(
+            f"{a['mean']:.3f} to {b['mean']:.3f} nats at LR {fmt.lr(lr)} "
+            f"(x{b['mean'] / a['mean']:.2f})"
+        )
+    return (
+        f"The low-LR gap ({present.primary_effect(result)}), {rung.label(widths[0])} to "
+        f"{rung.label(widths[-1])}: {'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
+        f"it shrinks by at least a third (x{GAP_SHRINK:.2f} or less); a ratio of means, "
+        "descriptive."
+    )
 
 
 def _per_doubling(p: dict) -> str:

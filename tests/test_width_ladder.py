@@ -127,6 +127,26 @@ def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
     assert "slope" not in arms["on"]  # no line, no slope
 
 
+def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(falling):
+    import copy
+
+    from figures import verdicts
+
+    result = copy.deepcopy(falling[0])
+    lrs = sorted(result["settings"]["base_lrs"])[:2]
+    planted = {"32": (0.3, 0.5), "64": (0.15, 0.4)}
+    for w, means in planted.items():
+        for e in result["depths"][w]["comparisons"]["off vs on"]["per_lr"]:
+            if e["lr"] in lrs:
+                e["mean"] = means[lrs.index(e["lr"])]
+    line = verdicts.gap_line(result)
+    assert line.startswith("The low-LR gap (off - on), width 32 to width 64: 0.300 to 0.150")
+    assert "(x0.50)" in line and "0.500 to 0.400" in line and "(x0.80)" in line
+    assert "at least a third (x0.67 or less)" in line
+    # no gap to shrink (the fixture's arms tie at low LRs): no line
+    assert verdicts.gap_line(falling[0]) is None
+
+
 def test_the_report_and_the_opening_say_width_never_depth(falling):
     result, report = falling
     assert not re.findall(r"[Dd]epths? \d", report), re.findall(r".*[Dd]epths? \d.*", report)
