@@ -76,13 +76,12 @@ def judge(check: dict, reference: dict | None, ladder: str) -> dict:
     """The check's entry in analysis.json: both sides' values and the decision (a reason in
     place of the decision where either side is missing)."""
     out = {"ladder": ladder, "check": check, "reference": reference}
-    if (
-        check is None
-        or reference is None
-        or not (check["critical_seeds"] and reference["critical_seeds"])
-    ):
-        missing = "this sweep's depth" if check is None else f"the ladder {ladder}'s depth"
-        return {**out, "verdict": INCONCLUSIVE, "why": f"no values at {missing}"}
+    if check is None or not check["critical_seeds"]:
+        why = "no values at this sweep's depth yet (both arms need finished runs there)"
+        return {**out, "verdict": INCONCLUSIVE, "why": why}
+    if reference is None or not reference["critical_seeds"]:
+        why = f"no values at the ladder {ladder}'s depth (is `{ladder}` in the same --runs-dir?)"
+        return {**out, "verdict": INCONCLUSIVE, "why": why}
     t = token_check(
         _grid(reference["threshold"]),
         _grid(check["threshold"]),
@@ -96,7 +95,7 @@ def lines(entry: dict) -> list[str]:
     """The check in words: the answer, then each side's numbers."""
     check, ref = entry.get("check"), entry.get("reference")
     if "threshold_below" not in entry:
-        return [f"Not decided: {entry['why']} (is `{entry['ladder']}` in the same --runs-dir?)."]
+        return [f"Not decided: {entry['why']}."]
     out = [f"{ANSWER[entry['verdict']]}."]
     for side, v in (("this check", check), (f"{entry['ladder']}", ref)):
         tokens = v.get("tokens_per_param")

@@ -72,6 +72,10 @@ def test_a_missing_ladder_is_said_not_judged():
     entry = token_check.judge(token_check.values_at(check, 8), None, "cpu-depth")
     assert entry["verdict"] == INCONCLUSIVE and "cpu-depth's depth" in entry["why"]
     assert "same --runs-dir" in token_check.lines(entry)[0]
+    # the check's own depth without finished runs of both arms: said as that, no runs-dir hint
+    entry = token_check.judge(None, token_check.values_at(LADDER, 4), "cpu-depth")
+    said = token_check.lines(entry)[0]
+    assert "this sweep's depth yet" in said and "--runs-dir" not in said
     # a none value as analysis.json writes it (NaN as null) reads back
     none = analysis(
         8, {"value": None, "kind": "none", "bracket": None}, [grid(0.0316, 0.0562)] * 4, 10.3
