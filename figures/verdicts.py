@@ -347,11 +347,32 @@ def trend(analysis: dict, name: str) -> dict:
     }
     if name == "W2":
         words["not shown"] = W2_NOT_SHOWN.format(bound=fmt.num(t.get("bound"), 2))
+    elif a and b and t.get("why") == "censoring decides":
+        words["censoring decides"] = censoring_words(a, b)
     return {
         **base,
         "verdict": t.get("verdict", INCONCLUSIVE),
         "reason": words.get(t.get("why"), "not decided"),
     }
+
+
+def censoring_words(at_bound: dict, beyond: dict) -> str:
+    """What the censored per-seed thresholds decide in H3 or W1: whether the fall is shown
+    (one placement's upper bound below 0, the other's not), or only the slope's sign, with
+    the fall shown under neither placement."""
+    placed = {"at their bounds": at_bound, "moved beyond them": beyond}
+    shown = [k for k, v in placed.items() if v["upper"] < 0]
+    if len(shown) == 1:
+        other = next(k for k in placed if k not in shown)
+        return (
+            f"the fall is shown with the censored per-seed thresholds {shown[0]} but not "
+            f"{other}: where they lie decides"
+        )
+    return (
+        "the fall is shown neither way: the slope's one-sided 95% upper bound is above 0 with "
+        "the censored per-seed thresholds at their bounds and moved beyond them; where they lie "
+        "decides only whether the slope is negative (inconclusive) or not (not supported)"
+    )
 
 
 def extrapolation_head(e: dict) -> str:

@@ -147,6 +147,22 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
     assert verdicts.gap_line(falling[0]) is None
 
 
+def test_censoring_that_decides_says_what_it_decides():
+    from figures.verdicts import censoring_words
+
+    def slope(value, upper):
+        return {"value": value, "lower": value - 0.5, "upper": upper}
+
+    # support hangs on the placement: the fall is shown one way only
+    said = censoring_words(slope(-0.4, -0.05), slope(-0.2, 0.1))
+    assert said.startswith("the fall is shown with the censored per-seed thresholds at their")
+    assert "but not moved beyond them" in said
+    # cpu-depth's case: shown neither way, only the slope's sign moves
+    said = censoring_words(slope(-0.011, 0.486), slope(0.052, 0.684))
+    assert said.startswith("the fall is shown neither way")
+    assert "negative (inconclusive) or not (not supported)" in said
+
+
 def test_the_report_and_the_opening_say_width_never_depth(falling):
     result, report = falling
     assert not re.findall(r"[Dd]epths? \d", report), re.findall(r".*[Dd]epths? \d.*", report)
