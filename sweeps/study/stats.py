@@ -403,16 +403,10 @@ class Slope:
 def slope(x, y) -> Slope:
     """Least-squares slope of y on x with its one-sided 95% t bounds (df = n - 2); NaN below
     3 points or without spread in x."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n = len(x)
-    sxx = float(((x - x.mean()) ** 2).sum()) if n else 0.0
-    if n < 3 or sxx == 0:
-        return Slope(n, math.nan, math.nan, math.nan)
-    b = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
-    resid = y - (y.mean() + b * (x - x.mean()))
-    se = math.sqrt(float((resid**2).sum()) / (n - 2) / sxx)
-    half = t_quantile(CONFIDENCE, n - 2) * se
-    return Slope(n, b, b - half, b + half)
+    fit = line_fit(x, y)
+    if fit is None:
+        return Slope(len(x), math.nan, math.nan, math.nan)
+    return Slope(fit.n, fit.slope, *fit.slope_bounds())
 
 
 @dataclass(frozen=True)
