@@ -307,7 +307,9 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
 
         main = judged(ref, primary)
         calls = rules.lr_calls(main, study)
-        rule = rules.practitioner_rule(calls, main.necessity, rules.best_lr(c, ref))
+        rule = rules.practitioner_rule(
+            calls, main.necessity, rules.best_lr(c, ref), rules.lowest_lr(c, ref)
+        )
         out["rules"][name] = rule._asdict()
         control = study.start_control
         if control and c.has(control):

@@ -253,3 +253,20 @@ def test_an_ad_hoc_grid_without_a_study_says_why_nothing_was_decided(tmp_path):
     text = "\n".join(lines)
     assert "control sweep" not in text and "(C1)." not in text
     assert "This sweep has no control arm to tell." in text  # the low-LR effect, named apart
+
+
+def test_a_best_lr_at_the_grids_bottom_is_said_to_bound_the_multiples(tmp_path, plain):
+    """A grid that starts at off's best LR (a check sweep around the edge) cannot show a lower
+    best: the rule says so, and the multiples it counts become lower bounds."""
+    root = tmp_path / "edge"
+    ff.write_study(
+        root, depths=[2], lrs=[lr for lr in ff.LRS if lr >= 1e-2], outcome=low_lr_outcome
+    )
+    head = opening_of(make_report(root, formats=("vl.json",)).read_text())
+    rule = analysed(root)["decisions"]["rules"]["2"]
+    assert rule["best_lr"] == 1e-2 and rule["best_at_bottom"]
+    assert "the best LR is 0.01, the lowest LR it ran" in head
+    assert "each multiple of it below is a lower bound" in head
+    text, result = plain  # the full grid: its best LR lies inside
+    assert not result["decisions"]["rules"]["2"]["best_at_bottom"]
+    assert "the lowest LR it ran" not in opening_of(text)

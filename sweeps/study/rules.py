@@ -463,22 +463,37 @@ def steps_to(steps, losses, target: float | None) -> float:
 class Rule(NamedTuple):
     """The practitioner's rule at one depth (docs/STUDY.md section 5): the threshold's kind and
     bracket, the reference arm's best LR, the LRs below it where QK-norm was also necessary
-    (the low-LR effect), and the top LR judged."""
+    (the low-LR effect), the top LR judged, and whether the best LR is the lowest LR the arm
+    ran (a grid's edge: the best may lie lower, and every multiple of it is then a lower
+    bound)."""
 
     kind: str
     best_lr: float | None
     bracket: tuple[float, float] | None
     low_lrs: tuple[float, ...]
     top_lr: float | None
+    best_at_bottom: bool = False
 
 
-def practitioner_rule(calls: list[LRCall], n: Necessity, best: float | None) -> Rule:
+def practitioner_rule(
+    calls: list[LRCall], n: Necessity, best: float | None, lowest: float | None = None
+) -> Rule:
+    """lowest: the lowest LR the reference arm has a finished run at (lowest_lr)."""
     judged = [c for c in calls if c.judged]
     low = tuple(
         c.lr for c in judged if best is not None and c.lr < best * (1 - 1e-9) and c.necessary
     )
     t = n.threshold
-    return Rule(t.kind, best, t.bracket, low, judged[-1].lr if judged else None)
+    at_bottom = best is not None and lowest is not None and best <= lowest * (1 + 1e-9)
+    return Rule(t.kind, best, t.bracket, low, judged[-1].lr if judged else None, at_bottom)
+
+
+def lowest_lr(cells: Cells, arm: str) -> float | None:
+    """The lowest LR at which the arm has a finished run."""
+    if not cells.has(arm):
+        return None
+    ran = cells.finished()[cells.arm(arm)].any(axis=1)
+    return float(np.asarray(cells.lrs)[ran][0]) if ran.any() else None
 
 
 # -- LR sensitivity ----------------------------------------------------------------------------
