@@ -33,21 +33,29 @@ def entry(result: dict, check: dict, sweep_dir: Path | None, previous: Path | No
     the ladder's values its analysis.json recorded."""
     depths = list(result.get("depths") or {})
     own = values_at(result, int(depths[0])) if len(depths) == 1 else None
-    return judge(own, _reference(check, sweep_dir, previous), check["ladder"])
+    reference, same = _ladder_values(check, own["depth"] if own else None, sweep_dir, previous)
+    return {**judge(own, reference, check["ladder"]), "same_depth": same}
 
 
-def _reference(check: dict, sweep_dir: Path | None, previous: Path | None) -> dict | None:
+def _ladder_values(
+    check: dict, depth: int | None, sweep_dir: Path | None, previous: Path | None
+) -> tuple[dict | None, dict | None]:
+    """The ladder's values at the reference depth and, for comparison, at the check's own
+    depth (its tokens per parameter unmatched)."""
     ladder_dir = Path(sweep_dir).parent / check["ladder"] if sweep_dir else None
     if ladder_dir is not None and (ladder_dir / "plan.json").is_file():
         from figures.analysis import analyze  # the ladder read as its own report reads it
         from figures.results import load_curves, load_results
 
         ladder = load_results(ladder_dir)
-        return values_at(analyze(ladder, load_curves(ladder.runs)), int(check["reference"]))
+        analysis = analyze(ladder, load_curves(ladder.runs))
+        same = values_at(analysis, depth) if depth is not None else None
+        return values_at(analysis, int(check["reference"])), same
     recorded = Path(previous) / "analysis.json" if previous else None
     if recorded is not None and recorded.is_file():
-        return (json.loads(recorded.read_text()).get("token_check") or {}).get("reference")
-    return None
+        kept = json.loads(recorded.read_text()).get("token_check") or {}
+        return kept.get("reference"), kept.get("same_depth")
+    return None, None
 
 
 def values_at(analysis: dict, depth: int) -> dict | None:
@@ -98,21 +106,38 @@ def lines(entry: dict) -> list[str]:
         return [f"Not decided: {entry['why']}."]
     out = [f"{ANSWER[entry['verdict']]}."]
     for side, v in (("this check", check), (f"{entry['ladder']}", ref)):
-        tokens = v.get("tokens_per_param")
-        per = f", {tokens:.3g} tokens per parameter" if tokens else ""
-        seeds = median_span([_grid(x) for x in v["critical_seeds"]])
-        out.append(
-            f"Depth {v['depth']} ({side}{per}): threshold {fmt.bracket(v['threshold'])}, "
-            f"off's median critical LR {fmt.bracket(v['critical'])} (its seeds' brackets put "
-            f"it in {_span_words(seeds)})."
-        )
+        out.append(f"Depth {v['depth']} ({side}{_tokens(v)}): {_values_words(v)}.")
     said = {True: "below", False: "not below"}
     out.append(
         f"The threshold is {said[entry['threshold_below']]} depth {ref['depth']}'s and the "
         f"critical LR {said[entry['critical_below']]} it (below: every LR the grid allows for "
         "the check is under every LR it allows for the reference; overlapping brackets are not)."
     )
+    same = entry.get("same_depth")
+    if same and same.get("critical_seeds"):
+        out.append(
+            f"For comparison, not decided on: depth {same['depth']} in {entry['ladder']} itself"
+            f"{_tokens(same)}: {_values_words(same)}."
+        )
+    out.append(
+        "This check's own verdicts below (H1, H2a, H2b) are judged on its few LRs around the "
+        "edge (Setup: Grid), not on the ladder's grid: its best LR and LR sensitivity are "
+        "not the ladder's."
+    )
     return out
+
+
+def _tokens(v: dict) -> str:
+    tokens = v.get("tokens_per_param")
+    return f", {tokens:.3g} tokens per parameter" if tokens else ""
+
+
+def _values_words(v: dict) -> str:
+    seeds = median_span([_grid(x) for x in v["critical_seeds"]])
+    return (
+        f"threshold {fmt.bracket(v['threshold'])}, off's median critical LR "
+        f"{fmt.bracket(v['critical'])} (its seeds' brackets put it in {_span_words(seeds)})"
+    )
 
 
 def _span_words(s: Span) -> str:

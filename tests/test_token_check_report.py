@@ -122,10 +122,16 @@ def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
             "Does the depth trend survive matching tokens per parameter? (depth 8 at depth 4"
             in text
         )
+        # the ladder's own depth 8 is shown beside, for comparison: threshold 3e-3 there
+        assert entry["same_depth"]["depth"] == 8
+        assert "For comparison, not decided on: depth 8 in study itself" in text
+        assert "threshold (0.001, 0.003]" in text.split("For comparison")[1].split("\n")[0]
+        assert "not on the ladder's grid" in text
         # re-rendered from its own data, with the ladder gone, the check keeps its answer
         again = make_report(None, tmp_path / f"again-{verdict}", (), from_report=report.parent)
         entry = json.loads((again.parent / "analysis.json").read_text())["token_check"]
-        assert entry["verdict"] == verdict
+        assert entry["verdict"] == verdict and entry["same_depth"]["depth"] == 8
+        assert "depth 8 in study itself" in again.read_text()
     # a check whose ladder is not beside it says so and decides nothing
     alone = tmp_path / "alone" / "check"
     write_check(alone, "study", study_outcome)
