@@ -153,6 +153,12 @@ def bracket(value: dict | None) -> str:
     return f"({lr(lo)}, {lr(hi)}]"
 
 
+def moved_to(influence: list[dict]) -> str:
+    """Where leaving out one run at a time puts the threshold, each place once: '~0.0204 in
+    (0.0178, 0.0316]', or '(0.01, 0.0316] or none in the grid' when the runs disagree."""
+    return " or ".join(dict.fromkeys(bracket(m.get("threshold_without")) for m in influence))
+
+
 def seed_brackets(seeds: dict) -> str:
     """Per-seed thresholds as brackets, seeds that agree named once: '(0.003, 0.01] (3 seeds)',
     '(0.01, 0.0316] (seeds 0, 2), none in the grid (seed 1)'."""

@@ -255,7 +255,10 @@ def thresholds(result: dict) -> str:
     rows = []
     for d in _depths(result):
         for key, c in result["depths"][d]["comparisons"].items():
-            movers = sorted({str(m["run_id"]) for m in c["influence"]})
+            # each run once, with where the threshold lies without it
+            movers = {
+                str(m["run_id"]): fmt.bracket(m.get("threshold_without")) for m in c["influence"]
+            }
             rows.append(
                 [
                     d,
@@ -267,7 +270,8 @@ def thresholds(result: dict) -> str:
                     ),
                     ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
                     ", ".join(fmt.lr(x) for x in c["partial_ceiling"]) or "-",
-                    ", ".join(f"`{m}`" for m in movers) or "none",
+                    ", ".join(f"`{m}` (without it: {to})" for m, to in sorted(movers.items()))
+                    or "none",
                 ]
             )
     return markdown(

@@ -608,7 +608,8 @@ def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
             f"{_runs(len(movers))}"
             + (f" at LR {fmt.lrs(at)}" if at else "")
             + (" moves" if len(movers) == 1 else " each move")
-            + " the threshold when left out (leave-one-run-out; named in the thresholds table)."
+            + f" the threshold when left out, to {fmt.moved_to(c['influence'])} "
+            "(leave-one-run-out; named in the thresholds table)."
             if movers
             else ""
         ),

@@ -7,6 +7,7 @@ five-depth, seven-arm ladder; a plain off/on sweep with a low-LR effect and no c
 start-matched control that closes the low-LR gap.
 """
 
+import math
 import re
 
 import figures_fakes as ff
@@ -270,3 +271,36 @@ def test_a_best_lr_at_the_grids_bottom_is_said_to_bound_the_multiples(tmp_path, 
     text, result = plain  # the full grid: its best LR lies inside
     assert not result["decisions"]["rules"]["2"]["best_at_bottom"]
     assert "the lowest LR it ran" not in opening_of(text)
+
+
+def test_a_fragile_threshold_says_where_it_moves_without_each_run():
+    """Leave-one-run-out: the rule and the thresholds table say where the threshold lies
+    without each run that moves it, so a reader sees which way it is fragile."""
+    from figures import tables
+    from figures.verdicts import rule_parts
+
+    without = {"value": 0.0204, "kind": "", "bracket": [0.0178, 0.0316], "interpolated": True}
+    influence = [
+        {"run_id": f"{arm}-s3", "lr": 0.0316, "threshold_without": without} for arm in ("off", "on")
+    ]
+    c = {
+        "threshold": {"value": 0.042, "kind": "", "bracket": [0.0316, 0.0562]},
+        "threshold_interval": None,
+        "seed_thresholds": {"0": without},
+        "influence": influence,
+        "ceiling": [],
+        "partial_ceiling": [],
+    }
+    depth = {"arms": {"off": {"eta_crit": {"median": {"value": 0.075, "kind": ""}}}}}
+    rule = {"kind": "", "best_lr": 0.0178, "bracket": [0.0316, 0.0562], "low_lrs": []}
+    s = {"reference": "off", "start_control": None}
+    said = rule_parts(depth, c, s, rule)["fragile"]
+    assert said.startswith("2 runs at LR 0.0316 each move the threshold when left out, to ")
+    assert "to ~0.0204 in (0.0178, 0.0316] (leave-one-run-out" in said  # said once, not twice
+    other = {**influence[1], "threshold_without": {"value": math.nan, "kind": "none"}}
+    said = rule_parts(depth, {**c, "influence": [influence[0], other]}, s, rule)["fragile"]
+    assert "to ~0.0204 in (0.0178, 0.0316] or none in the grid" in said
+    result = {"depths": {"8": {"comparisons": {"off vs on": c}}}, "settings": {}}
+    table = tables.thresholds(result)
+    assert "`off-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
+    assert "`on-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
