@@ -77,6 +77,12 @@ def values_at(analysis: dict, depth: int) -> dict | None:
         "critical_seeds": list((crit.get("seeds") or {}).values()),
         "definition": crit.get("definition"),
         "tokens_per_param": settings.get("tokens_per_param", {}).get(str(depth)),
+        # leave-one-run-out: the runs that alone move the threshold, and where it goes
+        "influence": [
+            {"run_id": m["run_id"], "lr": m.get("lr"), "threshold": m.get("threshold_without")}
+            for m in comparison.get("influence") or []
+            if m.get("threshold_without")
+        ],
     }
 
 
@@ -90,13 +96,32 @@ def judge(check: dict, reference: dict | None, ladder: str) -> dict:
     if reference is None or not reference["critical_seeds"]:
         why = f"no values at the ladder {ladder}'s depth (is `{ladder}` in the same --runs-dir?)"
         return {**out, "verdict": INCONCLUSIVE, "why": why}
-    t = token_check(
+    t = _decide(check, reference)
+    return {**out, **t._asdict(), "fragile": _fragile(check, reference, t.verdict)}
+
+
+def _decide(check: dict, reference: dict):
+    return token_check(
         _grid(reference["threshold"]),
         _grid(check["threshold"]),
         [_grid(v) for v in reference["critical_seeds"]],
         [_grid(v) for v in check["critical_seeds"]],
     )
-    return {**out, **t._asdict()}
+
+
+def _fragile(check: dict, reference: dict, verdict: str) -> list[dict]:
+    """Leave-one-run-out on the decision: each run that alone moves either side's threshold,
+    where that side's threshold goes without it, and the verdict then, kept where the verdict
+    changes (a threshold is a pooled test over seeds, so one run can widen or narrow it)."""
+    out = []
+    for side, values in (("check", check), ("reference", reference)):
+        for m in values.get("influence") or []:
+            moved = {**values, "threshold": m["threshold"]}
+            pair = (moved, reference) if side == "check" else (check, moved)
+            now = _decide(*pair).verdict
+            if now != verdict:
+                out.append({**m, "side": side, "depth": values["depth"], "verdict": now})
+    return out
 
 
 def lines(entry: dict) -> list[str]:
@@ -113,6 +138,16 @@ def lines(entry: dict) -> list[str]:
         f"critical LR {said[entry['critical_below']]} it (below: every LR the grid allows for "
         "the check is under every LR it allows for the reference; overlapping brackets are not)."
     )
+    groups: dict[tuple, list[str]] = {}  # runs that move a side to the same place, once
+    for m in entry.get("fragile") or []:
+        key = (m["depth"], m.get("lr"), fmt.bracket(m["threshold"]), m["verdict"])
+        groups.setdefault(key, []).append(f"`{m['run_id']}`")
+    for (depth, lr, moved, verdict), runs in groups.items():
+        at = f", LR {fmt.lr(lr)}" if lr is not None else ""
+        out.append(
+            f"Leaving out one run changes it: without {' or '.join(runs)} (depth {depth}{at}), "
+            f'depth {depth}\'s threshold is {moved}, and the answer becomes "{ANSWER[verdict]}".'
+        )
     same = entry.get("same_depth")
     if same and same.get("critical_seeds"):
         out.append(

@@ -11,9 +11,12 @@ def grid(lo: float, hi: float) -> dict:
     return {"value": (lo * hi) ** 0.5, "kind": "", "bracket": [lo, hi], "interpolated": False}
 
 
-def analysis(depth: int, threshold: dict, critical: list[dict], tokens: float) -> dict:
+def analysis(
+    depth: int, threshold: dict, critical: list[dict], tokens: float, influence=()
+) -> dict:
     """The parts of an analysis dict the check reads, at one depth (critical: off's per-seed
-    critical LRs; the median is the lower middle one, which the check does not judge on)."""
+    critical LRs; the median is the lower middle one, which the check does not judge on;
+    influence: (run id, LR, the threshold without that run))."""
     return {
         "settings": {
             "reference": "off",
@@ -22,7 +25,15 @@ def analysis(depth: int, threshold: dict, critical: list[dict], tokens: float) -
         },
         "depths": {
             str(depth): {
-                "comparisons": {"off vs on": {"threshold": threshold}},
+                "comparisons": {
+                    "off vs on": {
+                        "threshold": threshold,
+                        "influence": [
+                            {"run_id": r, "lr": lr, "threshold_without": t}
+                            for r, lr, t in influence
+                        ],
+                    }
+                },
                 "arms": {
                     "off": {
                         "eta_crit": {
@@ -65,6 +76,38 @@ def test_a_check_back_at_the_reference_is_a_token_effect():
         False,
     )
     assert "tokens-per-parameter effect" in token_check.lines(entry)[0]
+
+
+def test_a_verdict_one_run_decides_names_that_run_and_the_answer_without_it():
+    """Leave-one-run-out on both sides: a run whose removal lifts the check to the reference's
+    bracket flips the answer and is named; one that only moves the check further down is not."""
+    reference = analysis(
+        4,
+        grid(0.0562, 0.1),
+        [grid(0.0562, 0.1)] * 4,
+        10.3,
+        influence=[("ref-off-s1", 0.0562, grid(0.0316, 0.0562))],
+    )
+    check = analysis(
+        8,
+        grid(0.0316, 0.0562),
+        [grid(0.0562, 0.1)] * 4,
+        10.3,
+        influence=[("check-off-s3", 0.0316, grid(0.0178, 0.0316))],
+    )
+    entry = token_check.judge(
+        token_check.values_at(check, 8), token_check.values_at(reference, 4), "cpu-depth"
+    )
+    assert entry["verdict"] == INCONCLUSIVE  # threshold below, critical LR not
+    assert [(m["run_id"], m["verdict"]) for m in entry["fragile"]] == [
+        ("ref-off-s1", NOT_SUPPORTED)
+    ]
+    text = "\n".join(token_check.lines(entry))
+    assert (
+        "without `ref-off-s1` (depth 4, LR 0.0562), depth 4's threshold is (0.0316, 0.0562], "
+        'and the answer becomes "No: the depth trend is a tokens-per-parameter effect"'
+    ) in text
+    assert "check-off-s3" not in text
 
 
 def test_a_missing_ladder_is_said_not_judged():
