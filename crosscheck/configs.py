@@ -86,6 +86,11 @@ def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
 
 
 def label(name: str, cfg: RunConfig) -> str:
-    """e.g. "tiny L4 qk_norm=none qk-clip=0.02": the model and its interventions."""
+    """e.g. "tiny L4 qk_norm=none qk-clip=0.02": the model and its interventions; a width
+    other than the preset's is named too ("cpu L4 n_embd=96 qk_norm=none"), so that the
+    configs of a width ladder can be told apart."""
     on = "".join(f" {i.name}={value(cfg, i):g}" for i in active(cfg))
-    return f"{name} L{cfg.model.n_layer} qk_norm={cfg.model.qk_norm}{on}"
+    width = (
+        "" if cfg.model.n_embd == get_preset(name).model.n_embd else f" n_embd={cfg.model.n_embd}"
+    )
+    return f"{name} L{cfg.model.n_layer}{width} qk_norm={cfg.model.qk_norm}{on}"

@@ -421,6 +421,24 @@ def test_a_sweep_crosschecks_each_intervention_arm_and_exercises_it():
     ]
 
 
+def test_a_width_ladders_configs_are_labelled_by_width():
+    """cpu-width's configs differ only in width: each label names it where it is not the
+    preset's own, so the crosscheck's output tells them apart."""
+    from crosscheck.configs import sweep_targets
+    from sweeps.sweep.spec import load_spec
+
+    labels = [t.label for t in sweep_targets(load_spec("cpu-width"))]
+    assert labels == [
+        "cpu L4 qk_norm=none",
+        "cpu L4 qk_norm=rms",
+        "cpu L4 n_embd=96 qk_norm=none",
+        "cpu L4 n_embd=96 qk_norm=rms",
+        "cpu L4 n_embd=128 qk_norm=none",
+        "cpu L4 n_embd=128 qk_norm=rms",
+        "cpu L4 n_embd=128 qk_norm=rms weight_decay_mode=coupled",
+    ]
+
+
 # -- the command ----------------------------------------------------------------------------
 
 
