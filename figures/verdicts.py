@@ -553,12 +553,15 @@ def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
     ref = depth["arms"][s["reference"]]
     best, low = rule["best_lr"], list(rule["low_lrs"])
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
-    head = f"Without QK-norm the best LR is {fmt.lr(best)}." if best else "No best LR was found."
-    if best and rule.get("best_at_bottom"):
-        head = (
-            f"Without QK-norm the best LR is {fmt.lr(best)}, the lowest LR it ran: its best "
-            "may lie lower, so each multiple of it below is a lower bound."
-        )
+    edge = (
+        ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
+        "lower bound"
+        if rule.get("best_at_bottom")
+        else ""
+    )
+    head = (
+        f"Without QK-norm the best LR is {fmt.lr(best)}{edge}." if best else "No best LR was found."
+    )
     seeds = ""
     if rule["kind"] == "":
         lo, hi = rule["bracket"]

@@ -476,7 +476,7 @@ class Rule(NamedTuple):
 
 
 def practitioner_rule(
-    calls: list[LRCall], n: Necessity, best: float | None, lowest: float | None = None
+    calls: list[LRCall], n: Necessity, best: float | None, lowest: float | None
 ) -> Rule:
     """lowest: the lowest LR the reference arm has a finished run at (lowest_lr)."""
     judged = [c for c in calls if c.judged]
