@@ -657,9 +657,9 @@ def _ladder_section(result: dict) -> list[str]:
     if rung.is_width and e:
         head = verdicts.extrapolation_head(e)
         lines += [
-            f"**At {head}.** It assumes the trend stays a straight line in log LR per doubling "
-            "of width that far; the line's 90% interval is its uncertainty there, one seed's "
-            "adds the seeds' scatter.",
+            f"**At {head}.** It assumes each trend stays a straight line per doubling of width "
+            "that far (in log LR; the low-LR gap in nats, which a line can carry below 0); the "
+            "line's 90% interval is its uncertainty there, one seed's adds the seeds' scatter.",
             "",
             *(f"- {x}" for x in verdicts.extrapolation_lines(e)),
             "",

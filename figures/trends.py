@@ -108,7 +108,34 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
             "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
         },
         "critical_lr": {"definition": rules.PRIMARY_FAILURE, "arms": arms},
+        "low_lr_gap": _gaps(cells, study, seeds, settings, x0),
     }
+
+
+def _gaps(cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: float) -> list:
+    """The low-LR gap (reference - primary, nats) at the two lowest grid LRs on log2 width,
+    read at the core width (docs/STUDY.md section 11: it shrinks as off starts warmer): per LR
+    the slope per doubling with its 90% interval and the line's reading, in nats."""
+    out = []
+    judged = {w: c for w, c in cells.items() if w in seeds}
+    for lr in sorted(settings.get("base_lrs") or [])[:2]:
+        line = rules.gap_line(judged, study.reference, study.primary, lr)
+        if line is None:
+            continue
+        p = line.at(x0)
+        out.append(
+            {
+                "lr": lr,
+                "of": f"{study.reference} - {study.primary}",
+                "value": p.mean,
+                "ci90": [p.lower, p.upper],
+                "point90": [p.point_lower, p.point_upper],
+                "n": line.n,
+                "slope": line.slope,
+                "slope90": list(line.slope_bounds()),
+            }
+        )
+    return out
 
 
 def _prediction(p, n: int) -> dict:

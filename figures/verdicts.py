@@ -386,8 +386,8 @@ def extrapolation_head(e: dict) -> str:
 
 def extrapolation_lines(e: dict) -> list[str]:
     """W1's line read at the core width: the threshold (censored per-seed thresholds at their
-    bounds, and moved beyond them where that differs) and each compared arm's critical LR,
-    each with the 90% interval of the line and of one new seed."""
+    bounds, and moved beyond them where that differs), each compared arm's critical LR and the
+    low-LR gap, each with the 90% interval of the line and of one new seed."""
     t = e["threshold"]
     lines = []
     if t.get("at_bound"):
@@ -410,7 +410,22 @@ def extrapolation_lines(e: dict) -> list[str]:
             f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
         )
         lines.append(f"{said} {predicted(p)}{censored}{_per_doubling(p)}")
+    lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
     return lines
+
+
+def _gap_at(g: dict) -> str:
+    """'off - on at LR 0.000316 ~0.120 nats (...); per doubling of width -0.050 nats (...)':
+    the low-LR gap's line read at the core width, in nats (analyses written before it was kept
+    have none)."""
+    lo, hi = g["ci90"]
+    plo, phi = g["point90"]
+    slo, shi = g["slope90"]
+    return (
+        f"{g['of']} at LR {fmt.lr(g['lr'])} ~{g['value']:.3f} nats (90% interval of the line "
+        f"{lo:.3f} to {hi:.3f}; of one seed {plo:.3f} to {phi:.3f}; {g['n']} pairs); per doubling "
+        f"of width {g['slope']:+.3f} nats (90% interval {slo:+.3f} to {shi:+.3f})"
+    )
 
 
 INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1/width

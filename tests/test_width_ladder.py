@@ -251,3 +251,77 @@ def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widt
     assert {r["n_embd"] for r in now["runs"]} == {64}
     assert now == committed
     assert committed["verdicts"]["H3"]["verdict"] == INCONCLUSIVE  # one depth: no trend
+
+
+def test_the_gap_line_fits_each_seeds_paired_gap_on_log2_width():
+    from sweeps.study import rules
+
+    # planted: the gap halves per doubling of width, each seed offset by its own constant
+    # (persistent per seed); a seed whose on run did not finish at width 128 is no pair there
+    planted = {64: 0.4, 128: 0.2, 256: 0.1}
+    offsets = {0: 0.03, 1: -0.02, 2: 0.0}
+    rows, x, y = [], [], []
+    for w, gap in planted.items():
+        for s, o in offsets.items():
+            for arm, loss in (("off", 1.0 + gap + o), ("on", 1.0)):
+                if (w, s, arm) == (128, 2, "on"):
+                    continue
+                rows.append(
+                    {"run_id": f"{arm}{w}{s}", "n_embd": w, "arm": arm, "lr": 3.16e-4, "seed": s}
+                    | {"status": "ok", "init_loss": 5.5, "final_val_loss": loss}
+                )
+            if (w, s) != (128, 2):
+                x.append(math.log2(w))
+                y.append(gap + o)
+    cells = rules.build_cells(rows, "n_embd")
+    line = rules.gap_line(cells, "off", "on", 3.16e-4)
+    slope, intercept = np.polyfit(x, y, 1)
+    assert line.n == 8 and line.slope == pytest.approx(slope) and slope < 0
+    assert line.intercept == pytest.approx(intercept)
+    lo, hi = line.slope_bounds()
+    assert lo < slope < hi < 0  # the shrink is shown: the seeds' offsets are small against it
+    # an LR no width ran, or an arm no width has, is no line
+    assert rules.gap_line(cells, "off", "on", 1e-3) is None
+    assert rules.gap_line(cells, "off", "off-warm", 3.16e-4) is None
+
+
+def test_the_extrapolation_reads_the_low_lr_gap_at_the_core_width(falling):
+    import copy
+
+    from figures import verdicts
+
+    result, report = falling
+    gaps = result["w1"]["extrapolation"]["low_lr_gap"]
+    lrs = sorted(result["settings"]["base_lrs"])[:2]
+    assert [g["lr"] for g in gaps] == lrs and {g["of"] for g in gaps} == {"off - on"}
+    # with every seed at each (width, LR) present, the least-squares slope over the pairs is
+    # the slope over the widths' mean gaps: the fixture's arms tie at 0.001 (a flat line at 0)
+    # and off fails at 0.003 from width 64 on (a rising one)
+    x = [math.log2(w) for w in ff.WIDTHS]
+    for g in gaps:
+        assert g["n"] == len(ff.WIDTHS) * len(ff.SEEDS)
+        means = []
+        for w in ff.WIDTHS:
+            per = result["depths"][str(w)]["comparisons"]["off vs on"]["per_lr"]
+            means.append(next(e["mean"] for e in per if e["lr"] == g["lr"]))
+        slope, intercept = np.polyfit(x, means, 1)
+        assert g["slope"] == pytest.approx(slope, abs=1e-9)
+        assert g["value"] == pytest.approx(intercept + slope * math.log2(384), abs=1e-9)
+        assert g["ci90"][0] <= g["value"] <= g["ci90"][1]
+        assert g["point90"][0] <= g["ci90"][0] and g["ci90"][1] <= g["point90"][1]
+    assert gaps[0]["value"] == 0 and gaps[1]["slope"] > 0.3
+    said = [x for x in report.splitlines() if x.startswith("- off - on at LR ")]
+    assert len(said) == 2 and "nats (90% interval of the line" in said[0]
+    assert "; 9 pairs); per doubling of width +0.000 nats" in said[0]
+    # a planted reading is worded as it is recorded
+    e = copy.deepcopy(result["w1"]["extrapolation"])
+    e["low_lr_gap"] = [
+        {"lr": 3.16e-4, "of": "off - on", "value": -0.05, "ci90": [-0.2, 0.1], "n": 12}
+        | {"point90": [-0.3, 0.2], "slope": -0.12, "slope90": [-0.18, -0.06]}
+    ]
+    line = verdicts.extrapolation_lines(e)[-1]
+    assert line == (
+        "off - on at LR 0.000316 ~-0.050 nats (90% interval of the line -0.200 to 0.100; of one "
+        "seed -0.300 to 0.200; 12 pairs); per doubling of width -0.120 nats (90% interval -0.180 "
+        "to -0.060)"
+    )

@@ -729,6 +729,24 @@ def critical_lr_line(per_size: dict[int, list[GridValue]]) -> tuple[Line | None,
     return line_fit(x, y), censored
 
 
+def gap_line(cells: dict[int, Cells], reference: str, primary: str, lr: float) -> Line | None:
+    """The low-LR gap on log2 size, descriptive (docs/STUDY.md section 11: it shrinks with
+    width): each seed's paired difference reference - primary (effective loss, nats) at the LR,
+    at every size where both of that seed's runs finished there. None below 3 points or with
+    one size."""
+    x, y = [], []
+    for size, c in sorted(cells.items()):
+        at = [k for k, v in enumerate(c.lrs) if math.isclose(v, lr, rel_tol=1e-9)]
+        if not (c.has(reference) and c.has(primary) and at):
+            continue
+        j = at[0]
+        for d in c.loss[c.arm(reference), j] - c.loss[c.arm(primary), j]:
+            if math.isfinite(d):
+                x.append(math.log2(size))
+                y.append(float(d))
+    return line_fit(x, y)
+
+
 CARRY_BOUND = 0.15  # W2: decades per doubling of width within which a multiple carries
 
 
@@ -816,6 +834,7 @@ __all__ = [
     "trend_points",
     "trend_lines",
     "critical_lr_line",
+    "gap_line",
     "Trend",
     "FAILURE_DEFINITIONS",
     "PRIMARY_FAILURE",
