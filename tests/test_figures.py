@@ -652,6 +652,23 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
         assert _close(drawn[key]["hi"], hi)
 
 
+def test_a_censored_value_on_the_stability_chart_points_the_way_it_lies(multi):
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    depths = sorted(result["depths"], key=int)
+    first, last = (result["depths"][d]["arms"]["off"]["eta_crit"]["median"] for d in depths[:2])
+    first.update(kind="below", value=1e-3)  # failed from the lowest LR: at or under it
+    last.update(kind="above", value=1.0)  # never failed: beyond the top LR
+    spec = charts.stability(result).to_dict()
+    (panel,) = cm.panels(charts.stability(result))
+    drawn = {int(m["n_layer"]): m["bound"] for m in panel["values"] if m["series"].endswith("off")}
+    assert drawn[int(depths[0])] == "below the grid" and drawn[int(depths[1])] == "above the grid"
+    shapes = json.dumps(spec)
+    assert '"range": ["circle", "triangle-up", "triangle-down"]' in shapes
+    assert '"domain": ["inside the grid", "above the grid", "below the grid"]' in shapes
+
+
 def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.eta_max_ratio(result))

@@ -68,8 +68,8 @@ def stability(analysis: dict) -> alt.LayerChart | None:
                 f"Critical learning rate and necessity threshold by {rung.name}",
                 "critical LR: point at the median over seeds, bar over the seeds' range",
                 "threshold: point inside its bracket, bar over the bracket",
-                "triangle: beyond the grid (a bound); a small arrow: the bar's end is censored, "
-                "the value lies further",
+                "triangle: beyond the grid (a bound), pointing the way the value lies; a small "
+                "arrow: the bar's end is censored, the value lies further",
             ),
         )
     )
@@ -134,9 +134,7 @@ def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
                 # legend ran into its last label (DejaVu draws labels wider than vl-convert
                 # measures them)
                 legend=None,
-                scale=alt.Scale(
-                    domain=["inside the grid", "beyond the grid"], range=["circle", "triangle-up"]
-                ),
+                scale=alt.Scale(domain=list(BOUND_SHAPES), range=list(BOUND_SHAPES.values())),
             ),
             tooltip=[
                 "series:N",
@@ -148,6 +146,16 @@ def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
         )
         .properties(name="values")
     )
+
+
+# a value only bounded by the grid points the way it lies: a critical LR <= the lowest LR (its
+# runs fail from there) must not read as one above the grid
+BOUND_NAMES = {"": "inside the grid", "above": "above the grid", "below": "below the grid"}
+BOUND_SHAPES = {
+    "inside the grid": "circle",
+    "above the grid": "triangle-up",
+    "below the grid": "triangle-down",
+}
 
 
 def _stability_row(
@@ -163,7 +171,7 @@ def _stability_row(
         "value": median["value"],
         "lo": lo if lo is not None else median["value"],
         "hi": hi if hi is not None else median["value"],
-        "bound": "inside the grid" if median["kind"] == "" else "beyond the grid",
+        "bound": BOUND_NAMES.get(median["kind"], "inside the grid"),
         "open_end": "triangle-up" if high_open else ("triangle-down" if low_open else ""),
         "open_at": hi if high_open else (lo if low_open else None),
     }
