@@ -68,8 +68,8 @@ def stability(analysis: dict) -> alt.LayerChart | None:
                 f"Critical learning rate and necessity threshold by {rung.name}",
                 "critical LR: point at the median over seeds, bar over the seeds' range",
                 "threshold: point inside its bracket, bar over the bracket",
-                "triangle: beyond the grid (a bound), pointing the way the value lies; a small "
-                "arrow: the bar's end is censored, the value lies further",
+                "triangle: beyond the grid (a bound), pointing the way the value lies",
+                "a small arrow: the bar's end is censored, the value lies further",
             ),
         )
     )
