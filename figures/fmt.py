@@ -159,6 +159,18 @@ def moved_to(influence: list[dict]) -> str:
     return " or ".join(dict.fromkeys(bracket(m.get("threshold_without")) for m in influence))
 
 
+def seed_lrs(values: list[float]) -> str:
+    """One LR per seed, seeds that agree counted once, lowest LR first: '0.01 (every seed)',
+    '0.01 (3 seeds), 0.0316 (1 seed)'; a seed without one (NaN) is 'none'."""
+    counts: dict[str, int] = {}
+    for v in sorted(values, key=lambda x: (_missing(x), 0 if _missing(x) else x)):
+        text = "none" if _missing(v) else lr(v)
+        counts[text] = counts.get(text, 0) + 1
+    if len(counts) == 1 and len(values) > 1:
+        return f"{next(iter(counts))} (every seed)"
+    return ", ".join(f"{t} ({n} seed{'s' if n > 1 else ''})" for t, n in counts.items())
+
+
 def seed_brackets(seeds: dict) -> str:
     """Per-seed thresholds as brackets, seeds that agree named once: '(0.003, 0.01] (3 seeds)',
     '(0.01, 0.0316] (seeds 0, 2), none in the grid (seed 1)'."""

@@ -300,7 +300,7 @@ def trend(analysis: dict, name: str) -> dict:
     t = analysis.get(name.lower()) or {}
     if name == "W2" and t.get("seed_best"):
         evidence += [
-            f"{rung.label(k)}: {s['reference']}'s best LR per seed {fmt.lrs(v)}"
+            f"{rung.label(k)}: {s['reference']}'s best LR per seed {fmt.seed_lrs(v)}"
             for k, v in sorted(t["seed_best"].items(), key=lambda kv: int(kv[0]))
         ]
     base = {

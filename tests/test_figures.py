@@ -975,6 +975,12 @@ def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
     assert fmt.floored({"sd": 0.2, "sd_used": 0.2}) == fmt.floored({"sd": None}) == ""
     spread = {"median": g(0.075), "min": g(0.042), "max": g(0.075)}
     assert fmt.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
+    # one LR per seed (W2's best LRs): agreeing seeds counted once, lowest first, none last
+    assert fmt.seed_lrs([0.01] * 4) == "0.01 (every seed)"
+    assert fmt.seed_lrs([0.0316, 0.01, float("nan"), 0.01]) == (
+        "0.01 (2 seeds), 0.0316 (1 seed), none (1 seed)"
+    )
+    assert fmt.seed_lrs([0.01]) == "0.01 (1 seed)"
 
 
 def test_runs_stuck_below_the_best_lr_are_a_budget_warning_not_a_failure(tmp_path):

@@ -84,6 +84,7 @@ def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
         for e in w2["evidence"]
     )
     assert "inside ±0.15" in w2["reason"]
+    assert "width 48: off's best LR per seed 0.003 (every seed)" in w2["evidence"]
 
 
 def test_a_flat_threshold_does_not_support_w1(flat):
