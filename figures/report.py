@@ -644,7 +644,8 @@ def _ladder_section(result: dict) -> list[str]:
         "",
         f"Descriptive (docs/STUDY.md section 11): tokens per parameter, the necessity "
         f"threshold's bracket, each compared arm's median critical LR under each failure "
-        f"definition, and the low-LR gap ({result['settings']['reference']} - "
+        f"definition, {result['settings']['reference']}'s initial attention-logit std (the "
+        f"start temperature) and the low-LR gap ({result['settings']['reference']} - "
         f"{result['settings']['primary']} effective loss at the two lowest grid LRs, nats, with "
         f"its 90% interval) at each {rung.name}.",
         "",

@@ -42,26 +42,42 @@ def qk_display(kind: str) -> str:
 def arms(spec: dict, result: dict) -> str:
     """Each arm: its QK-norm, settings, LRs, and the attention-logit std it starts with."""
     rows = []
-    stds, kinds = {}, {}
-    for r in result["runs"]:
-        kinds[r["arm"]] = r["qk_norm"]
-        if r.get("init_logit_std") is not None:
-            stds.setdefault(r["arm"], []).append(r["init_logit_std"])
+    kinds = {r["arm"]: r["qk_norm"] for r in result["runs"]}
     for arm in result["settings"]["arms"]:
         body = (spec.get("arms") or {}).get(arm, {})
         settings = ", ".join(f"{k}={v}" for k, v in body.get("set", {}).items()) or "-"
         lrs = ", ".join(fmt.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
-        std = stds.get(arm)
         rows.append(
             [
                 arm,
                 qk_display(kinds[arm]) if arm in kinds else "-",
                 settings,
                 lrs,
-                fmt.num(sum(std) / len(std), 3) if std else "n/a",
+                _start_std(result, arm),
             ]
         )
     return markdown(["arm", "QK-norm", "settings", "LRs", "initial attention-logit std"], rows)
+
+
+ALIKE = 1.05  # rungs whose initial logit stds lie within 5% start alike (seed noise)
+
+
+def _start_std(result: dict, arm: str) -> str:
+    """An arm's initial attention-logit std (mean over its runs, per rung): one number (the
+    rungs' mean) where every rung starts alike, else each rung's ('0.025 (width 64), 0.050
+    (width 128)': a width ladder's off starts warmer as it widens, the start temperature the
+    low-LR gap follows)."""
+    rung = ladder.of(result)
+    per = {}
+    for d in _depths(result):
+        a = result["depths"][d]["arms"].get(arm) or {}
+        if a.get("init_logit_std") is not None:
+            per[d] = float(a["init_logit_std"])
+    if not per:
+        return "n/a"
+    if max(per.values()) <= ALIKE * min(per.values()):
+        return fmt.num(sum(per.values()) / len(per), 3)
+    return ", ".join(f"{fmt.num(v, 3)} ({rung.label(d)})" for d, v in per.items())
 
 
 def outcome_grid(result: dict) -> str:
@@ -312,8 +328,9 @@ def diagnostics(
 def ladder_rungs(result: dict) -> str:
     """A ladder's rungs side by side (docs/STUDY.md section 11, descriptive): per rung the
     tokens per parameter, the primary comparison's threshold bracket, each compared arm's
-    median critical LR under each failure definition, and the low-LR gap (reference minus
-    primary at the two lowest grid LRs, with its 90% interval)."""
+    median critical LR under each failure definition, the reference arm's initial
+    attention-logit std (its start temperature) and the low-LR gap (reference minus primary at
+    the two lowest grid LRs, with its 90% interval)."""
     s, rung = result["settings"], ladder.of(result)
     ref, primary = s["reference"], s["primary"]
     definitions = s.get("failure_definitions") or ["stuck"]
@@ -335,6 +352,7 @@ def ladder_rungs(result: dict) -> str:
             row.append(
                 " / ".join(fmt.grid(by[x]["median"]) if x in by else "-" for x in definitions)
             )
+        row.append(fmt.num(depth["arms"][ref].get("init_logit_std"), 3))
         row += [fmt.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
         rows.append(row)
     words = " / ".join(definitions)
@@ -344,6 +362,7 @@ def ladder_rungs(result: dict) -> str:
         f"necessity threshold, {key}",
         f"{ref} critical LR ({words})",
         f"{primary} critical LR ({words})",
+        f"{ref}'s initial attention-logit std",
         *(f"{ref} - {primary} at LR {fmt.lr(lr)} [90% CI]" for lr in low),
     ]
     return markdown(header, rows)

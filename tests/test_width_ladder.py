@@ -198,6 +198,25 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     table = report.split("### The ladder: per width")[1].split("###")[0]
     assert "| width 64 | 0.0576 | (0.001, 0.003] |" in table
     assert "off - on at LR 0.001 [90% CI]" in table and "off - on at LR 0.003 [90% CI]" in table
+    # off's start temperature per width, where the low-LR gap's prediction comes from: in the
+    # ladder table per rung, and in the arms table per width (not one mean over widths)
+    assert "| off's initial attention-logit std |" in table
+    rows = {x.split(" | ")[0]: x.split(" | ") for x in table.splitlines() if x.startswith("| w")}
+    header = next(x for x in table.splitlines() if x.startswith("| width | "))
+    column = header.split(" | ").index("off's initial attention-logit std")
+    assert [rows[f"| width {w}"][column] for w in ff.WIDTHS] == ["0.020", "0.030", "0.040"]
+    arms = report.split("### Arms")[1].split("###")[0]
+    assert "| 0.020 (width 32), 0.030 (width 48), 0.040 (width 64) |" in arms
+    assert "| on | on (rms) | model.qk_norm=rms | whole grid | 1.000 |" in arms
+    # rungs within 5% of each other start alike (seed noise): one number, their mean
+    import copy
+
+    from figures import tables
+
+    noisy = copy.deepcopy(result)
+    for w, std in zip(ff.WIDTHS, (0.999, 0.996, 0.999)):
+        noisy["depths"][str(w)]["arms"]["on"]["init_logit_std"] = std
+    assert tables._start_std(noisy, "on") == "0.998"
 
 
 def test_the_charts_name_widths(falling):
