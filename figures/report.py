@@ -665,6 +665,15 @@ def _ladder_section(result: dict) -> list[str]:
             *(f"- {x}" for x in verdicts.extrapolation_lines(e)),
             "",
         ]
+        others = verdicts.other_definitions_lines(e)
+        if others:
+            lines += [
+                "Under the other failure definitions (each arm's critical LR, read the same way; "
+                "the prediction that it falls about as 1/width is for all three):",
+                "",
+                *(f"- {x}" for x in others),
+                "",
+            ]
     return lines
 
 

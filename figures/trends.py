@@ -82,10 +82,35 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
     study = study_of(settings)
     x0 = math.log2(ladder.CORE_WIDTH)
     at_bound, beyond = rules.trend_lines(seeds, judged)
+    by_definition = {
+        d: _critical_lines(cells, study, seeds, d, x0) for d in rules.FAILURE_DEFINITIONS
+    }
+    return {
+        "width": ladder.CORE_WIDTH,
+        "doublings": x0 - math.log2(max(seeds)),
+        "threshold": {
+            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
+            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
+        },
+        "critical_lr": {
+            "definition": rules.PRIMARY_FAILURE,
+            "arms": by_definition[rules.PRIMARY_FAILURE],
+        },
+        # the descriptive prediction is for every failure definition (docs/STUDY.md section 11)
+        "critical_lr_by_definition": by_definition,
+        "low_lr_gap": _gaps(cells, study, seeds, settings, x0),
+    }
+
+
+def _critical_lines(
+    cells: dict, study: rules.Study, seeds: dict, definition: str, x0: float
+) -> dict:
+    """Each compared arm's per-seed critical LRs under one failure definition (a censored one
+    at its bound) on log2 width, read at x0, with the slope per doubling."""
     arms = {}
     for arm in (study.reference, study.primary):
         per = {
-            w: list(rules.critical_lrs(c, arm, rules.PRIMARY_FAILURE, study.delta).values())
+            w: list(rules.critical_lrs(c, arm, definition, study.delta).values())
             for w, c in cells.items()
             if w in seeds and c.has(arm)
         }
@@ -100,16 +125,7 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
                 "slope": line.slope,
                 "slope90": list(line.slope_bounds()),
             }
-    return {
-        "width": ladder.CORE_WIDTH,
-        "doublings": x0 - math.log2(max(seeds)),
-        "threshold": {
-            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
-            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
-        },
-        "critical_lr": {"definition": rules.PRIMARY_FAILURE, "arms": arms},
-        "low_lr_gap": _gaps(cells, study, seeds, settings, x0),
-    }
+    return arms
 
 
 def _gaps(cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: float) -> list:

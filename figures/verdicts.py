@@ -15,7 +15,7 @@ import math
 
 from figures import fmt, ladder, present
 from sweeps.study import rules
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.rules import FAILURE_DEFINITIONS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
 # {rung}: the ladder's name (depth or width); a depth ladder's words are those of before ladders
@@ -398,8 +398,16 @@ def extrapolation_lines(e: dict) -> list[str]:
                 f"with the censored per-seed thresholds moved beyond their bounds: {predicted(b)}"
             )
     crit = e.get("critical_lr") or {}
-    for arm, p in (crit.get("arms") or {}).items():
-        said = f"{arm}'s critical LR ({crit.get('definition')})"
+    lines += critical_lines(crit.get("definition"), crit.get("arms") or {})
+    lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
+    return lines
+
+
+def critical_lines(definition: str, arms: dict) -> list[str]:
+    """Each arm's critical-LR line at the core width under one failure definition."""
+    lines = []
+    for arm, p in arms.items():
+        said = f"{arm}'s critical LR ({definition})"
         if p.get("value") is None:
             lines.append(
                 f"{said}: no line, all {p['n']} per-seed values are censored (bounds at the "
@@ -410,8 +418,21 @@ def extrapolation_lines(e: dict) -> list[str]:
             f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
         )
         lines.append(f"{said} {predicted(p)}{censored}{_per_doubling(p)}")
-    lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
     return lines
+
+
+def other_definitions_lines(e: dict) -> list[str]:
+    """The critical-LR lines under the failure definitions other than the primary one (the
+    descriptive prediction is for all three; the report's ladder section lists them). Analyses
+    written before they were kept have none."""
+    primary = (e.get("critical_lr") or {}).get("definition")
+    by = e.get("critical_lr_by_definition") or {}
+    return [
+        line
+        for definition in FAILURE_DEFINITIONS  # the order the tables give them in
+        if definition != primary and definition in by
+        for line in critical_lines(definition, by[definition])
+    ]
 
 
 def _gap_at(g: dict) -> str:

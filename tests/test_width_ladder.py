@@ -128,6 +128,33 @@ def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
     assert "slope" not in arms["on"]  # no line, no slope
 
 
+def test_the_critical_lr_lines_are_read_under_every_failure_definition(falling):
+    from sweeps.study.rules import FAILURE_DEFINITIONS, PRIMARY_FAILURE
+
+    result, report = falling
+    e = result["w1"]["extrapolation"]
+    by = e["critical_lr_by_definition"]
+    assert set(by) == set(FAILURE_DEFINITIONS) and by[PRIMARY_FAILURE] == e["critical_lr"]["arms"]
+    for definition, arms in by.items():
+        for arm, p in arms.items():
+            # by hand: the arm's per-seed critical LRs under that definition, at their bounds
+            x, y = [], []
+            for w in ff.WIDTHS:
+                a = result["depths"][str(w)]["arms"][arm]["eta_crit_by_definition"][definition]
+                for v in a["seeds"].values():
+                    if v["kind"] != "none":
+                        x.append(math.log2(w))
+                        y.append(math.log10(v["value"]))
+            assert p["n"] == len(x)
+            if p["value"] is not None:
+                assert p["slope"] == pytest.approx(np.polyfit(x, y, 1)[0])
+    section = report.split("Under the other failure definitions")[1].split("###")[0]
+    said = [x for x in section.splitlines() if x.startswith("- ")]
+    others = [d for d in FAILURE_DEFINITIONS if d != PRIMARY_FAILURE]
+    assert [x.split("(")[1].split(")")[0] for x in said] == [d for d in others for _ in "ab"]
+    assert all(x.startswith(("- off's critical LR (", "- on's critical LR (")) for x in said)
+
+
 def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(falling):
     import copy
 
