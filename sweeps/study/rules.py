@@ -736,10 +736,9 @@ def gap_line(cells: dict[int, Cells], reference: str, primary: str, lr: float) -
     one size."""
     x, y = [], []
     for size, c in sorted(cells.items()):
-        at = [k for k, v in enumerate(c.lrs) if math.isclose(v, lr, rel_tol=1e-9)]
-        if not (c.has(reference) and c.has(primary) and at):
+        j = next((k for k, v in enumerate(c.lrs) if math.isclose(v, lr)), None)
+        if j is None or not (c.has(reference) and c.has(primary)):
             continue
-        j = at[0]
         for d in c.loss[c.arm(reference), j] - c.loss[c.arm(primary), j]:
             if math.isfinite(d):
                 x.append(math.log2(size))
