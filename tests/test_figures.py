@@ -669,6 +669,17 @@ def test_a_censored_value_on_the_stability_chart_points_the_way_it_lies(multi):
     assert '"domain": ["inside the grid", "above the grid", "below the grid"]' in shapes
 
 
+def test_one_lr_on_a_log_axis_gets_a_domain_around_it_not_a_single_point():
+    from figures.charts.summary import _lr_y_scale
+
+    # cpu-budget: every arm's critical LR is "> 0.0316"; a one-value domain stacked the 0.02
+    # and 0.05 tick labels on top of each other
+    scale = _lr_y_scale([0.0316] * 4)
+    lo, hi = scale.domain
+    assert lo < 0.02 and hi > 0.05
+    assert _lr_y_scale([0.01, 0.1]).to_dict() == {"type": "log", "padding": 12, "nice": False}
+
+
 def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.eta_max_ratio(result))

@@ -19,6 +19,7 @@ from figures.charts.style import (
     chart_title,
     finish,
     log_axis,
+    lr_scale,
     rung_x,
 )
 
@@ -118,12 +119,8 @@ def _stability_rows(analysis: dict) -> list[dict]:
 def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
     """The medians on a log axis that reaches the interval ends too; a value beyond the
     grid (only a bound is known) is a triangle, not a circle."""
-    y = alt.Y(
-        "value:Q",
-        # padded: a bracket that ends at the grid's edge ends inside the frame, not on it
-        scale=alt.Scale(type="log", padding=12, nice=False),
-        axis=log_axis([*data.value, *data.lo.dropna(), *data.hi.dropna()], LR_AXIS),
-    )
+    values = [*data.value, *data.lo.dropna(), *data.hi.dropna()]
+    y = alt.Y("value:Q", scale=_lr_y_scale(values), axis=log_axis(values, LR_AXIS))
     return (
         base.mark_point(filled=True, size=90, opacity=1)
         .encode(
@@ -146,6 +143,15 @@ def _stability_points(base, data: pd.DataFrame, field: str) -> alt.Chart:
         )
         .properties(name="values")
     )
+
+
+def _lr_y_scale(values) -> alt.Scale:
+    """A log LR axis padded so a bracket that ends at the grid's edge ends inside the frame;
+    where every value is one LR (cpu-budget: each arm's bound at 0.0316) a domain around it,
+    else Vega centres one point and draws every tick label on top of each other."""
+    if min(values) == max(values):
+        return lr_scale(values)
+    return alt.Scale(type="log", padding=12, nice=False)
 
 
 # a value only bounded by the grid points the way it lies: a critical LR <= the lowest LR (its
@@ -206,11 +212,8 @@ def trend(analysis: dict) -> alt.LayerChart | None:
         scale=alt.Scale(type="log", base=2, padding=24, nice=False),
         axis=alt.Axis(values=rungs, format="d", labelAngle=0, grid=False),
     )
-    y = alt.Y(
-        "lr:Q",
-        scale=alt.Scale(type="log", padding=12, nice=False),
-        axis=log_axis([*data.lr, *line.lr], LR_AXIS),
-    )
+    values = [*data.lr, *line.lr]
+    y = alt.Y("lr:Q", scale=_lr_y_scale(values), axis=log_axis(values, LR_AXIS))
     fit = (
         alt.Chart(line.assign(x=line[rung.field]))
         .mark_line(color=THRESHOLD_COLOR, strokeDash=[6, 4], strokeWidth=1.5)
