@@ -21,6 +21,7 @@ from figures import (
     archive,
     budget,
     charts,
+    extrapolation,
     fmt,
     interventions,
     ladder,
@@ -29,7 +30,6 @@ from figures import (
     rejudged,
     tables,
     token_check,
-    verdicts,
 )
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
@@ -651,21 +651,21 @@ def _ladder_section(result: dict) -> list[str]:
         "",
         tables.ladder_rungs(result),
     ]
-    gap = verdicts.gap_line(result) if rung.is_width else None
+    gap = extrapolation.gap_line(result) if rung.is_width else None
     if gap:
         lines += ["", gap, ""]
     e = (result.get("w1") or {}).get("extrapolation")
     if rung.is_width and e:
-        head = verdicts.extrapolation_head(e)
+        head = extrapolation.extrapolation_head(e)
         lines += [
             f"**At {head}.** It assumes each trend stays a straight line per doubling of width "
             "that far (in log LR; the low-LR gap in nats, which a line can carry below 0); the "
             "line's 90% interval is its uncertainty there, one seed's adds the seeds' scatter.",
             "",
-            *(f"- {x}" for x in verdicts.extrapolation_lines(e)),
+            *(f"- {x}" for x in extrapolation.extrapolation_lines(e)),
             "",
         ]
-        others = verdicts.other_definitions_lines(e)
+        others = extrapolation.other_definitions_lines(e)
         if others:
             lines += [
                 "Under the other failure definitions (each arm's critical LR, read the same way; "

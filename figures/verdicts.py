@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 
 from figures import fmt, ladder, present
+from figures.extrapolation import extrapolation_head, extrapolation_lines
 from sweeps.study import rules
-from sweeps.study.rules import FAILURE_DEFINITIONS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
 # {rung}: the ladder's name (depth or width); a depth ladder's words are those of before ladders
@@ -372,137 +373,6 @@ def censoring_words(at_bound: dict, beyond: dict) -> str:
         "the fall is shown neither way: the slope's one-sided 95% upper bound is above 0 with "
         "the censored per-seed thresholds at their bounds and moved beyond them; where they lie "
         "decides only whether the slope is negative (inconclusive) or not (not supported)"
-    )
-
-
-def extrapolation_head(e: dict) -> str:
-    """What W1's line at the core width is: 'width 384, the core width, ...'."""
-    return (
-        f"width {e['width']}, the core width, {e['doublings']:.2f} doublings past the widest "
-        "rung: the least-squares line carried beyond the data (an extrapolation, not a "
-        "measurement)"
-    )
-
-
-def extrapolation_lines(e: dict) -> list[str]:
-    """W1's line read at the core width: the threshold (censored per-seed thresholds at their
-    bounds, and moved beyond them where that differs), each compared arm's critical LR and the
-    low-LR gap, each with the 90% interval of the line and of one new seed."""
-    t = e["threshold"]
-    lines = []
-    if t.get("at_bound"):
-        lines.append(f"necessity threshold {predicted(t['at_bound'])}")
-        b = t.get("beyond")
-        if b and b["ci90"] != t["at_bound"]["ci90"]:
-            lines.append(
-                f"with the censored per-seed thresholds moved beyond their bounds: {predicted(b)}"
-            )
-    crit = e.get("critical_lr") or {}
-    lines += critical_lines(crit.get("definition"), crit.get("arms") or {})
-    lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
-    return lines
-
-
-def critical_lines(definition: str, arms: dict) -> list[str]:
-    """Each arm's critical-LR line at the core width under one failure definition."""
-    lines = []
-    for arm, p in arms.items():
-        said = f"{arm}'s critical LR ({definition})"
-        if p.get("value") is None:
-            lines.append(
-                f"{said}: no line, all {p['n']} per-seed values are censored (bounds at the "
-                "grid's edge)"
-            )
-            continue
-        censored = (
-            f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
-        )
-        lines.append(f"{said} {predicted(p)}{censored}{_per_doubling(p)}")
-    return lines
-
-
-def other_definitions_lines(e: dict) -> list[str]:
-    """The critical-LR lines under the failure definitions other than the primary one (the
-    descriptive prediction is for all three; the report's ladder section lists them). Analyses
-    written before they were kept have none."""
-    primary = (e.get("critical_lr") or {}).get("definition")
-    by = e.get("critical_lr_by_definition") or {}
-    return [
-        line
-        for definition in FAILURE_DEFINITIONS  # the order the tables give them in
-        if definition != primary and definition in by
-        for line in critical_lines(definition, by[definition])
-    ]
-
-
-def _gap_at(g: dict) -> str:
-    """'off - on at LR 0.000316 ~0.120 nats (...); per doubling of width -0.050 nats (...)':
-    the low-LR gap's line read at the core width, in nats (analyses written before it was kept
-    have none)."""
-    lo, hi = g["ci90"]
-    plo, phi = g["point90"]
-    slo, shi = g["slope90"]
-    return (
-        f"{g['of']} at LR {fmt.lr(g['lr'])} ~{g['value']:.3f} nats (90% interval of the line "
-        f"{lo:.3f} to {hi:.3f}; of one seed {plo:.3f} to {phi:.3f}; {g['n']} pairs); per doubling "
-        f"of width {g['slope']:+.3f} nats (90% interval {slo:+.3f} to {shi:+.3f})"
-    )
-
-
-INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1/width
-# docs/STUDY.md section 11: the low-LR gap shrinks by at least a third from the narrowest width
-# to the widest (off's start grows warmer with width), descriptive
-GAP_SHRINK = 2 / 3
-
-
-def gap_line(result: dict) -> str | None:
-    """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
-    the means and their ratio against the pre-registered shrink (descriptive: a ratio of
-    means, no interval). None where a rung lacks the gap."""
-    s, rung = result["settings"], ladder.of(result)
-    key, widths = present.primary_key(result), sorted(result["depths"], key=int)
-    if len(widths) < 2:
-        return None
-    ends = [result["depths"][w]["comparisons"].get(key) for w in (widths[0], widths[-1])]
-    if None in ends:
-        return None
-    parts = []
-    for lr in sorted(s.get("base_lrs") or [])[:2]:
-        a, b = ({e["lr"]: e for e in c["per_lr"]}.get(lr) for c in ends)
-        if not (a and b and a.get("mean") and b.get("mean") is not None and a["mean"] > 0):
-            return None
-        parts.append(
-            f"{a['mean']:.3f} to {b['mean']:.3f} nats at LR {fmt.lr(lr)} "
-            f"(x{b['mean'] / a['mean']:.2f})"
-        )
-    return (
-        f"The low-LR gap ({present.primary_effect(result)}), {rung.label(widths[0])} to "
-        f"{rung.label(widths[-1])}: {'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
-        f"it shrinks by at least a third (x{GAP_SHRINK:.2f} or less); a ratio of means, "
-        "descriptive."
-    )
-
-
-def _per_doubling(p: dict) -> str:
-    """'; per doubling of width -0.290 decades (90% interval ...; 1/width: -0.301)': the line's
-    slope against the pre-registered 1/width (docs/STUDY.md section 11). Analyses written
-    before the slope was kept have none."""
-    if "slope" not in p:
-        return ""
-    lo, hi = p["slope90"]
-    return (
-        f"; per doubling of width {p['slope']:+.3f} decades (90% interval {lo:+.3f} to "
-        f"{hi:+.3f}; as 1/width: {INVERSE_WIDTH:+.3f})"
-    )
-
-
-def predicted(p: dict) -> str:
-    """'~0.012 (90% interval of the line 0.006 to 0.024; of one seed 0.004 to 0.035)'."""
-    lo, hi = p["ci90"]
-    plo, phi = p["point90"]
-    return (
-        f"~{fmt.lr(p['value'])} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
-        f"seed {fmt.lr(plo)} to {fmt.lr(phi)})"
     )
 
 

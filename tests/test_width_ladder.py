@@ -14,7 +14,7 @@ import figures_fakes as ff
 import numpy as np
 import pytest
 
-from figures import archive, charts, ladder, opening, present
+from figures import archive, charts, extrapolation, ladder, opening, present
 from figures.analysis import analyze
 from figures.report import make_report
 from figures.results import load_curves, load_results
@@ -158,8 +158,6 @@ def test_the_critical_lr_lines_are_read_under_every_failure_definition(falling):
 def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(falling):
     import copy
 
-    from figures import verdicts
-
     result = copy.deepcopy(falling[0])
     lrs = sorted(result["settings"]["base_lrs"])[:2]
     planted = {"32": (0.3, 0.5), "64": (0.15, 0.4)}
@@ -167,12 +165,12 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
         for e in result["depths"][w]["comparisons"]["off vs on"]["per_lr"]:
             if e["lr"] in lrs:
                 e["mean"] = means[lrs.index(e["lr"])]
-    line = verdicts.gap_line(result)
+    line = extrapolation.gap_line(result)
     assert line.startswith("The low-LR gap (off - on), width 32 to width 64: 0.300 to 0.150")
     assert "(x0.50)" in line and "0.500 to 0.400" in line and "(x0.80)" in line
     assert "at least a third (x0.67 or less)" in line
     # no gap to shrink (the fixture's arms tie at low LRs): no line
-    assert verdicts.gap_line(falling[0]) is None
+    assert extrapolation.gap_line(falling[0]) is None
 
 
 def test_censoring_that_decides_says_what_it_decides():
@@ -335,8 +333,6 @@ def test_the_gap_line_fits_each_seeds_paired_gap_on_log2_width():
 def test_the_extrapolation_reads_the_low_lr_gap_at_the_core_width(falling):
     import copy
 
-    from figures import verdicts
-
     result, report = falling
     gaps = result["w1"]["extrapolation"]["low_lr_gap"]
     lrs = sorted(result["settings"]["base_lrs"])[:2]
@@ -366,7 +362,7 @@ def test_the_extrapolation_reads_the_low_lr_gap_at_the_core_width(falling):
         {"lr": 3.16e-4, "of": "off - on", "value": -0.05, "ci90": [-0.2, 0.1], "n": 12}
         | {"point90": [-0.3, 0.2], "slope": -0.12, "slope90": [-0.18, -0.06]}
     ]
-    line = verdicts.extrapolation_lines(e)[-1]
+    line = extrapolation.extrapolation_lines(e)[-1]
     assert line == (
         "off - on at LR 0.000316 ~-0.050 nats (90% interval of the line -0.200 to 0.100; of one "
         "seed -0.300 to 0.200; 12 pairs); per doubling of width -0.120 nats (90% interval -0.180 "
