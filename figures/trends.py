@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from figures import ladder
-from sweeps.study import rules
+from sweeps.study import ladders, rules
 
 
 def study_of(settings: dict) -> rules.Study:
@@ -20,9 +20,9 @@ def study_of(settings: dict) -> rules.Study:
 def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     """The trend over the ladder's rungs, over the rungs with both arms of the primary
     comparison (per-seed thresholds, censored ones kept at and beyond their bounds): on a depth
-    ladder {"h3"} (sweeps.study.rules.trend_decision); on a width ladder {"w1"} (the same
+    ladder {"h3"} (sweeps.study.ladders.trend_decision); on a width ladder {"w1"} (the same
     rule on widths, with the extrapolation to the core width) and {"w2"}
-    (sweeps.study.rules.carry_decision on the thresholds as multiples of each seed's best LR of
+    (sweeps.study.ladders.carry_decision on the thresholds as multiples of each seed's best LR of
     the reference arm), docs/STUDY.md sections 5 and 11."""
     study = study_of(settings)
     seeds, judged, best = {}, {}, {}
@@ -32,20 +32,21 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
             continue
         n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
         seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
-        best[int(name)] = rules.seed_best_lrs(c, study.reference)
-    t = rules.trend_decision(seeds, judged)
+        best[int(name)] = ladders.seed_best_lrs(c, study.reference)
+    t = ladders.trend_decision(seeds, judged)
     first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
     if not ladder.of({"settings": settings}).is_width:
         return {"h3": first}
     w1 = first
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
         w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
-    w2 = {**_trend(rules.carry_decision(seeds, best, judged), seeds), "bound": rules.CARRY_BOUND}
+    carry = ladders.carry_decision(seeds, best, judged)
+    w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
     w2["seed_best"] = {str(k): v for k, v in best.items()}
     return {"w1": w1, "w2": w2}
 
 
-def _trend(t: rules.Trend, seeds: dict) -> dict:
+def _trend(t: ladders.Trend, seeds: dict) -> dict:
     return {
         "verdict": t.verdict,
         "why": t.why,
@@ -61,8 +62,8 @@ def _points(seeds: dict, judged: dict) -> dict:
     """The points a decided trend was fitted to (its chart): per seed and rung the threshold
     (a censored one at its bound, and where it is moved beyond), and the least-squares line
     of log10 LR on log2 rung with them at their bounds."""
-    points, _ = rules.trend_points(seeds, judged)
-    line, _ = rules.trend_lines(seeds, judged)
+    points, _ = ladders.trend_points(seeds, judged)
+    line, _ = ladders.trend_lines(seeds, judged)
     return {
         "points": [
             {"rung": round(2**x), "lr": 10**y, "beyond": 10**yb, "censored": bool(c)}
@@ -81,7 +82,7 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
     one new seed."""
     study = study_of(settings)
     x0 = math.log2(ladder.CORE_WIDTH)
-    at_bound, beyond = rules.trend_lines(seeds, judged)
+    at_bound, beyond = ladders.trend_lines(seeds, judged)
     by_definition = {
         d: _critical_lines(cells, study, seeds, d, x0) for d in rules.FAILURE_DEFINITIONS
     }
@@ -114,7 +115,7 @@ def _critical_lines(
             for w, c in cells.items()
             if w in seeds and c.has(arm)
         }
-        line, censored = rules.critical_lr_line(per)
+        line, censored = ladders.critical_lr_line(per)
         if line is not None and censored == line.n:  # every value a bound: no line to read
             arms[arm] = {"value": None, "n": line.n, "censored": censored}
         elif line is not None:
@@ -135,7 +136,7 @@ def _gaps(cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: floa
     out = []
     judged = {w: c for w, c in cells.items() if w in seeds}
     for lr in sorted(settings.get("base_lrs") or [])[:2]:
-        line = rules.gap_line(judged, study.reference, study.primary, lr)
+        line = ladders.gap_line(judged, study.reference, study.primary, lr)
         if line is None:
             continue
         p = line.at(x0)

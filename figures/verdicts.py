@@ -15,7 +15,7 @@ import math
 
 from figures import fmt, ladder, present
 from figures.extrapolation import extrapolation_head, extrapolation_lines
-from sweeps.study import rules
+from sweeps.study import ladders, rules
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
@@ -100,7 +100,7 @@ def claim(analysis: dict, name: str) -> str:
 
 
 def test(analysis: dict, name: str) -> str:
-    return TESTS[name].format(rung=ladder.of(analysis).name, bound=fmt.num(rules.CARRY_BOUND, 2))
+    return TESTS[name].format(rung=ladder.of(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
 
 
 def _primary(analysis: dict, depth: dict) -> dict | None:
@@ -264,7 +264,7 @@ TREND_REASONS = {
     "does not fall": "the threshold does not fall with {rung} (slope >= 0 both ways)",
     "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
     "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
-    # W2 (sweeps.study.rules.carry_decision)
+    # W2 (sweeps.study.ladders.carry_decision)
     "carries": "the slope's 90% interval lies inside ±{bound} decades per doubling, censored "
     "values at their bounds and moved beyond them",
     "moves": "the slope's 90% interval lies wholly outside ±{bound} decades per doubling both "
@@ -281,7 +281,7 @@ SPECS = {"n_layer": "sweeps/specs/cpu-depth.toml", "n_embd": "sweeps/specs/cpu-w
 
 
 def trend(analysis: dict, name: str) -> dict:
-    """A ladder's trend verdict (H3 and W1: sweeps.study.rules.trend_decision; W2:
+    """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis["h3"], ["w1"], ["w2"]): the
     threshold per rung, the slopes with their 90% intervals, and W1's extrapolation to the
     core width."""
@@ -343,7 +343,7 @@ def trend(analysis: dict, name: str) -> dict:
     if a:
         base["slope"] = a
     words = {
-        k: v.format(rung=rung.name, bound=fmt.num(t.get("bound", rules.CARRY_BOUND), 2))
+        k: v.format(rung=rung.name, bound=fmt.num(t.get("bound", ladders.CARRY_BOUND), 2))
         for k, v in TREND_REASONS.items()
     }
     if name == "W2":

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sweeps.study import rules, stats
+from sweeps.study import ladders, rules, stats
 from sweeps.study import simulate as sim
 
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
@@ -411,25 +411,25 @@ def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
         4: [inside(0.02), inside(0.025), inside(0.022)],
         8: [inside(0.008), inside(0.01), inside(0.009)],
     }
-    t = rules.trend_decision(falling, judged)
+    t = ladders.trend_decision(falling, judged)
     assert (t.verdict, t.why, t.censored) == (rules.SUPPORTED, "falls", 0)
     assert t.at_bound.upper < 0 and t.at_bound.slope == pytest.approx(t.beyond.slope)
     # "<= bottom" at depth 8 agrees with the fall wherever it lies below the grid
     low = {**falling, 8: [inside(0.008), g(1e-3, "below"), inside(0.009)]}
-    assert rules.trend_decision(low, judged).verdict == rules.SUPPORTED
+    assert ladders.trend_decision(low, judged).verdict == rules.SUPPORTED
     # "none in the grid" at depth 8 could lie anywhere above 0.1: the censoring decides
     none = {**falling, 8: [g(math.nan, "none"), g(math.nan, "none"), inside(0.009)]}
-    t = rules.trend_decision(none, judged)
+    t = ladders.trend_decision(none, judged)
     assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 2)
     rising = {
         d: [inside(v * 1.1), inside(v), inside(v * 0.9)]
         for d, v in ((2, 0.01), (4, 0.02), (8, 0.04))
     }
-    assert rules.trend_decision(rising, judged).verdict == rules.NOT_SUPPORTED
+    assert ladders.trend_decision(rising, judged).verdict == rules.NOT_SUPPORTED
     two = {2: falling[2], 4: falling[4]}
-    assert rules.trend_decision(two, judged).why == "too few depths"
+    assert ladders.trend_decision(two, judged).why == "too few depths"
     short = {**falling, 4: [inside(0.02)]}
-    assert rules.trend_decision(short, judged).short == [4]
+    assert ladders.trend_decision(short, judged).short == [4]
 
 
 def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries():
@@ -456,35 +456,35 @@ def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries()
             best[w] = [b * j for j in 10 ** rng.normal(0, 0.01, 4)]
         return thresholds, best
 
-    carries = rules.carry_decision(*ladder(-1.0), judged)
+    carries = ladders.carry_decision(*ladder(-1.0), judged)
     assert (carries.verdict, carries.why) == (rules.SUPPORTED, "carries")
     assert abs(carries.at_bound.slope) < 0.05
     # the best LR does not move: the multiple falls by log10(2) = 0.3 decades per doubling
-    moves = rules.carry_decision(*ladder(0.0), judged)
+    moves = ladders.carry_decision(*ladder(0.0), judged)
     assert (moves.verdict, moves.why) == (rules.NOT_SUPPORTED, "moves")
     assert moves.at_bound.slope == pytest.approx(-0.301, abs=0.05)
     # the same thresholds judged on their own (W1) fall
-    assert rules.trend_decision(ladder(0.0)[0], judged).verdict == rules.SUPPORTED
+    assert ladders.trend_decision(ladder(0.0)[0], judged).verdict == rules.SUPPORTED
     # W2 reads each threshold at its bracket's top (the first LR called necessary), not at
     # its interpolated value: tops that fall with width while the values stay flat move it
     flat = {w: [g(0.05, "", (0.03, 0.4 * 64 / w))] * 4 for w in widths}
     unit = {w: [0.01] * 4 for w in widths}
-    t = rules.carry_decision(flat, unit, judged)
+    t = ladders.carry_decision(flat, unit, judged)
     assert t.at_bound.slope == pytest.approx(-1 / math.log2(10), abs=1e-9)
-    assert rules.trend_decision(flat, judged).at_bound.slope == pytest.approx(0.0, abs=1e-12)
+    assert ladders.trend_decision(flat, judged).at_bound.slope == pytest.approx(0.0, abs=1e-12)
     # a seed with no best LR (NaN) is left out, not counted at 1x
     thresholds, best = ladder(-1.0)
     best[96][0] = math.nan
-    t = rules.carry_decision(thresholds, best, judged)
+    t = ladders.carry_decision(thresholds, best, judged)
     assert t.verdict == rules.SUPPORTED and t.at_bound.n == 11
     # "none in the grid" in most seeds of the widest, judged up to 0.03 only (its threshold
     # is 0.025): at its bound it carries, half a decade beyond it does not: censoring decides
     thresholds[128] = [g(math.nan, "none")] * 3 + [thresholds[128][3]]
-    t = rules.carry_decision(thresholds, best, {**judged, 128: [3.16e-4, 1e-3, 1e-2, 0.03]})
+    t = ladders.carry_decision(thresholds, best, {**judged, 128: [3.16e-4, 1e-3, 1e-2, 0.03]})
     assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 3)
     # judged up to 1 (40x its real threshold), "none" there means the multiple moved
-    assert rules.carry_decision(thresholds, best, judged).verdict == rules.NOT_SUPPORTED
-    assert rules.carry_decision({64: thresholds[64]}, best, judged).why == "too few sizes"
+    assert ladders.carry_decision(thresholds, best, judged).verdict == rules.NOT_SUPPORTED
+    assert ladders.carry_decision({64: thresholds[64]}, best, judged).why == "too few sizes"
     # the multiple's unit really is per seed: seed_best_lrs reads each seed's own best LR
     cells = rules.build_cells(
         {
@@ -499,5 +499,5 @@ def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries()
         for lr in (1e-4, 1e-3, 1e-2)
         for s in (0, 1)
     )[4]
-    assert rules.seed_best_lrs(cells, "off") == [1e-2, 1e-3]
-    assert all(math.isnan(v) for v in rules.seed_best_lrs(cells, "on"))
+    assert ladders.seed_best_lrs(cells, "off") == [1e-2, 1e-3]
+    assert all(math.isnan(v) for v in ladders.seed_best_lrs(cells, "on"))

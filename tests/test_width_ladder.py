@@ -299,7 +299,7 @@ def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widt
 
 
 def test_the_gap_line_fits_each_seeds_paired_gap_on_log2_width():
-    from sweeps.study import rules
+    from sweeps.study import ladders, rules
 
     # planted: the gap halves per doubling of width, each seed offset by its own constant
     # (persistent per seed); a seed whose on run did not finish at width 128 is no pair there
@@ -319,15 +319,15 @@ def test_the_gap_line_fits_each_seeds_paired_gap_on_log2_width():
                 x.append(math.log2(w))
                 y.append(gap + o)
     cells = rules.build_cells(rows, "n_embd")
-    line = rules.gap_line(cells, "off", "on", 3.16e-4)
+    line = ladders.gap_line(cells, "off", "on", 3.16e-4)
     slope, intercept = np.polyfit(x, y, 1)
     assert line.n == 8 and line.slope == pytest.approx(slope) and slope < 0
     assert line.intercept == pytest.approx(intercept)
     lo, hi = line.slope_bounds()
     assert lo < slope < hi < 0  # the shrink is shown: the seeds' offsets are small against it
     # an LR no width ran, or an arm no width has, is no line
-    assert rules.gap_line(cells, "off", "on", 1e-3) is None
-    assert rules.gap_line(cells, "off", "off-warm", 3.16e-4) is None
+    assert ladders.gap_line(cells, "off", "on", 1e-3) is None
+    assert ladders.gap_line(cells, "off", "off-warm", 3.16e-4) is None
 
 
 def test_the_extrapolation_reads_the_low_lr_gap_at_the_core_width(falling):

@@ -1,13 +1,18 @@
-"""The depth ladder's token-matched check (docs/STUDY.md section 11), on typed inputs.
+"""The ladders' rules (docs/STUDY.md sections 5 and 11), on typed inputs: how the necessity
+threshold moves with size (H3 on a depth ladder, W1 on a width ladder: the slope of each
+seed's log10 threshold on log2 size, censored thresholds kept at their bounds and moved beyond
+them), whether the practitioner's multiple carries across widths (W2), the descriptive lines a
+width ladder carries to the core width (the threshold, each arm's critical LR, the low-LR gap),
+and the depth ladder's token-matched check.
 
-A depth ladder holds tokens per run fixed, so its deepest rung sees the fewest tokens per
-parameter (depth 8 of `cpu-depth`: 5.6, against depth 4's 10.3). If the threshold falls with
-depth (H3), part of that fall may be a short budget rather than depth. The check reruns the
-deepest rung with the steps that match the reference rung's tokens per parameter, at the LRs of
-its threshold bracket and of `off`'s critical-LR bracket; the trend survives when both the
-check's threshold and its `off` median critical LR (failure definition *stuck*) still lie below
-the reference rung's. Both below: survives; neither: the trend is a tokens-per-parameter
-effect; one of the two: inconclusive.
+The token-matched check: a depth ladder holds tokens per run fixed, so its deepest rung sees
+the fewest tokens per parameter (depth 8 of `cpu-depth`: 5.6, against depth 4's 10.3). If the
+threshold falls with depth (H3), part of that fall may be a short budget rather than depth. The
+check reruns the deepest rung with the steps that match the reference rung's tokens per
+parameter, at the LRs of its threshold bracket and of `off`'s critical-LR bracket; the trend
+survives when both the check's threshold and its `off` median critical LR (failure definition
+*stuck*) still lie below the reference rung's. Both below: survives; neither: the trend is a
+tokens-per-parameter effect; one of the two: inconclusive.
 
 "Below" is read on what the grid can show: a bracket (lo, hi] holds its value above lo and at
 or under hi; a censored value holds everything beyond its grid end. The check lies below the
@@ -23,8 +28,10 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.study.stats import GridValue
+import numpy as np
+
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Cells
+from sweeps.study.stats import GridValue, Line, Slope, line_fit, slope
 
 
 class TokenCheck(NamedTuple):
@@ -98,3 +105,179 @@ def token_check(
     if not (t or c):
         return TokenCheck(NOT_SUPPORTED, "token effect", t, c)
     return TokenCheck(INCONCLUSIVE, "mixed", t, c)
+
+
+CENSOR_SHIFT = 0.5  # decades a censored per-seed threshold moves beyond its bound (H3)
+
+
+class Trend(NamedTuple):
+    """H3 (or a width trend): the verdict, why ('too few depths', 'too few points' with the
+    depths named, 'falls', 'does not fall', 'censoring decides', 'not shown'), and the slope of
+    log10(threshold) per doubling with each censored value at its bound and moved beyond it."""
+
+    verdict: str
+    why: str
+    at_bound: Slope | None
+    beyond: Slope | None
+    censored: int
+    short: list[int]
+
+
+def trend_points(
+    seed_thresholds: dict[int, list[GridValue]],
+    judged: dict[int, list[float]],
+    per: dict[int, list[float]] | None = None,
+    top: bool = False,
+):
+    """(x = log2 size, y at the bound, y moved beyond, censored?) for every per-seed threshold,
+    censored ones kept (docs/STUDY.md section 5, H3): "<= bottom" at the lowest LR judged and
+    CENSOR_SHIFT decades lower; "none in the grid" at the highest LR judged and that much higher.
+    per: a value per seed (aligned with seed_thresholds) that y is taken relative to, as a
+    multiple (W2: the threshold as a multiple of the seed's best LR without QK-norm); a seed
+    without one (NaN) is left out. top: a threshold inside the grid at its bracket's top, the
+    first LR the rule called QK-norm necessary at (W2's "threshold bracket top"), instead of
+    its interpolated value (H3, W1). Sizes with fewer than 2 points are returned apart."""
+    points, short = [], []
+    for size, values in sorted(seed_thresholds.items()):
+        lrs = judged.get(size) or []
+        units = (per or {}).get(size) or [1.0] * len(values)
+        found = []
+        for v, unit in zip(values, units):
+            if not (unit > 0 and math.isfinite(unit)):
+                continue
+            base = math.log10(unit)
+            if v.kind == "":
+                at = v.bracket[1] if top and v.bracket else v.value
+                found.append((math.log10(at) - base,) * 2 + (False,))
+            elif v.kind == "below":
+                y = math.log10(v.value) - base
+                found.append((y, y - CENSOR_SHIFT, True))
+            elif v.kind == "none" and lrs:
+                y = math.log10(max(lrs)) - base
+                found.append((y, y + CENSOR_SHIFT, True))
+        if len(found) < 2:
+            short.append(size)
+        points += [(math.log2(size), *f) for f in found]
+    return points, short
+
+
+def trend_decision(
+    seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]], min_sizes: int = 3
+) -> Trend:
+    """H3 (docs/STUDY.md section 5): supported when the slope's one-sided 95% upper bound is
+    below 0 with censored values at their bounds and moved beyond; not supported when the slope
+    is >= 0 both ways; inconclusive otherwise."""
+    if len(seed_thresholds) < min_sizes:
+        return Trend(INCONCLUSIVE, "too few depths", None, None, 0, [])
+    points, short = trend_points(seed_thresholds, judged)
+    if short:
+        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
+    x = [p[0] for p in points]
+    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
+    n_censored = sum(p[3] for p in points)
+    if a.upper < 0 and b.upper < 0:
+        return Trend(SUPPORTED, "falls", a, b, n_censored, [])
+    if a.slope >= 0 and b.slope >= 0:
+        return Trend(NOT_SUPPORTED, "does not fall", a, b, n_censored, [])
+    decides = (a.upper < 0) != (b.upper < 0) or (a.slope >= 0) != (b.slope >= 0)
+    return Trend(
+        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
+    )
+
+
+def trend_lines(
+    seed_thresholds: dict[int, list[GridValue]],
+    judged: dict[int, list[float]],
+    per: dict[int, list[float]] | None = None,
+) -> tuple[Line | None, Line | None]:
+    """The least-squares lines a trend's slopes come from (trend_points: log10 values on log2
+    size), censored values at their bounds and moved beyond them: what an extrapolation reads
+    (docs/STUDY.md section 11: the width ladder's line for the core width)."""
+    points, _ = trend_points(seed_thresholds, judged, per)
+    x = [p[0] for p in points]
+    return line_fit(x, [p[1] for p in points]), line_fit(x, [p[2] for p in points])
+
+
+def critical_lr_line(per_size: dict[int, list[GridValue]]) -> tuple[Line | None, int]:
+    """An arm's per-seed critical LRs (log10) on log2 size, descriptive: a censored one at its
+    bound (the grid's edge it lies beyond), one not found left out; with the number censored."""
+    x, y, censored = [], [], 0
+    for size, values in sorted(per_size.items()):
+        for v in values:
+            if v.kind == "none" or not (v.value > 0 and math.isfinite(v.value)):
+                continue
+            x.append(math.log2(size))
+            y.append(math.log10(v.value))
+            censored += not v.inside
+    return line_fit(x, y), censored
+
+
+def gap_line(cells: dict[int, Cells], reference: str, primary: str, lr: float) -> Line | None:
+    """The low-LR gap on log2 size, descriptive (docs/STUDY.md section 11: it shrinks with
+    width): each seed's paired difference reference - primary (effective loss, nats) at the LR,
+    at every size where both of that seed's runs finished there. None below 3 points or with
+    one size."""
+    x, y = [], []
+    for size, c in sorted(cells.items()):
+        j = next((k for k, v in enumerate(c.lrs) if math.isclose(v, lr)), None)
+        if j is None or not (c.has(reference) and c.has(primary)):
+            continue
+        for d in c.loss[c.arm(reference), j] - c.loss[c.arm(primary), j]:
+            if math.isfinite(d):
+                x.append(math.log2(size))
+                y.append(float(d))
+    return line_fit(x, y)
+
+
+CARRY_BOUND = 0.15  # W2: decades per doubling of width within which a multiple carries
+
+
+def carry_decision(
+    seed_thresholds: dict[int, list[GridValue]],
+    seed_best: dict[int, list[float]],
+    judged: dict[int, list[float]],
+    bound: float = CARRY_BOUND,
+    min_sizes: int = 3,
+) -> Trend:
+    """W2 (docs/STUDY.md section 11): the threshold's bracket top (the first LR QK-norm was
+    called necessary at) as a multiple of the seed's best LR without QK-norm carries across
+    sizes when the slope of its log10 per doubling has its 90% interval inside +-bound with
+    censored values at their bounds and moved beyond (a TOST on the slope); not supported when
+    both placements put the interval wholly outside; else inconclusive."""
+    if len(seed_thresholds) < min_sizes:
+        return Trend(INCONCLUSIVE, "too few sizes", None, None, 0, [])
+    points, short = trend_points(seed_thresholds, judged, seed_best, top=True)
+    if short:
+        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
+    x = [p[0] for p in points]
+    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
+    n_censored = sum(p[3] for p in points)
+
+    def inside(s: Slope) -> bool:
+        return -bound < s.lower and s.upper < bound
+
+    def outside(s: Slope) -> bool:
+        return s.lower > bound or s.upper < -bound
+
+    if inside(a) and inside(b):
+        return Trend(SUPPORTED, "carries", a, b, n_censored, [])
+    if outside(a) and outside(b):
+        return Trend(NOT_SUPPORTED, "moves", a, b, n_censored, [])
+    decides = inside(a) != inside(b) or outside(a) != outside(b)
+    return Trend(
+        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
+    )
+
+
+def seed_best_lrs(cells: Cells, arm: str) -> list[float]:
+    """Each seed's best LR for the arm (lowest capped loss among its finished runs; NaN for a
+    seed with none), in cells.seeds order: the unit of W2's multiple."""
+    if not cells.has(arm):
+        return [math.nan] * len(cells.seeds)
+    a = cells.arm(arm)
+    out = []
+    for s in range(len(cells.seeds)):
+        losses = cells.loss[a, :, s]
+        ok = np.isfinite(losses)
+        out.append(float(cells.lrs[int(np.nanargmin(losses))]) if ok.any() else math.nan)
+    return out
