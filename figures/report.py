@@ -698,6 +698,20 @@ def _final_diagnostics(
     return out.reset_index().sort_values([rung, "lr", "arm"], ignore_index=True)
 
 
+def _host(host) -> str:
+    """One host as the report names it: CPU, its widest vector extension, thread counts."""
+    if not isinstance(host, dict):
+        return "not recorded (runs made before hosts were)"
+    simd = host.get("simd") or []
+    widest = next((f for f in ("avx512f", "avx2", "avx") if f in simd), "")
+    threads = ", ".join(f"{k}={v}" for k, v in sorted((host.get("threads") or {}).items()))
+    return (
+        f"{host.get('cpu') or 'unknown CPU'}"
+        + (f" ({widest})" if widest else "")
+        + f", {host.get('cpus')} CPUs, threads {threads or 'default'}"
+    )
+
+
 def _provenance(runs: pd.DataFrame) -> str:
     prov = [p for p in runs.provenance if isinstance(p, dict)]
     if not any(prov):  # a report rebuilt from an earlier analysis's runs table
@@ -721,6 +735,7 @@ def _provenance(runs: pd.DataFrame) -> str:
         for r in runs.itertuples()
         if isinstance(r.provenance, dict)
     )
+    hosts = Counter(_host(p.get("host")) for p in prov)
     started = sorted(p["started_at"] for p in prov if p.get("started_at"))
 
     def listing(counter):
@@ -735,6 +750,8 @@ def _provenance(runs: pd.DataFrame) -> str:
         + "; ".join(f"{k} {', '.join(sorted(v))}" for k, v in sorted(versions.items())),
         "- Python: " + ", ".join(sorted({p.get("python") or "unknown" for p in prov})),
         "- Platforms: " + ", ".join(sorted({p.get("platform") or "unknown" for p in prov})),
+        # A CPU run is bit-identical only on the same processor kind and thread counts.
+        f"- Hosts: {'; '.join(f'{k} ({n} runs)' for k, n in sorted(hosts.items()))}",
     ]
     if started:
         lines.append(f"- Runs started between {started[0]} and {started[-1]}")

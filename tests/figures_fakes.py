@@ -38,6 +38,12 @@ PROVENANCE = {
     "versions": {"numpy": "2.0.0", "torch": "2.4.0"},
     "python": "3.11.0",
     "platform": "Linux-test",
+    "host": {
+        "cpu": "Test CPU",
+        "simd": ["avx", "avx2"],
+        "cpus": 2,
+        "threads": {"OMP_NUM_THREADS": "1"},
+    },
     "started_at": "2025-01-01T00:00:00+00:00",
 }
 ARM_SETTINGS = {

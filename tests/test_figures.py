@@ -298,6 +298,8 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
     ):
         assert heading in text, heading
     assert "**Verdict: supported.**" in text
+    # the host each run trained on: a CPU run is bit-identical only on the same kind
+    assert "- Hosts: Test CPU (avx2), 2 CPUs, threads OMP_NUM_THREADS=1 (90 runs)" in text
     # the loss table's unit is the tokenizer's, as the charts say it
     unit = present.loss_unit(json.loads((report.parent / "analysis.json").read_text()))
     assert f"### Effective loss ({unit}, mean" in text

@@ -1,14 +1,28 @@
 """Where and with what a run was made: the git state of the code (read once per process),
-package versions, Python, platform, device and start time."""
+package versions, Python, platform, the host (CPU, its vector instructions, thread counts),
+device and start time.
+
+The host matters for reproducibility: float32 training on a CPU is bit-identical only on the
+same processor kind with the same thread counts. Another CPU picks other kernels (another
+vector width, another summation order) and the same config and seed drift apart from the
+first step (docs/DESIGN.md, Devices and reproducibility)."""
 
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+
+from sweeps.platform.blas import THREAD_VARS
+from sweeps.platform.devices import host_cpu_name
+
+# The x86 vector extensions that decide which kernels the math libraries dispatch to (on
+# other processors none is listed and the CPU's name says it).
+SIMD_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile")
 
 
 def provenance(device: str = "") -> dict:
@@ -26,8 +40,29 @@ def provenance(device: str = "") -> dict:
         "versions": versions,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "host": host(),
         "device": device,
         "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
+    """The CPU (name, the vector extensions of SIMD_FLAGS it has) and the thread counts the
+    libraries were told to use (THREAD_VARS as set; unset: the libraries' default)."""
+    flags: set[str] = set()
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": host_cpu_name(),
+        "simd": [flag for flag in SIMD_FLAGS if flag in flags],
+        "cpus": os.cpu_count(),
+        "threads": {var: environ[var] for var in THREAD_VARS if var in environ},
     }
 
 

@@ -1,0 +1,149 @@
+"""How far two trainings of the same configs drift apart: the same run ids (same config, same
+seed) trained twice, on two machines or with other thread counts, compared run by run.
+
+On one CPU with one thread count a run is bit-identical (tests/test_train.py). Another
+processor kind picks other kernels, so the two trainings differ from the first step by float32
+rounding (about 1e-7 of the loss), and training amplifies that: near the edge of stability a
+run's final loss, and even its fate, can change. This prints, per arm and LR, how many runs
+of A and B pair up, how many keep their fate (ok, unstable, diverged; and stuck: diverged or
+worse than the bigram baseline, the study's failure), the median and largest |A - B| of the
+effective loss min(final, L0) (docs/STUDY.md section 3), and for scale the spread the seeds
+give at that cell (the sd over the paired seeds in A): a rerun difference near the seed sd says that
+the seed alone does not fix a run's result there.
+
+    python benchmarks/reruns.py docs/cpu-depth docs/cpu-width --out docs/cpu-width/reruns.md
+
+A and B: a report directory (its runs.parquet) or a runs.parquet file.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sweeps.core.files import write_atomic  # noqa: E402
+from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402
+
+COLUMNS = ("run_id", "arm", "lr", "seed", "status", "init_loss", "final_val_loss", "bigram_loss")
+
+
+def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit code 2, nothing written."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def load_runs(path: Path) -> pd.DataFrame:
+    """A report's run table, each run's effective loss and stuck flag added."""
+    table = path / "runs.parquet" if path.is_dir() else path
+    if not table.exists():
+        fail(f"no run table at {table}; give a report directory or its runs.parquet")
+    runs = pd.read_parquet(table)
+    missing = [c for c in COLUMNS if c not in runs.columns]
+    if missing:
+        fail(f"{table} lacks {', '.join(missing)}; regenerate its report (qktorch figures)")
+    runs = runs[[*COLUMNS, *(c for c in ("provenance_json",) if c in runs.columns)]].copy()
+    runs["fate"] = [outcome_class(s) for s in runs.status]
+    runs = runs[runs.fate.notna()]
+    runs["effective"] = [
+        effective_loss(s, i, f) for s, i, f in zip(runs.status, runs.init_loss, runs.final_val_loss)
+    ]
+    runs["stuck"] = [
+        is_stuck(s, f, b) for s, f, b in zip(runs.status, runs.final_val_loss, runs.bigram_loss)
+    ]
+    return runs
+
+
+def drift(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """One row per (arm, lr) of the runs both A and B finished, highest LR first."""
+    paired = a.merge(b, on=["run_id", "arm", "lr", "seed"], suffixes=("_a", "_b"))
+    rows = []
+    # run ids differ between depths and widths, so an (arm, lr) cell of the pairs is one
+    # config of one rung over the seeds both trained
+    for (arm, lr), cell in paired.groupby(["arm", "lr"]):
+        gap = (cell.effective_a - cell.effective_b).abs()
+        seeds = cell.effective_a  # the same config but for the seed: one cell of one rung
+        rows.append(
+            {
+                "arm": arm,
+                "lr": lr,
+                "pairs": len(cell),
+                "same_fate": int((cell.fate_a == cell.fate_b).sum()),
+                "same_stuck": int((cell.stuck_a == cell.stuck_b).sum()),
+                "median_gap": float(gap.median()),
+                "max_gap": float(gap.max()),
+                "seed_sd": float(seeds.std(ddof=1)) if len(seeds) > 1 else float("nan"),
+            }
+        )
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    return table.sort_values(["lr", "arm"], ascending=[False, True]).reset_index(drop=True)
+
+
+def hosts(runs: pd.DataFrame) -> str:
+    """The hosts the runs record (provenance), or that they record none."""
+    if "provenance_json" not in runs.columns:
+        return "not recorded"
+    found = {
+        (json.loads(p or "{}").get("host") or {}).get("cpu", "not recorded")
+        for p in runs.provenance_json
+    }
+    return ", ".join(sorted(found))
+
+
+def render(table: pd.DataFrame, a_name: str, b_name: str, a: pd.DataFrame, b: pd.DataFrame) -> str:
+    pairs = int(table.pairs.sum())
+    lines = [
+        f"# The same configs trained twice: {a_name} (A) against {b_name} (B)",
+        "",
+        f"{pairs} runs with the same run id (config and seed) finished in both. Hosts: A "
+        f"{hosts(a)}; B {hosts(b)}.",
+        f"Fate kept: {int(table.same_fate.sum())} of {pairs} (ok, unstable, diverged); "
+        f"stuck or not (the study's failure) kept: {int(table.same_stuck.sum())} of {pairs}.",
+        "|A - B| of the effective loss (nats): median over all pairs "
+        f"{np.median(_gaps(a, b)):.3f}, largest {np.max(_gaps(a, b)):.3f}.",
+        "",
+        "| arm | LR | pairs | same fate | same stuck | median abs(A - B) | largest "
+        "| sd over the seeds (A) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        lines.append(
+            f"| {r.arm} | {r.lr:.3g} | {r.pairs} | {r.same_fate} | {r.same_stuck} | "
+            f"{r.median_gap:.3f} | {r.max_gap:.3f} | {r.seed_sd:.3f} |"
+        )
+    command = " ".join(["python", "benchmarks/reruns.py", *sys.argv[1:]])
+    return "\n".join([*lines, "", f"Made by `{command}`.", ""])
+
+
+def _gaps(a: pd.DataFrame, b: pd.DataFrame) -> np.ndarray:
+    paired = a.merge(b, on="run_id", suffixes=("_a", "_b"))
+    return (paired.effective_a - paired.effective_b).abs().to_numpy()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("a", type=Path, help="report directory or runs.parquet (A)")
+    parser.add_argument("b", type=Path, help="report directory or runs.parquet (B)")
+    parser.add_argument("--out", type=Path, help="also write the table here (markdown)")
+    args = parser.parse_args(argv)
+    a, b = load_runs(args.a), load_runs(args.b)
+    table = drift(a, b)
+    if table.empty:
+        fail(f"{args.a} and {args.b} share no finished run id; compare two sweeps of one config")
+    text = render(table, str(args.a), str(args.b), a, b)
+    print(text)
+    if args.out:
+        write_atomic(args.out, text)
+
+
+if __name__ == "__main__":
+    main()

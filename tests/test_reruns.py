@@ -1,0 +1,90 @@
+"""benchmarks/reruns.py: the same run ids trained twice, compared run by run, on tables with
+a known answer."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from benchmarks import reruns
+
+L0, BIGRAM = 5.5, 2.34
+
+
+def run(arm, lr, seed, status, final, cpu="CPU A"):
+    return {
+        "run_id": f"torch-{arm}-lr{lr}-s{seed}",
+        "arm": arm,
+        "lr": lr,
+        "seed": seed,
+        "status": status,
+        "init_loss": L0,
+        "final_val_loss": final,
+        "bigram_loss": BIGRAM,
+        "provenance_json": json.dumps({"host": {"cpu": cpu}}),
+    }
+
+
+@pytest.fixture
+def tables(tmp_path):
+    a = [
+        run("off", 0.1, 0, "ok", 1.30),
+        run("off", 0.1, 1, "ok", 1.50),
+        run("off", 1.0, 0, "diverged", float("nan")),
+        run("off", 1.0, 1, "unstable", 2.20),  # below the bigram baseline: not stuck
+        run("on", 0.1, 0, "ok", 1.20),
+        run("on", 0.1, 1, "running", float("nan")),  # unfinished: pairs with nothing
+    ]
+    b = [
+        run("off", 0.1, 0, "ok", 1.40, "CPU B"),
+        run("off", 0.1, 1, "ok", 1.45, "CPU B"),
+        run("off", 1.0, 0, "unstable", 3.00, "CPU B"),  # fate changes, still stuck
+        run("off", 1.0, 1, "unstable", 2.50, "CPU B"),  # now stuck
+        run("on", 0.1, 0, "ok", 1.20, "CPU B"),
+        run("on", 0.1, 1, "ok", 1.25, "CPU B"),
+        run("on", 0.3, 0, "ok", 1.25, "CPU B"),  # only in B
+    ]
+    pd.DataFrame(a).to_parquet(tmp_path / "a.parquet")
+    (tmp_path / "b").mkdir()
+    pd.DataFrame(b).to_parquet(tmp_path / "b" / "runs.parquet")
+    return tmp_path
+
+
+def test_pairs_by_run_id_and_measures_fate_and_effective_loss_drift(tables):
+    a, b = reruns.load_runs(tables / "a.parquet"), reruns.load_runs(tables / "b")
+    table = reruns.drift(a, b).set_index(["arm", "lr"])
+    assert list(table.index) == [("off", 1.0), ("off", 0.1), ("on", 0.1)]  # highest LR first
+    off_top = table.loc[("off", 1.0)]
+    # a diverged run counts at L0: |5.5 - 3.0| and |2.2 - 2.5|
+    assert off_top.pairs == 2 and off_top.max_gap == pytest.approx(2.5)
+    assert off_top.median_gap == pytest.approx((2.5 + 0.3) / 2)
+    assert off_top.same_fate == 1 and off_top.same_stuck == 1
+    off_mid = table.loc[("off", 0.1)]
+    assert off_mid.same_fate == 2 and off_mid.max_gap == pytest.approx(0.1)
+    assert off_mid.seed_sd == pytest.approx(pd.Series([1.30, 1.50]).std())
+    on = table.loc[("on", 0.1)]  # the unfinished run of A pairs with nothing
+    assert on.pairs == 1 and on.max_gap == 0.0 and pd.isna(on.seed_sd)
+
+
+def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
+    out = tables / "drift.md"
+    reruns.main([str(tables / "a.parquet"), str(tables / "b"), "--out", str(out)])
+    text = out.read_text()
+    assert text == capsys.readouterr().out.rstrip("\n") + "\n"
+    assert "5 runs with the same run id" in text and "Hosts: A CPU A; B CPU B" in text
+    assert "Fate kept: 4 of 5" in text and "kept: 4 of 5." in text
+    assert "| off | 1 | 2 | 1 | 1 | 1.400 | 2.500 | 2.333 |" in text
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tables, capsys):
+    out = tables / "drift.md"
+    with pytest.raises(SystemExit) as stop:
+        reruns.main([str(tables / "absent"), str(tables / "b"), "--out", str(out)])
+    assert stop.value.code == 2 and not out.exists()
+    assert capsys.readouterr().err.count("\n") == 1
+    lone = pd.DataFrame([run("on", 0.5, 9, "ok", 1.0)])
+    lone.to_parquet(tables / "lone.parquet")
+    with pytest.raises(SystemExit) as stop:
+        reruns.main([str(tables / "a.parquet"), str(tables / "lone.parquet"), "--out", str(out)])
+    assert stop.value.code == 2 and not out.exists()
+    assert "share no finished run id" in capsys.readouterr().err
