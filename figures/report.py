@@ -9,8 +9,6 @@ clock reads).
 from __future__ import annotations
 
 import json
-from collections import Counter
-from functools import reduce
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +28,12 @@ from figures import (
     rejudged,
     tables,
     token_check,
+    what_ran,
 )
 from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
-from sweeps.study.stats import STUDY_SHA256
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HYPOTHESES = opening.HYPOTHESES  # those a sweep decides (its ladder's trend: H3, or W1, W2)
@@ -72,11 +70,11 @@ def make_report(
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
     view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
-    sections = [_header(results, result)]
+    sections = [what_ran.header(results, result)]
     if not result["depths"]:
         sections += [
-            _setup(results, result),
-            _runs(view),
+            what_ran.setup(results, result),
+            what_ran.runs(view),
             "## Results\n\nNo run has finished yet (ok, unstable or diverged): "
             "nothing to analyse. Rerun this command when runs have finished.\n",
         ]
@@ -90,15 +88,15 @@ def make_report(
         sections += [
             _answer(results, view, figures, formats),
             rejudged.section(source["previous"] if source else None, result, source),
-            _setup(results, result),
-            _runs(view),
+            what_ran.setup(results, result),
+            what_ran.runs(view),
             _verdicts(result),
             _figure_section(figures, formats, out_dir),
             _tables(result, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets
         sections += filter(None, [interventions.section(result), budget.section(result)])
-    sections.append(_provenance(results.runs))
+    sections.append(what_ran.provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))
     return path
@@ -197,166 +195,6 @@ def _high_stable_lr(result: dict) -> float:
 
 
 # -- sections ----------------------------------------------------------------------------------
-def _configs(results: SweepResults) -> list:
-    """The RunConfig of every run in the report's table whose config reads."""
-    return [c for c in map(results.config, results.runs.run_id) if c is not None]
-
-
-def _header(results: SweepResults, result: dict) -> str:
-    lines = [f"# QK-norm study: sweep `{results.name}`", ""]
-    if any(c.data.corpus == "builtin" for c in _configs(results)):
-        lines += [
-            "> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
-            "stories, not on TinyStories: they show the harness and the mechanism, not "
-            "results about natural text.",
-            "",
-        ]
-    if results.spec.get("description"):
-        lines += [str(results.spec["description"]).strip(), ""]
-    if results.ignored:
-        lines += [left_out_notice(results), ""]
-    lines += [
-        f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
-        + (
-            ""
-            if result["settings"]["preregistered"]
-            else " (the plan has no pre-registered [study]: verdicts are inconclusive)"
-        )
-        + ".",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def left_out_notice(results: SweepResults) -> str:
-    """The report (and the terminal) says when it covers fewer run directories than the
-    sweep folder holds: those its plan.json does not plan (another definition's or another
-    backend's runs)."""
-    by_backend = Counter(rid.split("-", 1)[0] for rid in results.ignored)
-    held = len(results.runs) + len(results.ignored)
-    kinds = ", ".join(f"{n} {b}" for b, n in sorted(by_backend.items()))
-    return (
-        f"> **This report covers {len(results.runs)} of the {held} run directories in "
-        f"`{results.name}`**: {len(results.ignored)} ({kinds}) are not in its plan.json (runs "
-        f"of an earlier definition, another preset, grid or --set, or of another backend) and "
-        f"are left out of everything below; `status {results.name}` names the planned runs."
-    )
-
-
-def _setup(results: SweepResults, result: dict) -> str:
-    configs, s = _configs(results), result["settings"]
-
-    def values(field: str, f=str, sep=", "):
-        """The distinct values of a RunConfig field ("model.n_embd") over the runs, sorted."""
-        found = {reduce(getattr, field.split("."), cfg) for cfg in configs}
-        return sep.join(f(v) for v in sorted(found))
-
-    def either(field: str) -> str:
-        """A setting that may differ by arm: one run has one warmup, "120 or 480"."""
-        return values(field, sep=" or ")
-
-    crosscheck = _crosscheck_text(results)
-    c = result["compute"]
-    hours = "; ".join(
-        f"{present.seconds(h * 3600)} of device time on {d}"
-        for d, h in sorted(c["device_hours"].items())
-    )
-    return "\n".join(
-        [
-            "## Setup",
-            "",
-            f"- Data: corpus {values('data.corpus')}, tokenizer {values('data.tokenizer')}",
-            f"- Model: nanoGPT-style pre-norm decoder, width {values('model.n_embd')}, heads "
-            f"{values('model.n_head')}, context {values('model.block_size')}, block norm "
-            f"{values('model.norm')}; depths (layers) {values('model.n_layer')}",
-            "- Parametrization: standard (no muP: it transfers learning rates by design and would "
-            "confound the result)",
-            f"- Optimizer: AdamW (betas {either('train.beta1')}/{either('train.beta2')}), "
-            f"weight decay {either('train.weight_decay')} ({either('train.weight_decay_mode')}) "
-            f"on 2-D weights, warmup {either('train.warmup_steps')} steps then cosine to "
-            f"{either('train.min_lr_ratio')} x peak, gradient clip {either('train.grad_clip')}",
-            f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
-            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
-            f"- Token budget: {_budgets(result)}",
-            f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
-            f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
-            f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
-            f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
-            f"effect {s['min_sensitivity']:g} nats; target loss "
-            f"{fmt.num(s['target_loss'], 2)} nats",
-            f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
-            f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
-            f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
-            f"{c['runs']} runs",
-            "",
-            "### Arms",
-            "",
-            tables.arms(results.spec, result),
-            "",
-        ]
-    )
-
-
-def _crosscheck_text(results: SweepResults) -> str:
-    cc = results.crosscheck
-    if cc is None:
-        return (
-            "**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
-            f"--sweep {results.name}` before trusting these results"
-        )
-    n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
-    return (
-        f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
-        f"{len(cc.get('configs', []))} model configs)"
-    )
-
-
-def _budgets(result: dict) -> str:
-    """Tokens per run, and tokens per parameter at every rung (all parameters)."""
-    parts, rung = [], ladder.of(result)
-    for depth in sorted(result["depths"], key=int):
-        t = result["depths"][depth]["tokens_per_param"]
-        per = ", ".join(
-            f"{int(b):,} tokens ({r:.3g} per parameter)" for b, r in t["by_budget"].items()
-        )
-        parts.append(f"{rung.label(depth)} ({t['params']:,} parameters): {per}")
-    return "; ".join(parts) or "n/a"
-
-
-def _runs(result: dict) -> str:
-    runs = result["runs"]
-    counts = Counter(r["status"] for r in runs)
-    counts["missing"] = sum(p["status"] == "missing" for p in result["problems"])
-    order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]
-    lines = [
-        "## Runs",
-        "",
-        "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
-        "smoothed train loss ended above its minimum by more than the spike margin"
-        + _baseline_clause(result)
-        + "); **diverged** (stopped: "
-        "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
-        "missing runs are left out of every statistic.",
-        "",
-        tables.markdown(
-            order + ["total"],
-            [[str(counts[s]) for s in order] + [str(sum(counts[s] for s in order))]],
-        ),
-        "### The outcome of every run",
-        "",
-        "One letter per seed: o ok, u unstable, d diverged, - not in the statistics.",
-        "",
-        tables.outcome_grid(result),
-    ]
-    if result["problems"]:
-        problems = tables.problems(result["problems"], ladder.of(result))
-        lines += ["### Runs not in the statistics", "", problems]
-    unstable = [r for r in runs if r["status"] == "unstable"]
-    if unstable:
-        lines += ["### Why runs are unstable", "", tables.unstable(unstable)]
-    return "\n".join(lines)
-
-
 def _keep_previous(report_dir: Path, out_dir: Path) -> None:
     """A pre-v4 report re-judged in place keeps its analysis.json and report.md, renamed, so
     v3's verdicts stay beside v4's (never overwritten once kept)."""
@@ -364,23 +202,6 @@ def _keep_previous(report_dir: Path, out_dir: Path) -> None:
         old, new = report_dir / name, out_dir / kept
         if old.is_file() and not new.exists():
             write_atomic(new, old.read_text())
-
-
-def _baseline_clause(view: dict) -> str:
-    """How the baseline rule reads in the outcome definition: on, or switched off."""
-    b = present.baselines(view)
-    rule = b["rule"]
-    if rule == "none":
-        value = f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else ""
-        return (
-            f"; the baseline rule is **off** for this sweep (train.baseline = none): a run "
-            f"worse than the bigram baseline{value} still counts as ok"
-        )
-    name = rule or "bigram"
-    value = b.get(name) if name in ("bigram", "unigram") else None
-    return f", or its final loss is worse than the data's {name} baseline" + (
-        f" ({value:.3f} nats)" if value is not None else ""
-    )
 
 
 EFFECTIVE_LOSS = (
@@ -411,7 +232,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
     lines = ["## The answer", "", *opening.markdown(view)]
     lines += [
-        f"These runs: corpus {corpus} (tokenizer {tokenizer}), {_budgets(view)}, seeds "
+        f"These runs: corpus {corpus} (tokenizer {tokenizer}), {what_ran.budgets(view)}, seeds "
         f"{seeds}; {len(view['runs'])} runs, primary comparison {s['reference']} vs "
         f"{s['primary']}, minimum effect {s['min_effect']:g} nats.",
         "",
@@ -696,63 +517,3 @@ def _final_diagnostics(
     )
     out = last.groupby(["arm", rung, "lr"])[columns].median()
     return out.reset_index().sort_values([rung, "lr", "arm"], ignore_index=True)
-
-
-def _host(host) -> str:
-    """One host as the report names it: CPU, its widest vector extension, thread counts."""
-    if not isinstance(host, dict):
-        return "not recorded (runs made before hosts were)"
-    simd = host.get("simd") or []
-    widest = next((f for f in ("avx512f", "avx2", "avx") if f in simd), "")
-    threads = ", ".join(f"{k}={v}" for k, v in sorted((host.get("threads") or {}).items()))
-    return (
-        f"{host.get('cpu') or 'unknown CPU'}"
-        + (f" ({widest})" if widest else "")
-        + f", {host.get('cpus')} CPUs, threads {threads or 'default'}"
-    )
-
-
-def _provenance(runs: pd.DataFrame) -> str:
-    prov = [p for p in runs.provenance if isinstance(p, dict)]
-    if not any(prov):  # a report rebuilt from an earlier analysis's runs table
-        return (
-            "## Provenance\n\nNot kept with these runs' data (rebuilt from an earlier "
-            f"analysis's runs table): {archive.OLD_REPORT} beside this report records it.\n"
-        )
-    commits = Counter(
-        (
-            p.get("git_commit") or "unknown",
-            {True: "dirty", False: "clean"}.get(p.get("git_dirty"), "unknown"),
-        )
-        for p in prov
-    )
-    versions: dict[str, set] = {}
-    for p in prov:
-        for package, version in (p.get("versions") or {}).items():
-            versions.setdefault(package, set()).add(version)
-    devices = Counter(
-        (str(r.backend), (r.provenance or {}).get("device") or "unknown")
-        for r in runs.itertuples()
-        if isinstance(r.provenance, dict)
-    )
-    hosts = Counter(_host(p.get("host")) for p in prov)
-    started = sorted(p["started_at"] for p in prov if p.get("started_at"))
-
-    def listing(counter):
-        return "; ".join(f"{' '.join(k)} ({n} runs)" for k, n in sorted(counter.items()))
-
-    lines = [
-        "## Provenance",
-        "",
-        f"- Commits: {listing(commits)}",
-        f"- Backends and devices: {listing(devices)}",
-        "- Package versions: "
-        + "; ".join(f"{k} {', '.join(sorted(v))}" for k, v in sorted(versions.items())),
-        "- Python: " + ", ".join(sorted({p.get("python") or "unknown" for p in prov})),
-        "- Platforms: " + ", ".join(sorted({p.get("platform") or "unknown" for p in prov})),
-        # A CPU run is bit-identical only on the same processor kind and thread counts.
-        f"- Hosts: {'; '.join(f'{k} ({n} runs)' for k, n in sorted(hosts.items()))}",
-    ]
-    if started:
-        lines.append(f"- Runs started between {started[0]} and {started[-1]}")
-    return "\n".join(lines + [""])

@@ -130,7 +130,7 @@ def test_c1_and_i2_decide_on_typed_calls():
 
 
 def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
-    from figures.report import _setup
+    from figures.what_ran import setup as _setup
 
     root = tmp_path / "warmups"
     ff.write_study(root, depths=[4], arms=("off", "on", "off-long-warmup"))
