@@ -30,25 +30,21 @@ import math
 import numpy as np
 import pandas as pd
 
-from figures import ladder, trends
+from figures import early_warning, ladder, run_table, trends
 from figures.results import SweepResults
+from figures.run_table import optional_float
 from figures.trends import study_of
 from sweeps.core import interventions
-from sweeps.core.config import ModelConfig
 from sweeps.core.files import clean_json
-from sweeps.core.params import count_params
 from sweeps.run.outcomes import OUTCOMES
 from sweeps.study import alternatives, rules
 from sweeps.study.stats import (
-    EARLY_FRACTION,
     STUDY_SHA256,
     GridValue,
     Paired,
-    auc_interval,
     eta_max,
     pairs_used,
 )
-from sweeps.sweep.estimate import flops_per_token
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
 SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, three failure
@@ -58,10 +54,10 @@ SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, t
 def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     """The analysis dict of a sweep (runs table and training curves of figures.results)."""
     settings = study_settings(results)
-    runs = run_table(results.runs)
+    runs = run_table.build(results.runs)
     # each run's RunConfig (figures.results reads it once), not a config rebuilt from columns
     runs["config"] = runs.run_id.map(results.config)
-    runs["baseline_loss"] = [_baseline_loss(r) for r in runs.itertuples()]
+    runs["baseline_loss"] = [run_table.baseline_loss(r) for r in runs.itertuples()]
     rung = ladder.of({"settings": settings}).field
     settings["tokens_per_param"] = {}
     steps = steps_to_target(curves, settings["target_loss"])
@@ -87,14 +83,14 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "study_sha256": STUDY_SHA256,
         "sweep": results.name,
         "settings": settings,
-        "runs": _records(runs),
+        "runs": run_table.records(runs),
         "depths": depths,
-        "problems": problems(results, runs),
-        "compute": compute(runs),
+        "problems": run_table.problems(results, runs),
+        "compute": run_table.compute(runs),
     }
     out.update(trends.trends(cells, settings, list(depths)))
     out["decisions"] = decisions(cells, settings, out)
-    out["early_warning"] = early_warning(runs, curves, rung)
+    out["early_warning"] = early_warning.table(runs, curves, rung)
     out["budget_warnings"] = budget_warnings(out, runs)
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
@@ -120,7 +116,7 @@ def study_settings(results: SweepResults) -> dict:
     )
     settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
     settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
-    settings["baselines"] = baselines(results.runs)
+    settings["baselines"] = run_table.baselines(results.runs)
     # the planned runs too: a width sweep with one width finished is still a width ladder
     shapes = [f for f in ("n_layer", "n_embd") if f in results.runs and f in results.missing]
     planned = pd.concat([results.runs[shapes], results.missing[shapes]]) if shapes else results.runs
@@ -128,133 +124,7 @@ def study_settings(results: SweepResults) -> dict:
     return settings
 
 
-def baselines(runs: pd.DataFrame) -> dict:
-    """What counting alone achieves on the sweep's training data (sweeps.data.baselines), in
-    nats per token of the runs' tokenizer, as the runs recorded it."""
-
-    def first(column):
-        values = (
-            pd.to_numeric(runs[column], errors="coerce").dropna()
-            if column in runs
-            else pd.Series(dtype=float)
-        )
-        return float(values.iloc[0]) if len(values) else None
-
-    tokenizer = runs.tokenizer.dropna() if "tokenizer" in runs else pd.Series(dtype=object)
-    return {
-        "bigram": first("bigram_loss"),
-        "unigram": first("unigram_loss"),
-        "unit": "nats/token",
-        "tokenizer": str(tokenizer.iloc[0]) if len(tokenizer) else None,
-    }
-
-
 # -- runs ------------------------------------------------------------------------------------
-def run_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with its outcome (ok | unstable | diverged; None when failed,
-    unfinished or corrupt), effective loss L, failing flag and token budget."""
-    df = runs.copy()
-    for column in (
-        "unstable_reasons",
-        "tokens_seen",
-        "wall_time_s",
-        "device",
-        "init_loss",
-        "final_val_loss",
-        "diverged_at",
-        "steps_run",
-        "max_steps",
-        "batch_size",
-        "block_size",
-        "error",
-    ):
-        if column not in df:
-            df[column] = None
-    df["outcome"] = [rules.outcome_class(s) for s in df.status]
-    df["failing"] = [rules.fails(s) for s in df.status]
-    df["loss"] = [
-        rules.effective_loss(o, _float(i), _float(f))
-        for o, i, f in zip(
-            df.outcome,
-            pd.to_numeric(df.init_loss, errors="coerce"),
-            pd.to_numeric(df.final_val_loss, errors="coerce"),
-        )
-    ]
-    df["budget"] = (
-        pd.to_numeric(df.max_steps, errors="coerce")
-        * pd.to_numeric(df.batch_size, errors="coerce")
-        * pd.to_numeric(df.block_size, errors="coerce")
-    )
-    keys = [k for k in ("n_layer", "n_embd", "arm", "lr", "seed") if k in df]
-    return df.sort_values(keys, na_position="last", ignore_index=True)
-
-
-def _baseline_loss(r) -> float | None:
-    """The loss of the run's own baseline rule (train.baseline: bigram, unigram or none) on its
-    data, as its summary recorded it: the `stuck` definition's line (docs/STUDY.md 3)."""
-    config = getattr(r, "config", None)
-    rule = config.train.baseline if hasattr(config, "train") else "bigram"
-    value = getattr(r, f"{rule}_loss", None) if rule != "none" else None
-    return _float(value) if isinstance(value, (int, float)) else None
-
-
-def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:
-    """Runs that are not in the statistics: failed, unfinished, corrupt, planned but missing."""
-    bad = runs[~runs.status.isin(OUTCOMES)]
-    out = [
-        {
-            "run_id": r.run_id,
-            "status": r.status,
-            "arm": r.arm,
-            "n_layer": r.n_layer,
-            "n_embd": getattr(r, "n_embd", None),
-            "lr": r.lr,
-            "seed": r.seed,
-            "error": _first_line(r.error),
-        }
-        for r in bad.itertuples()
-    ]
-    out += [
-        {
-            "run_id": r.run_id,
-            "status": "missing",
-            "arm": r.arm,
-            "n_layer": r.n_layer,
-            "n_embd": getattr(r, "n_embd", None),
-            "lr": r.lr,
-            "seed": r.seed,
-            "error": "",
-        }
-        for r in results.missing.itertuples()
-    ]
-    return sorted(out, key=lambda p: (p["status"], str(p["run_id"])))
-
-
-def compute(runs: pd.DataFrame) -> dict:
-    """What the sweep spent: device-hours per device, tokens, and training FLOPs
-    (sweeps.sweep.estimate.flops_per_token, PaLM's convention) over runs that trained."""
-    trained = runs[pd.to_numeric(runs.wall_time_s, errors="coerce").notna() & runs.config.notna()]
-    hours = trained.groupby(trained.device.fillna("unknown")).wall_time_s.sum() / 3600
-    tokens = pd.to_numeric(trained.tokens_seen, errors="coerce").fillna(0)
-    flops = sum(flops_per_token(*_model(r)) * t for r, t in zip(trained.itertuples(), tokens))
-    return {
-        "device_hours": {k: float(v) for k, v in hours.items()},
-        "tokens": float(tokens.sum()),
-        "flops": float(flops),
-        "runs": int(len(trained)),
-    }
-
-
-def _model(r) -> tuple[ModelConfig, int]:
-    """A runs-table row's model config and vocabulary size (from its RunConfig)."""
-    return r.config.model, r.config.vocab_size
-
-
-def _params(r) -> dict:
-    """Total and non-embedding parameter counts of a runs-table row's model."""
-    return count_params(*_model(r))
-
-
 # -- one depth ---------------------------------------------------------------------------------
 def depth_analysis(
     runs: pd.DataFrame, cells: rules.Cells, settings: dict, steps: pd.DataFrame
@@ -269,7 +139,7 @@ def depth_analysis(
         c = rules.Comparison(*pair)
         if c.baseline in arms and c.treatment in arms:
             out["comparisons"][c.key] = comparison(cells, c, settings, out["arms"])
-    out["tokens_per_param"] = _tokens_per_param(runs)
+    out["tokens_per_param"] = run_table.tokens_per_param(runs)
     ref, primary = settings["reference"], settings["primary"]
     if ref in arms and primary in arms:
         out.update(paired_hypotheses(cells, settings, out))
@@ -362,7 +232,7 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
                 r.run_id
                 for r in slow.itertuples()
                 if r.status != "diverged"
-                and rules.is_stuck(r.status, _float(r.final_val_loss), r.baseline_loss)
+                and rules.is_stuck(r.status, optional_float(r.final_val_loss), r.baseline_loss)
             ]
             if stuck:
                 lrs = ", ".join(f"{x:g}" for x in sorted(set(slow[slow.run_id.isin(stuck)].lr)))
@@ -373,57 +243,6 @@ def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
                     "loss, not as unstable)"
                 )
     return out
-
-
-EARLY_PREDICTORS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
-
-
-def early_warning(runs: pd.DataFrame, curves: pd.DataFrame, rung: str = "n_layer") -> dict:
-    """Per rung (rung: the ladder's field) and arm, for each early predictor: does its value
-    at the early step (the first evaluation at or after 10% of the run) tell the runs that
-    fail (stuck, the primary definition) from those that do not? AUC with its 90% bootstrap
-    interval (docs/STUDY.md 4, descriptive: it decides nothing)."""
-    finished = runs[runs.outcome.notna()].copy()
-    finished["fails"] = [
-        rules.is_stuck(st, _float(f), b)
-        for st, f, b in zip(finished.status, finished.final_val_loss, finished.baseline_loss)
-    ]
-    early = _early_rows(curves, finished)
-    if early.empty:  # no curves (a report rebuilt from a runs table): nothing to say
-        return {}
-    out: dict = {}
-    for (depth, arm), part in finished.groupby([rung, "arm"]):
-        entry = {}
-        for column, label in EARLY_PREDICTORS.items():
-            values = early.get(column, pd.Series(dtype=float))
-            x = part.run_id.map(values)
-            use = x.notna()
-            fail, ok = x[use & part.fails], x[use & ~part.fails]
-            value, lo, hi = auc_interval(fail.to_numpy(float), ok.to_numpy(float))
-            entry[column] = {
-                "label": label,
-                "auc": _float(value),
-                "ci90": [_float(lo), _float(hi)],
-                "n_fail": int(len(fail)),
-                "n_ok": int(len(ok)),
-                "step_fraction": _float(
-                    early.get("fraction", pd.Series(dtype=float)).reindex(part.run_id[use]).median()
-                ),
-            }
-        out.setdefault(str(int(depth)), {})[str(arm)] = entry
-    return out
-
-
-def _early_rows(curves: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """Per run: the early predictors at its first evaluation with diagnostics at or after
-    EARLY_FRACTION of its steps, and that step as a fraction of the run."""
-    if curves.empty or "max_attn_logit" not in curves:
-        return pd.DataFrame(columns=[*EARLY_PREDICTORS, "fraction"])
-    steps = pd.to_numeric(runs.set_index("run_id").max_steps, errors="coerce")
-    c = curves.dropna(subset=["max_attn_logit"]).copy()
-    c["fraction"] = c.step / c.run_id.map(steps)
-    c = c[c.fraction >= EARLY_FRACTION - 1e-9].sort_values(["run_id", "step"])
-    return c.groupby("run_id").first().reindex(columns=[*EARLY_PREDICTORS, "fraction"])
 
 
 def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
@@ -589,17 +408,17 @@ def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> dict:
     def mean_steps(column: str) -> float | None:
         if column not in reached or len(reached) != len(cell) or reached[column].isna().any():
             return None
-        return _float(reached[column].mean())
+        return optional_float(reached[column].mean())
 
     return {
         "lr": float(cell.lr.iloc[0]),
         "n": int(len(cell)),
         "outcomes": {o: int((cell.outcome == o).sum()) for o in OUTCOMES},
-        "final_mean": _float(final.mean()),
-        "final_sd": _float(final.std(ddof=1)),
-        "loss_mean": _float(loss.mean()),
-        "loss_sd": _float(loss.std(ddof=1)),
-        "perplexity": _float(math.exp(loss.mean())) if loss.notna().any() else None,
+        "final_mean": optional_float(final.mean()),
+        "final_sd": optional_float(final.std(ddof=1)),
+        "loss_mean": optional_float(loss.mean()),
+        "loss_sd": optional_float(loss.std(ddof=1)),
+        "perplexity": optional_float(math.exp(loss.mean())) if loss.notna().any() else None,
         "steps_to_target": mean_steps("steps"),
         "steps_to_baseline": mean_steps("steps_baseline"),
     }
@@ -741,51 +560,13 @@ def _ratio(a: dict, b: dict) -> float | None:
     return b["value"] / a["value"]
 
 
-def _tokens_per_param(runs: pd.DataFrame) -> dict:
-    counts = _params(
-        runs[runs.qk_norm == "none"].iloc[0] if (runs.qk_norm == "none").any() else runs.iloc[0]
-    )
-    return {
-        "params": counts["total"],
-        "non_embedding": counts["non_embedding"],
-        "by_budget": {
-            str(int(b)): b / counts["total"] for b in sorted(runs.budget.dropna().unique())
-        },
-    }
-
-
 def _init_logit_std(part: pd.DataFrame) -> float | None:
     values = (
         pd.to_numeric(part.get("init_logit_std"), errors="coerce")
         if "init_logit_std" in part
         else pd.Series(dtype=float)
     )
-    return _float(values.mean()) if values.notna().any() else None
-
-
-def _records(runs: pd.DataFrame) -> list[dict]:
-    keep = [
-        "run_id",
-        "arm",
-        "qk_norm",
-        "n_layer",
-        "n_embd",
-        "lr",
-        "seed",
-        "status",
-        "outcome",
-        "unstable_reasons",
-        "init_loss",
-        "final_val_loss",
-        "loss",
-        "steps_run",
-        "diverged_at",
-        "tokens_seen",
-        "wall_time_s",
-        "device",
-        "init_logit_std",
-    ]
-    return runs.reindex(columns=keep).to_dict("records")
+    return optional_float(values.mean()) if values.notna().any() else None
 
 
 def _nanmean(values) -> float | None:
@@ -796,13 +577,3 @@ def _nanmean(values) -> float | None:
 def _nansd(values) -> float | None:
     v = [x for x in values if not math.isnan(x)]
     return float(np.std(v, ddof=1)) if len(v) > 1 else None
-
-
-def _float(x) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def _first_line(error) -> str:
-    if not isinstance(error, str) or not error.strip():
-        return ""
-    return error.strip().splitlines()[0][:160]
