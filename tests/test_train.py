@@ -48,20 +48,6 @@ def test_a_run_learns_and_writes_the_run_directory(backend, tmp_path):
     assert made["device"] == "cpu" and made["host"]["cpu"] and made["host"]["cpus"] >= 1
 
 
-def test_provenance_names_the_host_cpu_its_vector_extensions_and_thread_counts(tmp_path):
-    """A CPU run is bit-identical only on the same processor kind with the same threads, so
-    each run records them: the SIMD_FLAGS the CPU has (in their order) and the thread
-    variables as set, nothing else."""
-    from sweeps.platform.provenance import host
-
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx2 avx ht\n")
-    made = host({"OMP_NUM_THREADS": "1", "HOME": "/x"}, str(cpuinfo))
-    assert made["simd"] == ["avx", "avx2", "avx512f"]
-    assert made["threads"] == {"OMP_NUM_THREADS": "1"} and made["cpu"]
-    assert host({}, str(tmp_path / "absent"))["simd"] == []  # not Linux: the name says it
-
-
 SHORT = ("train.lr=1e-2", "train.max_steps=12", "train.warmup_steps=2", "train.eval_interval=6")
 
 

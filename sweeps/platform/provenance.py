@@ -46,6 +46,12 @@ def provenance(device: str = "") -> dict:
     }
 
 
+def checkout() -> tuple[str | None, bool | None]:
+    """(git commit, dirty) of the checkout this process loaded its code from, as its runs
+    record it; (None, None) outside a git checkout."""
+    return _SOURCE
+
+
 def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
     """The CPU (name, the vector extensions of SIMD_FLAGS it has) and the thread counts the
     libraries were told to use (THREAD_VARS as set; unset: the libraries' default)."""

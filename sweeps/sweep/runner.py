@@ -249,7 +249,7 @@ class Sweep:
             + f"; {len(cfgs) - done - resumable} to run",
         ]
         note = self.execution_note()
-        return lines + short_budget(cfgs) + ([note] if note else [])
+        return lines + short_budget(cfgs) + dirty_checkout() + ([note] if note else [])
 
     def _growth_text(self) -> str:
         ext = self.spec.extend
@@ -264,6 +264,22 @@ class Sweep:
         if ext.refine:
             text += f"; then bisect failure and threshold brackets to {ext.resolution:g} decades"
         return text
+
+
+def dirty_checkout(source: tuple | None = None) -> list[str]:
+    """One warning line when the code comes from a git checkout with uncommitted changes to
+    tracked files (source: its (commit, dirty), default this process's): every run then
+    records git_dirty true, and no commit names the code it ran."""
+    from sweeps.platform.provenance import checkout
+
+    commit, dirty = checkout() if source is None else source
+    if not dirty:
+        return []
+    return [
+        f"  warning: uncommitted changes to tracked files (on {str(commit)[:7]}): every run "
+        "records git_dirty true and no commit names the code it ran; commit them first, or "
+        "sweep from a clean clone (git clone, then --runs-dir pointing back here)"
+    ]
 
 
 def short_budget(cfgs) -> list[str]:
