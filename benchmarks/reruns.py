@@ -11,6 +11,11 @@ effective loss min(final, L0) (docs/STUDY.md section 3), and for scale the sprea
 give at that cell (the sd over the paired seeds in A): a rerun difference near the seed sd says that
 the seed alone does not fix a run's result there.
 
+When both are report directories with an analysis.json and the paired runs are one rung of
+each (one depth, one width), it also sets the rung's study quantities side by side: the best
+LR without QK-norm, the necessity threshold and each seed's, each arm's critical LR under the
+three failure definitions, the LR sensitivities and H2b: whether the verdicts reproduce.
+
     python benchmarks/reruns.py docs/cpu-depth docs/cpu-width --out docs/cpu-width/reruns.md
 
 A and B: a report directory (its runs.parquet) or a runs.parquet file.
@@ -28,10 +33,12 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from figures import fmt  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
 from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402
 
 COLUMNS = ("run_id", "arm", "lr", "seed", "status", "init_loss", "final_val_loss", "bigram_loss")
+RUNG_FIELDS = ("n_layer", "n_embd")  # what a ladder's rungs differ in (figures/ladder.py)
 
 
 def fail(message: str) -> None:
@@ -49,7 +56,8 @@ def load_runs(path: Path) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in runs.columns]
     if missing:
         fail(f"{table} lacks {', '.join(missing)}; regenerate its report (qktorch figures)")
-    runs = runs[[*COLUMNS, *(c for c in ("provenance_json",) if c in runs.columns)]].copy()
+    extra = [c for c in ("provenance_json", *RUNG_FIELDS) if c in runs.columns]
+    runs = runs[[*COLUMNS, *extra]].copy()
     runs["fate"] = [outcome_class(s) for s in runs.status]
     runs = runs[runs.fate.notna()]
     runs["effective"] = [
@@ -99,7 +107,75 @@ def hosts(runs: pd.DataFrame) -> str:
     return ", ".join(sorted(found))
 
 
-def render(table: pd.DataFrame, a_name: str, b_name: str, a: pd.DataFrame, b: pd.DataFrame) -> str:
+def rung_of(runs: pd.DataFrame, paired_ids, analysis: dict) -> str | None:
+    """The key of the one rung of `analysis` the paired runs lie on; None when they span
+    several rungs (or the table cannot say)."""
+    field = (analysis.get("settings", {}).get("ladder") or {}).get("field", "n_layer")
+    if field not in runs.columns:
+        return None
+    values = set(runs[runs.run_id.isin(paired_ids)][field].dropna().astype(int))
+    key = str(values.pop()) if len(values) == 1 else None
+    return key if key in analysis.get("depths", {}) else None
+
+
+def rung_quantities(analysis: dict, key: str) -> dict[str, str]:
+    """The study's quantities of one rung as the report words them: name -> text."""
+    rung, settings = analysis["depths"][key], analysis["settings"]
+    reference, primary = settings["reference"], settings["primary"]
+    comparison = rung["comparisons"][f"{reference} vs {primary}"]
+    out = {
+        f"best LR ({reference})": fmt.lr(rung["arms"][reference]["best_lr"]),
+        "necessity threshold": fmt.bracket(comparison["threshold"]),
+        "per seed": "; ".join(
+            f"{seed}: {fmt.bracket(v)}" for seed, v in sorted(comparison["seed_thresholds"].items())
+        ),
+    }
+    for arm in (reference, primary):
+        by = rung["arms"][arm]["eta_crit_by_definition"]
+        stuck = rung["arms"][arm]["eta_crit"]
+        out[f"critical LR, {arm} (stuck; diverged; degraded)"] = "; ".join(
+            fmt.grid(d["median"]) for d in (stuck, by["diverged"], by["degraded"])
+        )
+        sensitivity = rung["arms"][arm].get("sensitivity")
+        out[f"LR sensitivity, {arm}"] = fmt.num((sensitivity or {}).get("mean"))
+    h2b = rung["h2b"]
+    low, high = h2b.get("ci90") or (None, None)
+    out["H2b: off - on sensitivity"] = (
+        f"{fmt.num(h2b.get('mean'))} [{fmt.num(low)}, {fmt.num(high)}], {h2b.get('verdict')}"
+    )
+    return out
+
+
+def rung_table(a_path: Path, b_path: Path, a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """The rung both reports judged, its quantities side by side; [] when there is none."""
+    docs = [p / "analysis.json" for p in (a_path, b_path)]
+    if not all(p.is_file() for p in docs):
+        return []
+    analyses = [json.loads(p.read_text()) for p in docs]
+    paired = set(a.run_id) & set(b.run_id)
+    keys = [rung_of(runs, paired, doc) for runs, doc in zip((a, b), analyses)]
+    if None in keys:
+        return []
+    qa, qb = (rung_quantities(doc, key) for doc, key in zip(analyses, keys))
+    lines = [
+        "",
+        f"## The rung both judged: {keys[0]} in A, {keys[1]} in B",
+        "",
+        "| quantity | A | B |",
+        "|---|---|---|",
+    ]
+    return lines + [f"| {name} | {qa[name]} | {qb.get(name, 'n/a')} |" for name in qa]
+
+
+def render(
+    table: pd.DataFrame,
+    a_name: str,
+    b_name: str,
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    rungs=(),
+    command: str = "",
+) -> str:
     pairs = int(table.pairs.sum())
     lines = [
         f"# The same configs trained twice: {a_name} (A) against {b_name} (B)",
@@ -120,8 +196,7 @@ def render(table: pd.DataFrame, a_name: str, b_name: str, a: pd.DataFrame, b: pd
             f"| {r.arm} | {r.lr:.3g} | {r.pairs} | {r.same_fate} | {r.same_stuck} | "
             f"{r.median_gap:.3f} | {r.max_gap:.3f} | {r.seed_sd:.3f} |"
         )
-    command = " ".join(["python", "benchmarks/reruns.py", *sys.argv[1:]])
-    return "\n".join([*lines, "", f"Made by `{command}`.", ""])
+    return "\n".join([*lines, *rungs, "", f"Made by `{command}`.", ""])
 
 
 def _gaps(a: pd.DataFrame, b: pd.DataFrame) -> np.ndarray:
@@ -139,7 +214,10 @@ def main(argv=None) -> None:
     table = drift(a, b)
     if table.empty:
         fail(f"{args.a} and {args.b} share no finished run id; compare two sweeps of one config")
-    text = render(table, str(args.a), str(args.b), a, b)
+    rungs = rung_table(args.a, args.b, a, b)
+    argv = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python", "benchmarks/reruns.py", *map(str, argv)])
+    text = render(table, str(args.a), str(args.b), a, b, rungs, command)
     print(text)
     if args.out:
         write_atomic(args.out, text)

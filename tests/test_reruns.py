@@ -74,6 +74,7 @@ def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
     assert "5 runs with the same run id" in text and "Hosts: A CPU A; B CPU B" in text
     assert "Fate kept: 4 of 5" in text and "kept: 4 of 5." in text
     assert "| off | 1 | 2 | 1 | 1 | 1.400 | 2.500 | 2.333 |" in text
+    assert f"Made by `python benchmarks/reruns.py {tables / 'a.parquet'} " in text
 
 
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tables, capsys):
@@ -88,3 +89,42 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tables, capsys):
         reruns.main([str(tables / "a.parquet"), str(tables / "lone.parquet"), "--out", str(out)])
     assert stop.value.code == 2 and not out.exists()
     assert "share no finished run id" in capsys.readouterr().err
+
+
+def grid_value(value, bracket=None, kind=""):
+    return {"value": value, "bracket": bracket, "kind": kind, "interpolated": False}
+
+
+def rung(best_lr, threshold, sensitivity):
+    crit = {"median": grid_value(0.075)}
+    by = {"diverged": {"median": grid_value(0.75)}, "degraded": {"median": grid_value(0.0178)}}
+    arm = {"best_lr": best_lr, "eta_crit": crit, "eta_crit_by_definition": by}
+    return {
+        "arms": {"off": {**arm, "sensitivity": {"mean": sensitivity}}, "on": arm},
+        "comparisons": {
+            "off vs on": {
+                "threshold": grid_value(0.075, threshold),
+                "seed_thresholds": {"0": grid_value(0.0316, None, "below")},
+            }
+        },
+        "h2b": {"mean": 0.6, "ci90": [0.5, 0.7], "verdict": "supported"},
+    }
+
+
+def test_the_rung_both_judged_is_found_by_the_ladder_field_and_worded_as_the_report_does():
+    width = {
+        "settings": {"ladder": {"field": "n_embd"}, "reference": "off", "primary": "on"},
+        "depths": {"64": rung(0.0316, [0.0562, 0.1], 1.0), "96": rung(0.01, None, 1.0)},
+    }
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "n_embd": [64, 64, 96], "n_layer": 4})
+    assert reruns.rung_of(runs, {"a", "b"}, width) == "64"
+    assert reruns.rung_of(runs, {"a", "c"}, width) is None  # two rungs: no one to compare
+    depth = {**width, "settings": {**width["settings"], "ladder": None}}  # a depth ladder
+    assert reruns.rung_of(runs, {"a"}, depth) is None  # its rung 4 is not in "depths"
+    said = reruns.rung_quantities(width, "64")
+    assert said["best LR (off)"] == "0.0316"
+    assert said["necessity threshold"] == "(0.0562, 0.1]"
+    assert said["per seed"] == "0: <= 0.0316"
+    assert said["critical LR, off (stuck; diverged; degraded)"] == "0.075; 0.75; 0.0178"
+    assert said["LR sensitivity, off"] == "1.000" and said["LR sensitivity, on"] == "n/a"
+    assert said["H2b: off - on sensitivity"] == "0.600 [0.500, 0.700], supported"
