@@ -1,0 +1,434 @@
+"""Every chart draws exactly the analysis, panel by panel, and keeps its text on the canvas:
+charts read back from the renderer (tests/chart_marks.py) on a hand-made sweep with three
+arms, three comparisons and three depths (tests/figures_fakes.py write_multi)."""
+
+import json
+import math
+
+import chart_marks as cm
+import figures_fakes as ff
+import numpy as np
+import pytest
+
+from figures import charts, present
+from figures.analysis import analyze
+from figures.charts.headline import FATE_LABELS
+from figures.results import load_curves, load_results
+
+# -- every chart draws exactly the analysis, panel by panel ----------------------------------
+# Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
+# comparisons and three depths, so a mark in the wrong panel, a panel missing, or a number
+# other than analysis.json's fails here.
+CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs") / "multi"
+    ff.write_multi(root)
+    results = load_results(root)
+    curves = load_curves(results.runs)
+    return present.with_fallbacks(analyze(results, curves), results.runs), curves
+
+
+def _close(a, b) -> bool:
+    return (
+        a is None
+        and b is None
+        or (a is not None and b is not None and a == pytest.approx(b, **CLOSE))
+    )
+
+
+def _one(panel: dict, layer: str, *keys) -> tuple:
+    """The one value of `keys` every mark of a layer in a panel shares (its panel's key).
+    A chart without that layer name (an older one) is read by its first layer with `keys`."""
+    marks = panel.get(layer) or next(
+        v for v in panel.values() if v and all(k in v[0] for k in keys)
+    )
+    values = {tuple(m[k] for k in keys) for m in marks}
+    assert len(values) == 1, f"{layer}: marks of several panels in one: {sorted(values)}"
+    return values.pop()
+
+
+def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
+    result, _ = multi
+    panels = cm.panels(charts.paired_effect(result))
+    expected = {
+        (key, int(d)): c
+        for d, depth in result["depths"].items()
+        for key, c in depth["comparisons"].items()
+    }
+    assert len(expected) == 9 and len(panels) == len(expected)
+    seen = set()
+    for panel in panels:
+        key, depth = _one(panel, "effects", "comparison", "n_layer")
+        c = expected[(key, int(depth))]
+        judged = {e["lr"]: e for e in c["per_lr"] if e["n"] >= 2 and not e["ceiling"]}
+        drawn = {m["lr"]: m for m in panel["effects"]}
+        assert set(drawn) == set(judged), (key, depth)
+        for lr, m in drawn.items():
+            lo, hi, _ = present.effect_interval(judged[lr])
+            assert _close(m["mean"], judged[lr]["mean"]) and _close(m["lo"], lo)
+            assert _close(m["hi"], hi)
+            assert (m["necessary"] == "necessary") == judged[lr]["necessary"]
+        assert len(panel["min_effect"]) == 1  # the minimum-effect line, once per panel
+        seen.add((key, int(depth)))
+    assert seen == set(expected)
+
+
+def test_the_panel_check_catches_layers_that_bring_their_own_data(multi):
+    """Today's bug, rebuilt: each layer carries the whole table inside the facet, so every
+    panel draws every comparison and depth. The check above must reject it."""
+    result, _ = multi
+    spec = charts.spec_of(charts.paired_effect(result))
+    for layer in spec["spec"]["layer"]:
+        layer["data"] = spec["data"]
+    with pytest.raises(AssertionError, match="marks of several panels"):
+        for panel in cm.panels(spec):
+            _one(panel, "effects", "comparison", "n_layer")
+
+
+def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(multi):
+    result, _ = multi
+    panels = cm.panels(charts.final_loss(result))
+    assert len(panels) == 3
+    primary = present.primary_key(result)
+    for panel in panels:
+        (depth,) = _one(panel, "runs", "n_layer")
+        d = result["depths"][str(int(depth))]
+        runs = {r["run_id"]: r for r in result["runs"] if r["n_layer"] == depth}
+        assert {m["run_id"] for m in panel["runs"]} == set(runs)
+        for m in panel["runs"]:
+            assert _close(m["loss"], runs[m["run_id"]]["loss"])
+            fate = present.fate(runs[m["run_id"]], result)
+            assert m["fate"] == FATE_LABELS[fate]
+        medians = {(m["arm"], m["lr"]): m for m in panel["median"]}
+        assert medians.keys() == {
+            (arm, c["lr"]) for arm, a in d["arms"].items() for c in a["cells"]
+        }
+        for arm, a in d["arms"].items():
+            for c in a["cells"]:
+                seeds = sorted(
+                    r["loss"] for r in runs.values() if (r["arm"], r["lr"]) == (arm, c["lr"])
+                )
+                k = len(seeds)
+                m = medians[(arm, c["lr"])]
+                assert _close(m["seed median"], (seeds[(k - 1) // 2] + seeds[k // 2]) / 2)
+                assert _close(m["seed mean"], c["loss_mean"])
+        # a critical LR only where the arm failed inside the grid
+        crit = {m["arm"]: m["critical LR"] for m in panel["critical"]}
+        assert crit == {
+            arm: pytest.approx(a["eta_crit"]["median"]["value"], rel=5e-3)  # shown to 3 digits
+            for arm, a in d["arms"].items()
+            if a["eta_crit"]["median"]["kind"] == ""
+        }
+        lo, hi, _ = present.threshold_interval(d["comparisons"][primary], d)
+        (drawn,) = panel["threshold"]  # the bracket, a bar from lo to hi
+        assert _close(drawn["last LR not shown necessary"], lo)
+        assert _close(drawn["necessary from"], hi)
+        assert len(panel["threshold_ends"]) == 2
+        assert len(panel["bigram"]) == 1  # the baseline line, once per panel
+        assert any(m["text"].startswith("threshold ") for m in panel["labels"])
+
+
+def test_headline_marks_every_failed_run_by_its_fate(multi):
+    result, _ = multi
+    (panel, *_) = cm.panels(charts.final_loss(result))
+    fates = {m["fate"] for m in panel["runs"]}
+    # off at its threshold LR finishes worse than the bigram baseline (figures_fakes): stuck
+    assert fates == set(FATE_LABELS.values())
+    shapes = {m["fate"]: m["run"] for m in panel["runs"]}  # the shape legend's value
+    assert shapes[FATE_LABELS["diverged"]] == FATE_LABELS["diverged"]
+
+
+def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_thresholds(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.necessity_map(result))
+    primary = present.primary_key(result)
+    expected = {
+        (f"depth {d}", e["lr"]): e
+        for d, depth in result["depths"].items()
+        for e in depth["comparisons"][primary]["per_lr"]
+    }
+    cells = {(m["depth"], m["lr"]): m for m in panel["cells"]}
+    assert cells.keys() == expected.keys()
+    for key, m in cells.items():
+        assert _close(m["effect"], expected[key]["mean"])
+    assert {(m["depth"], m["lr"]) for m in panel["necessary"]} == {
+        k for k, e in expected.items() if e["necessary"]
+    }
+    ticks = {m["depth"]: m["threshold"] for m in panel["threshold"]}
+    assert ticks == {
+        f"depth {d}": pytest.approx(
+            depth["comparisons"][primary]["threshold"]["value"], rel=5e-3
+        )  # shown to 3 digits
+        for d, depth in result["depths"].items()
+    }
+
+
+def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
+    """The per-seed thresholds H3 regresses, censored ones as triangles at their bounds, and
+    the least-squares line: the same points and slope as the verdict, recomputed by hand."""
+    result, _ = multi
+    h3 = result["h3"]
+    (panel,) = cm.panels(charts.trend(result))
+    drawn = sorted((int(m["n_layer"]), m["lr"]) for m in panel["points"])
+
+    def same(a: list, b: list) -> bool:
+        return len(a) == len(b) and all(
+            x[0] == y[0] and x[1] == pytest.approx(y[1], rel=5e-3) for x, y in zip(a, b)
+        )
+
+    assert same(drawn, sorted((p["rung"], p["lr"]) for p in h3["points"]))
+    # the points are every per-seed threshold of the primary comparison, at its bound
+    expected = []
+    for depth, d in result["depths"].items():
+        judged = [e["lr"] for e in d["comparisons"]["off vs on"]["per_lr"] if e["judged"]]
+        for v in d["comparisons"]["off vs on"]["seed_thresholds"].values():
+            bound = {"": v["value"], "below": v["value"], "none": max(judged)}[v["kind"]]
+            expected.append((int(depth), bound))
+    assert same(sorted(expected), drawn)
+    slope, _ = np.polyfit(
+        [math.log2(p["rung"]) for p in h3["points"]], [math.log10(p["lr"]) for p in h3["points"]], 1
+    )
+    assert h3["line"]["slope"] == pytest.approx(slope) == pytest.approx(h3["at_bound"]["value"])
+    (line,) = [panel["line"]]
+    ends = {round(m["depth (layers)"]): m["lr"] for m in line}
+    for depth, lr in ends.items():
+        fitted = 10 ** (h3["line"]["intercept"] + slope * math.log2(depth))
+        assert lr == pytest.approx(fitted, rel=5e-3)
+    assert set(ends) == {min(p["rung"] for p in h3["points"]), max(p["rung"] for p in h3["points"])}
+    spec = json.dumps(charts.spec_of(charts.trend(result)))
+    assert f"{h3['at_bound']['value']:+.3f} decades per doubling" in spec
+    # a censored point is a triangle pointing where its value lies beyond the bound
+    from figures.charts.summary import _trend_rows
+
+    rows = _trend_rows(
+        [
+            {"rung": 4, "lr": 3e-4, "beyond": 1e-4, "censored": True},
+            {"rung": 4, "lr": 0.5, "beyond": 1.6, "censored": True},
+            {"rung": 4, "lr": 0.02, "beyond": 0.02, "censored": False},
+        ],
+        "n_layer",
+    )
+    assert [r["shape"] for r in rows] == ["triangle-down", "triangle-up", "circle"]
+    assert rows[0]["x"] < rows[1]["x"] == 4 < rows[2]["x"]  # seeds set apart around the rung
+
+
+def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
+    from figures.report import _figures
+
+    ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
+    results = load_results(tmp_path / "one")
+    curves = load_curves(results.runs)
+    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    assert "threshold_trend" not in _figures(analysis, curves)
+    assert charts.trend(analysis) is None
+
+
+def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):
+    """An LR the rule did not test (too few pairs where a run trained, not every run failed)
+    is drawn light grey with an x, never as a coloured effect without a dot."""
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    primary = present.primary_key(result)
+    depth, d = next(iter(result["depths"].items()))
+    entry = next(e for e in d["comparisons"][primary]["per_lr"] if not e["ceiling"])
+    entry.update(judged=False, necessary=False, mean=1.7)
+    (panel,) = cm.panels(charts.necessity_map(result))
+    where = {(f"depth {depth}", entry["lr"])}
+    assert {(m["depth"], m["lr"]) for m in panel["unjudged"]} == where
+    assert {(m["depth"], m["lr"]) for m in panel["unjudged_x"]} == where
+    assert where.isdisjoint((m["depth"], m["lr"]) for m in panel["necessary"])
+    (unjudged,) = cm.panels(charts.necessity_map(multi[0]))
+    assert not unjudged.get("unjudged")  # the fixture itself judges every LR it colours
+
+
+def test_necessity_map_names_the_primary_comparisons_arms(multi):
+    """The colour is the primary comparison's effect, whatever its arms are called."""
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    result["settings"]["reference"] = "off-warm"  # off-warm vs on: the fixture compares it
+    spec = json.dumps(charts.necessity_map(result).to_dict())
+    assert "paired effect off-warm - on (nats)" in spec and "off - on" not in spec
+
+
+def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.stability(result))
+    drawn = {(m["series"], int(m["n_layer"])): m for m in panel["values"]}
+    expected = {}
+    for d, depth in result["depths"].items():
+        for arm, a in depth["arms"].items():
+            lo, hi, _ = present.crit_interval(a["eta_crit"])
+            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo, hi)
+        c = depth["comparisons"][present.primary_key(result)]
+        lo, hi, _ = present.threshold_interval(c, depth)
+        expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
+    assert drawn.keys() == expected.keys()
+    for key, (value, lo, hi) in expected.items():
+        assert _close(drawn[key]["value"], value) and _close(drawn[key]["lo"], lo)
+        assert _close(drawn[key]["hi"], hi)
+
+
+def test_a_censored_value_on_the_stability_chart_points_the_way_it_lies(multi):
+    import copy
+
+    result = copy.deepcopy(multi[0])
+    depths = sorted(result["depths"], key=int)
+    first, last = (result["depths"][d]["arms"]["off"]["eta_crit"]["median"] for d in depths[:2])
+    first.update(kind="below", value=1e-3)  # failed from the lowest LR: at or under it
+    last.update(kind="above", value=1.0)  # never failed: beyond the top LR
+    spec = charts.stability(result).to_dict()
+    (panel,) = cm.panels(charts.stability(result))
+    drawn = {int(m["n_layer"]): m["bound"] for m in panel["values"] if m["series"].endswith("off")}
+    assert drawn[int(depths[0])] == "below the grid" and drawn[int(depths[1])] == "above the grid"
+    shapes = json.dumps(spec)
+    assert '"range": ["circle", "triangle-up", "triangle-down"]' in shapes
+    assert '"domain": ["inside the grid", "above the grid", "below the grid"]' in shapes
+
+
+def test_one_lr_on_a_log_axis_gets_a_domain_around_it_not_a_single_point():
+    from figures.charts.summary import _lr_y_scale
+
+    # cpu-budget: every arm's critical LR is "> 0.0316"; a one-value domain stacked the 0.02
+    # and 0.05 tick labels on top of each other
+    scale = _lr_y_scale([0.0316] * 4)
+    lo, hi = scale.domain
+    assert lo < 0.02 and hi > 0.05
+    assert _lr_y_scale([0.01, 0.1]).to_dict() == {"type": "log", "padding": 12, "nice": False}
+
+
+def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
+    result, _ = multi
+    (panel,) = cm.panels(charts.eta_max_ratio(result))
+    primary = present.primary_key(result)
+    expected = {
+        (int(d), r["delta"]): r["ratio"]
+        for d, depth in result["depths"].items()
+        for r in depth["comparisons"][primary]["eta_max_ratio"]
+        if r["ratio"]
+    }
+    drawn = {(int(m["n_layer"]), m["delta"]): m["ratio"] for m in panel["ratios"]}
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+    (panel,) = cm.panels(charts.sensitivity(result))
+    expected = {
+        (arm, int(d), int(seed)): v
+        for d, depth in result["depths"].items()
+        for arm, a in depth["arms"].items()
+        for seed, v in a["sensitivity"]["seeds"].items()
+    }
+    drawn = {
+        (m["arm"], int(m["n_layer"]), int(m["seed"])): m["sensitivity"] for m in panel["seeds"]
+    }
+    assert drawn.keys() == expected.keys()
+    assert all(_close(drawn[k], v) for k, v in expected.items())
+
+
+def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
+    from figures.report import _figures, _most_different_lr
+
+    result, curves = multi
+    figures = _figures(result, curves)
+    panels = cm.panels(figures["training_curves"][1])
+    diverged = {
+        (r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}")
+        for r in result["runs"]
+        if r["outcome"] == "diverged"
+    }
+    keys = set()
+    for panel in panels:
+        depth, lr = _one(panel, "curves", "n_layer", "lr")
+        keys.add((depth, lr))
+        runs = {m["run"] for m in panel["curves"]}
+        crossed = {m["run"] for m in panel.get("diverged", [])}
+        assert crossed == {run for d, x, run in diverged if (d, x) == (depth, lr)} & runs
+    assert len(keys) == len(panels)  # one depth and LR per panel, each once
+    assert _most_different_lr(result) in {lr for _, lr in keys}
+    for name in ("attention", "residual_kurtosis"):
+        for panel in cm.panels(figures[name][1]):
+            for layer, marks in panel.items():
+                if marks and "n_layer" in marks[0]:
+                    _one(panel, layer, "n_layer", "lr")
+
+
+# -- layout: no text leaves the canvas, plots fill the width ---------------------------------
+def test_no_chart_has_text_outside_its_canvas(multi):
+    from figures.report import _figures
+
+    for name, (_, chart) in _figures(*multi).items():
+        assert chart is not None, name
+        assert cm.text_outside(chart) == [], name
+
+
+def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
+    from figures.report import _figures
+
+    ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
+    results = load_results(tmp_path / "one")
+    curves = load_curves(results.runs)
+    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    for name, (_, chart) in _figures(analysis, curves).items():
+        assert chart is not None and cm.text_outside(chart) == [], name
+        spec = charts.spec_of(chart)
+        widths = [s.get("width") for s in [spec, spec.get("spec", {})] if s.get("width")]
+        if name in ("final_loss_vs_lr", "necessity_map", "paired_effect", "stability_vs_depth"):
+            assert widths and max(widths) >= 0.9 * charts.PLOT_WIDTH, name
+
+
+def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(multi):
+    result, _ = multi
+    import copy
+
+    wild = copy.deepcopy(result)
+    entry = wild["depths"]["2"]["comparisons"]["off vs on"]["per_lr"][0]
+    entry.update(lo=-14.0, hi=16.0, ci90=[-14.0, 16.0])
+    low, high = charts.effect_domain(
+        [
+            e["mean"]
+            for d in wild["depths"].values()
+            for c in d["comparisons"].values()
+            for e in c["per_lr"]
+        ],
+        [-14.0, 16.0],
+        0.02,
+    )
+    assert -14.0 < low < 0.02 < high < 16.0
+    panels = cm.panels(charts.paired_effect(wild))
+    clipped = [m for p in panels for m in p["clipped"]]
+    assert {m["interval end"] for m in clipped} == {-14.0, 16.0}
+
+
+def _legend_titles(node, out: list) -> list:
+    """(channel, title) of every encoding that draws a legend, anywhere in a spec."""
+    if isinstance(node, dict):
+        for channel in ("color", "fill", "shape"):
+            enc = (node.get("encoding") or {}).get(channel)
+            if (
+                isinstance(enc, dict)
+                and "field" in enc
+                and enc.get("legend", {}) is not None
+                and enc.get("scale") is not None
+            ):
+                out.append((channel, enc.get("title")))
+        for value in node.values():
+            _legend_titles(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _legend_titles(value, out)
+    return out
+
+
+def test_legends_have_titles(multi):
+    result, _ = multi
+    for chart in (
+        charts.final_loss(result),
+        charts.paired_effect(result),
+        charts.necessity_map(result),
+        charts.stability(result),
+    ):
+        legends = _legend_titles(charts.spec_of(chart), [])
+        assert legends and all(title for _, title in legends), legends
