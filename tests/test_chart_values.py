@@ -379,6 +379,33 @@ def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
             assert widths and max(widths) >= 0.9 * charts.PLOT_WIDTH, name
 
 
+def test_every_label_of_a_narrow_headline_panel_fits_its_panel(multi):
+    """Labels start at a panel's left edge: in panels too narrow for the words (3 or more
+    side by side) each, at a conservative glyph width, still ends inside its own panel, the
+    longest ones included: 'needed from the lowest LR' and a baseline above the axis."""
+    import copy
+
+    from chart_reader import text_width
+
+    from figures.charts import headline
+    from figures.charts.style import panel_width
+
+    analysis = copy.deepcopy(multi[0])
+    for d in analysis["depths"].values():
+        c = d["comparisons"][present.primary_key(analysis)]
+        c["threshold"] = {**c["threshold"], "kind": "below", "bracket": None}
+        c["threshold_bracket"] = None
+    baseline = {"bigram": 9.99, "rule": "none"}
+    note = headline._baseline_note(baseline, 0.5, 3.0, wide=False)
+    assert note == "bigram 9.99 above, rule off"
+    rows = headline.headline_rows(analysis, 3.0, note, wide=False)
+    labels = [r["text"] for r in rows if r["kind"] == "label"]
+    assert "needed from the lowest LR" in labels and note in labels
+    narrowest = min(panel_width(n) for n in range(3, 6))
+    for text in labels:  # dx 3 px from the panel's left edge, 10 px text
+        assert 3 + text_width(text, 10) <= narrowest, text
+
+
 def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(multi):
     result, _ = multi
     import copy

@@ -65,7 +65,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     width = panel_width(len(depths))
     lrs = sorted(runs.lr.unique())
     shift = dodge(arms, lrs, width) if len(arms) > 1 else {a: 1.0 for a in arms}
-    note = _baseline_note(base_loss, low - pad, top)
+    note = _baseline_note(base_loss, low - pad, top, wide=width >= WIDE)
     rows = headline_rows(analysis, top, note, shift, wide=width >= WIDE)
     ceiling = stack_labels(rows, low - pad, top)
     data = pd.DataFrame(rows)
@@ -236,15 +236,17 @@ def _bigram_layers(bigram: float) -> list:
     ]
 
 
-def _baseline_note(baseline: dict, low: float, top: float) -> str:
-    """A label for a bigram baseline the axis does not reach ('' when drawn or unknown)."""
+def _baseline_note(baseline: dict, low: float, top: float, wide: bool = True) -> str:
+    """A label for a bigram baseline the axis does not reach ('' when drawn or unknown),
+    short enough for a narrow panel when not `wide`."""
     b = baseline["bigram"]
     if b is None or low <= b <= top:
         return ""
     where = "below" if b < low else "above"
-    return f"bigram {b:.2f}: {where} the axis" + (
-        " (rule off)" if baseline["rule"] == "none" else ""
-    )
+    off = baseline["rule"] == "none"
+    if not wide:
+        return f"bigram {b:.2f} {where}" + (", rule off" if off else "")
+    return f"bigram {b:.2f}: {where} the axis" + (" (rule off)" if off else "")
 
 
 def headline_rows(
@@ -365,7 +367,10 @@ def _threshold_rows(n: dict, d: dict, key: str, wide: bool) -> tuple[list[dict],
         return None
     lo, hi, _ = present.threshold_interval(c, d)
     if c["threshold"]["kind"] == "below" or lo is None:
-        return [], "QK-norm needed already at the lowest LR"
+        return (
+            [],
+            "QK-norm needed already at the lowest LR" if wide else "needed from the lowest LR",
+        )
     bar = {"kind": "threshold", **n, "x": lo, "x_lo": lo, "x_hi": hi}
     ends = [{"kind": "threshold_end", **n, "x": x, "lr": x} for x in (lo, hi)]
     bracket = f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
