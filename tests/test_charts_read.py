@@ -215,3 +215,23 @@ def test_the_paired_legend_outlines_each_glyph(view):
     fills = {s["fill"] for s in symbols}
     assert "#FFFFFF" in fills  # the open circle of "no effect shown" ...
     assert all(s["stroke"] == "#000000" for s in symbols)  # ... with an outline to show it
+
+
+def test_a_log_lr_axis_over_a_few_decades_labels_half_decades():
+    """Critical LRs from 0.0178 to 0.75 (docs/cpu-depth): decades alone labelled only 0.1 and
+    1; half-decade ticks give a reader 0.03, 0.1, 0.3 and 1 to read the points against."""
+    from figures.charts.style import log_axis
+
+    lrs = [0.0178, 0.0562, 0.075, 0.75]
+    assert log_axis(lrs, "lr").to_dict()["values"] == [0.01, 0.03, 0.1, 0.3, 1.0]
+    chart = (
+        alt.Chart(pd.DataFrame({"lr": lrs, "x": range(4)}))
+        .mark_point()
+        .encode(x="x:Q", y=alt.Y("lr:Q", scale=alt.Scale(type="log"), axis=log_axis(lrs, "lr")))
+        .properties(width=200, height=200)
+    )
+    svg = cr.render_svg(chart)
+    assert {"0.03", "0.1", "0.3"} <= {t for t, _ in cr.text_boxes(svg)}
+    assert cr.overlapping_texts(svg) == []
+    assert log_axis([1e-4, 1.0], "lr").to_dict()["values"] == [1e-4, 1e-3, 1e-2, 0.1, 1.0]
+    assert log_axis([0.02, 0.06], "lr").to_dict()["values"] == [0.01, 0.02, 0.05, 0.1]

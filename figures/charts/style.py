@@ -246,15 +246,17 @@ def interleaved(arms: list[str], dash: float = 6.0) -> dict[str, tuple[list[floa
 
 
 def log_axis(values, title: str) -> alt.Axis:
-    """A log axis with ticks and gridlines at decades (or 1-2-5 within one decade): Vega's
-    default draws a line at every minor tick, which renders as grey bands."""
+    """A log axis with ticks and gridlines at decades, at 1-3 steps (half decades, the study's
+    LR grid) when the values span three decades or less, and at 1-2-5 within one: Vega's
+    default draws a line at every minor tick, which renders as grey bands, and decades alone
+    left a chart of LRs from 0.02 to 0.75 one labelled tick."""
     v = [x for x in values if x and x > 0 and math.isfinite(x)]
     lo, hi = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
     ticks = [10.0**k for k in range(lo, hi + 1)]
-    if hi - lo <= 1:
-        ticks = sorted(
-            {m * t for t in ticks for m in (1, 2, 5) if min(v) / 2 <= m * t <= 2 * max(v)}
-        )
+    steps = (1, 2, 5) if hi - lo <= 1 else (1, 3) if hi - lo <= 3 else (1,)
+    if len(steps) > 1:
+        near = [m * t for t in ticks for m in steps if min(v) / 2 <= m * t <= 2 * max(v)]
+        ticks = sorted({float(f"{x:.3g}") for x in near})  # 0.3, not 0.30000000000000004
     return alt.Axis(values=ticks, title=title, format="~g")
 
 
