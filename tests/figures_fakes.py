@@ -372,3 +372,14 @@ def write_width(
                     cfgs.append(cfg)
     write_plan(root, name, cfgs, ("off", "on"), None, LRS)
     return cfgs
+
+
+def drawn(root: Path) -> tuple[dict, object]:
+    """(the analysis as the charts draw it, the curves) of the sweep written under root."""
+    from figures import present
+    from figures.analysis import analyze
+    from figures.results import load_curves, load_results
+
+    results = load_results(root)
+    curves = load_curves(results.runs)
+    return present.with_fallbacks(analyze(results, curves), results.runs), curves

@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 
 from figures import charts, present
-from figures.analysis import analyze
 from figures.charts.headline import FATE_LABELS
-from figures.results import load_curves, load_results
 
 # -- every chart draws exactly the analysis, panel by panel ----------------------------------
 # Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
@@ -26,9 +24,7 @@ CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
 def multi(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "multi"
     ff.write_multi(root)
-    results = load_results(root)
-    curves = load_curves(results.runs)
-    return present.with_fallbacks(analyze(results, curves), results.runs), curves
+    return ff.drawn(root)
 
 
 def _close(a, b) -> bool:
@@ -219,9 +215,7 @@ def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
     from figures.report import _figures
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
-    results = load_results(tmp_path / "one")
-    curves = load_curves(results.runs)
-    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    analysis, curves = ff.drawn(tmp_path / "one")
     assert "threshold_trend" not in _figures(analysis, curves)
     assert charts.trend(analysis) is None
 
@@ -368,9 +362,7 @@ def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
     from figures.report import _figures
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
-    results = load_results(tmp_path / "one")
-    curves = load_curves(results.runs)
-    analysis = present.with_fallbacks(analyze(results, curves), results.runs)
+    analysis, curves = ff.drawn(tmp_path / "one")
     for name, (_, chart) in _figures(analysis, curves).items():
         assert chart is not None and cm.text_outside(chart) == [], name
         spec = charts.spec_of(chart)

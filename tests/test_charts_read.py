@@ -9,9 +9,7 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from figures import charts, present, report
-from figures.analysis import analyze
-from figures.results import load_curves, load_results
+from figures import charts, report
 from tests import chart_reader as cr
 from tests import figures_fakes as ff
 from tests.chart_marks import text_outside
@@ -23,9 +21,7 @@ NAMES = ff.CHARTS
 def ladder(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "ladder"
     ff.write_ladder(root)
-    results = load_results(root)
-    curves = load_curves(results.runs)
-    view = present.with_fallbacks(analyze(results, curves), results.runs)
+    view, curves = ff.drawn(root)
     figures = report._figures(view, curves)
     return {name: chart for name, (_, chart) in figures.items()}
 
@@ -163,8 +159,7 @@ def _flat_ratios(ladder_view: dict) -> dict:
 def view(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "three"
     ff.write_study(root, depths=[4], lrs=[1e-3, 3e-3, 1e-2])
-    results = load_results(root)
-    return present.with_fallbacks(analyze(results, load_curves(results.runs)), results.runs)
+    return ff.drawn(root)[0]
 
 
 def test_a_flat_max_lr_ratio_gets_an_axis_whose_ticks_stand_apart(view):
