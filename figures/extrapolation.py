@@ -26,23 +26,25 @@ def extrapolation_lines(e: dict) -> list[str]:
     """W1's line read at the core width: the threshold (censored per-seed thresholds at their
     bounds, and moved beyond them where that differs), each compared arm's critical LR and the
     low-LR gap, each with the 90% interval of the line and of one new seed."""
-    t = e["threshold"]
+    t, grid = e["threshold"], e.get("grid")
     lines = []
     if t.get("at_bound"):
-        lines.append(f"necessity threshold {predicted(t['at_bound'])}")
+        lines.append(f"necessity threshold {predicted(t['at_bound'], grid)}")
         b = t.get("beyond")
         if b and b["ci90"] != t["at_bound"]["ci90"]:
             lines.append(
-                f"with the censored per-seed thresholds moved beyond their bounds: {predicted(b)}"
+                "with the censored per-seed thresholds moved beyond their bounds: "
+                + predicted(b, grid)
             )
     crit = e.get("critical_lr") or {}
-    lines += critical_lines(crit.get("definition"), crit.get("arms") or {})
+    lines += critical_lines(crit.get("definition"), crit.get("arms") or {}, grid)
     lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
     return lines
 
 
-def critical_lines(definition: str, arms: dict) -> list[str]:
-    """Each arm's critical-LR line at the core width under one failure definition."""
+def critical_lines(definition: str, arms: dict, grid: list | None = None) -> list[str]:
+    """Each arm's critical-LR line at the core width under one failure definition (grid: the
+    lowest and highest LR the rungs ran, to say when the line leaves them)."""
     lines = []
     for arm, p in arms.items():
         said = f"{arm}'s critical LR ({definition})"
@@ -55,7 +57,7 @@ def critical_lines(definition: str, arms: dict) -> list[str]:
         censored = (
             f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
         )
-        lines.append(f"{said} {predicted(p)}{censored}{_per_doubling(p)}")
+        lines.append(f"{said} {predicted(p, grid)}{censored}{_per_doubling(p)}")
     return lines
 
 
@@ -69,7 +71,7 @@ def other_definitions_lines(e: dict) -> list[str]:
         line
         for definition in FAILURE_DEFINITIONS  # the order the tables give them in
         if definition != primary and definition in by
-        for line in critical_lines(definition, by[definition])
+        for line in critical_lines(definition, by[definition], e.get("grid"))
     ]
 
 
@@ -134,11 +136,18 @@ def _per_doubling(p: dict) -> str:
     )
 
 
-def predicted(p: dict) -> str:
-    """'~0.012 (90% interval of the line 0.006 to 0.024; of one seed 0.004 to 0.035)'."""
+def predicted(p: dict, grid: list | None = None) -> str:
+    """'~0.012 (90% interval of the line 0.006 to 0.024; of one seed 0.004 to 0.035)', and,
+    when the value lies outside the LRs the rungs ran (grid: lowest, highest), that no run saw
+    it: a line carried past the grid's top says no more than that the runs never failed."""
     lo, hi = p["ci90"]
     plo, phi = p["point90"]
+    outside = ""
+    if grid and p["value"] > grid[1]:
+        outside = f", above the grid's top LR {fmt.lr(grid[1])}, where no run trained"
+    elif grid and p["value"] < grid[0]:
+        outside = f", below the grid's lowest LR {fmt.lr(grid[0])}, where no run trained"
     return (
         f"~{fmt.lr(p['value'])} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
-        f"seed {fmt.lr(plo)} to {fmt.lr(phi)})"
+        f"seed {fmt.lr(plo)} to {fmt.lr(phi)}){outside}"
     )

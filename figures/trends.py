@@ -86,9 +86,12 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
     by_definition = {
         d: _critical_lines(cells, study, seeds, d, x0) for d in rules.FAILURE_DEFINITIONS
     }
+    lrs = [lr for w, c in cells.items() if w in seeds for lr in c.lrs]
     return {
         "width": ladder.CORE_WIDTH,
         "doublings": x0 - math.log2(max(seeds)),
+        # the LRs the rungs ran: a line read outside them says what no run at any width saw
+        "grid": [min(lrs), max(lrs)] if lrs else None,
         "threshold": {
             "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
             "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,

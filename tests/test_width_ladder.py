@@ -126,6 +126,15 @@ def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
     lo, hi = arms["off"]["slope90"]
     assert lo < b < hi
     assert "slope" not in arms["on"]  # no line, no slope
+    # off's line at 384 lies below every LR the rungs ran: the report says no run saw it
+    assert e["grid"] == [min(ff.LRS), max(ff.LRS)]
+    said = next(x for x in falling[1].splitlines() if x.startswith("- off's critical LR (stuck"))
+    assert "below the grid's lowest LR 0.001, where no run trained" in said
+    above = {**arms["off"], "value": 5.0}
+    assert extrapolation.predicted(above, e["grid"]).endswith(
+        ", above the grid's top LR 0.1, where no run trained"
+    )
+    assert "grid" not in extrapolation.predicted(arms["off"])  # analyses without a grid
 
 
 def test_the_critical_lr_lines_are_read_under_every_failure_definition(falling):
