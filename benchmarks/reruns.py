@@ -18,7 +18,8 @@ three failure definitions, the LR sensitivities and H2b: whether the verdicts re
 
     python benchmarks/reruns.py docs/cpu-depth docs/cpu-width --out docs/cpu-width/reruns.md
 
-A and B: a report directory (its runs.parquet) or a runs.parquet file.
+A and B: a report directory (its runs.parquet), a runs.parquet file, or a sweep's directory
+of run directories (docs/run-dirs/cpu-width), read as `figures` reads it.
 """
 
 import argparse
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from figures import fmt  # noqa: E402
+from figures.results import load_results  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
 from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402
 
@@ -48,11 +50,16 @@ def fail(message: str) -> None:
 
 
 def load_runs(path: Path) -> pd.DataFrame:
-    """A report's run table, each run's effective loss and stuck flag added."""
+    """A report's run table (its directory or runs.parquet), or a sweep's run directories
+    read as `figures` reads them, each run's effective loss and stuck flag added."""
     table = path / "runs.parquet" if path.is_dir() else path
-    if not table.exists():
-        fail(f"no run table at {table}; give a report directory or its runs.parquet")
-    runs = pd.read_parquet(table)
+    if path.is_dir() and not table.exists() and (path / "plan.json").exists():
+        runs = load_results(path).runs  # a sweep directory, in progress or finished
+        runs["provenance_json"] = [json.dumps(p or {}) for p in runs.provenance]
+    elif not table.exists():
+        fail(f"no run table at {table}; give a report directory, its runs.parquet or a sweep")
+    else:
+        runs = pd.read_parquet(table)
     missing = [c for c in COLUMNS if c not in runs.columns]
     if missing:
         fail(f"{table} lacks {', '.join(missing)}; regenerate its report (qktorch figures)")

@@ -229,6 +229,8 @@ def provenance(runs: pd.DataFrame) -> str:
         if isinstance(r.provenance, dict)
     )
     hosts = Counter(_host(p.get("host")) for p in prov)
+    # a run resumed or restarted by another process trained from then on where that ran
+    went_on = Counter(_host(c.get("host")) for p in prov for c in p.get("continued") or [])
     started = sorted(p["started_at"] for p in prov if p.get("started_at"))
 
     def listing(counter):
@@ -246,6 +248,13 @@ def provenance(runs: pd.DataFrame) -> str:
         # A CPU run is bit-identical only on the same processor kind and thread counts.
         f"- Hosts: {'; '.join(f'{k} ({n} runs)' for k, n in sorted(hosts.items()))}",
     ]
+    if went_on:
+        n = sum(went_on.values())
+        lines.append(
+            f"- Resumed or restarted by another process ({n} time{'s' if n > 1 else ''}, "
+            "trained from there on its host): "
+            + "; ".join(f"{k} ({n})" for k, n in sorted(went_on.items()))
+        )
     if started:
         lines.append(f"- Runs started between {started[0]} and {started[-1]}")
     return "\n".join(lines + [""])

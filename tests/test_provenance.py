@@ -34,3 +34,29 @@ def test_the_sweep_plan_warns_exactly_when_this_checkout_is_dirty(tmp_path):
     assert shown.exit_code == 0, shown.output
     warned = "warning: uncommitted changes to tracked files" in shown.output
     assert warned == bool(checkout()[1]), shown.output
+
+
+def test_the_report_names_the_hosts_runs_went_on_on(tmp_path):
+    """A run resumed (or restarted) by another process trained from there on that process's
+    host: the report's provenance says so, and says nothing when no run went on."""
+    import json
+
+    import figures_fakes as ff
+
+    from figures.report import make_report
+
+    root = tmp_path / "study"
+    ff.write_study(root, depths=[2], seeds=[0, 1])
+    text = make_report(root, tmp_path / "before", ()).read_text()
+    assert "- Hosts: Test CPU (avx2), 2 CPUs, threads OMP_NUM_THREADS=1" in text
+    assert "Resumed or restarted" not in text
+    config = sorted(root.glob("*/config.json"))[0]
+    doc = json.loads(config.read_text())
+    other = {"cpu": "Other CPU", "simd": ["avx512f"], "cpus": 4, "threads": {}}
+    doc["provenance"]["continued"] = [{"host": other, "from_step": 400}]
+    config.write_text(json.dumps(doc))
+    text = make_report(root, tmp_path / "after", ()).read_text()
+    assert (
+        "- Resumed or restarted by another process (1 time, trained from there on its host): "
+        "Other CPU (avx512f), 4 CPUs, threads default (1)"
+    ) in text

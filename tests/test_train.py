@@ -144,6 +144,11 @@ def test_resume_after_an_interruption_is_bit_identical(backend, tmp_path):
     strip = lambda rows: [{k: v for k, v in r.items()} for r in rows]  # noqa: E731
     assert strip(part_dir.read_metrics()) == strip(full_dir.read_metrics())
     assert resumed["final_val_loss"] == full["final_val_loss"]
+    # the config says a second process went on from the checkpoint, with its own host
+    made = json.loads(part_dir.config_path.read_text())["provenance"]
+    (went_on,) = made["continued"]
+    assert went_on["from_step"] == 30 and went_on["host"]["cpu"] and went_on["device"] == "cpu"
+    assert "continued" not in json.loads(full_dir.config_path.read_text())["provenance"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

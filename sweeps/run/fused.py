@@ -159,11 +159,8 @@ class _Group:
         self.fused = make_fused(cfgs)
         cache = _Cache(self.fused)
         self.views = [ModelView(self.fused, i, cache) for i in range(self.M)]
-        for cfg, run in zip(cfgs, runs):  # provenance: fused, with how many
-            if not run.config_path.exists():
-                run.write_config(cfg, self.fused.device, fused=self.M)
-        self.sessions = [
-            _Session(cfg, run, lambda c, view=view: view)
+        self.sessions = [  # provenance: fused, with how many
+            _Session(cfg, run, lambda c, view=view: view, fused=self.M)
             for cfg, run, view in zip(cfgs, runs, self.views)
         ]
 

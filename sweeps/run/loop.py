@@ -62,7 +62,7 @@ def train_run(
 class _Session:
     """One process's stretch of a run: from its checkpoint (or step 0) to the end."""
 
-    def __init__(self, cfg: RunConfig, run: RunDir, make_trainer: TrainerFactory):
+    def __init__(self, cfg: RunConfig, run: RunDir, make_trainer: TrainerFactory, fused: int = 0):
         self.cfg, self.run, self.train_cfg = cfg, run, cfg.train
         self.tokens = load_tokens(cfg.data)
         check_splits(self.tokens.train, self.tokens.val, cfg.model.block_size)
@@ -72,8 +72,11 @@ class _Session:
         )
         self.trainer: Trainer = make_trainer(cfg)
         self.trainer.set_train_tokens(self.tokens.train)
-        if not run.config_path.exists():
-            run.write_config(cfg, self.trainer.device)
+        # a directory that already holds the config is this run resumed (or restarted) by
+        # another process, maybe on another machine: restore() records where it went on
+        self.continued = run.config_path.exists()
+        if not self.continued:
+            run.write_config(cfg, self.trainer.device, fused=fused)
         self.handles: list = []  # steps queued on the device, not read yet
         self.queued: list[tuple[int, float]] = []  # their (step, lr)
         self.rows: list[dict] = []  # metrics rows not written yet
@@ -101,6 +104,8 @@ class _Session:
                 f"warning: {self.run.path}: cannot resume from {'; '.join(skipped)}; {fallback}",
                 file=sys.stderr,
             )
+        if self.continued:
+            self.run.note_continued(self.trainer.device, checkpoint[2]["step"] if checkpoint else 0)
         if checkpoint is None:
             self.run.truncate_metrics(-1)  # anything from a run killed before its checkpoint
             row = {"step": 0, "tokens": 0, **self.evaluate()}

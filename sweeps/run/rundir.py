@@ -59,6 +59,16 @@ class RunDir:
             {"run_id": cfg.run_id, "config": cfg.to_dict(), "provenance": made},
         )
 
+    def note_continued(self, device: str, step: int) -> None:
+        """Record in the config's provenance that another process went on with this run from
+        `step` (0: restarted), with its own provenance (host, commit, time): a run resumed on
+        another machine trained there from that step, and CPU results depend on the machine
+        (docs/DESIGN.md, Devices and reproducibility)."""
+        config = self.read_config_file()
+        made = config.setdefault("provenance", {})
+        made.setdefault("continued", []).append({**provenance(device), "from_step": step})
+        write_json_atomic(self.config_path, config)
+
     def read_config(self) -> RunConfig:
         return RunConfig.from_dict(self.read_config_file()["config"])
 
