@@ -128,3 +128,17 @@ def test_the_rung_both_judged_is_found_by_the_ladder_field_and_worded_as_the_rep
     assert said["critical LR, off (stuck; diverged; degraded)"] == "0.075; 0.75; 0.0178"
     assert said["LR sensitivity, off"] == "1.000" and said["LR sensitivity, on"] == "n/a"
     assert said["H2b: off - on sensitivity"] == "0.600 [0.500, 0.700], supported"
+
+
+def test_a_sweeps_run_directories_read_as_figures_reads_them(tmp_path):
+    """A sweep in progress (its run directories and plan.json, no report yet) compares with
+    itself run by run: every run keeps its fate and no loss moves."""
+    import figures_fakes as ff
+
+    root = tmp_path / "study"
+    ff.write_study(root, depths=[2], seeds=[0, 1])
+    runs = reruns.load_runs(root)
+    assert len(runs) > 0 and {"effective", "stuck", "provenance_json", "n_layer"} <= set(runs)
+    table = reruns.drift(runs, runs)
+    assert table.pairs.sum() == len(runs) and (table.max_gap == 0).all()
+    assert (table.same_fate == table.pairs).all()
