@@ -18,6 +18,11 @@ def test_provenance_names_the_host_cpu_its_vector_extensions_and_thread_counts(t
     assert made["simd"] == ["avx", "avx2", "avx512f"]
     assert made["threads"] == {"OMP_NUM_THREADS": "1"} and made["cpu"]
     assert host({}, str(tmp_path / "absent"))["simd"] == []  # not Linux: the name says it
+    assert "preload" not in made  # OpenBLAS preloaded changes torch's bits: named when set
+    assert (
+        host({"LD_PRELOAD": "/x/libopenblas.so.0"}, str(cpuinfo))["preload"]
+        == "/x/libopenblas.so.0"
+    )
 
 
 def test_a_dirty_checkout_is_a_one_line_warning_and_a_clean_one_says_nothing():

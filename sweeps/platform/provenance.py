@@ -53,8 +53,9 @@ def checkout() -> tuple[str | None, bool | None]:
 
 
 def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
-    """The CPU (name, the vector extensions of SIMD_FLAGS it has) and the thread counts the
-    libraries were told to use (THREAD_VARS as set; unset: the libraries' default)."""
+    """The CPU (name, the vector extensions of SIMD_FLAGS it has), the thread counts the
+    libraries were told to use (THREAD_VARS as set; unset: the libraries' default) and a
+    preloaded library (LD_PRELOAD), if any."""
     flags: set[str] = set()
     try:
         with open(cpuinfo) as f:
@@ -69,6 +70,9 @@ def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
         "simd": [flag for flag in SIMD_FLAGS if flag in flags],
         "cpus": os.cpu_count(),
         "threads": {var: environ[var] for var in THREAD_VARS if var in environ},
+        # a BLAS preloaded into the process (OpenBLAS for MLX on Linux) computes torch's
+        # matmuls too: other bits
+        **({"preload": environ["LD_PRELOAD"]} if environ.get("LD_PRELOAD") else {}),
     }
 
 
