@@ -5,7 +5,7 @@ from click.testing import CliRunner
 
 from sweeps.cli import make_cli
 from sweeps.platform.provenance import checkout, host
-from sweeps.sweep.runner import dirty_checkout
+from sweeps.sweep.plan_text import dirty_checkout
 
 
 def test_provenance_names_the_host_cpu_its_vector_extensions_and_thread_counts(tmp_path):

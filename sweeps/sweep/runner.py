@@ -15,10 +15,11 @@ from pathlib import Path
 
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
-from sweeps.core.fmt import duration, si
+from sweeps.core.fmt import duration
 from sweeps.core.ladder import shape, step_s_from
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.run.tail import last_row
+from sweeps.sweep import plan_text
 from sweeps.sweep.executors import Executor
 from sweeps.sweep.grid import check_size, grid_additions
 from sweeps.sweep.spec import MAX_RUNS, SweepSpec
@@ -194,145 +195,8 @@ class Sweep:
 
     # -- the plan as text ---------------------------------------------------------------------
     def describe(self) -> list[str]:
-        from sweeps.core.params import count_params
-        from sweeps.sweep.grid import max_extra_runs
-
-        spec, cfgs = self.spec, list(self.configs.values())
-        base = cfgs[0]
-        axis = spec.ladder
-        by_rung = {getattr(c.model, axis): c for c in cfgs}
-        rungs = sorted(by_rung)
-        letter = "L" if axis == "n_layer" else "w"
-        n_grid = len(spec.configs(self.backend, self.overrides))
-        budgets = sorted({(c.train.max_steps, c.tokens_per_step) for c in cfgs})
-        tokens = budgets[0][0] * budgets[0][1]
-        total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
-        params = ", ".join(
-            f"{letter}{r} {si(n := count_params(by_rung[r].model, base.vocab_size)['total'])} "
-            f"({tokens / n:.3g} tokens/param)"
-            for r in rungs
-        )
-        each = "; ".join(
-            f"{steps} steps x {per:,} tokens = {steps * per:,} tokens" for steps, per in budgets
-        )
-        finished = Counter(self.status(rid) for rid in self.configs)
-        done = sum(n for s, n in finished.items() if s is not None)
-        resumable = sum(
-            self.status(rid) is None and RunDir(self.run_dir(rid)).latest_checkpoint() is not None
-            for rid in self.configs
-        )
-        lrs = ", ".join(f"{lr:g}" for lr in spec.lr)
-        lines = [f"sweep {spec.name}: preset {spec.preset}, backend {self.backend} -> {self.dir}"]
-        if spec.description:
-            lines.append(f"  {spec.description}")
-        lines += [
-            "  arms: " + "; ".join(_arm_text(arm) for arm in spec.arms),
-            f"  grid: lr {lrs} x {axis} {', '.join(map(str, rungs))} x seed "
-            f"{', '.join(map(str, spec.seed))} = {n_grid} runs"
-            + (
-                f" (+{len(cfgs) - n_grid} added by extension and refinement)"
-                if len(cfgs) > n_grid
-                else ""
-            ),
-            f"  each run: {each}; params {params}",
-            f"  total: {len(cfgs)} runs, {si(total_tokens)} tokens at most (failing runs stop "
-            f"early)",
-            f"  growth: {self._growth_text()}; at most {max_extra_runs(spec)} more runs",
-            f"  study: {_study_text(spec)}",
-            f"  state: {done} finished"
-            + "".join(
-                f", {n} {s}"
-                for s, n in sorted(finished.items(), key=lambda kv: str(kv[0]))
-                if s is not None
-            )
-            + (f"; {resumable} resume from a checkpoint" if resumable else "")
-            + f"; {len(cfgs) - done - resumable} to run",
-        ]
-        note = self.execution_note()
-        return lines + short_budget(cfgs) + dirty_checkout() + ([note] if note else [])
-
-    def _growth_text(self) -> str:
-        ext = self.spec.extend
-        if ext.max_extra_lrs == 0:
-            text = "no extension"
-        else:
-            which = "no run" if ext.until == "any" else "not every run"
-            text = (
-                f"while {which} at a rung's (depth's or width's) top lr failed, add lr "
-                f"x{self.spec.extend_factor:.3g} (at most {ext.max_extra_lrs} more)"
-            )
-        if ext.refine:
-            text += f"; then bisect failure and threshold brackets to {ext.resolution:g} decades"
-        return text
-
-
-def dirty_checkout(source: tuple | None = None) -> list[str]:
-    """One warning line when the code comes from a git checkout with uncommitted changes to
-    tracked files (source: its (commit, dirty), default this process's): every run then
-    records git_dirty true, and no commit names the code it ran."""
-    from sweeps.platform.provenance import checkout
-
-    commit, dirty = checkout() if source is None else source
-    if not dirty:
-        return []
-    return [
-        f"  warning: uncommitted changes to tracked files (on {str(commit)[:7]}): every run "
-        "records git_dirty true and no commit names the code it ran; commit them first, or "
-        "sweep from a clean clone (git clone, then --runs-dir pointing back here)"
-    ]
-
-
-def short_budget(cfgs) -> list[str]:
-    """One warning line when a run trains fewer tokens per parameter than
-    sweeps.study.rules.MIN_TOKENS_PER_PARAM (tokens: max_steps x batch_size x block_size;
-    parameters: all of them) and its outcome counts a final loss above a baseline of the data
-    as a failure (train.baseline): that failure may be a run that has not yet learned."""
-    from sweeps.core.params import count_params
-    from sweeps.study.rules import MIN_TOKENS_PER_PARAM
-
-    params: dict = {}  # (model, vocab) -> total parameters, counted once
-    ratios = {}  # baseline -> the fewest tokens per parameter of a run judged against it
-    for c in cfgs:
-        if c.train.baseline == "none":  # no baseline: not learning yet is no failure
-            continue
-        key = (c.model, c.vocab_size)
-        if key not in params:
-            params[key] = count_params(c.model, c.vocab_size)["total"]
-        ratio = c.train.max_steps * c.tokens_per_step / params[key]
-        ratios[c.train.baseline] = min(ratio, ratios.get(c.train.baseline, ratio))
-    if not ratios or min(ratios.values()) >= MIN_TOKENS_PER_PARAM:
-        return []
-    baseline = min(ratios, key=ratios.get)
-    fewest = next(  # three digits, more where they would round up to the limit
-        text
-        for digits in (3, 4, 5, 6, 17)
-        if float(text := f"{ratios[baseline]:.{digits}g}") < MIN_TOKENS_PER_PARAM or digits == 17
-    )
-    return [
-        f"  warning: short budget: runs train as few as {fewest} tokens per "
-        f"parameter, under {MIN_TOKENS_PER_PARAM:g} (sweeps.study.rules.MIN_TOKENS_PER_PARAM); "
-        f'below that a "failure" may be a run that has not yet learned (not yet below the '
-        f"{baseline} baseline); more train.max_steps raise it"
-    ]
-
-
-def _arm_text(arm) -> str:
-    settings = ", ".join(f"{k}={v}" for k, v in arm.set.items()) or "the base config"
-    return f"{arm.name} ({settings}" + (
-        f"; lr {', '.join(f'{x:g}' for x in arm.lr)})" if arm.lr else ")"
-    )
-
-
-def _study_text(spec) -> str:
-    s = spec.study
-    low, high = s.sensitivity_range
-    return (
-        s.primary_comparison.key
-        + (f", start control {s.start_control}" if s.start_control else "")
-        + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
-        f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
-        f"{s.target_loss:g} (docs/STUDY.md)"
-    )
+        """The plan as `sweep` and `--dry-run` print it (sweeps.sweep.plan_text)."""
+        return plan_text.describe(self)
 
 
 def settle(sweep: Sweep) -> list[str]:
