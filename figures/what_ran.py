@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import reduce
+from pathlib import Path
 
 import pandas as pd
 
@@ -192,7 +193,8 @@ def _baseline_clause(view: dict) -> str:
 
 
 def _host(host) -> str:
-    """One host as the report names it: CPU, its widest vector extension, thread counts."""
+    """One host as the report names it: CPU, its widest vector extension, thread counts and
+    a preloaded library (another BLAS: other bits)."""
     if not isinstance(host, dict):
         return "not recorded (runs made before hosts were)"
     simd = host.get("simd") or []
@@ -202,6 +204,7 @@ def _host(host) -> str:
         f"{host.get('cpu') or 'unknown CPU'}"
         + (f" ({widest})" if widest else "")
         + f", {host.get('cpus')} CPUs, threads {threads or 'default'}"
+        + (f", preloaded {Path(host['preload']).name}" if host.get("preload") else "")
     )
 
 

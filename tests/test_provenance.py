@@ -57,11 +57,17 @@ def test_the_report_names_the_hosts_runs_went_on_on(tmp_path):
     assert "Resumed or restarted" not in text
     config = sorted(root.glob("*/config.json"))[0]
     doc = json.loads(config.read_text())
-    other = {"cpu": "Other CPU", "simd": ["avx512f"], "cpus": 4, "threads": {}}
+    other = {
+        "cpu": "Other CPU",
+        "simd": ["avx512f"],
+        "cpus": 4,
+        "threads": {},
+        "preload": "/l/b.so",
+    }
     doc["provenance"]["continued"] = [{"host": other, "from_step": 400}]
     config.write_text(json.dumps(doc))
     text = make_report(root, tmp_path / "after", ()).read_text()
     assert (
         "- Resumed or restarted by another process (1 time, trained from there on its host): "
-        "Other CPU (avx512f), 4 CPUs, threads default (1)"
+        "Other CPU (avx512f), 4 CPUs, threads default, preloaded b.so (1)"
     ) in text
