@@ -85,6 +85,10 @@ def drift(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     for (arm, lr), cell in paired.groupby(["arm", "lr"]):
         gap = (cell.effective_a - cell.effective_b).abs()
         seeds = cell.effective_a  # the same config but for the seed: one cell of one rung
+        # both trained to the end with the same final loss, bit for bit (a pair that diverged
+        # on both sides shares only its loss at initialization)
+        finished = (cell.fate_a != "diverged") & (cell.fate_b != "diverged")
+        equal = finished & (cell.final_val_loss_a == cell.final_val_loss_b)
         rows.append(
             {
                 "arm": arm,
@@ -92,6 +96,8 @@ def drift(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
                 "pairs": len(cell),
                 "same_fate": int((cell.fate_a == cell.fate_b).sum()),
                 "same_stuck": int((cell.stuck_a == cell.stuck_b).sum()),
+                "finished": int(finished.sum()),
+                "identical": int(equal.sum()),
                 "median_gap": float(gap.median()),
                 "max_gap": float(gap.max()),
                 "seed_sd": float(seeds.std(ddof=1)) if len(seeds) > 1 else float("nan"),
@@ -193,15 +199,19 @@ def render(
         f"stuck or not (the study's failure) kept: {int(table.same_stuck.sum())} of {pairs}.",
         "|A - B| of the effective loss (nats): median over all pairs "
         f"{np.median(_gaps(a, b)):.3f}, largest {np.max(_gaps(a, b)):.3f}.",
+        f"Final loss equal bit for bit: {int(table.identical.sum())} of the "
+        f"{int(table.finished.sum())} pairs that trained to the end on both sides (a rerun on "
+        "the same kind of machine, thread counts and libraries; docs/DESIGN.md).",
         "",
-        "| arm | LR | pairs | same fate | same stuck | median abs(A - B) | largest "
-        "| sd over the seeds (A) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| arm | LR | pairs | same fate | same stuck | final equal | median abs(A - B) "
+        "| largest | sd over the seeds (A) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         lines.append(
             f"| {r.arm} | {r.lr:.3g} | {r.pairs} | {r.same_fate} | {r.same_stuck} | "
-            f"{r.median_gap:.3f} | {r.max_gap:.3f} | {r.seed_sd:.3f} |"
+            f"{r.identical} of {r.finished} | {r.median_gap:.3f} | {r.max_gap:.3f} | "
+            f"{r.seed_sd:.3f} |"
         )
     return "\n".join([*lines, *rungs, "", f"Made by `{command}`.", ""])
 

@@ -64,6 +64,9 @@ def test_pairs_by_run_id_and_measures_fate_and_effective_loss_drift(tables):
     assert off_mid.seed_sd == pytest.approx(pd.Series([1.30, 1.50]).std())
     on = table.loc[("on", 0.1)]  # the unfinished run of A pairs with nothing
     assert on.pairs == 1 and on.max_gap == 0.0 and pd.isna(on.seed_sd)
+    # equal bit for bit: on's one pair; a pair diverged in A is not "finished" on both sides
+    assert (on.identical, on.finished) == (1, 1)
+    assert (off_top.identical, off_top.finished) == (0, 1)
 
 
 def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
@@ -73,7 +76,8 @@ def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
     assert text == capsys.readouterr().out.rstrip("\n") + "\n"
     assert "5 runs with the same run id" in text and "Hosts: A CPU A; B CPU B" in text
     assert "Fate kept: 4 of 5" in text and "kept: 4 of 5." in text
-    assert "| off | 1 | 2 | 1 | 1 | 1.400 | 2.500 | 2.333 |" in text
+    assert "| off | 1 | 2 | 1 | 1 | 0 of 1 | 1.400 | 2.500 | 2.333 |" in text
+    assert "Final loss equal bit for bit: 1 of the 4 pairs that trained to the end" in text
     assert f"Made by `python benchmarks/reruns.py {tables / 'a.parquet'} " in text
 
 
