@@ -78,6 +78,8 @@ def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
     assert "Fate kept: 4 of 5" in text and "kept: 4 of 5." in text
     assert "| off | 1 | 2 | 1 | 1 | 0 of 1 | 1.400 | 2.500 | 2.333 |" in text
     assert "Final loss equal bit for bit: 1 of the 4 pairs that trained to the end" in text
+    # the other 3: |2.2 - 2.5|, |1.3 - 1.4|, |1.5 - 1.45|
+    assert "; the other 3 differ by a median 0.100 nats, at most 0.300." in text
     assert f"Made by `python benchmarks/reruns.py {tables / 'a.parquet'} " in text
 
 
