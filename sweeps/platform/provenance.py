@@ -26,7 +26,7 @@ SIMD_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "av
 
 
 def provenance(device: str = "") -> dict:
-    """Where and with what a run was made: commit, dirty flag, versions, device, time."""
+    """Where and with what a run was made: commit, dirty flag, versions, host, device, time."""
     commit, dirty = _SOURCE
     versions = {}
     for package in ("qknorm-study", "numpy", "mlx", "torch", "safetensors", "tiktoken"):
