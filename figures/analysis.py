@@ -76,7 +76,8 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
                 iter(depths[name]["tokens_per_param"]["by_budget"].values()), None
             )
     from figures import intervention_verdicts  # verdicts read this dict
-    from figures.verdicts import judge, practitioner_rules
+    from figures.practitioner import practitioner_rules
+    from figures.verdicts import judge
 
     out = {
         "schema": SCHEMA,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from figures import budget, fmt, ladder, present, token_check
 from figures.extrapolation import extrapolation_head, extrapolation_lines
 from figures.intervention_verdicts import intervention_arms
-from figures.verdicts import h2a_call, rule_parts
+from figures.practitioner import rule_parts
+from figures.verdicts import h2a_call
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")  # those a sweep decides, in order

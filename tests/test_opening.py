@@ -277,7 +277,7 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     """Leave-one-run-out: the rule and the thresholds table say where the threshold lies
     without each run that moves it, so a reader sees which way it is fragile."""
     from figures import tables
-    from figures.verdicts import rule_parts
+    from figures.practitioner import rule_parts
 
     without = {"value": 0.0204, "kind": "", "bracket": [0.0178, 0.0316], "interpolated": True}
     influence = [

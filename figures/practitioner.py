@@ -1,0 +1,129 @@
+"""The practitioner's rule per rung, in words: where QK-norm becomes necessary as a multiple of
+the best LR without it, where each arm starts to fail, and which single runs the threshold
+rests on (leave-one-run-out), from the analysis dict's decisions (sweeps/study/rules.py)."""
+
+from __future__ import annotations
+
+import math
+
+from figures import fmt, ladder, present
+
+
+def practitioner_rules(analysis: dict) -> dict:
+    """Per rung: {"text": the rule a practitioner can use, "influence": the runs whose removal
+    alone moves the threshold (leave-one-run-out), each with the threshold without it}."""
+    s = analysis["settings"]
+    out = {}
+    for name, depth in analysis["depths"].items():
+        c = depth["comparisons"].get(present.primary_key(analysis))
+        if c is None:
+            continue
+        rule = (analysis.get("decisions") or {}).get("rules", {}).get(name)
+        if rule is None:
+            continue
+        text = _rule_text(ladder.of(analysis).label(name), depth, c, s, rule)
+        out[name] = {"text": text, "influence": c["influence"]}
+    return out
+
+
+def _rule_text(where: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
+    """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
+    ref = depth["arms"][s["reference"]]
+    # the budget of the compared arms (a budget spec also runs arms with more tokens)
+    tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
+    parts = rule_parts(depth, c, s, rule)
+    text = " ".join(p for p in parts.values() if p)
+    return f"At {where} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
+
+
+def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
+    """The practitioner's rule as short sentences, by what each says (figures/opening.py
+    shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
+    is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
+    per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
+    effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
+    the threshold); "" where a part has nothing to say."""
+    ref = depth["arms"][s["reference"]]
+    best, low = rule["best_lr"], list(rule["low_lrs"])
+    times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
+    edge = (
+        ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
+        "lower bound"
+        if rule.get("best_at_bottom")
+        else ""
+    )
+    head = (
+        f"Without QK-norm the best LR is {fmt.lr(best)}{edge}." if best else "No best LR was found."
+    )
+    seeds = ""
+    if rule["kind"] == "":
+        lo, hi = rule["bracket"]
+        threshold = (
+            f"QK-norm is necessary from LR {fmt.lr(hi)} up ({times(hi)} that best LR); at "
+            f"{fmt.lr(lo)} ({times(lo)}) it was not shown necessary. The threshold lies in "
+            f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
+            + (
+                f", at ~{fmt.lr(c['threshold']['value'])} interpolated"
+                if c["threshold"].get("interpolated")
+                else ""
+            )
+            + "."
+        )
+        seeds = f"Per seed: {fmt.seed_brackets(c['seed_thresholds'])}."
+    elif rule["kind"] == "below":
+        threshold = (
+            f"QK-norm was necessary already at the lowest LR judged "
+            f"({fmt.lr(c['threshold']['value'])}) and at every LR above: keep it at every LR "
+            "of this grid."
+        )
+    else:
+        top = rule["top_lr"] if rule["top_lr"] is not None else math.nan
+        threshold = (
+            f"QK-norm was not shown necessary at any LR up to {fmt.lr(top)} (the top LR "
+            f"judged; {times(top)} that best LR)."
+        )
+    control = (
+        "The start-temperature control tests that (C1)."
+        if s["start_control"]
+        else "This sweep has no control arm to tell."
+    )
+    movers = {str(m["run_id"]) for m in c["influence"]}
+    at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
+    return {
+        "head": head,
+        "threshold": threshold,
+        "seeds": seeds,
+        "failing": _failing(ref["eta_crit"]["median"]) + ".",
+        "low": (
+            f"Separately, QK-norm also helped below that best LR: at {fmt.lrs(low)}. This "
+            f"low-LR effect may be the start temperature, not stability. {control}"
+            if low and rule["kind"] != "below"
+            else ""
+        ),
+        "fragile": (
+            f"{_runs(len(movers))}"
+            + (f" at LR {fmt.lrs(at)}" if at else "")
+            + (" moves" if len(movers) == 1 else " each move")
+            + f" the threshold when left out, to {fmt.moved_to(c['influence'])} "
+            "(leave-one-run-out; named in the thresholds table)."
+            if movers
+            else ""
+        ),
+    }
+
+
+def _runs(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
+
+
+def _failing(median: dict | None) -> str:
+    """Where the reference arm's runs start to fail (its median critical LR), censoring said
+    in words: a critical LR above the grid means its runs did not fail at all."""
+    if not median or median["kind"] == "none":
+        return "Without QK-norm no critical LR could be found"
+    if median["kind"] == "above":
+        top = fmt.lr(median["value"])
+        return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
+    if median["kind"] == "below":
+        return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median['value'])}"
+    return f"Without QK-norm runs fail (stuck or diverged) from LR ~{fmt.grid(median)}"
