@@ -207,7 +207,7 @@ def test_bad_specs_are_refused_with_a_clear_message(parts, message):
 
 
 def test_the_nearest_log_uniform_list_keeps_the_endpoints_and_count():
-    from sweeps.sweep.spec import is_log_uniform, nearest_log_uniform
+    from sweeps.sweep.study_table import is_log_uniform, nearest_log_uniform
 
     assert nearest_log_uniform([1e-3, 2e-3, 1e-2]) == [1e-3, 3.16e-3, 1e-2]
     for lrs in ([1e-4, 3e-4, 5e-4, 0.3], [0.01, 0.0101, 0.0102, 0.011], [2e-3, 0.7]):

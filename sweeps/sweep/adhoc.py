@@ -22,14 +22,8 @@ from pathlib import Path
 from sweeps.core.errors import ConfigError, HarnessError
 from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
 from sweeps.sweep.record import RECORD, Planned, plan, record_raw
-from sweeps.sweep.spec import (
-    MAX_RUNS,
-    SPECS_DIR,
-    SweepSpec,
-    is_log_uniform,
-    known_specs,
-    nearest_log_uniform,
-)
+from sweeps.sweep.spec import MAX_RUNS, SPECS_DIR, SweepSpec, known_specs
+from sweeps.sweep.study_table import is_log_uniform, nearest_log_uniform
 
 if sys.version_info >= (3, 11):
     import tomllib
