@@ -81,8 +81,7 @@ def baseline_loss(r) -> float | None:
     data, as its summary recorded it: the `stuck` definition's line (docs/STUDY.md 3)."""
     config = getattr(r, "config", None)
     rule = config.train.baseline if hasattr(config, "train") else "bigram"
-    value = getattr(r, f"{rule}_loss", None) if rule != "none" else None
-    return optional_float(value) if isinstance(value, (int, float)) else None
+    return rules.recorded_baseline(rule, r._asdict())
 
 
 def problems(results: SweepResults, runs: pd.DataFrame) -> list[dict]:

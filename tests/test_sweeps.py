@@ -295,6 +295,37 @@ def test_refinement_bisects_the_necessity_threshold_bracket():
     assert added[0] == [0.0316] and "necessity threshold between 0.01 and 0.1" in added[1]
 
 
+def test_refinement_bisects_stuck_brackets_read_from_the_recorded_baseline():
+    """Both arms finish worse than the bigram baseline at 0.1 without diverging: stuck, the
+    primary failure. The runner reads the baseline as summary.json records it (bigram_loss);
+    without it, it would see no failure and bisect nothing (cpu-width's widths 96 and 128 lost
+    their 0.0562 this way)."""
+    spec = parse_spec(
+        raw_spec(
+            grid={"lr": [1e-3, 1e-2, 1e-1], "seed": [0, 1, 2]},
+            extend={"max_extra_lrs": 0, "refine": True, "resolution": 0.25},
+            set={"train.baseline": "bigram"},  # the study presets' rule (smoke has none)
+        )
+    )
+    assert spec.base_config("torch").train.baseline == "bigram"
+    configs = spec.configs("torch")
+    done = {
+        c.run_id: {
+            **summary("unstable" if c.train.lr == 0.1 else "ok", 2.5 if c.train.lr == 0.1 else 2.0),
+            "bigram_loss": 2.34,
+        }
+        for c in configs
+    }
+    added = grid_additions(spec, configs, done)[2]
+    assert added[0] == [0.0316] and "off seed 0: 0.01 ok, 0.1 fails" in added[1]
+    assert "necessity threshold" not in added[1]  # both stuck at 0.1: a ceiling, no bracket
+    # the same runs above a baseline the runs did not record: nothing failed, nothing to bisect
+    unrecorded = {
+        rid: {k: v for k, v in s.items() if k != "bigram_loss"} for rid, s in done.items()
+    }
+    assert grid_additions(spec, configs, unrecorded) == {}
+
+
 def test_a_width_ladder_keeps_the_head_size_and_grows_each_width_on_its_own():
     plain = parse_spec(raw_spec(grid={**GRID, "seed": [0, 1, 2]}))
     ladder = parse_spec(

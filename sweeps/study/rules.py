@@ -9,7 +9,7 @@ the critical LRs, the brackets refinement bisects, and the decisions of H1, H2a 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -152,6 +152,17 @@ def is_stuck(status, final_val_loss, baseline) -> bool:
     if status == DIVERGED or not _finite(final_val_loss):
         return True
     return _finite(baseline) and final_val_loss > baseline
+
+
+def recorded_baseline(rule: str | None, recorded: Mapping) -> float | None:
+    """The loss of a run's baseline rule (train.baseline: bigram, unigram or none) as its
+    summary recorded it (summary.json's `bigram_loss`, `unigram_loss`): the `stuck`
+    definition's line. The one reader of it, for the report and the runner's refinement alike:
+    a runner that missed it would bisect divergence brackets instead of the study's."""
+    if not rule or rule == "none":
+        return None
+    value = recorded.get(f"{rule}_loss")
+    return float(value) if _finite(value) else None
 
 
 def _finite(x) -> bool:
@@ -637,6 +648,7 @@ __all__ = [
     "failed_under",
     "best_lr",
     "is_stuck",
+    "recorded_baseline",
     "h1_decision",
     "H1",
     "LRCall",

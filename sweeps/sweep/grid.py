@@ -19,6 +19,7 @@ from sweeps.study.rules import (
     RESOLUTION_SLACK,
     build_cells,
     midpoints,
+    recorded_baseline,
     refinement_brackets,
     round_lr,
 )
@@ -81,7 +82,8 @@ def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
 
 def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     """Midpoints of every bracket wider than the resolution: each full-grid arm's and seed's
-    (last ok LR, first failing LR), and the primary comparison's necessity threshold."""
+    (last ok LR, first failing LR) under the primary definition (stuck: so each run carries its
+    recorded baseline), and the primary comparison's necessity threshold."""
     rows = [
         {
             **summary,
@@ -90,6 +92,7 @@ def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
             "arm": cfg.arm,
             "lr": cfg.train.lr,
             "seed": cfg.seed,
+            "baseline_loss": recorded_baseline(cfg.train.baseline, summary),
         }
         for cfg, summary in runs
     ]
