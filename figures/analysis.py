@@ -30,7 +30,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from figures import early_warning, ladder, run_table, trends
+from figures import early_warning, ladder, run_table, trends, unrefined
 from figures.results import SweepResults
 from figures.run_table import optional_float
 from figures.trends import study_of
@@ -93,6 +93,9 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     out["decisions"] = decisions(cells, settings, out)
     out["early_warning"] = early_warning.table(runs, curves, rung)
     out["budget_warnings"] = budget_warnings(out, runs)
+    out["refinement_warnings"] = unrefined.unrefined(
+        cells, settings, results.spec, results.missing, ladder.of(out)
+    )
     out["verdicts"] = judge(out)
     out["rules"] = practitioner_rules(out)
     out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9

@@ -66,6 +66,8 @@ def figures(name, runs_dir, out, formats, from_report):
     analysis = json.loads((report.parent / "analysis.json").read_text())
     for warning in analysis.get("budget_warnings") or []:
         click.echo(f"budget warning: {warning}", err=True)
+    for warning in analysis.get("refinement_warnings") or []:
+        click.echo(f"refinement warning: {warning}", err=True)
     for line in answer_lines(analysis):
         click.echo(line)
     left_out = Counter(p["status"] for p in analysis.get("problems") or [])

@@ -239,6 +239,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     ]
     for warning in view.get("budget_warnings") or []:
         lines += [f"**Budget warning:** {warning}.", ""]
+    for warning in view.get("refinement_warnings") or []:
+        lines += [f"**Refinement warning:** {warning}.", ""]
     lines += [
         EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
         f"bound of the paired effect ({s['reference']} - {s['primary']} effective loss) exceeds "
