@@ -30,8 +30,9 @@ from figures.results import RUN_KEYS, SweepResults
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import clean_json, write_atomic
+from sweeps.sweep.archived import RUNS_FILE, SWEEP_FILE  # a sweep grown from a report reads them
 
-RUNS_FILE, CURVES_FILE, SWEEP_FILE = "runs.parquet", "curves.parquet", "sweep.json"
+CURVES_FILE = "curves.parquet"
 OLD_ANALYSIS = "analysis-v3.json"  # a re-judged report keeps the analysis it had, by its name
 OLD_REPORT = "report-v3.md"
 ARCHIVE_GAPS = (
@@ -83,6 +84,55 @@ def load(report_dir: Path) -> tuple[SweepResults, pd.DataFrame, dict]:
             f"report directory that `figures` wrote"
         )
     return _from_analysis(report_dir, old)
+
+
+# the parts of a spec that decide which configs its runs have (the name is checked apart)
+SPEC_IDENTITY = ("preset", "set", "grid", "arms")
+
+
+def add_runs(
+    results: SweepResults, curves: pd.DataFrame, sweep_dir: Path
+) -> tuple[SweepResults, pd.DataFrame, int]:
+    """A report's runs and curves with the finished runs of sweep_dir it lacks: the runs a
+    sweep grown from it trained (`sweep NAME --from-report DIR`, sweeps.sweep.archived). The
+    report's own runs win where both hold a run. Refuses another sweep's folder, or one planned
+    from a spec that plans other configs than the report's."""
+    from figures.results import FINISHED, load_curves, load_results
+
+    grown = load_results(sweep_dir)
+    if grown.name != results.name:
+        raise HarnessError(
+            f"{sweep_dir} is sweep '{grown.name}', the report is '{results.name}''s: "
+            "give the report's own sweep name"
+        )
+    differs = [k for k in SPEC_IDENTITY if grown.spec.get(k) != (results.spec or {}).get(k)]
+    if differs:
+        raise HarnessError(
+            f"{sweep_dir} was planned from a spec whose {', '.join(differs)} differ from the "
+            "report's: its runs are not this report's grid; grow the report with the spec it "
+            "was made from"
+        )
+    new = grown.runs[
+        ~grown.runs.run_id.isin(results.runs.run_id) & grown.runs.status.isin(FINISHED)
+    ]
+    runs = pd.concat([results.runs, new], ignore_index=True)
+    runs = runs.sort_values([*RUN_KEYS, "run_id"], ignore_index=True)
+    missing = grown.missing[~grown.missing.run_id.isin(runs.run_id)].reset_index(drop=True)
+    configs = {**results.configs, **{r: grown.configs[r] for r in new.run_id if r in grown.configs}}
+    merged = SweepResults(
+        name=results.name,
+        runs=runs,
+        missing=missing,
+        ignored=results.ignored,
+        spec=results.spec,
+        has_plan=results.has_plan,
+        crosscheck=results.crosscheck,
+        configs=configs,
+    )
+    added_curves = load_curves(new)
+    frames = [f for f in (curves, added_curves) if not f.empty]
+    curves = pd.concat(frames, ignore_index=True) if frames else curves
+    return merged, curves, len(new)
 
 
 # -- reading ---------------------------------------------------------------------------------

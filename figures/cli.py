@@ -39,7 +39,13 @@ from figures.formats import DEFAULT_FORMATS, FORMATS
     help="Re-render and re-judge a report from its own data (runs.parquet, or a pre-v4 "
     "report's analysis.json) instead of run directories; writes in place unless --out.",
 )
-def figures(name, runs_dir, out, formats, from_report):
+@click.option(
+    "--add-runs",
+    is_flag=True,
+    help="With --from-report: also the finished runs under RUNS_DIR/NAME the report lacks "
+    "(trained by `sweep NAME --from-report DIR`); the report's runs table keeps them.",
+)
+def figures(name, runs_dir, out, formats, from_report, add_runs):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone (or, with --from-report, from a report's own data)."""
     import json
@@ -49,6 +55,10 @@ def figures(name, runs_dir, out, formats, from_report):
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir
 
+    if add_runs and not from_report:
+        raise HarnessError(
+            "--add-runs adds runs to a committed report: give the report with --from-report DIR"
+        )
     if from_report:
         from figures.archive import has_archive
 
@@ -62,6 +72,7 @@ def figures(name, runs_dir, out, formats, from_report):
         Path(out) if out else None,
         formats,
         from_report=Path(from_report) if from_report else None,
+        add_runs=add_runs,
     )
     analysis = json.loads((report.parent / "analysis.json").read_text())
     for warning in analysis.get("budget_warnings") or []:

@@ -129,11 +129,30 @@ def _per_doubling(p: dict) -> str:
     before the slope was kept have none."""
     if "slope" not in p:
         return ""
+    if no_scatter(p):
+        return (
+            f"; per doubling of width {p['slope']:+.3f} decades (as 1/width: {INVERSE_WIDTH:+.3f})"
+        )
     lo, hi = p["slope90"]
     return (
         f"; per doubling of width {p['slope']:+.3f} decades (90% interval {lo:+.3f} to "
         f"{hi:+.3f}; as 1/width: {INVERSE_WIDTH:+.3f})"
     )
+
+
+# per-seed critical LRs are bracket midpoints: when every seed of every rung sits at the same
+# point of its bracket the fit has no residual, and a zero-width interval would read as a
+# precision the grid does not have
+NO_SCATTER = (
+    "every per-seed value lies at the same point of its rung's bracket, so the line has no "
+    "scatter to give an interval: each is known only to within its grid bracket"
+)
+
+
+def no_scatter(p: dict) -> bool:
+    """The line's 90% interval has no width: its points lie on it exactly."""
+    lo, hi = p["ci90"]
+    return math.isclose(lo, hi, rel_tol=1e-9, abs_tol=1e-15)
 
 
 def predicted(p: dict, grid: list | None = None) -> str:
@@ -142,6 +161,8 @@ def predicted(p: dict, grid: list | None = None) -> str:
     it: a line carried past the grid's top says no more than that the runs never failed."""
     lo, hi = p["ci90"]
     plo, phi = p["point90"]
+    if no_scatter(p):
+        return f"~{fmt.lr(p['value'])} ({NO_SCATTER})"
     outside = ""
     if grid and p["value"] > grid[1]:
         outside = f", above the grid's top LR {fmt.lr(grid[1])}, where no run trained"

@@ -45,14 +45,18 @@ def make_report(
     out_dir: Path | None = None,
     formats=DEFAULT_FORMATS,
     from_report: Path | None = None,
+    add_runs: bool = False,
 ) -> Path:
     """Write analysis.json, the figure set (in `formats`), report.md and the report's own data
     (figures.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
     from_report, re-render a committed report from its own data (default out_dir: in place,
-    keeping a pre-v4 report's analysis and report.md beside it, figures.archive.OLD_*)."""
+    keeping a pre-v4 report's analysis and report.md beside it, figures.archive.OLD_*); with
+    add_runs, also the finished runs of sweep_dir the report lacks (archive.add_runs)."""
     source = None
     if from_report is not None:
         results, curves, source = archive.load(from_report)
+        if add_runs:  # the runs a sweep grown from this report trained (sweeps.sweep.archived)
+            results, curves, _ = archive.add_runs(results, curves, Path(sweep_dir))
         out_dir = Path(out_dir) if out_dir is not None else Path(from_report)
     else:
         results = load_results(sweep_dir)

@@ -415,6 +415,13 @@ def _shown_config(name: str, overrides, backend: str):
     help="Also log every run to TensorBoard in this folder while it "
     "trains (one TensorBoard run per run directory).",
 )
+@click.option(
+    "--from-report",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Grow a committed report of this sweep: its finished runs (runs.parquet) count as "
+    "finished, only the runs it lacks train; then `figures NAME --from-report DIR --add-runs`.",
+)
 @runs_dir_option
 @set_option("train.max_steps=2400")
 @device_options
@@ -436,6 +443,7 @@ def sweep(
     seeds,
     sweep_name,
     tensorboard_dir,
+    from_report,
     runs_dir,
     overrides,
     device,
@@ -469,8 +477,22 @@ def sweep(
         "tf32": tf32,
         "deterministic": os.environ.get(DETERMINISTIC) == "1",
     }
+    from sweeps.sweep.archived import archived_summaries, grown_report
+
+    archived = None
+    from_report = grown_report(from_report, Path(runs_dir) / planned.spec.name)
+    if from_report:
+        archived = archived_summaries(Path(from_report), planned.spec.name)
     plan = Sweep(
-        planned.spec, backend, (), runs_dir, max_runs, record=planned.record, execution=choices
+        planned.spec,
+        backend,
+        (),
+        runs_dir,
+        max_runs,
+        record=planned.record,
+        execution=choices,
+        archived=archived,
+        grows=from_report,
     )
     if dry_run or estimate:
         from sweeps.sweep.datacheck import data_lines

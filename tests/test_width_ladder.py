@@ -135,6 +135,12 @@ def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
         ", above the grid's top LR 0.1, where no run trained"
     )
     assert "grid" not in extrapolation.predicted(arms["off"])  # analyses without a grid
+    # every seed at the same bracket midpoint at every width: no zero-width "interval"
+    flat = {**arms["off"], "ci90": [0.0562, 0.0562], "point90": [0.0562, 0.0562]}
+    flat.update(value=0.0562, slope=0.0, slope90=[0.0, 0.0])
+    said = extrapolation.critical_lines("stuck", {"off": flat})[0]
+    assert "interval" not in said.replace("no scatter to give an interval", "")
+    assert "known only to within its grid bracket" in said and "+0.000 decades" in said
 
 
 def test_the_critical_lr_lines_are_read_under_every_failure_definition(falling):

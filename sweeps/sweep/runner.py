@@ -40,12 +40,17 @@ class Sweep:
         max_runs: int = MAX_RUNS,
         record: str | None = None,
         execution: dict | None = None,
+        archived: dict[str, dict] | None = None,
+        grows: str | None = None,
     ):
         """record: the text of the sweep's spec.toml to write with its plan (the command's
         spec, sweeps.sweep.record; None: keep the folder's); execution: the device choices
-        plan.json records (device, compile, tf32, deterministic)."""
+        plan.json records (device, compile, tf32, deterministic); archived: run_id -> summary
+        of the runs a committed report holds (sweeps.sweep.archived), finished here unless a
+        run directory says otherwise; grows: that report's folder, as plan.json records it."""
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
         self.record_text, self.execution = record, execution
+        self.archived, self.grows = dict(archived or {}), grows
         self.files = SweepDir(Path(runs_dir) / spec.name)
         self.dir = self.files.path
         self.extra: dict[int, list[float]] = {}
@@ -80,9 +85,17 @@ class Sweep:
         return self._records[run_id]
 
     def summary(self, run_id: str) -> dict | None:
-        """The run's summary once finished and sound; None for unfinished and corrupt runs."""
+        """The run's summary once finished and sound; None for unfinished and corrupt runs.
+        A run with no directory here that the report given to --from-report holds: its
+        archived summary (the run directory, once there is one, decides)."""
+        if run_id in self.archived and not self.run_dir(run_id).is_dir():
+            return self.archived[run_id]
         record = self.record(run_id)
         return record.summary if record is not None else None
+
+    def from_report(self) -> int:
+        """How many planned runs count as finished from the archived report."""
+        return sum(rid in self.archived and not self.run_dir(rid).is_dir() for rid in self.configs)
 
     def corrupt(self) -> list[tuple[str, str]]:
         """(run_id, problem) of planned run directories whose files disagree."""
@@ -142,7 +155,12 @@ class Sweep:
             self.files.write_record(self.record_text)
             self.record_text = None
         self.files.write_plan(
-            self.spec.to_dict(), self.backend, self.overrides, self.configs, self.execution
+            self.spec.to_dict(),
+            self.backend,
+            self.overrides,
+            self.configs,
+            self.execution,
+            self.grows,
         )
 
     def execution_note(self) -> str | None:

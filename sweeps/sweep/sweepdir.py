@@ -50,7 +50,10 @@ class SweepDir:
         overrides: list[str],
         configs: dict[str, RunConfig],
         execution: dict | None = None,
+        grows: str | None = None,
     ) -> None:
+        """grows: the committed report this sweep grows (`sweep --from-report`), so a later
+        `sweep NAME` resumes it as such instead of training the report's runs again."""
         write_json_atomic(
             self.path / PLAN,
             {
@@ -59,6 +62,7 @@ class SweepDir:
                 "backend": backend,
                 "overrides": overrides,
                 **({"execution": execution} if execution else {}),
+                **({"grows": grows} if grows else {}),
                 "runs": [{"run_id": rid, "config": cfg.to_dict()} for rid, cfg in configs.items()],
             },
         )
