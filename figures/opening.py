@@ -537,6 +537,12 @@ def _trend_says(view: dict, name: str = "H3") -> str:
             f"; with the censored ones moved beyond their bounds: {b['value']:.3f} "
             f"({b['lower']:.3f} to {b['upper']:.3f})"
         )
+    u = t.get("uncensored")
+    if u:  # descriptive: what the values inside the grid alone say (not the rule)
+        text += (
+            f"; without the censored ones (descriptive, not the rule): {u['value']:.3f} "
+            f"({u['lower']:.3f} to {u['upper']:.3f}, {u['n']} thresholds)"
+        )
     if name == "W2":
         text += f"; it carries when the interval lies inside ±{t.get('bound', 0.15):g}"
     return text

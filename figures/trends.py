@@ -35,6 +35,8 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         best[int(name)] = ladders.seed_best_lrs(c, study.reference)
     t = ladders.trend_decision(seeds, judged)
     first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
+    if t.at_bound is not None:
+        first["uncensored"] = _slope(ladders.uncensored_slope(seeds, judged))
     if not ladder.of({"settings": settings}).is_width:
         return {"h3": first}
     w1 = first
@@ -42,6 +44,8 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
     carry = ladders.carry_decision(seeds, best, judged)
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
+    if carry.at_bound is not None:
+        w2["uncensored"] = _slope(ladders.uncensored_slope(seeds, judged, best, top=True))
     w2["seed_best"] = {str(k): v for k, v in best.items()}
     return {"w1": w1, "w2": w2}
 

@@ -430,6 +430,17 @@ def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
     assert ladders.trend_decision(two, judged).why == "too few depths"
     short = {**falling, 4: [inside(0.02)]}
     assert ladders.trend_decision(short, judged).short == [4]
+    # a flat ladder turned "rising" by two seeds censored at the grid's bottom at depth 2: the
+    # rule keeps them (not supported); the descriptive slope without them stays flat
+    flat = {d: [inside(0.012), inside(0.01), inside(0.011)] for d in (2, 4, 8)}
+    edge = {**flat, 2: [g(1e-3, "below"), g(1e-3, "below"), inside(0.011)]}
+    assert ladders.trend_decision(edge, judged).verdict == rules.NOT_SUPPORTED
+    u = ladders.uncensored_slope(edge, judged)
+    x = [1, 2, 2, 2, 3, 3, 3]
+    y = [math.log10(v) for v in (0.011, 0.012, 0.01, 0.011, 0.012, 0.01, 0.011)]
+    assert u.n == 7 and u.slope == pytest.approx(np.polyfit(x, y, 1)[0])
+    assert abs(u.slope) < 0.05 < ladders.trend_decision(edge, judged).at_bound.slope
+    assert ladders.uncensored_slope(flat, judged) is None  # nothing censored: nothing to add
 
 
 def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries():

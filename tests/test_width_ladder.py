@@ -188,6 +188,19 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
     assert extrapolation.gap_line(falling[0]) is None
 
 
+def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_were(falling):
+    result, _ = falling
+    assert "uncensored" not in result["w1"] or result["w1"]["uncensored"] is None  # none here
+    assert "without the censored" not in opening._trend_says(result, "W1")
+    edge = {**result["w1"], "censored": 2}
+    edge["uncensored"] = {"n": 7, "value": -0.057, "lower": -0.152, "upper": 0.038}
+    said = opening._trend_says({**result, "w1": edge}, "W1")
+    assert said.endswith(
+        "; without the censored ones (descriptive, not the rule): -0.057 (-0.152 to 0.038, 7 "
+        "thresholds)"
+    )
+
+
 def test_censoring_that_decides_says_what_it_decides():
     from figures.verdicts import censoring_words
 
