@@ -13,6 +13,7 @@ from test_sweeps import sweep, write_spec
 from figures.archive import RUNS_FILE
 from figures.cli import figures
 from figures.report import make_report
+from sweeps.cli import make_cli
 from sweeps.run.rundir import RunDir
 
 LRS = (1e-3, 1e-2)
@@ -46,6 +47,13 @@ def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it
     # resumed without the flag, the plan remembers the report: nothing trains again
     again = sweep("torch", spec, grown / "runs", "--dry-run")
     assert "grows the report" in again.output and "; 0 to run" in again.output
+    # and `status` shows the report's runs as finished, saying where they are held
+    status = CliRunner().invoke(
+        make_cli("torch"), ["status", "grow", "--runs-dir", str(grown / "runs")]
+    )
+    assert status.exit_code == 0, status.output
+    assert f"18 runs: 18 ok (12 of them held by the report {report}" in status.output
+    assert status.output.count("(in the report)") == 12 and "pending" not in status.output
     assert len(trained) == 6 and not trained & held  # the extension LR only, each arm x seed
     lrs = {RunDir(grown / "runs" / "grow" / r).record().config.train.lr for r in trained}
     assert len(lrs) == 1 and lrs.pop() > max(LRS)

@@ -45,12 +45,14 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
     return files.path, sweep.configs
 
 
-def run_row(directory: Path, rid: str, cfg) -> dict:
-    """One planned run's line of the status table, its directory read once."""
+def run_row(directory: Path, rid: str, cfg, held: dict | None = None) -> dict:
+    """One planned run's line of the status table, its directory read once; held: its summary
+    in the report the sweep grows (sweeps.sweep.archived), used when it has no directory."""
     run = RunDir(directory / rid)
     record = run.record() if run.is_finished else None
-    state = record.status if record is not None else run.state()
-    summary = (record.summary if record is not None else None) or {}
+    in_report = record is None and held is not None and not run.path.is_dir()
+    state = record.status if record is not None else held["status"] if in_report else run.state()
+    summary = (record.summary if record is not None else held if in_report else None) or {}
     steps = summary.get("steps_run")
     if steps is None and state in ("running", "interrupted"):
         steps = run.last_step()
@@ -67,12 +69,17 @@ def run_row(directory: Path, rid: str, cfg) -> dict:
         "loss": summary.get("final_val_loss"),
         "diverged_at": summary.get("diverged_at"),
         "problem": record.problem if record is not None else None,
+        "in_report": in_report,
     }
 
 
 def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
+    from sweeps.sweep.archived import archived_summaries, grown_report
+
     directory, configs = planned_runs(name, runs_dir, backend)
-    rows = [run_row(directory, rid, cfg) for rid, cfg in configs.items()]
+    grows = grown_report(None, directory)
+    held = archived_summaries(Path(grows), directory.name) if grows else {}
+    rows = [run_row(directory, rid, cfg, held.get(rid)) for rid, cfg in configs.items()]
     arms = list(dict.fromkeys(arm_label(cfg) for cfg in configs.values()))  # plan order
     rows.sort(key=lambda r: (r["n_layer"], r["n_embd"], arms.index(r["arm"]), r["lr"], r["seed"]))
     # a width ladder's rows say their width (sweeps.core.ladder); a depth ladder's need not
@@ -81,6 +88,12 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     lines = [
         f"sweep {directory.name} ({directory}): {len(rows)} runs: "
         + ", ".join(f"{counts[s]} {s}" for s in STATUSES + (CORRUPT,) + UNFINISHED if counts[s])
+        + (
+            f" ({sum(r['in_report'] for r in rows)} of them held by the report {grows}, which "
+            "this sweep grows)"
+            if grows
+            else ""
+        )
     ]
     lines.append(
         f"{'state':<11} {'arm':<10} {'L':>3}{' width' if widths else ''} {'lr':>9} {'seed':>4} "
@@ -102,6 +115,7 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
         lines.append(
             f"{r['state']:<11} {r['arm']:<10} {r['n_layer']:>3}{width} {r['lr']:>9.3g} "
             f"{r['seed']:>4} {steps:>11} {loss_text:>9}  {r['run_id']}"
+            + ("  (in the report)" if r["in_report"] else "")
         )
     damaged = [(r["run_id"], r["problem"]) for r in rows if r["state"] == CORRUPT]
     if damaged:
