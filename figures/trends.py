@@ -36,7 +36,7 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     t = ladders.trend_decision(seeds, judged)
     first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
     if t.at_bound is not None:
-        first["uncensored"] = _slope(ladders.uncensored_slope(seeds, judged))
+        first.update(_uncensored(ladders.uncensored_line(seeds, judged)))
     if not ladder.of({"settings": settings}).is_width:
         return {"h3": first}
     w1 = first
@@ -45,7 +45,7 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     carry = ladders.carry_decision(seeds, best, judged)
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
     if carry.at_bound is not None:
-        w2["uncensored"] = _slope(ladders.uncensored_slope(seeds, judged, best, top=True))
+        w2.update(_uncensored(ladders.uncensored_line(seeds, judged, best, top=True)))
     w2["seed_best"] = {str(k): v for k, v in best.items()}
     return {"w1": w1, "w2": w2}
 
@@ -171,6 +171,24 @@ def _prediction(p, n: int) -> dict:
         "ci90": [10**p.lower, 10**p.upper],
         "point90": [10**p.point_lower, 10**p.point_upper],
         "n": n,
+    }
+
+
+def _uncensored(line) -> dict:
+    """The slope without the censored per-seed thresholds (descriptive: the report prints it
+    beside the rule) and its line (the trend chart draws it); {} when none was censored."""
+    if line is None:
+        return {}
+    lower, upper = line.slope_bounds()
+    return {
+        "uncensored": {
+            "n": line.n,
+            "value": line.slope,
+            "lower": lower,
+            "upper": upper,
+            "ci90": [lower, upper],
+            "line": {"slope": line.slope, "intercept": line.intercept},
+        }
     }
 
 

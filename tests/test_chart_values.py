@@ -211,6 +211,25 @@ def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
     assert rows[0]["x"] < rows[1]["x"] == 4 < rows[2]["x"]  # seeds set apart around the rung
 
 
+def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_one(multi):
+    """A dotted line for the slope without the censored thresholds (descriptive), at the fit
+    analysis.json records, named with its slope; absent when nothing was censored."""
+    result, _ = multi
+    assert "uncensored" not in cm.panels(charts.trend(result))[0]
+    fit = {"slope": -0.2, "intercept": -1.5}
+    inside = {"n": 7, "value": -0.2, "lower": -0.35, "upper": -0.05, "line": fit}
+    (panel,) = cm.panels(charts.trend({**result, "h3": {**result["h3"], "uncensored": inside}}))
+    rungs = sorted({p["rung"] for p in result["h3"]["points"]})
+    ends = {round(m["depth (layers)"]): m["lr"] for m in panel["uncensored"]}
+    assert set(ends) == {rungs[0], rungs[-1]}
+    for depth, lr in ends.items():
+        assert lr == pytest.approx(10 ** (-1.5 - 0.2 * math.log2(depth)), rel=5e-3)
+    spec = json.dumps(
+        charts.spec_of(charts.trend({**result, "h3": {**result["h3"], "uncensored": inside}}))
+    )
+    assert "dotted: without the censored ones (descriptive), -0.200 (-0.350 to -0.050)" in spec
+
+
 def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
     from figures.report import _figures
 

@@ -435,12 +435,15 @@ def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
     flat = {d: [inside(0.012), inside(0.01), inside(0.011)] for d in (2, 4, 8)}
     edge = {**flat, 2: [g(1e-3, "below"), g(1e-3, "below"), inside(0.011)]}
     assert ladders.trend_decision(edge, judged).verdict == rules.NOT_SUPPORTED
-    u = ladders.uncensored_slope(edge, judged)
+    u = ladders.uncensored_line(edge, judged)
     x = [1, 2, 2, 2, 3, 3, 3]
     y = [math.log10(v) for v in (0.011, 0.012, 0.01, 0.011, 0.012, 0.01, 0.011)]
-    assert u.n == 7 and u.slope == pytest.approx(np.polyfit(x, y, 1)[0])
+    b, a = np.polyfit(x, y, 1)
+    assert u.n == 7 and u.slope == pytest.approx(b) and u.intercept == pytest.approx(a)
+    lower, upper = u.slope_bounds()
+    assert lower < 0 < upper and stats.slope(x, y).lower == pytest.approx(lower)
     assert abs(u.slope) < 0.05 < ladders.trend_decision(edge, judged).at_bound.slope
-    assert ladders.uncensored_slope(flat, judged) is None  # nothing censored: nothing to add
+    assert ladders.uncensored_line(flat, judged) is None  # nothing censored: nothing to add
 
 
 def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries():

@@ -15,6 +15,7 @@ from sweeps.core.norms import QK_NORMS
 ARM_COLORS = {"off": "#D55E00", "on": "#0072B2", "off-warm": "#E69F00", "on-cool": "#56B4E9"}
 SPARE_COLORS = ("#009E73", "#CC79A7", "#F0E442", "#000000", "#999999", "#882255")
 THRESHOLD_COLOR = "#333333"
+UNCENSORED_COLOR = "#8c8c8c"  # a trend's line without its censored points (descriptive)
 BASELINE_COLOR = "#777777"
 LR_AXIS = "peak learning rate"
 LR_HEADER = alt.Header(

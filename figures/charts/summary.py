@@ -14,6 +14,7 @@ from figures.charts.style import (
     LR_AXIS,
     PLOT_WIDTH,
     THRESHOLD_COLOR,
+    UNCENSORED_COLOR,
     arm_color,
     arm_colors,
     chart_title,
@@ -197,22 +198,16 @@ def trend(analysis: dict) -> alt.LayerChart | None:
         return None
     data = pd.DataFrame(_trend_rows(t["points"], rung.field))
     rungs = sorted({p["rung"] for p in t["points"]})
-    line = pd.DataFrame(
-        [
-            {
-                rung.field: r,
-                "lr": 10 ** (t["line"]["intercept"] + t["line"]["slope"] * math.log2(r)),
-            }
-            for r in (rungs[0], rungs[-1])
-        ]
-    )
+    line = _line_ends(t["line"], rungs, rung.field)
+    inside = t.get("uncensored")  # the fit without censored points: descriptive, dotted
+    inside_line = _line_ends(inside["line"], rungs, rung.field) if inside else None
     x = alt.X(
         "x:Q",
         title=f"{rung.name} ({rung.unit})",
         scale=alt.Scale(type="log", base=2, padding=24, nice=False),
         axis=alt.Axis(values=rungs, format="d", labelAngle=0, grid=False),
     )
-    values = [*data.lr, *line.lr]
+    values = [*data.lr, *line.lr, *(inside_line.lr if inside_line is not None else [])]
     y = alt.Y("lr:Q", scale=_lr_y_scale(values), axis=log_axis(values, LR_AXIS))
     fit = (
         alt.Chart(line.assign(x=line[rung.field]))
@@ -220,6 +215,14 @@ def trend(analysis: dict) -> alt.LayerChart | None:
         .encode(x=x, y=y)
         .properties(name="line")
     )
+    layers = [fit]
+    if inside_line is not None:
+        layers.append(
+            alt.Chart(inside_line.assign(x=inside_line[rung.field]))
+            .mark_line(color=UNCENSORED_COLOR, strokeDash=[1.5, 3], strokeWidth=2)
+            .encode(x=x, y=y)
+            .properties(name="uncensored")
+        )
     points = (
         alt.Chart(data)
         .mark_point(filled=True, size=70, opacity=1, color=THRESHOLD_COLOR)
@@ -232,8 +235,18 @@ def trend(analysis: dict) -> alt.LayerChart | None:
         .properties(name="points")
     )
     a = t["at_bound"]
+    notes = [
+        f"dashed: least squares with them at their bounds (the rule), {a['value']:+.3f} "
+        f"decades per doubling",
+        f"(90% interval {a['lower']:+.3f} to {a['upper']:+.3f})",
+    ]
+    if inside:
+        notes += [
+            f"dotted: without the censored ones (descriptive), {inside['value']:+.3f} "
+            f"({inside['lower']:+.3f} to {inside['upper']:+.3f})"
+        ]
     return finish(
-        alt.layer(fit, points).properties(
+        alt.layer(*layers, points).properties(
             width=PLOT_WIDTH,
             height=240,
             title=chart_title(
@@ -241,12 +254,16 @@ def trend(analysis: dict) -> alt.LayerChart | None:
                 "circle: a seed's threshold (interpolated, or its bracket's midpoint)",
                 "triangle: censored, at its bound (down: at or under the lowest LR; up: none, at "
                 "the top LR)",
-                f"dashed: least squares with them at their bounds, {a['value']:+.3f} decades "
-                f"per doubling",
-                f"(90% interval {a['lower']:+.3f} to {a['upper']:+.3f})",
+                *notes,
             ),
         )
     )
+
+
+def _line_ends(fit: dict, rungs: list, field: str) -> pd.DataFrame:
+    """A fitted line (intercept and slope of log10 LR on log2 rung) at the ends of the rungs."""
+    ends = [10 ** (fit["intercept"] + fit["slope"] * math.log2(r)) for r in (rungs[0], rungs[-1])]
+    return pd.DataFrame({field: [rungs[0], rungs[-1]], "lr": ends})
 
 
 def _trend_rows(points: list[dict], field: str) -> list[dict]:

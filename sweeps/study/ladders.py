@@ -185,21 +185,21 @@ def trend_decision(
     )
 
 
-def uncensored_slope(
+def uncensored_line(
     seed_thresholds: dict[int, list[GridValue]],
     judged: dict[int, list[float]],
     per: dict[int, list[float]] | None = None,
     top: bool = False,
-) -> Slope | None:
-    """The trend's slope over the per-seed thresholds inside the grid alone (trend_points'
-    values, censored ones left out): descriptive, never the decision (section 5 keeps censored
-    values), printed beside it because a few values at the grid's edge can set a slope. None
-    when nothing was censored or fewer than 2 sizes keep a value."""
+) -> Line | None:
+    """The trend's least-squares line over the per-seed thresholds inside the grid alone
+    (trend_points' values, censored ones left out): descriptive, never the decision (section 5
+    keeps censored values), shown beside it because a few values at the grid's edge can set a
+    slope. None when nothing was censored or fewer than 2 sizes keep a value."""
     points, _ = trend_points(seed_thresholds, judged, per, top)
     kept = [p for p in points if not p[3]]
     if len(kept) == len(points) or len({p[0] for p in kept}) < 2:
         return None
-    return slope([p[0] for p in kept], [p[1] for p in kept])
+    return line_fit([p[0] for p in kept], [p[1] for p in kept])
 
 
 def trend_lines(
