@@ -494,6 +494,13 @@ def sweep(
         archived=archived,
         grows=from_report,
     )
+    if archived and not plan.from_report():
+        held = {rid.split("-", 1)[0] for rid in archived}
+        raise HarnessError(
+            f"none of the {len(archived)} runs of {from_report} is planned by this sweep (they "
+            f"are {', '.join(sorted(held))} runs, this is {backend}): grow a report with the "
+            f"program that trained it ({', '.join(PROGRAMS.get(b, b) for b in sorted(held))})"
+        )
     if dry_run or estimate:
         from sweeps.sweep.datacheck import data_lines
 

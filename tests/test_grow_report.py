@@ -79,6 +79,12 @@ def test_another_sweeps_report_or_add_runs_without_a_report_is_one_line(tmp_path
     result = sweep("torch", other, tmp_path / "runs", "--from-report", str(report), "--dry-run")
     assert result.exit_code == 2 and "is sweep 'grow''s report, not 'other''s" in result.output
     assert result.output.strip().count("\n") == 0
+    # the other program's sweep plans none of the report's runs: refused, not trained anew
+    result = sweep(
+        "mlx", write_spec(tmp_path, "grow", LRS), tmp_path / "mlx", "--from-report", str(report)
+    )
+    assert result.exit_code == 2 and "they are torch runs, this is mlx" in result.output
+    assert "(qktorch)" in result.output and not (tmp_path / "mlx").exists()
     # a plan that grows a report no longer there says so, instead of training it all again
     (tmp_path / "runs" / "other").mkdir(parents=True)
     (tmp_path / "runs" / "other" / "plan.json").write_text(json.dumps({"grows": "gone"}))
