@@ -30,7 +30,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from figures import early_warning, ladder, run_table, trends, unrefined
+from figures import caveats, early_warning, ladder, run_table, trends
 from figures.results import SweepResults
 from figures.run_table import optional_float
 from figures.trends import study_of
@@ -92,8 +92,8 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     out.update(trends.trends(cells, settings, list(depths)))
     out["decisions"] = decisions(cells, settings, out)
     out["early_warning"] = early_warning.table(runs, curves, rung)
-    out["budget_warnings"] = budget_warnings(out, runs)
-    out["refinement_warnings"] = unrefined.unrefined(
+    out["budget_warnings"] = caveats.budget_warnings(out, runs)
+    out["refinement_warnings"] = caveats.unrefined(
         cells, settings, results.spec, results.missing, ladder.of(out)
     )
     out["verdicts"] = judge(out)
@@ -205,47 +205,6 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
             }
         if per_arm:
             out["interventions"][name] = per_arm
-    return out
-
-
-def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
-    """Why the runs may be too short for the rules (docs/STUDY.md section 2): a rung under
-    MIN_TOKENS_PER_PARAM tokens per parameter, and runs of the reference or primary arm stuck
-    (worse than the baseline) at or below their arm's best LR: runs that have not yet learned,
-    not unstable ones."""
-    s, rung = analysis["settings"], ladder.of(analysis)
-    out = []
-    # without a baseline rule (smoke) only a divergence fails a run: no run is "not yet
-    # learned", so there is nothing to warn about (the plan's warning skips them too)
-    judged_by_baseline = runs.baseline_loss.notna().any() if "baseline_loss" in runs else False
-    for name, depth in analysis["depths"].items():
-        for budget, per in depth["tokens_per_param"]["by_budget"].items():
-            if judged_by_baseline and per < rules.MIN_TOKENS_PER_PARAM:
-                out.append(
-                    f"{rung.label(name)}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
-                    f"under {rules.MIN_TOKENS_PER_PARAM:g}: a run's failure may be a run that "
-                    "has not yet learned"
-                )
-        for arm in (s["reference"], s["primary"]):
-            a = depth["arms"].get(arm)
-            if not a or a.get("best_lr") is None:
-                continue
-            part = runs[(runs[rung.field] == int(name)) & (runs.arm == arm) & runs.outcome.notna()]
-            slow = part[part.lr <= a["best_lr"] * (1 + 1e-9)]
-            stuck = [
-                r.run_id
-                for r in slow.itertuples()
-                if r.status != "diverged"
-                and rules.is_stuck(r.status, optional_float(r.final_val_loss), r.baseline_loss)
-            ]
-            if stuck:
-                lrs = ", ".join(f"{x:g}" for x in sorted(set(slow[slow.run_id.isin(stuck)].lr)))
-                out.append(
-                    f"{rung.label(name)}: {len(stuck)} {arm} run(s) at LR {lrs}"
-                    f", at or below the arm's best LR {a['best_lr']:g}, finished worse than the "
-                    "baseline: too short a budget for those LRs (they count at their capped "
-                    "loss, not as unstable)"
-                )
     return out
 
 

@@ -3,7 +3,7 @@
 
 A report keeps its runs as a table (runs.parquet, figures/archive.py) but not their run
 directories, which stay with the machine that trained them. When the study's rules later ask
-for LRs the report lacks (a rung its refinement rule would still grow, figures/unrefined.py),
+for LRs the report lacks (a rung its refinement rule would still grow, figures/caveats.py),
 the sweep plans its grid as usual and counts each planned run the report already holds as
 finished with the summary the report recorded: extension and refinement read them, and only
 the runs the report lacks train. Run ids are hashes of the whole config, so a run id the
