@@ -54,6 +54,20 @@ def crit_interval(eta_crit: dict) -> tuple[float | None, float | None, str]:
     return _num(lo.get("value")), _num(hi.get("value")), "seed range"
 
 
+def crit_span(eta_crit: dict) -> tuple[float | None, float | None]:
+    """Where a critical LR can lie, as its chart bar: from the lowest seed's last LR that held
+    to the highest seed's first that failed (each seed's value is only a midpoint of that
+    bracket); a seed without a bracket (censored, or no interpolation) at its value, as
+    crit_interval gives it."""
+    lo, hi, _ = crit_interval(eta_crit)
+    low, high = eta_crit.get("min") or {}, eta_crit.get("max") or {}
+    if low.get("bracket"):
+        lo = _num(low["bracket"][0])
+    if high.get("bracket"):
+        hi = _num(high["bracket"][1])
+    return lo, hi
+
+
 def baselines(analysis: dict) -> dict:
     """{"bigram": nats or None, "unigram": ..., "rule": the train.baseline the runs used}."""
     b = analysis["settings"].get("baselines") or {}

@@ -275,8 +275,12 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
     expected = {}
     for d, depth in result["depths"].items():
         for arm, a in depth["arms"].items():
-            lo, hi, _ = present.crit_interval(a["eta_crit"])
-            expected[(f"critical LR, {arm}", int(d))] = (a["eta_crit"]["median"]["value"], lo, hi)
+            # the bar spans the seeds' brackets: lowest seed's last LR held, highest's first
+            # failure (a censored end at its value)
+            e = a["eta_crit"]
+            lo = (e["min"].get("bracket") or [e["min"]["value"]])[0]
+            hi = (e["max"].get("bracket") or [None, e["max"]["value"]])[-1]
+            expected[(f"critical LR, {arm}", int(d))] = (e["median"]["value"], lo, hi)
         c = depth["comparisons"][present.primary_key(result)]
         lo, hi, _ = present.threshold_interval(c, depth)
         expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
@@ -284,6 +288,13 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
     for key, (value, lo, hi) in expected.items():
         assert _close(drawn[key]["value"], value) and _close(drawn[key]["lo"], lo)
         assert _close(drawn[key]["hi"], hi)
+    # wider than the seeds' midpoints wherever a bracket is known: a value is not that exact
+    midpoints_lo = {
+        (f"critical LR, {arm}", int(d)): present.crit_interval(a["eta_crit"])[0]
+        for d, depth in result["depths"].items()
+        for arm, a in depth["arms"].items()
+    }
+    assert any(drawn[k]["lo"] < lo for k, lo in midpoints_lo.items())
 
 
 def test_a_censored_value_on_the_stability_chart_points_the_way_it_lies(multi):

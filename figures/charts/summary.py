@@ -68,7 +68,8 @@ def stability(analysis: dict) -> alt.LayerChart | None:
             height=260,
             title=chart_title(
                 f"Critical learning rate and necessity threshold by {rung.name}",
-                "critical LR: point at the median over seeds, bar over the seeds' range",
+                "critical LR: point at the median over seeds, bar over the seeds' brackets",
+                "(from the lowest seed's last LR that held to the highest's first that failed)",
                 "threshold: point inside its bracket, bar over the bracket",
                 "triangle: beyond the grid (a bound), pointing the way the value lies",
                 "a small arrow: the bar's end is censored, the value lies further",
@@ -86,7 +87,7 @@ def _stability_rows(analysis: dict) -> list[dict]:
         for arm, a in d["arms"].items():
             if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
                 continue
-            lo, hi, _ = present.crit_interval(a["eta_crit"])
+            lo, hi = present.crit_span(a["eta_crit"])
             ends = ((a["eta_crit"].get("min") or {}).get("kind", ""),)
             ends += ((a["eta_crit"].get("max") or {}).get("kind", ""),)
             rows.append(
