@@ -11,7 +11,6 @@ or SIGTERM one line and exit code 130 or 143 (sweeps.core.errors).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import inspect
 import json
 import os
@@ -465,7 +464,9 @@ def sweep(
 
     fuse = parse_fuse(fuse)
     execution = Execution(backend, device, compile, tf32, retry_failed)
-    planned = _sweep_spec(
+    from sweeps.sweep.adhoc import command_plan
+
+    planned = command_plan(
         name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
     )
     for note in planned.notes:
@@ -582,57 +583,6 @@ def _fused(start, fuse, execution, plan):
     size, why = _fuse_size(fuse, execution, plan)
     click.echo(f"fuse: {why}")
     return fusing(start, size)
-
-
-def _sweep_spec(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend):
-    """What the command plans (sweeps.sweep.record.Planned): the record of `sweep NAME` (or
-    the spec NAME), or an ad-hoc grid (--preset, --grid, --name), with every --set in its
-    [set]; refused where another definition's finished runs hold the folder."""
-    from sweeps.core.errors import HarnessError
-    from sweeps.sweep.adhoc import DEFAULT_SEEDS, adhoc_plan
-    from sweeps.sweep.record import base_raw, plan, spec_note
-
-    program = PROGRAMS[backend]
-    if preset or grid:
-        if seeds is not None and any(g.split("=", 1)[0].strip() == "seed" for g in grid):
-            raise HarnessError("give the seeds once: --seeds N or --grid seed=S1,S2,...")
-        seeds = DEFAULT_SEEDS if seeds is None else seeds
-        if not preset:
-            raise HarnessError("--grid needs --preset: the preset the grid sweeps")
-        if name and sweep_name and name != sweep_name:
-            raise HarnessError(f"two names: NAME {name} and --name {sweep_name}; give one")
-        target = sweep_name or name
-        if not target:
-            raise HarnessError("an ad-hoc grid needs --name NAME: its folder RUNS_DIR/NAME/")
-        command = " ".join(
-            [
-                "sweep --preset",
-                preset,
-                *(f"--grid {g}" for g in grid),
-                f"--seeds {seeds}",
-                *(f"--set {o}" for o in overrides),
-                f"--name {target}",
-            ]
-        )
-        return adhoc_plan(
-            runs_dir, target, preset, grid, seeds, command, max_runs, overrides, program
-        )
-    if seeds is not None:
-        raise HarnessError(
-            "--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
-            "spec's seeds are its [grid] seed list"
-        )
-    if sweep_name and not name:
-        name = sweep_name
-    if not name:
-        raise HarnessError(
-            "which sweep? give NAME (a spec: "
-            + ", ".join(_spec_names())
-            + "), or an ad-hoc grid with --preset, --grid and --name"
-        )
-    planned = plan(runs_dir, base_raw(name, runs_dir), overrides, max_runs, program)
-    note = spec_note(name, runs_dir, program)
-    return planned if note is None else dataclasses.replace(planned, notes=(*planned.notes, note))
 
 
 def _spec_names() -> list[str]:

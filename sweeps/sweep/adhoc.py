@@ -14,14 +14,16 @@ ad-hoc grid trains exactly the runs asked for: no extension or refinement.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
 from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.run.backends import PROGRAMS
 from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS
-from sweeps.sweep.record import RECORD, Planned, plan, record_raw
+from sweeps.sweep.record import RECORD, Planned, base_raw, plan, record_raw, spec_note
 from sweeps.sweep.spec import MAX_RUNS, SPECS_DIR, SweepSpec, known_specs
 from sweeps.sweep.study_table import is_log_uniform, nearest_log_uniform
 
@@ -234,3 +236,50 @@ def adhoc_spec(
 
         write_atomic(Path(runs_dir) / name / SPEC_FILE, planned.record)
     return planned.spec
+
+
+def command_plan(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend):
+    """What the command plans (sweeps.sweep.record.Planned): the record of `sweep NAME` (or
+    the spec NAME), or an ad-hoc grid (--preset, --grid, --name), with every --set in its
+    [set]; refused where another definition's finished runs hold the folder."""
+    program = PROGRAMS[backend]
+    if preset or grid:
+        if seeds is not None and any(g.split("=", 1)[0].strip() == "seed" for g in grid):
+            raise HarnessError("give the seeds once: --seeds N or --grid seed=S1,S2,...")
+        seeds = DEFAULT_SEEDS if seeds is None else seeds
+        if not preset:
+            raise HarnessError("--grid needs --preset: the preset the grid sweeps")
+        if name and sweep_name and name != sweep_name:
+            raise HarnessError(f"two names: NAME {name} and --name {sweep_name}; give one")
+        target = sweep_name or name
+        if not target:
+            raise HarnessError("an ad-hoc grid needs --name NAME: its folder RUNS_DIR/NAME/")
+        command = " ".join(
+            [
+                "sweep --preset",
+                preset,
+                *(f"--grid {g}" for g in grid),
+                f"--seeds {seeds}",
+                *(f"--set {o}" for o in overrides),
+                f"--name {target}",
+            ]
+        )
+        return adhoc_plan(
+            runs_dir, target, preset, grid, seeds, command, max_runs, overrides, program
+        )
+    if seeds is not None:
+        raise HarnessError(
+            "--seeds sets the seeds of an ad-hoc grid (--preset, --grid); a "
+            "spec's seeds are its [grid] seed list"
+        )
+    if sweep_name and not name:
+        name = sweep_name
+    if not name:
+        raise HarnessError(
+            "which sweep? give NAME (a spec: "
+            + ", ".join(known_specs())
+            + "), or an ad-hoc grid with --preset, --grid and --name"
+        )
+    planned = plan(runs_dir, base_raw(name, runs_dir), overrides, max_runs, program)
+    note = spec_note(name, runs_dir, program)
+    return planned if note is None else dataclasses.replace(planned, notes=(*planned.notes, note))
