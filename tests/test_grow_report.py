@@ -85,6 +85,14 @@ def test_another_sweeps_report_or_add_runs_without_a_report_is_one_line(tmp_path
     )
     assert result.exit_code == 2 and "they are torch runs, this is mlx" in result.output
     assert "(qktorch)" in result.output and not (tmp_path / "mlx").exists()
+    # a damaged report is one line, and nothing is written
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / RUNS_FILE).write_bytes(b"not parquet")
+    (broken / "sweep.json").write_text('{"name": "grow"}')
+    result = sweep("torch", other, tmp_path / "b", "--from-report", str(broken), "--dry-run")
+    assert result.exit_code == 2 and "cannot be read (" in result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "b").exists()
     # a plan that grows a report no longer there says so, instead of training it all again
     (tmp_path / "runs" / "other").mkdir(parents=True)
     (tmp_path / "runs" / "other" / "plan.json").write_text(json.dumps({"grows": "gone"}))

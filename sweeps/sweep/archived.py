@@ -38,13 +38,20 @@ def archived_summaries(report_dir: Path, sweep_name: str) -> dict[str, dict]:
             "report directory that `figures` wrote (re-render an older one with `figures NAME "
             "--from-report DIR` first)"
         )
-    name = json.loads(sweep_path.read_text()).get("name")
+    try:
+        sweep = json.loads(sweep_path.read_text())
+        runs = pd.read_parquet(runs_path)
+    except Exception as e:  # a truncated or foreign file: say which, change nothing
+        raise HarnessError(
+            f"{report_dir}'s {SWEEP_FILE} or {RUNS_FILE} cannot be read ({type(e).__name__}): "
+            "restore the report from git (`git checkout -- DIR`) and run again"
+        ) from None
+    name = sweep.get("name") if isinstance(sweep, dict) else None
     if name != sweep_name:
         raise HarnessError(
             f"{report_dir} is sweep '{name}''s report, not '{sweep_name}''s: give this sweep's "
             "report to --from-report"
         )
-    runs = pd.read_parquet(runs_path)
     out = {}
     for row in runs.to_dict("records"):
         if row.get("status") not in OUTCOMES:
@@ -60,9 +67,12 @@ def grown_report(given: str | None, sweep_dir: Path) -> str | None:
         return str(given)
     plan = Path(sweep_dir) / "plan.json"
     try:
-        recorded = json.loads(plan.read_text()).get("grows") if plan.is_file() else None
+        doc = json.loads(plan.read_text()) if plan.is_file() else None
     except (OSError, ValueError):
-        return None  # a damaged plan.json is the runner's to report
+        doc = None
+    if not isinstance(doc, dict):
+        return None  # none yet, or a damaged plan.json: the runner's and status's to report
+    recorded = doc.get("grows")
     if recorded and not Path(recorded).is_dir():
         raise HarnessError(
             f"{plan} says this sweep grows the report {recorded}, which is not there: give its "
