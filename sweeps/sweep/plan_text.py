@@ -67,10 +67,9 @@ def describe(sweep) -> list[str]:
         + (f"; {resumable} resume from a checkpoint" if resumable else "")
         + f"; {len(cfgs) - done - resumable} to run",
     ]
-    archived = sweep.from_report()
     if sweep.archived:  # --from-report: which of the report's runs this plan reuses
         lines.append(
-            f"  grows the report {sweep.grows}: {archived} of its {len(sweep.archived)} "
+            f"  grows the report {sweep.grows}: {sweep.from_report()} of its {len(sweep.archived)} "
             "finished runs are planned here and count as finished (they do not train again)"
         )
     note = sweep.execution_note()
