@@ -113,9 +113,25 @@ def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     return markdown(["status", "run", "arm", rung.name, "LR", "seed", "error"], rows)
 
 
-def unstable(runs: list[dict]) -> str:
-    rows = [[f"`{r['run_id']}`", "; ".join(r["unstable_reasons"] or [])] for r in runs]
-    return markdown(["run", "why"], rows)
+def unstable(runs: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+    """One row per unstable run, with its rung: run ids name the depth but not the width,
+    so on a width ladder three runs would otherwise read alike."""
+
+    def key(r):
+        return (r.get(rung.field) or 0, str(r["arm"]), r["lr"], r["seed"])
+
+    rows = [
+        [
+            f"`{r['run_id']}`",
+            str(r.get(rung.field)),
+            str(r["arm"]),
+            fmt.lr(r["lr"]),
+            str(r["seed"]),
+            "; ".join(r["unstable_reasons"] or []),
+        ]
+        for r in sorted(runs, key=key)
+    ]
+    return markdown(["run", rung.name, "arm", "LR", "seed", "why"], rows)
 
 
 def _by_lr(result: dict, cell) -> str:

@@ -171,7 +171,7 @@ def runs(result: dict) -> str:
         lines += ["### Runs not in the statistics", "", problems]
     unstable = [r for r in runs if r["status"] == "unstable"]
     if unstable:
-        lines += ["### Why runs are unstable", "", tables.unstable(unstable)]
+        lines += ["### Why runs are unstable", "", tables.unstable(unstable, ladder.of(result))]
     return "\n".join(lines)
 
 
