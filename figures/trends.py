@@ -1,6 +1,7 @@
 """The trend over a ladder's rungs, as analysis.json records it (docs/STUDY.md sections 5
 and 11): H3 on a depth ladder; W1 and W2 on a width ladder, with W1's line carried to the core
-width (an extrapolation); and the points a decided trend was fitted to, for its chart. The
+width (an extrapolation); the points a decided trend was fitted to, for its chart; and, on
+either ladder, LR sensitivity per doubling (descriptive). The
 rules themselves (trend_decision, carry_decision, trend_points, the lines) live in
 sweeps/study/rules.py; this module lays out what they decide."""
 
@@ -37,8 +38,10 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
     if t.at_bound is not None:
         first.update(_uncensored(ladders.uncensored_line(seeds, judged)))
+    found = sensitivity_trend(cells, study, settings, sorted(seeds))
+    sensitivity = {"sensitivity_trend": found} if found else {}  # one rung: no slope, no key
     if not ladder.of({"settings": settings}).is_width:
-        return {"h3": first}
+        return {"h3": first, **sensitivity}
     w1 = first
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
         w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
@@ -47,7 +50,32 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     if carry.at_bound is not None:
         w2.update(_uncensored(ladders.uncensored_line(seeds, judged, best, top=True)))
     w2["seed_best"] = {str(k): v for k, v in best.items()}
-    return {"w1": w1, "w2": w2}
+    return {"w1": w1, "w2": w2, **sensitivity}
+
+
+def sensitivity_trend(cells: dict, study: rules.Study, settings: dict, sizes: list) -> dict:
+    """LR sensitivity per doubling of the ladder's size, descriptive and not pre-registered:
+    Wortsman et al. (2023) report it rising faster with depth than with width, which a depth
+    ladder's slope beside a width ladder's can show. Each compared arm's per-seed S (H2b's,
+    over the pre-registered LR range) and the seeds' paired difference, on log2 size: nats per
+    doubling with the slope's 90% interval. {} with fewer than two sizes."""
+    lrs = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
+    ref, primary = study.reference, study.primary
+    per = {
+        arm: {size: rules.sensitivities(cells[size], arm, lrs) for size in sizes}
+        for arm in (ref, primary)
+    }
+    per[f"{ref} - {primary}"] = {
+        size: {k: v - per[primary][size].get(k, math.nan) for k, v in per[ref][size].items()}
+        for size in sizes
+    }
+    lines = {}
+    for name, values in per.items():
+        line = ladders.sensitivity_line(values)
+        if line is not None:
+            lower, upper = line.slope_bounds()
+            lines[name] = {"n": line.n, "value": line.slope, "ci90": [lower, upper]}
+    return {"sizes": sizes, "lines": lines} if lines else {}
 
 
 def _trend(t: ladders.Trend, seeds: dict) -> dict:

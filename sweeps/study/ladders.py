@@ -3,7 +3,7 @@ threshold moves with size (H3 on a depth ladder, W1 on a width ladder: the slope
 seed's log10 threshold on log2 size, censored thresholds kept at their bounds and moved beyond
 them), whether the practitioner's multiple carries across widths (W2), the descriptive lines a
 width ladder carries to the core width (the threshold, each arm's critical LR, the low-LR gap),
-and the depth ladder's token-matched check.
+LR sensitivity per doubling of either ladder, and the depth ladder's token-matched check.
 
 The token-matched check: a depth ladder holds tokens per run fixed, so its deepest rung sees
 the fewest tokens per parameter (depth 8 of `cpu-depth`: 5.6, against depth 4's 10.3). If the
@@ -243,6 +243,20 @@ def gap_line(cells: dict[int, Cells], reference: str, primary: str, lr: float) -
             if math.isfinite(d):
                 x.append(math.log2(size))
                 y.append(float(d))
+    return line_fit(x, y)
+
+
+def sensitivity_line(per_size: dict[int, dict[int, float]]) -> Line | None:
+    """LR sensitivity (nats) on log2 size, descriptive: one point per seed and size from
+    {size: {seed: S}} (one arm's S, or a seed's paired S difference between two arms); an
+    incomplete (NaN) value left out. Wortsman et al. (2023) compare how fast it rises with
+    depth and with width; its slope is nats per doubling. None below 3 points or one size."""
+    x, y = [], []
+    for size, per_seed in sorted(per_size.items()):
+        for value in per_seed.values():
+            if math.isfinite(value):
+                x.append(math.log2(size))
+                y.append(float(value))
     return line_fit(x, y)
 
 
