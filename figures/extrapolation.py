@@ -1,7 +1,8 @@
-"""The width ladder's lines carried to the core width (384), in words: W1's threshold line,
+"""The ladders' lines in words. LR sensitivity per doubling, on either ladder (descriptive).
+The width ladder's lines carried to the core width (384): W1's threshold line,
 each arm's critical-LR line under every failure definition and the low-LR gap's line, each
 with the 90% interval of the line and of one new seed (figures/trends.py fits them;
-docs/STUDY.md section 11 pre-registers what they are compared with). Every value here is an
+docs/STUDY.md section 11 pre-registers what they are compared with). Every core-width value is an
 extrapolation beyond the widest rung, and each sentence says so or sits under a head that does.
 """
 
@@ -171,4 +172,24 @@ def predicted(p: dict, grid: list | None = None) -> str:
     return (
         f"~{fmt.lr(p['value'])} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
         f"seed {fmt.lr(plo)} to {fmt.lr(phi)}){outside}"
+    )
+
+
+def sensitivity_trend_line(result: dict) -> str | None:
+    """'LR sensitivity per doubling of depth (descriptive, ...): off +0.068 nats (90% interval
+    ...)': each compared arm's and their difference's slope, the number a depth ladder and a
+    width ladder can be set side by side on (Wortsman et al. 2023). None in analyses written
+    before it was kept."""
+    t, rung = result.get("sensitivity_trend") or {}, ladder.of(result)
+    if not t.get("lines"):
+        return None
+    parts = [
+        f"{name} {x['value']:+.3f} nats (90% interval {x['ci90'][0]:+.3f} to "
+        f"{x['ci90'][1]:+.3f}, {x['n']} seed values)"
+        for name, x in t["lines"].items()
+    ]
+    return (
+        f"LR sensitivity per doubling of {rung.name}, least squares over each seed's value "
+        f"at every {rung.name} (descriptive, not pre-registered; Wortsman et al. 2023 report "
+        f"it rising faster with depth than with width): {'; '.join(parts)}."
     )

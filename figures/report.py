@@ -481,7 +481,7 @@ def _ladder_section(result: dict) -> list[str]:
     gap = extrapolation.gap_line(result) if rung.is_width else None
     if gap:
         lines += ["", gap, ""]
-    sensitivity = _sensitivity_trend(result)
+    sensitivity = extrapolation.sensitivity_trend_line(result)
     if sensitivity:
         lines += ["", sensitivity, ""]
     e = (result.get("w1") or {}).get("extrapolation")
@@ -505,26 +505,6 @@ def _ladder_section(result: dict) -> list[str]:
                 "",
             ]
     return lines
-
-
-def _sensitivity_trend(result: dict) -> str | None:
-    """'LR sensitivity per doubling of depth (descriptive, ...): off +0.068 nats (90% interval
-    ...)': each compared arm's and their difference's slope, the number a depth ladder and a
-    width ladder can be set side by side on (Wortsman et al. 2023). None in analyses written
-    before it was kept."""
-    t, rung = result.get("sensitivity_trend") or {}, ladder.of(result)
-    if not t.get("lines"):
-        return None
-    parts = [
-        f"{name} {x['value']:+.3f} nats (90% interval {x['ci90'][0]:+.3f} to "
-        f"{x['ci90'][1]:+.3f}, {x['n']} seed values)"
-        for name, x in t["lines"].items()
-    ]
-    return (
-        f"LR sensitivity per doubling of {rung.name}, least squares over each seed's value "
-        f"at every {rung.name} (descriptive, not pre-registered; Wortsman et al. 2023 report "
-        f"it rising faster with depth than with width): {'; '.join(parts)}."
-    )
 
 
 def _comparison_keys(result: dict) -> list[str]:
