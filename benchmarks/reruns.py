@@ -19,7 +19,7 @@ three failure definitions, the LR sensitivities and H2b: whether the verdicts re
     python benchmarks/reruns.py docs/cpu-depth docs/cpu-width --out docs/cpu-width/reruns.md
 
 A and B: a report directory (its runs.parquet), a runs.parquet file, or a sweep's directory
-of run directories (docs/run-dirs/cpu-width), read as `figures` reads it.
+of run directories (runs/NAME), read as `figures` reads it.
 """
 
 import argparse

@@ -39,6 +39,8 @@ def _committed_runs() -> dict[str, list[Path]]:
 
 def test_every_committed_run_is_finished_sound_and_planned():
     committed = _committed_runs()
+    if not committed:
+        pytest.skip("no run directories are committed now: a finished sweep's leave the tree")
     for sweep, runs in committed.items():
         planned = SweepDir(RUN_DIRS / sweep).planned_configs()
         for path in runs:
