@@ -122,6 +122,18 @@ def test_shipped_specs_expand_to_the_study_grid():
     assert len(load_spec("tiny").lr) >= 8
 
 
+def test_width_control_trains_only_off_warm_and_reuses_the_width_ladders_runs():
+    """docs/STUDY.md section 12: its off and on runs are cpu-width's (the same configs, so the
+    same run ids), which is what lets it reuse them and compare like with like."""
+    control = load_spec("cpu-width-control").configs("torch")
+    ladder_ids = {c.run_id for c in load_spec("cpu-width").configs("torch")}
+    warm = [c for c in control if c.run_id.startswith("torch-off-warm-")]
+    assert len(warm) == 24 and {c.model.qk_init for c in warm} == {"matched"}
+    reused = {c.run_id for c in control} - {c.run_id for c in warm}
+    assert len(reused) == 48 and reused <= ladder_ids
+    assert {c.model.n_embd for c in warm} == {64, 96, 128}
+
+
 def test_spec_set_values_and_run_ids(tmp_path):
     spec = load_spec(write_spec(tmp_path, "ids", [1e-2, 0.1], seed=(0, 1, 2)))
     configs = spec.configs("mlx")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "1854ac9f7a8d220bf035c9ece6c77b72346178e4809088df88af15656413987a"
+STUDY_SHA256 = "39b2f70b920f1b5c3bc2ba5ba8ae57d9b0790a306c121f154d5185ff6fd9befc"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
