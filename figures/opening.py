@@ -15,7 +15,7 @@ from figures import budget, fmt, ladder, present, token_check
 from figures.extrapolation import extrapolation_head, extrapolation_lines
 from figures.intervention_verdicts import intervention_arms
 from figures.practitioner import rule_parts
-from figures.verdicts import h2a_call
+from figures.verdicts import h2a_call, share_text
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
 HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")  # those a sweep decides, in order
@@ -149,6 +149,7 @@ def _control(view: dict) -> Block | None:
         answer = ANSWER[decided[name]["verdict"]]
         subs = [
             f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
+            + share_text(p["mean"], c["mean"])
             for lr, p, c in _c1_rows(view["depths"][name], s)
         ]
         items.append((f"{prefix}{answer}: {_c1_says(view, name)}.", subs))

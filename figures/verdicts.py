@@ -14,6 +14,7 @@ from __future__ import annotations
 from figures import fmt, ladder, present
 from figures.extrapolation import extrapolation_head, extrapolation_lines
 from sweeps.study import ladders, rules
+from sweeps.study.alternatives import start_share
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
@@ -383,6 +384,12 @@ C1_REASONS = {
 }
 
 
+def share_text(gap: float | None, control_gap: float | None) -> str:
+    """'; start-temperature share 0.56' (docs/STUDY.md section 12), or nothing without a gap."""
+    share = start_share(gap, control_gap)
+    return "" if share is None else f"; start-temperature share {share:.2f}"
+
+
 def c1(analysis: dict) -> dict:
     """C1 as sweeps.study.alternatives.c1 decided it per depth, with the evidence per LR."""
     s = analysis["settings"]
@@ -411,7 +418,7 @@ def c1(analysis: dict) -> dict:
                 evidence.append(
                     f"{rung.label(name)}, LR {fmt.lr(e['lr'])}: {present.primary_effect(analysis)} "
                     f"{fmt.pm_interval(p)}; {s['start_control']} - {s['primary']} "
-                    f"{fmt.pm_interval(e)}"
+                    f"{fmt.pm_interval(e)}{share_text(p['mean'], e['mean'])}"
                 )
         d = decided[name]
         verdict, why = C1_REASONS[d["why"]]

@@ -223,7 +223,12 @@ def test_a_start_matched_control_opens_with_c1_and_its_gaps(tmp_path):
         "  - Yes: off-warm - on lies inside ±0.05 nats at all 1 LRs where QK-norm is necessary"
     )
     gaps = [_at(result, key, 1e-3) for key in ("off vs on", "off-warm vs on")]
-    assert lines[2] == "    - LR 0.001: off - on {}; off-warm - on {}".format(*map(_nats, gaps))
+    share = 1 - gaps[1]["mean"] / gaps[0]["mean"]  # docs/STUDY.md section 12
+    assert 0.9 < share < 1.1  # the matched start closes the planted 0.3-nat gap
+    assert lines[2] == (
+        "    - LR 0.001: off - on {}; off-warm - on {}".format(*map(_nats, gaps))
+        + f"; start-temperature share {share:.2f}"
+    )
     assert gaps[0]["necessary"] and gaps[1]["equivalent"]
     assert "C1 supported. Is the low-LR gap the start temperature? Yes, as above." in lines[-1]
     # the low-LR effect points at the control the sweep has

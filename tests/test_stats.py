@@ -515,3 +515,16 @@ def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries()
     )[4]
     assert ladders.seed_best_lrs(cells, "off") == [1e-2, 1e-3]
     assert all(math.isnan(v) for v in ladders.seed_best_lrs(cells, "on"))
+
+
+def test_the_start_temperature_share_is_the_part_of_the_gap_the_matched_start_removes():
+    from sweeps.study.alternatives import start_share
+
+    # docs/cpu-control at LR 3.16e-4: off - on 0.274, off-warm - on 0.121 (docs/STUDY.md 12)
+    assert start_share(0.274, 0.121) == pytest.approx(0.558, abs=5e-4)
+    assert start_share(0.3, 0.0) == 1.0 and start_share(0.3, 0.3) == 0.0
+    assert start_share(0.2, 0.3) == pytest.approx(-0.5)  # the control is further from on
+    assert start_share(0.2, -0.1) == pytest.approx(1.5)  # it overshoots on
+    for no_gap in (0.0, -0.1, None, float("nan")):
+        assert start_share(no_gap, 0.1) is None
+    assert start_share(0.2, None) is None

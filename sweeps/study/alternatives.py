@@ -63,6 +63,17 @@ def c1(primary: list[LRCall], control: list[LRCall]) -> Decision:
     return Decision(INCONCLUSIVE, "neither", n=len(outcomes))
 
 
+def start_share(gap: float | None, control_gap: float | None) -> float | None:
+    """The start-temperature share of a low-LR gap (docs/STUDY.md section 12): the part of
+    `off - on` that starting `off` at `on`'s logit scale removes, 1 - (control - on) / (off -
+    on), from the mean paired effects. None where there is no positive gap to share out: a
+    share of a gap at or below zero says nothing. Below 0 when the control is further from
+    `on` than `off` is; above 1 when it overshoots `on`."""
+    if gap is None or control_gap is None or not gap > 0:
+        return None
+    return 1.0 - control_gap / gap
+
+
 # -- I1-I4 -------------------------------------------------------------------------------------
 def i1(threshold: GridValue, crit_x: GridValue | None, crit_off: GridValue | None) -> Decision:
     """X stabilises off: `off vs X` has a necessity threshold in the grid (or at its bottom)
