@@ -521,7 +521,7 @@ def _trend_says(view: dict, name: str = "H3") -> str:
     rung = ladder.of(view)
     t = view.get(name.lower()) or {}
     a, b = t.get("at_bound"), t.get("beyond")
-    if not a:
+    if not a or t.get("why") == "censored alike":  # no slope worth printing
         return (view.get("verdicts") or {}).get(name, {}).get("reason", "not decided")
     of = (
         f"the threshold's bracket top as a multiple of {view['settings']['reference']}'s best LR"

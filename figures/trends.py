@@ -45,6 +45,8 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     w1 = first
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
         w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
+        if t.why == "censored alike":  # a line through bounds alone reads nothing at 384
+            w1["extrapolation"]["threshold"] = {"at_bound": None, "beyond": None}
     carry = ladders.carry_decision(seeds, best, judged)
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
     if carry.at_bound is not None:

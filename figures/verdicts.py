@@ -263,6 +263,8 @@ TREND_REASONS = {
     "does not fall": "the threshold does not fall with {rung} (slope >= 0 both ways)",
     "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
     "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
+    "censored alike": "every per-seed threshold lies beyond the same end of the grid (its LRs "
+    "place none), so moving them beyond it moves all alike and the slope measures nothing",
     # W2 (sweeps.study.ladders.carry_decision)
     "carries": "the slope's 90% interval lies inside ±{bound} decades per doubling, censored "
     "values at their bounds and moved beyond them",

@@ -528,3 +528,29 @@ def test_the_start_temperature_share_is_the_part_of_the_gap_the_matched_start_re
     for no_gap in (0.0, -0.1, None, float("nan")):
         assert start_share(no_gap, 0.1) is None
     assert start_share(0.2, None) is None
+
+
+def test_a_grid_that_places_no_threshold_decides_no_trend():
+    """docs/cpu-width-control's shape (docs/STUDY.md 12): QK-norm is necessary from the lowest
+    LR at every width, so every per-seed threshold is "<= bottom". Both placements move all of
+    them alike: the slope is 0 with no scatter, which W2's TOST once called "carries". With
+    censored values on both ends the slope is bounded, and the rule still decides."""
+    g = stats.GridValue
+    judged = {w: [3.16e-4, 1e-3] for w in (64, 96, 128)}
+    bottom = {w: [g(3.16e-4, "below")] * 4 for w in (64, 96, 128)}
+    best = {w: [1e-3] * 4 for w in (64, 96, 128)}
+    for t in (ladders.trend_decision(bottom, judged), ladders.carry_decision(bottom, best, judged)):
+        assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censored alike", 12)
+    above = {w: [g(math.nan, "none")] * 4 for w in (64, 96, 128)}
+    assert ladders.trend_decision(above, judged).why == "censored alike"
+    # "none in the grid" at the narrowest, "<= bottom" at the widest: a fall however far
+    # beyond the grid they lie, which the rule shows (and the guard leaves alone)
+    wide = {w: [1e-3, 1e-2, 1e-1] for w in (64, 96, 128)}
+    ends = {
+        64: [g(math.nan, "none")] * 3,
+        96: [g(0.01, "", (3e-3, 0.03))] * 2 + [g(0.012, "", (3e-3, 0.03))],
+        128: [g(1e-3, "below")] * 3,
+    }
+    t = ladders.trend_decision(ends, wide)
+    assert (t.verdict, t.censored) == (rules.SUPPORTED, 6)
+    assert not ladders.censored_alike(ladders.trend_points(ends, wide)[0])

@@ -161,6 +161,13 @@ def trend_points(
     return points, short
 
 
+def censored_alike(points: list) -> bool:
+    """Every per-seed value censored beyond the same end of the grid (trend_points' points):
+    both placements then move all of them alike, so neither slope measures anything and no
+    trend can be decided from them (a grid that places no threshold, docs/STUDY.md 12)."""
+    return bool(points) and all(p[3] for p in points) and len({p[2] > p[1] for p in points}) == 1
+
+
 def trend_decision(
     seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]], min_sizes: int = 3
 ) -> Trend:
@@ -175,6 +182,8 @@ def trend_decision(
     x = [p[0] for p in points]
     a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
     n_censored = sum(p[3] for p in points)
+    if censored_alike(points):
+        return Trend(INCONCLUSIVE, "censored alike", a, b, n_censored, [])
     if a.upper < 0 and b.upper < 0:
         return Trend(SUPPORTED, "falls", a, b, n_censored, [])
     if a.slope >= 0 and b.slope >= 0:
@@ -283,6 +292,8 @@ def carry_decision(
     x = [p[0] for p in points]
     a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
     n_censored = sum(p[3] for p in points)
+    if censored_alike(points):
+        return Trend(INCONCLUSIVE, "censored alike", a, b, n_censored, [])
 
     def inside(s: Slope) -> bool:
         return -bound < s.lower and s.upper < bound
