@@ -124,7 +124,8 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     trained = "train_loss" in curves and curves.train_loss.notna().any()
     unit = present.loss_unit(result)
     rung = ladder.of(result)
-    # the trend's points: only on a ladder (one rung has no trend to draw)
+    # the trend's points: only on a ladder (one rung has no trend to draw) whose trend placed
+    # some (the verdict says why when none: too few, or all censored alike)
     trend = {
         "threshold_trend": (
             f"Each seed's necessity threshold vs {rung.name}: the points "
@@ -139,7 +140,7 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
             f"Critical learning rate and necessity threshold vs {rung.name}",
             charts.stability(result),
         ),
-        **(trend if len(result["depths"]) > 1 else {}),
+        **(trend if trend["threshold_trend"][1] is not None else {}),
         "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
         "eta_max_ratio": (
             "How the max-LR ratio depends on the margin delta",

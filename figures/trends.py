@@ -35,7 +35,9 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
         best[int(name)] = ladders.seed_best_lrs(c, study.reference)
     t = ladders.trend_decision(seeds, judged)
-    first = {**_trend(t, seeds), **(_points(seeds, judged) if t.at_bound is not None else {})}
+    # the chart's points: bounds alone (censored alike) would draw a line that measures nothing
+    drawn = t.at_bound is not None and t.why != "censored alike"
+    first = {**_trend(t, seeds), **(_points(seeds, judged) if drawn else {})}
     if t.at_bound is not None:
         first.update(_uncensored(ladders.uncensored_line(seeds, judged)))
     found = sensitivity_trend(cells, study, settings, sorted(seeds))

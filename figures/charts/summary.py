@@ -191,7 +191,7 @@ SEED_SPREAD = 0.05  # doublings between neighbouring seeds' points at one rung
 def trend(analysis: dict) -> alt.LayerChart | None:
     """What H3 (W1 on a width ladder) regresses: every per-seed threshold by rung, a censored
     one at its bound, with the least-squares line and its slope. None before the trend was
-    decided on points (one rung, too few points)."""
+    decided on points (one rung, too few points, or all censored alike)."""
     rung = ladder.of(analysis)
     name = rung.trends[0]
     t = analysis.get(name.lower()) or {}
