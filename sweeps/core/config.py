@@ -7,6 +7,7 @@ muP transfers learning rates across widths by design and would confound the stud
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -412,6 +413,7 @@ def _split_override(item: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+@functools.cache  # a class's hints never change; resolving them dominated planning big sweeps
 def _field_types(cls) -> dict[str, type]:
     hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}

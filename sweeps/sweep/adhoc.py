@@ -280,6 +280,6 @@ def command_plan(name, preset, grid, seeds, sweep_name, runs_dir, max_runs, over
             + ", ".join(known_specs())
             + "), or an ad-hoc grid with --preset, --grid and --name"
         )
-    planned = plan(runs_dir, base_raw(name, runs_dir), overrides, max_runs, program)
+    planned = plan(runs_dir, base_raw(name, runs_dir, max_runs), overrides, max_runs, program)
     note = spec_note(name, runs_dir, program)
     return planned if note is None else dataclasses.replace(planned, notes=(*planned.notes, note))

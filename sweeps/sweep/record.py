@@ -152,14 +152,15 @@ def find_spec(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> Swee
     return load_spec(name, max_runs)
 
 
-def base_raw(name: str, runs_dir: str | Path) -> dict:
-    """What `sweep NAME` asks for before its --set: the record, else the spec NAME (or path)."""
+def base_raw(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> dict:
+    """What `sweep NAME` asks for before its --set: the record, else the spec NAME (or path).
+    max_runs: the command's --max-runs, so a spec past the default cap loads when it is raised."""
     if not name.endswith(".toml"):
         held = record_raw(Path(runs_dir) / name)
         if held is not None:
             return held
     spec_path = Path(name) if name.endswith(".toml") else None
-    load_spec(name)  # the one-line refusal of an unknown name, a bad file or a bad spec
+    load_spec(name, max_runs)  # the one-line refusal of an unknown name, a bad file or a bad spec
     if spec_path is None:
         from sweeps.sweep.spec import SPECS_DIR
 
