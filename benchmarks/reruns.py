@@ -9,7 +9,11 @@ of A and B pair up, how many keep their fate (ok, unstable, diverged; and stuck:
 worse than the bigram baseline, the study's failure), the median and largest |A - B| of the
 effective loss min(final, L0) (docs/STUDY.md section 3), and for scale the spread the seeds
 give at that cell (the sd over the paired seeds in A): a rerun difference near the seed sd says that
-the seed alone does not fix a run's result there.
+the seed alone does not fix a run's result there. Each pair is also classed by what the two
+runs' provenance says (sweeps.platform.provenance.identity_expected: expected identical, not
+expected with the first field that differs, or unknown), and the summary says per class how
+many of the pairs that trained to the end are equal bit for bit: a pair expected identical
+that is not names its run ids.
 
 When both are report directories with an analysis.json and the paired runs are one rung of
 each (one depth, one width), it also sets the rung's study quantities side by side: the best
@@ -37,6 +41,7 @@ import pandas as pd  # noqa: E402
 from figures import fmt  # noqa: E402
 from figures.results import load_results  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
+from sweeps.platform.provenance import identity_expected  # noqa: E402
 from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402
 
 COLUMNS = ("run_id", "arm", "lr", "seed", "status", "init_loss", "final_val_loss", "bigram_loss")
@@ -107,6 +112,49 @@ def drift(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     table = pd.DataFrame(rows)
     return table.sort_values(["lr", "arm"], ascending=[False, True]).reset_index(drop=True)
+
+
+def identity(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair of runs that trained to the end on both sides (as `drift` counts
+    them): run_id, equal (the final loss bit for bit), expected and reason (identity_expected
+    of their provenance; unknown when a table records none) and label, the class as the
+    summary names it ("expected identical", "not expected (cpu differs)", "unknown (host not
+    recorded)")."""
+    paired = a.merge(b, on="run_id", suffixes=("_a", "_b"))
+    both = paired[(paired.fate_a != "diverged") & (paired.fate_b != "diverged")]
+    rows = []
+    for r in both.itertuples():
+        prov = [json.loads(getattr(r, f"provenance_json_{side}", None) or "{}") for side in "ab"]
+        expected, reason = identity_expected(*prov)
+        label = {
+            "expected": "expected identical",
+            "not expected": f"not expected ({reason.split(':')[0]} differs)",
+        }.get(expected, f"unknown ({reason})")
+        equal = bool(r.final_val_loss_a == r.final_val_loss_b)
+        rows.append((r.run_id, equal, expected, reason, label))
+    return pd.DataFrame(rows, columns=["run_id", "equal", "expected", "reason", "label"])
+
+
+def by_identity(pairs: pd.DataFrame) -> str:
+    """'expected identical: 50 of 50 equal; not expected (cpu differs): 0 of 23.': per class
+    (expected, then not expected by the field that differs, most pairs first, then unknown),
+    how many of its finished pairs are equal bit for bit; then the run ids of pairs expected
+    identical that are not (at most 5)."""
+    if pairs.empty:
+        return "no pair trained to the end on both sides."
+    order = {"expected": 0, "not expected": 1, "unknown": 2}
+    counts = pairs.groupby(["expected", "label"]).equal.agg(["sum", "size"]).reset_index()
+    counts["rank"] = counts.expected.map(order)
+    counts = counts.sort_values(["rank", "size", "label"], ascending=[True, False, True])
+    text = "; ".join(f"{r.label}: {r.sum} of {r.size} equal" for r in counts.itertuples()) + "."
+    surprises = pairs[(pairs.expected == "expected") & ~pairs.equal].run_id.tolist()
+    if surprises:
+        more = f" and {len(surprises) - 5} more" if len(surprises) > 5 else ""
+        text += (
+            f" Expected identical but not: {', '.join(map(str, surprises[:5]))}{more} (something "
+            "the provenance does not record differs)."
+        )
+    return text
 
 
 def hosts(runs: pd.DataFrame) -> str:
@@ -202,6 +250,9 @@ def render(
         f"Final loss equal bit for bit: {int(table.identical.sum())} of the "
         f"{int(table.finished.sum())} pairs that trained to the end on both sides (a rerun on "
         "the same kind of machine, thread counts and libraries; docs/DESIGN.md)" + _others(a, b),
+        "By what the two runs' provenance says (the same CPU, vector extensions, thread "
+        "settings, preloaded library, torch, mlx and numpy versions, device and kernels): "
+        + by_identity(identity(a, b)),
         "",
         "| arm | LR | pairs | same fate | same stuck | final equal | median abs(A - B) "
         "| largest | sd over the seeds (A) |",

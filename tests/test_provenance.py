@@ -1,10 +1,17 @@
 """What each run records about where and with what it was made (sweeps/platform/provenance.py),
 and the sweep's warning when that record could not name the code."""
 
+import copy
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
 from click.testing import CliRunner
 
 from sweeps.cli import make_cli
-from sweeps.platform.provenance import checkout, host
+from sweeps.platform.provenance import checkout, host, identity_expected, kernels
 from sweeps.sweep.plan_text import dirty_checkout
 
 
@@ -71,3 +78,168 @@ def test_the_report_names_the_hosts_runs_went_on_on(tmp_path):
         "- Resumed or restarted by another process (1 time, trained from there on its host): "
         "Other CPU (avx512f), 4 CPUs, threads default, preloaded b.so (1)"
     ) in text
+
+
+def fake_torch(**backends):
+    return SimpleNamespace(get_num_threads=lambda: 3, backends=SimpleNamespace(**backends))
+
+
+def test_kernels_reads_only_a_torch_already_imported_and_leaves_out_what_it_cannot_tell():
+    assert kernels({}) == {}  # no framework loaded: nothing, and nothing imported to say so
+    full = fake_torch(
+        cpu=SimpleNamespace(get_cpu_capability=lambda: "AVX512"),
+        mkldnn=SimpleNamespace(is_available=lambda: True),
+        mkl=SimpleNamespace(is_available=lambda: False),
+    )
+    assert kernels({"torch": full}) == {
+        "torch": {"threads": 3, "cpu_capability": "AVX512", "mkldnn": True, "mkl": False}
+    }
+    old = fake_torch(mkldnn=SimpleNamespace(is_available=lambda: True))  # no backends.cpu, mkl
+    assert kernels({"torch": old}) == {"torch": {"threads": 3, "mkldnn": True}}
+
+
+def test_provenance_imports_no_framework_to_describe_the_kernels():
+    code = (
+        "import sys; from sweeps.platform.provenance import provenance; p = provenance('cpu'); "
+        "assert p['kernels'] == {}, p; "
+        "assert not {'torch', 'mlx', 'mlx.core'} & set(sys.modules), 'imported a framework'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_run_directorys_config_records_torchs_kernels_as_json(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sweeps.core.presets import get_preset
+    from sweeps.run.rundir import RunDir
+
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    run.write_config(get_preset("smoke").with_overrides(["backend=torch"]), "cpu")
+    made = json.loads(run.config_path.read_text())["provenance"]
+    recorded = made["kernels"]["torch"]
+    assert recorded["threads"] == torch.get_num_threads()
+    assert recorded["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert (recorded["mkldnn"], recorded["mkl"]) == (
+        torch.backends.mkldnn.is_available(),
+        torch.backends.mkl.is_available(),
+    )
+    json.dumps(made, allow_nan=False)  # strict JSON throughout
+    assert identity_expected(made, made) == ("expected", "")
+
+
+HOST = {
+    "cpu": "Intel Y",
+    "simd": ["avx", "avx2"],
+    "cpus": 2,
+    "threads": {"MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+}
+PROV = {
+    "git_commit": "0123456",
+    "git_dirty": False,
+    "versions": {"torch": "2.13.0+cpu", "mlx": "0.32.4", "numpy": "2.4.6", "tiktoken": "0.14.0"},
+    "python": "3.11.7",
+    "platform": "Linux-6.18.44-fc-v973-x86_64",
+    "host": HOST,
+    "kernels": {"torch": {"threads": 1, "cpu_capability": "AVX2", "mkldnn": True, "mkl": True}},
+    "device": "cpu",
+    "started_at": "2026-12-01T22:50:05+00:00",
+}
+
+
+def changed(path: str, value) -> dict:
+    """PROV with the field at the dotted `path` set to `value` (None: removed)."""
+    prov = copy.deepcopy(PROV)
+    *parents, last = path.split(".")
+    at = prov
+    for key in parents:
+        at = at[key]
+    if value is None:
+        del at[last]
+    else:
+        at[last] = value
+    return prov
+
+
+def test_the_same_record_is_expected_identical_whatever_the_commit_time_python_and_platform():
+    assert identity_expected(PROV, copy.deepcopy(PROV)) == ("expected", "")
+    for path, value in [
+        ("git_dirty", True),
+        ("started_at", "2027-01-01T00:00:00+00:00"),
+        ("python", "3.12.1"),
+        ("platform", "Linux-6.18.44-fc-v1045-x86_64"),  # another VM build, the same CPU kind
+        ("versions.tiktoken", "0.15.0"),  # not a package that computes a step
+        ("host.cpus", 4),  # every thread count pinned: the core count picks nothing
+    ]:
+        later = changed(path, value) | {"git_commit": "fedcba9"}
+        assert identity_expected(PROV, later) == ("expected", ""), path
+
+
+PINNED = "MKL_NUM_THREADS=1, OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1"
+
+
+@pytest.mark.parametrize(
+    "path,value,field,ours,theirs",
+    [
+        ("host.cpu", "AMD X", "cpu", "Intel Y", "AMD X"),
+        ("host.simd", ["avx", "avx2", "avx512f"], "simd", "avx, avx2", "avx, avx2, avx512f"),
+        ("host.threads", {"OMP_NUM_THREADS": "2"}, "threads", PINNED, "OMP_NUM_THREADS=2"),
+        ("host.threads", {}, "threads", PINNED, "default"),
+        ("host.preload", "/x/libopenblas.so.0", "preload", "none", "/x/libopenblas.so.0"),
+        ("versions.torch", "2.12.0+cpu", "torch version", "2.13.0+cpu", "2.12.0+cpu"),
+        ("versions.mlx", None, "mlx version", "0.32.4", "none"),
+        ("versions.numpy", "2.5.0", "numpy version", "2.4.6", "2.5.0"),
+        ("device", "cuda", "device", "cpu", "cuda"),
+        ("kernels.torch.threads", 2, "torch threads", "1", "2"),
+        ("kernels.torch.cpu_capability", "DEFAULT", "torch cpu_capability", "AVX2", "DEFAULT"),
+        ("kernels.torch.mkldnn", False, "torch mkldnn", "True", "False"),
+        ("kernels.torch.mkl", False, "torch mkl", "True", "False"),
+    ],
+)
+def test_each_field_that_picks_the_kernels_is_named_when_it_alone_differs(
+    path, value, field, ours, theirs
+):
+    other = changed(path, value)
+    assert identity_expected(PROV, other) == ("not expected", f"{field}: {ours} vs {theirs}")
+    assert identity_expected(other, PROV) == ("not expected", f"{field}: {theirs} vs {ours}")
+
+
+def test_the_core_count_counts_only_when_a_library_is_left_its_default_thread_count():
+    default = changed("host.threads", {"OMP_NUM_THREADS": "1"})
+    assert identity_expected(default, copy.deepcopy(default)) == ("expected", "")
+    more = copy.deepcopy(default)
+    more["host"]["cpus"] = 4
+    assert identity_expected(default, more) == ("not expected", "cpus: 2 vs 4")
+
+
+def test_kernels_count_only_where_both_runs_record_them():
+    """Runs made before `kernels` existed, or a qkmlx run in a process without torch, say
+    nothing about torch's kernels: the rest decides."""
+    for path in ("kernels", "kernels.torch", "kernels.torch.cpu_capability"):
+        assert identity_expected(PROV, changed(path, None)) == ("expected", ""), path
+
+
+def test_a_run_without_a_host_record_is_unknown():
+    bare = changed("host", None)
+    assert identity_expected(PROV, bare) == ("unknown", "host not recorded")
+    assert identity_expected(bare, PROV) == ("unknown", "host not recorded")
+    assert identity_expected({}, {}) == ("unknown", "host not recorded")
+    assert identity_expected(PROV, changed("host", {})) == ("unknown", "host not recorded")
+    resumed_before = changed("continued", [{"git_commit": "x", "from_step": 400}])
+    assert identity_expected(PROV, resumed_before) == ("unknown", "host not recorded")
+
+
+def test_a_run_another_process_went_on_with_holds_for_each_process():
+    """Resumed on the same kind of machine, a run is bit-identical to one that was not; on
+    another, from that step on it is not."""
+    same = changed("continued", [{**copy.deepcopy(PROV), "from_step": 400}])
+    assert identity_expected(PROV, same) == ("expected", "")
+    other = {**changed("host.cpu", "AMD X"), "from_step": 400}
+    moved = changed("continued", [other])
+    assert identity_expected(PROV, moved) == (
+        "not expected",
+        "cpu: Intel Y vs AMD X (B went on from step 400 in another process)",
+    )
+    assert identity_expected(moved, PROV)[1] == (
+        "cpu: AMD X vs Intel Y (A went on from step 400 in another process)"
+    )

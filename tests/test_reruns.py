@@ -11,7 +11,8 @@ from benchmarks import reruns
 L0, BIGRAM = 5.5, 2.34
 
 
-def run(arm, lr, seed, status, final, cpu="CPU A"):
+def run(arm, lr, seed, status, final, cpu="CPU A", prov=None):
+    """prov: the run's whole provenance (default: a host record naming only `cpu`)."""
     return {
         "run_id": f"torch-{arm}-lr{lr}-s{seed}",
         "arm": arm,
@@ -21,7 +22,7 @@ def run(arm, lr, seed, status, final, cpu="CPU A"):
         "init_loss": L0,
         "final_val_loss": final,
         "bigram_loss": BIGRAM,
-        "provenance_json": json.dumps({"host": {"cpu": cpu}}),
+        "provenance_json": json.dumps({"host": {"cpu": cpu}} if prov is None else prov),
     }
 
 
@@ -80,6 +81,8 @@ def test_the_report_names_hosts_counts_and_the_command(tables, capsys):
     assert "Final loss equal bit for bit: 1 of the 4 pairs that trained to the end" in text
     # the other 3: |2.2 - 2.5|, |1.3 - 1.4|, |1.5 - 1.45|
     assert "; the other 3 differ by a median 0.100 nats, at most 0.300." in text
+    # the 4 pairs finished on both sides ran on other CPUs: none expected identical
+    assert "and kernels): not expected (cpu differs): 1 of 4 equal.\n" in text
     assert f"Made by `python benchmarks/reruns.py {tables / 'a.parquet'} " in text
 
 
@@ -148,3 +151,52 @@ def test_a_sweeps_run_directories_read_as_figures_reads_them(tmp_path):
     table = reruns.drift(runs, runs)
     assert table.pairs.sum() == len(runs) and (table.max_gap == 0).all()
     assert (table.same_fate == table.pairs).all()
+
+
+HOST = {"cpu": "CPU A", "simd": ["avx2"], "cpus": 2, "threads": {"OMP_NUM_THREADS": "1"}}
+PROV = {"host": HOST, "versions": {"torch": "2.13.0"}, "device": "cpu", "git_commit": "a"}
+
+
+def test_each_pair_is_classed_by_its_provenance_and_counted_equal_per_class(tmp_path):
+    """Pairs expected identical (one of them not equal: named), not expected by the first
+    field that differs (most pairs first), unknown without a host; a pair diverged on one
+    side trained to no final loss and counts in no class."""
+    other_cpu = {**PROV, "host": {**HOST, "cpu": "CPU B"}}
+    two_threads = {**PROV, "host": {**HOST, "threads": {"OMP_NUM_THREADS": "2"}}}
+    newer = {**PROV, "git_commit": "b", "started_at": "later"}  # neither counts
+    pairs = [  # (seed, A's provenance, B's, A's final loss, B's)
+        (0, PROV, newer, 1.30, 1.30),
+        (1, PROV, PROV, 1.40, 1.40),
+        (2, PROV, PROV, 1.50, 1.51),  # expected, but not equal
+        (3, PROV, other_cpu, 1.60, 1.60),  # equal all the same
+        (4, PROV, other_cpu, 1.70, 1.75),
+        (5, PROV, two_threads, 1.80, 1.85),
+        (6, {}, PROV, 1.90, 1.90),
+        (7, PROV, {"host": None}, 2.00, 2.10),
+    ]
+    a = [run("off", 0.1, seed, "ok", fa, prov=pa) for seed, pa, _, fa, _ in pairs]
+    b = [run("off", 0.1, seed, "ok", fb, prov=pb) for seed, _, pb, _, fb in pairs]
+    a.append(run("off", 0.1, 8, "diverged", float("nan"), prov=PROV))
+    b.append(run("off", 0.1, 8, "ok", 1.2, prov=PROV))
+    for name, rows in (("a", a), ("b", b)):
+        pd.DataFrame(rows).to_parquet(tmp_path / f"{name}.parquet")
+    ra, rb = (reruns.load_runs(tmp_path / f"{name}.parquet") for name in "ab")
+    classed = reruns.identity(ra, rb).set_index("run_id")
+    assert len(classed) == 8 and "torch-off-lr0.1-s8" not in classed.index
+    assert classed.loc["torch-off-lr0.1-s5", "reason"] == (
+        "threads: OMP_NUM_THREADS=1 vs OMP_NUM_THREADS=2"
+    )
+    assert reruns.by_identity(reruns.identity(ra, rb)) == (
+        "expected identical: 2 of 3 equal; not expected (cpu differs): 1 of 2 equal; "
+        "not expected (threads differs): 0 of 1 equal; unknown (host not recorded): 1 of 2 "
+        "equal. Expected identical but not: torch-off-lr0.1-s2 (something the provenance "
+        "does not record differs)."
+    )
+    text = reruns.render(reruns.drift(ra, rb), "a", "b", ra, rb)
+    assert "expected identical: 2 of 3 equal; not expected (cpu differs)" in text
+    # a table that records no provenance: every finished pair unknown
+    bare = [{k: v for k, v in r.items() if k != "provenance_json"} for r in a]
+    pd.DataFrame(bare).to_parquet(tmp_path / "bare.parquet")
+    plain = reruns.load_runs(tmp_path / "bare.parquet")
+    said = reruns.by_identity(reruns.identity(plain, rb))
+    assert said.startswith("unknown (host not recorded): 4 of 8 equal.")

@@ -1,6 +1,6 @@
 """Where and with what a run was made: the git state of the code (read once per process),
 package versions, Python, platform, the host (CPU, its vector instructions, thread counts),
-device and start time.
+device and start time; and what picks the kernels inside the process (`kernels`).
 
 The host matters for reproducibility: float32 training on a CPU is bit-identical only on the
 same processor kind with the same thread counts. Another CPU picks other kernels (another
@@ -26,7 +26,8 @@ SIMD_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "av
 
 
 def provenance(device: str = "") -> dict:
-    """Where and with what a run was made: commit, dirty flag, versions, host, device, time."""
+    """Where and with what a run was made: commit, dirty flag, versions, host, device, time,
+    and `kernels()`: what the frameworks this process has imported picked."""
     commit, dirty = _SOURCE
     versions = {}
     for package in ("qknorm-study", "numpy", "mlx", "torch", "safetensors", "tiktoken"):
@@ -41,6 +42,7 @@ def provenance(device: str = "") -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "host": host(),
+        "kernels": kernels(),
         "device": device,
         "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -74,6 +76,104 @@ def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
         # matmuls too: other bits
         **({"preload": environ["LD_PRELOAD"]} if environ.get("LD_PRELOAD") else {}),
     }
+
+
+def kernels(modules=sys.modules) -> dict:
+    """What picks the kernels inside this process, per framework it has imported already
+    (nothing is imported here: a qkmlx run does not load torch to describe it). torch:
+    - "threads": torch.get_num_threads(), the intra-op threads its CPU kernels split work into
+    - "cpu_capability": the vector instruction set ATen's CPU kernels dispatch to ("AVX2",
+      "AVX512", "DEFAULT"...; ATEN_CPU_CAPABILITY can lower it below what the CPU has)
+    - "mkldnn", "mkl": whether this torch build has oneDNN and MKL (other kernels if not)
+    A field this torch cannot tell is left out. MLX and numpy add nothing beyond their
+    versions: MLX's CPU matmuls follow the BLAS it loads (host's "preload"), and numpy does not
+    compute a training step."""
+    made: dict = {}
+    torch = modules.get("torch")
+    if torch is not None:
+        made["torch"] = _torch_kernels(torch)
+    return made
+
+
+def _torch_kernels(torch) -> dict:
+    backends = getattr(torch, "backends", None)
+    reads = {
+        "threads": lambda: int(torch.get_num_threads()),
+        "cpu_capability": lambda: str(backends.cpu.get_cpu_capability()),
+        "mkldnn": lambda: bool(backends.mkldnn.is_available()),
+        "mkl": lambda: bool(backends.mkl.is_available()),
+    }
+    made = {}
+    for key, read in reads.items():
+        try:
+            made[key] = read()
+        except Exception:  # an older or partly loaded torch: this field is not known
+            pass
+    return made
+
+
+def identity_expected(prov_a: dict, prov_b: dict) -> tuple[str, str]:
+    """Whether two runs of one config and seed should end bit-identical, by their provenance:
+    ("expected", "") when both record the same CPU name and SIMD flags, thread variables (and,
+    when any of them is unset, the CPU count the libraries then default to), preloaded library,
+    torch, mlx and numpy versions, device and, where both record them, kernels() fields;
+    ("not expected", "FIELD: A's vs B's") naming the first difference, e.g. "cpu: AMD X vs
+    Intel Y"; ("unknown", "host not recorded") when either lacks the host. A run another
+    process went on with (`continued`) holds for each of its processes: every one is compared
+    with every one of the other run's. Commit, time, Python and platform are not compared."""
+    records_a, records_b = _records(prov_a), _records(prov_b)
+    if not all(isinstance(r.get("host"), dict) and r["host"] for r, _ in records_a + records_b):
+        return "unknown", "host not recorded"
+    for a, step_a in records_a:
+        for b, step_b in records_b:
+            found = _difference(a, b)
+            if found:
+                went_on = [
+                    f"{side} went on from step {step} in another process"
+                    for side, step in (("A", step_a), ("B", step_b))
+                    if step is not None
+                ]
+                return "not expected", found + (f" ({'; '.join(went_on)})" if went_on else "")
+    return "expected", ""
+
+
+def _records(prov: dict | None) -> list[tuple[dict, int | None]]:
+    """A run's own provenance and each continuing process's, with the step it went on from."""
+    prov = prov if isinstance(prov, dict) else {}
+    went_on = [c for c in prov.get("continued") or [] if isinstance(c, dict)]
+    return [(prov, None), *((c, c.get("from_step")) for c in went_on)]
+
+
+def _difference(a: dict, b: dict) -> str:
+    """The first field that decides the bits and differs, as "FIELD: A's vs B's"; "" if none."""
+    ha, hb = a["host"], b["host"]
+    fields = [
+        ("cpu", ha.get("cpu"), hb.get("cpu")),
+        ("simd", ha.get("simd") or [], hb.get("simd") or []),
+        ("threads", ha.get("threads") or {}, hb.get("threads") or {}),
+    ]
+    if not set(THREAD_VARS) <= set(ha.get("threads") or {}):  # some library's default count
+        fields.append(("cpus", ha.get("cpus"), hb.get("cpus")))
+    fields.append(("preload", ha.get("preload"), hb.get("preload")))
+    va, vb = a.get("versions") or {}, b.get("versions") or {}
+    fields += [(f"{p} version", va.get(p), vb.get(p)) for p in ("torch", "mlx", "numpy")]
+    fields.append(("device", a.get("device") or None, b.get("device") or None))
+    ka, kb = a.get("kernels") or {}, b.get("kernels") or {}
+    for framework in [f for f in ka if f in kb]:  # recorded on both sides only
+        fa, fb = ka[framework] or {}, kb[framework] or {}
+        fields += [(f"{framework} {k}", fa[k], fb[k]) for k in fa if k in fb]
+    for name, x, y in fields:
+        if x != y:
+            return f"{name}: {_said(x)} vs {_said(y)}"
+    return ""
+
+
+def _said(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "default"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
 
 
 def _git(cwd: Path, *args: str) -> str | None:
