@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -84,6 +84,8 @@ class Cells:
     failing: np.ndarray
     run_ids: np.ndarray = field(repr=False)
     diverged: np.ndarray | None = field(default=None, repr=False)  # None: none diverged
+    # final loss minus the run's baseline (the stuck cut); NaN: no baseline rule, or stopped
+    cut_gap: np.ndarray | None = field(default=None, repr=False)
 
     def arm(self, name: str) -> int:
         return self.arms.index(name)
@@ -112,6 +114,7 @@ def build_cells(rows: Iterable[dict], rung: str = "n_layer") -> dict[int, Cells]
             is_stuck(status, final, r.get("baseline_loss")),
             status == DIVERGED,
             r.get("run_id"),
+            _cut_gap(status, final, r.get("baseline_loss")),
         )
     return {value: _cells(found) for value, found in sorted(by_rung.items())}
 
@@ -122,8 +125,34 @@ def _cells(found: dict) -> Cells:
     seeds = tuple(sorted({s for _, _, s in found}))
     shape = (len(arms), len(lrs), len(seeds))
     loss, failing, diverged = np.full(shape, np.nan), np.zeros(shape, bool), np.zeros(shape, bool)
-    run_ids = np.full(shape, None, dtype=object)
-    for (a, lr, s), (value, stuck, stopped, rid) in found.items():
+    run_ids, gap = np.full(shape, None, dtype=object), np.full(shape, np.nan)
+    for (a, lr, s), (value, stuck, stopped, rid, to_cut) in found.items():
         i = (arms.index(a), lrs.index(lr), seeds.index(s))
-        loss[i], failing[i], diverged[i], run_ids[i] = value, stuck, stopped, rid
-    return Cells(arms, lrs, seeds, loss, failing, run_ids, diverged)
+        loss[i], failing[i], diverged[i], run_ids[i], gap[i] = value, stuck, stopped, rid, to_cut
+    return Cells(arms, lrs, seeds, loss, failing, run_ids, diverged, gap)
+
+
+def _cut_gap(status, final, baseline) -> float:
+    if status == DIVERGED or not (_finite(final) and _finite(baseline)):
+        return math.nan
+    return float(final) - float(baseline)
+
+
+# -- borderline fates (docs/STUDY.md section 13) -----------------------------------------------
+def borderline(cells: Cells, margin: float) -> np.ndarray:
+    """[arm, LR, seed]: a finished run whose final loss lies within `margin` of its stuck cut
+    (the data's baseline): its fate is within measurement precision, so every verdict it could
+    flip is shown both ways."""
+    if cells.cut_gap is None:
+        return np.zeros(cells.loss.shape, bool)
+    with np.errstate(invalid="ignore"):
+        return np.abs(cells.cut_gap) <= margin
+
+
+def with_borderline_as(cells: Cells, margin: float, failed: bool) -> Cells:
+    """The same table with every borderline run's fate set: all stuck (failed=True) or all
+    trained; their losses unchanged."""
+    flip = borderline(cells, margin)
+    if not flip.any():
+        return cells
+    return replace(cells, failing=np.where(flip, failed, cells.failing))

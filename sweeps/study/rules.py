@@ -77,6 +77,11 @@ class Study:
     negligible: float = 0.05
     min_sensitivity: float = 0.05
     precision: float = 0.01  # the floor of a paired sd, nats (STUDY.md section 4)
+    # v5 (STUDY.md section 13): a seed's pair is evidence of necessity above m + seed_margin;
+    # a run within fate_margin of its stuck cut is borderline (its fate shown both ways).
+    # Not in to_dict yet: the v4 analysis.json does not carry them; the v5 re-judgement does.
+    seed_margin: float = 0.1
+    fate_margin: float = 0.01
 
     @property
     def primary_comparison(self) -> Comparison:

@@ -1,0 +1,70 @@
+"""Study v5's rules on simulated rungs and ladders, beside v4's on the same draws (docs/STUDY.md
+section 13 prints these tables; sweeps/study/simulate_v5.py is the engine).
+
+    python benchmarks/study_simulation_v5.py --sweeps 4000 --ladders 4000
+"""
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sweeps.study import simulate_v5 as sim  # noqa: E402
+from sweeps.study import trend  # noqa: E402
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sweeps", type=int, default=4000)
+    ap.add_argument("--ladders", type=int, default=4000)
+    args = ap.parse_args()
+    start = time.time()
+    print(f"Simulated rungs ({args.sweeps} per cell, 4 seeds; recovery: worst planted LR)\n")
+    print(
+        "| condition | false threshold v5 / v4 | recovery v5 / v4 | per seed: false v5 / v4 "
+        "| per seed: recovery v5 / v4 |"
+    )
+    print("|---|---|---|---|---|")
+    for cond in sim.RUNG_CONDITIONS:
+        r = sim.rung_rates(cond, args.sweeps)
+        print(
+            f"| {cond.name} | {pct(r['v5 false'])} / {pct(r['v4 false'])} "
+            f"| {pct(r['v5 recovery'])} / {pct(r['v4 recovery'])} "
+            f"| {pct(r['v5 seed false'])} / {pct(r['v4 seed false'])} "
+            f"| {pct(r['v5 seed recovery'])} / {pct(r['v4 seed recovery'])} |"
+        )
+    print(f"\nSimulated ladders ({args.ladders} per cell, prediction -0.25 decades per doubling)\n")
+    print(
+        "| design | rung sd | flat: v5 supported / ruled out | -0.25: v5 supported (analytic) "
+        "/ ruled out | flat: v4 supported / not supported | -0.25: v4 supported / not supported |"
+    )
+    print("|---|---|---|---|---|---|")
+    for lad in sim.LADDERS:
+        for rung_sd in (0.1, trend.RUNG_SD):
+            one = dataclasses.replace(lad, rung_sd=rung_sd)
+            r = sim.ladder_rates(one, args.ladders)
+            analytic = trend.power(
+                one.sizes, one.seeds, -0.25, rung_sd=rung_sd, seed_sd=one.seed_sd
+            )
+            print(
+                f"| {lad.name}, {lad.seeds} seeds | {rung_sd} "
+                f"| {pct(r['flat: v5 supported'])} / {pct(r['flat: v5 ruled out'])} "
+                f"| {pct(r['planted: v5 supported'])} ({pct(analytic)}) / "
+                f"{pct(r['planted: v5 ruled out'])} "
+                f"| {pct(r['flat: v4 supported'])} / {pct(r['flat: v4 not supported'])} "
+                f"| {pct(r['planted: v4 supported'])} / {pct(r['planted: v4 not supported'])} |"
+            )
+    print(f"\n({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,392 @@
+"""Study v5's rules on simulated rungs and ladders with known answers (docs/STUDY.md section
+13), beside v4's rules on the same draws: the engine behind tests/test_stats_v5.py and
+benchmarks/study_simulation_v5.py.
+
+A simulated rung is v4's simulated sweep (sweeps/study/simulate.py: U-shaped loss, seed noise,
+the noise conditions real sweeps have) with what v4's simulation lacked and the real sweeps
+show: a low-LR gap (`off` slower below its best LR: LOW_GAP nats at the grid's bottom, falling
+linearly in log LR to 0 at the best LR 1e-2), failures clustered above each arm's edge with
+stuck and stopped runs mixed, partial ceilings near LR 1 (both arms failed), and borderline
+fates (a stuck run finishing within the fate margin of the cut). Planted thresholds lie at or
+above the best LR, where v5 searches; null sweeps keep the low-LR gap and the shared failures.
+
+A simulated ladder: rungs at log2 sizes x, the true log10 threshold of a rung a + b x plus a
+rung-level deviation (sd RUNG_SD) and each seed's about it (sd seed_sd); every seed's effect
+rises from 0.25 nats at its threshold by 0.5 nats a decade; `off` sticks (or stops) half a
+decade above it and `on` a decade higher still. The grid is the half-decade grid below 1e-2
+and a 1/8-decade grid from 1e-2 to 1 (what refinement leaves near the edges). Each rung is
+judged by the v5 per-seed rule and the trend by the rung-level rule (sweeps/study/trend.py);
+v4's per-seed rule and trend (one line through every seed's value) judge the same draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from sweeps.study import simulate as v4sim
+from sweeps.study import stability, stats
+from sweeps.study.trend import CENSOR_SHIFT, RUNG_SD
+
+LOW_GAP = 0.4  # nats: `off` minus `on` at the grid's bottom from the cold start (docs: 0.2-0.57)
+BEST_LOG = -2.0  # log10 of the curve's best LR
+SEED_MARGIN = 0.1
+FATE_MARGIN = 0.01
+BASELINE = 2.34  # the stuck cut of the simulated data
+
+
+@dataclass(frozen=True)
+class RungCondition:
+    """A v4 noise condition (simulate.Condition) with the v5 features switched on or off."""
+
+    base: v4sim.Condition
+    low_gap: float = LOW_GAP
+    edges: bool = True  # failures clustered above each arm's edge (stuck and stopped mixed)
+    borderline: float = 0.0  # share of stuck `off` runs finishing within the fate margin
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+
+def _gap(lrs) -> np.ndarray:
+    logs = np.log10(np.asarray(lrs, float))
+    return np.clip((BEST_LOG - logs) / (BEST_LOG - logs.min()), 0, 1)
+
+
+def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
+    """(loss, cls, cut_gap) [sweep, arm, LR, seed]: capped losses, fate classes (0 trained, 1
+    stuck, 2 stopped) and final loss minus the cut (NaN for stopped runs)."""
+    base = cond.base
+    loss, failing, _, stopped = v4sim.draw(base, rng, sweeps, planted_lr=planted_lr)
+    lrs = base.lrs
+    if cond.edges or base.edge:
+        above = _edges(base, rng, sweeps, planted_lr)
+        bad, stop = v4sim.failed_losses(rng, above.shape)
+        new = above & ~failing
+        loss, stopped = np.where(new, bad, loss), np.where(new, stop, stopped)
+        failing = failing | above
+    loss[:, 0] += np.where(failing[:, 0], 0.0, cond.low_gap * _gap(lrs)[None, :, None])
+    cls = stability.fate_classes(failing, stopped)
+    gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
+    if cond.borderline:
+        flip = (cls[:, 0] == stability.STUCK_ONLY) & (rng.random(cls[:, 0].shape) < cond.borderline)
+        near = rng.uniform(-FATE_MARGIN, FATE_MARGIN, flip.shape)
+        loss[:, 0] = np.where(flip, BASELINE + near, loss[:, 0])
+        gap[:, 0] = np.where(flip, near, gap[:, 0])
+        cls[:, 0] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls[:, 0])
+    return loss, cls, gap
+
+
+def _edges(base: v4sim.Condition, rng, sweeps: int, planted_lr) -> np.ndarray:
+    """[sweep, arm, LR, seed]: the run lies above its arm's and seed's stability edge. Planted:
+    v4's edges (off 0.75 decades above the planted LR, on half a decade higher). Null: one
+    edge for both arms drawn between half a decade above the best LR and half a decade below
+    the top (v4's null drew it from the grid's 5th LR, below the best LR on a 17-LR grid,
+    where `off`'s best LR then sits in the cold-start gap)."""
+    if planted_lr is not None:
+        return v4sim._above_edges(replace(base, edge=True), rng, sweeps, base.lrs, planted_lr)
+    edge = rng.uniform(BEST_LOG + 0.5, -0.5, sweeps)[:, None, None]
+    edges = edge + rng.normal(0, v4sim.EDGE_JITTER, (sweeps, 2, base.seeds))
+    return np.log10(base.lrs)[None, None, :, None] > edges[:, :, None, :]
+
+
+def best_index(loss, cls) -> np.ndarray:
+    """Per sweep: `off`'s best LR index (lowest seed-mean capped loss; every seed finished)."""
+    return np.argmin(loss[:, 0].mean(-1), -1)
+
+
+def v5_pooled(loss, cls, lrs, best, min_effect=0.02, floor=v4sim.PRECISION) -> np.ndarray:
+    """The pooled stability threshold's index per sweep (-1: none), by the code the report
+    uses (stability.pooled_lr_stats, pooled_index); a k at the first judged LR is a censored
+    'at or below the best'."""
+    d = loss[:, 0] - loss[:, 1]
+    ceiling = (cls > 0).all(axis=(1, 3))
+    a, _, _ = stability.pooled_lr_stats(d, cls[:, 0], cls[:, 1], floor)
+    above = np.arange(len(lrs))[None, :] >= best[:, None]
+    judged = stability.judged_mask(a, ceiling)
+    return stability.pooled_index(a, judged, above, min_effect)
+
+
+def v4_pooled(loss, cls, min_effect=0.02) -> np.ndarray:
+    """v4's necessity threshold index per sweep (the bracket's top; -1: none)."""
+    return v4sim.thresholds(loss, cls > 0, min_effect)
+
+
+def v5_seeds(loss, cls, lrs, best, cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sweep and seed: (k, lo, log10 value at the bound) of the v5 per-seed threshold,
+    value at the top evidence LR for 'none' (k = -1), NaN without evidence."""
+    d = loss[:, 0] - loss[:, 1]
+    ceiling = (cls > 0).all(axis=(1, 3))
+    ev = stability.seed_evidence(d, cls[:, 0], cls[:, 1], cut)
+    idx = np.arange(len(lrs))
+    keep = (idx[None, :] >= best[:, None]) & ~ceiling
+    ev = np.where(keep[..., None], ev, stability.NO_EVIDENCE)
+    k, lo = stability.seed_index(ev)
+    y = stability.seed_logs(lrs, d, cls[:, 0], cls[:, 1], k, lo, cut)
+    top = np.where(ev != stability.NO_EVIDENCE, idx[None, :, None], -1).max(-2)
+    logs = np.log10(np.asarray(lrs, float))
+    y = np.where(k == -1, logs[np.clip(top, 0, None)], y)
+    return k, lo, y
+
+
+def v4_seeds(loss, cls, lrs, min_effect=0.02) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """v4's per-seed thresholds (stats._seed_threshold, vectorised): (kind code, log10 value,
+    bracket top index):
+    0 inside (interpolated as v4 does), -1 'at or below the bottom', 1 'none' (placed at the
+    top LR judged), 2 no LR at all."""
+    d = loss[:, 0] - loss[:, 1]
+    ceiling = (cls > 0).all(axis=(1, 3))
+    valid = np.isfinite(d) & ~ceiling[..., None]
+    n = len(lrs)
+    idx = np.arange(n)[None, :, None]
+    bad = valid & ~(d - min_effect > 0)
+    last_bad = np.where(bad, idx, -1).max(-2)
+    after = valid & (idx > last_bad[:, None, :])
+    k = np.where(after.any(-2), np.argmax(after, -2), -1)
+    lo = np.where(valid & (idx < k[:, None, :]), idx, -1).max(-2)
+    logs = np.log10(np.asarray(lrs, float))
+    y = stability.seed_logs(lrs, d, cls[:, 0], cls[:, 1], k, lo, min_effect)
+    top = np.where(valid, idx, -1).max(-2)
+    kind = np.where(k == -1, 1, np.where(lo < 0, -1, 0))
+    kind = np.where(top < 0, 2, kind)
+    y = np.where(
+        kind == 1, logs[np.clip(top, 0, None)], np.where(kind == -1, logs[np.clip(k, 0, None)], y)
+    )
+    return kind, y, k
+
+
+# -- rung tables -----------------------------------------------------------------------------
+def planted_v5(cond: RungCondition) -> tuple[int, ...]:
+    """Planted threshold indices at and above the best LR (1e-2), below the top LRs: the first
+    LR above the best, the highest that leaves two LRs and the ceiling above it, and the
+    middle between them (as v4's low, middle and high, on the range v5 searches)."""
+    n = cond.base.n_lr
+    best = int(round((BEST_LOG + 4) / 4 * (n - 1)))
+    low, high = best + 1, n - 3 - cond.base.ceiling
+    return tuple(sorted({low, (low + high) // 2, high}))
+
+
+def rung_rates(cond: RungCondition, sweeps: int, seed: int = 11) -> dict[str, float]:
+    """False thresholds (null) and the worst recovery over the planted LRs, pooled and per seed
+    (a seed recovered when its bracket top lies within one grid step of the planted LR), under
+    v5 and v4 on the same draws."""
+    lrs = cond.base.lrs
+    out: dict[str, float] = {}
+    rng = np.random.default_rng(seed)
+    loss, cls, _ = draw_rungs(cond, rng, sweeps)
+    best = best_index(loss, cls)
+    cut = cond.base.min_effect + SEED_MARGIN
+    out["v5 false"] = float(np.mean(v5_pooled(loss, cls, lrs, best) >= 0))
+    out["v4 false"] = float(np.mean(v4_pooled(loss, cls) >= 0))
+    k5, _, _ = v5_seeds(loss, cls, lrs, best, cut)
+    kind4, _, _ = v4_seeds(loss, cls, lrs)
+    out["v5 seed false"] = float(np.mean(k5 >= 0))
+    out["v4 seed false"] = float(np.mean(kind4 <= 0))
+    rec = {"v5": [], "v4": [], "v5 seed": [], "v4 seed": []}
+    for j, planted in enumerate(planted_v5(cond)):
+        rng = np.random.default_rng(seed + 1 + j)
+        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=np.full(sweeps, lrs[planted]))
+        best = best_index(loss, cls)
+        k = v5_pooled(loss, cls, lrs, best)
+        rec["v5"].append(np.mean((k >= 0) & (np.abs(k - planted) <= 1)))
+        k = v4_pooled(loss, cls)
+        rec["v4"].append(np.mean((k >= 0) & (np.abs(k - planted) <= 1)))
+        k5, _, _ = v5_seeds(loss, cls, lrs, best, cut)
+        rec["v5 seed"].append(np.mean((k5 >= 0) & (np.abs(k5 - planted) <= 1)))
+        kind4, _, k4 = v4_seeds(loss, cls, lrs)
+        rec["v4 seed"].append(np.mean((kind4 <= 0) & (np.abs(k4 - planted) <= 1)))
+    out.update({f"{k} recovery": float(min(v)) for k, v in rec.items()})
+    return out
+
+
+NOISE = v4sim.CONDITIONS
+RUNG_CONDITIONS = [
+    RungCondition(v4sim.BASE),
+    RungCondition(v4sim.Condition("noise 0.1 (large against m)", noise=0.1)),
+    RungCondition(v4sim.Condition("heteroscedastic (x4 at the top)", hetero=3.0)),
+    RungCondition(v4sim.Condition("persistent per-(arm, seed) offset", offset=0.05)),
+    RungCondition(
+        v4sim.Condition("offset, noise 0.1, heteroscedastic", noise=0.1, offset=0.1, hetero=2.0)
+    ),
+    RungCondition(v4sim.Condition("random failures in both arms", fail=0.3, ceiling=1)),
+    RungCondition(v4sim.Condition("a bimodal stuck seed near the edge", stuck_seed=True)),
+    RungCondition(v4sim.Condition("heavy tails (Student t, 3 df)", tails=3.0)),
+    RungCondition(v4sim.Condition("17 LRs", n_lr=17)),
+    RungCondition(v4sim.Condition("no low-LR gap"), low_gap=0.0),
+    RungCondition(v4sim.Condition("borderline fates (30% of stuck off runs)"), borderline=0.3),
+    RungCondition(
+        v4sim.Condition(
+            "all together: stuck seed, tails, offset, hetero, failures",
+            stuck_seed=True,
+            tails=3.0,
+            offset=0.05,
+            hetero=3.0,
+            fail=0.3,
+            ceiling=1,
+        ),
+        borderline=0.3,
+    ),
+]
+
+
+# -- ladders ---------------------------------------------------------------------------------
+LADDER_LRS = np.concatenate(
+    [10.0 ** np.array([-4, -3.5, -3, -2.5]), 10.0 ** np.arange(-2, 0.01, 0.125)]
+)
+EFFECT_AT = 0.25  # nats: a seed's effect at its threshold
+EFFECT_SLOPE = 0.5  # nats per decade above it
+OFF_EDGE = 0.5  # decades from a seed's threshold to `off`'s stuck edge
+ON_EDGE = 1.0  # decades from `off`'s edge to `on`'s
+
+
+@dataclass(frozen=True)
+class Ladder:
+    name: str
+    sizes: tuple[float, ...]
+    seeds: int = 4
+    rung_sd: float = RUNG_SD
+    seed_sd: float = 0.15
+    noise: float = 0.04  # per-run seed noise at stable LRs, nats
+    borderline: float = 0.1  # share of stuck `off` runs within the fate margin of the cut
+    centre: float = math.log10(0.0316)  # true log10 threshold at the ladder's mean log2 size
+
+
+def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
+    """(loss, cls, gap) [ladder, rung, arm, LR, seed] and the true rung thresholds (log10)."""
+    x = np.log2(np.asarray(lad.sizes, float))
+    r, s, n = len(x), lad.seeds, len(LADDER_LRS)
+    truth = lad.centre + slope * (x - x.mean())[None, :] + rng.normal(0, lad.rung_sd, (ladders, r))
+    seed_t = truth[..., None] + rng.normal(0, lad.seed_sd, (ladders, r, s))
+    logs = np.log10(LADDER_LRS)[None, None, :, None]
+    t = seed_t[:, :, None, :]
+    curve = 0.9 + 0.2 * (logs - BEST_LOG) ** 2
+    on = curve + rng.normal(0, lad.noise, (ladders, r, n, s))
+    gap = LOW_GAP * np.clip((BEST_LOG - logs) / (BEST_LOG + 4), 0, 1)
+    effect = np.where(logs >= t, EFFECT_AT + EFFECT_SLOPE * (logs - t), 0.0)
+    off = curve + gap + effect + rng.normal(0, lad.noise, (ladders, r, n, s))
+    off_fail = logs > t + OFF_EDGE + rng.normal(0, 0.1, (ladders, r, 1, s))
+    on_fail = logs > t + OFF_EDGE + ON_EDGE + rng.normal(0, 0.1, (ladders, r, 1, s))
+    fail = np.stack([off_fail, on_fail], 2)
+    loss = np.stack([off, on], 2)
+    stop = rng.random(loss.shape) < v4sim.DIVERGED_SHARE
+    bad = np.where(stop, v4sim.L0, rng.uniform(*v4sim.STUCK, loss.shape))
+    loss = np.where(fail, bad, loss)
+    cls = np.where(fail, np.where(stop, stability.STOPPED, stability.STUCK_ONLY), stability.TRAINED)
+    cut_gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
+    if lad.borderline:
+        flip = (cls[:, :, 0] == stability.STUCK_ONLY) & (
+            rng.random(cls[:, :, 0].shape) < lad.borderline
+        )
+        near = rng.uniform(-FATE_MARGIN, FATE_MARGIN, flip.shape)
+        loss[:, :, 0] = np.where(flip, BASELINE + near, loss[:, :, 0])
+        cut_gap[:, :, 0] = np.where(flip, near, cut_gap[:, :, 0])
+        cls[:, :, 0] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls[:, :, 0])
+    return loss, cls, cut_gap, truth
+
+
+def _ols(x, y):
+    """Vectorised OLS over the last axis (rungs): (slope, lower, upper) 90% with df = n - 2;
+    NaN rungs dropped per ladder (needs >= 3)."""
+    ok = np.isfinite(y)
+    n = ok.sum(-1)
+    xb = np.where(ok, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xm = xb.sum(-1) / n
+        ym = np.where(ok, y, 0.0).sum(-1) / n
+        dx = np.where(ok, x - xm[..., None], 0.0)
+        dy = np.where(ok, y - ym[..., None], 0.0)
+        sxx = (dx**2).sum(-1)
+        b = (dx * dy).sum(-1) / sxx
+        resid = np.where(ok, dy - b[..., None] * dx, 0.0)
+        s = np.sqrt((resid**2).sum(-1) / (n - 2))
+        t = np.array(
+            [
+                stats.t_quantile(stats.CONFIDENCE, int(k) - 2) if k >= 3 else np.nan
+                for k in range(x.shape[-1] + 1)
+            ]
+        )[n]
+        half = t * s / np.sqrt(sxx)
+    return b, b - half, b + half
+
+
+def _v5_rung_values(loss, cls, cut):
+    """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond."""
+    L, R = loss.shape[:2]
+    flat_loss = loss.reshape(L * R, *loss.shape[2:])
+    flat_cls = cls.reshape(L * R, *cls.shape[2:])
+    best = best_index(flat_loss, flat_cls)
+    k, lo, y = v5_seeds(flat_loss, flat_cls, LADDER_LRS, best, cut)
+    shift = np.where(k == -1, CENSOR_SHIFT, np.where((k >= 0) & (lo < 0), -CENSOR_SHIFT, 0.0))
+    known = np.isfinite(y)
+    count = known.sum(-1)
+    with np.errstate(invalid="ignore"):
+        at = np.where(count >= 2, np.nanmean(np.where(known, y, np.nan), -1), np.nan)
+        beyond = np.where(count >= 2, np.nanmean(np.where(known, y + shift, np.nan), -1), np.nan)
+    return at.reshape(L, R), beyond.reshape(L, R)
+
+
+def _v4_trend(loss, cls, x, min_effect=0.02):
+    """v4's H3 on the same draws: one line through every (seed, rung) per-seed threshold,
+    censored at the bound and beyond; (supported, not supported) per ladder."""
+    L, R = loss.shape[:2]
+    kind, y, _ = v4_seeds(
+        loss.reshape(L * R, *loss.shape[2:]),
+        cls.reshape(L * R, *cls.shape[2:]),
+        LADDER_LRS,
+        min_effect,
+    )
+    kind, y = kind.reshape(L, R, -1), y.reshape(L, R, -1)
+    shift = np.where(kind == 1, CENSOR_SHIFT, np.where(kind == -1, -CENSOR_SHIFT, 0.0))
+    y = np.where(kind == 2, np.nan, y)
+    xs = np.broadcast_to(x[None, :, None], y.shape).reshape(L, -1)
+    a = _ols(xs, y.reshape(L, -1))
+    b = _ols(xs, (y + shift).reshape(L, -1))
+    supported = (a[2] < 0) & (b[2] < 0)
+    not_supported = (a[0] >= 0) & (b[0] >= 0)
+    return supported, not_supported
+
+
+def ladder_rates(
+    lad: Ladder, ladders: int, prediction: float = -0.25, seed: int = 21
+) -> dict[str, float]:
+    """Under a flat truth (slope 0) and the prediction: the share of ladders where v5 says
+    supported and ruled out (borderline runs both ways: a verdict they flip is inconclusive),
+    and where v4 says supported and not supported."""
+    x = np.log2(np.asarray(lad.sizes, float))
+    cut = 0.02 + SEED_MARGIN
+    out = {}
+    for name, true in (("flat", 0.0), ("planted", prediction)):
+        rng = np.random.default_rng(seed + (name == "planted"))
+        loss, cls, gap, _ = draw_ladder(lad, rng, ladders, true)
+        verdicts = []
+        for way in (True, False):
+            c = cls.copy()
+            near = np.abs(np.nan_to_num(gap, nan=np.inf)) <= FATE_MARGIN
+            c = np.where(near & (c != stability.STOPPED), 1 if way else -1, c)
+            at, beyond = _v5_rung_values(loss, c, cut)
+            xs = np.broadcast_to(x, at.shape)
+            a, b = _ols(xs, at), _ols(xs, beyond)
+            sup = (a[2] < 0) & (b[2] < 0)
+            ruled = (a[1] > prediction) & (b[1] > prediction) & ~sup
+            verdicts.append((sup, ruled))
+        sup = verdicts[0][0] & verdicts[1][0]
+        ruled = verdicts[0][1] & verdicts[1][1]
+        s4, n4 = _v4_trend(loss, cls, x)
+        out[f"{name}: v5 supported"] = float(sup.mean())
+        out[f"{name}: v5 ruled out"] = float(ruled.mean())
+        out[f"{name}: v4 supported"] = float(s4.mean())
+        out[f"{name}: v4 not supported"] = float(n4.mean())
+    return out
+
+
+LADDERS = [
+    Ladder("cpu-depth as run: depths 2, 4, 8", (2, 4, 8)),
+    Ladder("depths 2, 4, 8 with 8 seeds", (2, 4, 8), seeds=8),
+    Ladder("5 rungs: depths 1, 2, 4, 6, 8", (1, 2, 4, 6, 8)),
+    Ladder("6 rungs: depths 1, 2, 3, 4, 6, 8", (1, 2, 3, 4, 6, 8)),
+    Ladder("6 rungs: depths 2, 3, 4, 6, 8, 12", (2, 3, 4, 6, 8, 12)),
+    Ladder("7 rungs: depths 1, 2, 3, 4, 6, 8, 12", (1, 2, 3, 4, 6, 8, 12)),
+]

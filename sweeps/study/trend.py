@@ -1,0 +1,219 @@
+"""Study v5's trend verdicts (docs/STUDY.md section 13): how a rung's stability threshold
+moves with size, with the rung as the unit of replication.
+
+v4 fitted one line through every (seed, rung) value and took its residual df from the seeds:
+seeds then count as independent replicates of a rung-level deviation they all share (the three
+`cpu-depth` rungs do not lie on a line: lack of fit F(1, 7) = 18.5), so its interval was too
+narrow and its rule found its own predicted slope only about a third of the time. v5 averages
+each rung's per-seed log10 thresholds into one value and fits the rung values: df = rungs - 2,
+and the residual sd carries both the rung-level deviation and the seeds' scatter.
+
+Three outcomes, none from a point estimate's sign: *supported* (the slope's 90% interval lies
+below 0: the threshold falls), *ruled out* (the interval lies above the pre-registered
+prediction: a fall that steep is ruled out at this scale), *inconclusive* otherwise, always with
+the design's power at the prediction. A censored per-seed value is placed at its bound and
+moved CENSOR_SHIFT decades beyond it; a verdict must hold under both placements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
+from sweeps.study.stats import CONFIDENCE, GridValue, Slope, slope, t_quantile
+
+RULED_OUT = "ruled out"
+CENSOR_SHIFT = 0.5  # decades a censored per-seed value moves beyond its bound
+MIN_RUNGS = 3
+MIN_SEEDS_PER_RUNG = 2
+# Pre-registered for the power each verdict states (section 13): the sd of a rung's deviation
+# from the line (decades; cpu-depth's three rungs: about 0.25 from their lack of fit) and of a
+# seed's threshold about its rung (decades; the committed ladders: 0.1-0.25).
+RUNG_SD = 0.25
+SEED_SD = 0.2
+
+
+@dataclass(frozen=True)
+class RungValue:
+    """One rung's value: log10 threshold averaged over its seeds, with censored seeds at their
+    bound (at_bound) and moved beyond it (beyond), how many seeds it rests on and how many of
+    them are censored."""
+
+    x: float  # log2 size
+    at_bound: float
+    beyond: float
+    seeds: int
+    censored: int
+    direction: int  # -1: every censored seed lies below the grid, +1: above, 0: none or both
+
+
+@dataclass(frozen=True)
+class Trend:
+    verdict: str  # supported | ruled out | inconclusive
+    why: str  # 'falls', 'steep fall ruled out', 'not shown', 'censoring decides',
+    # 'too few rungs', 'censored alike'
+    prediction: float
+    at_bound: Slope | None
+    beyond: Slope | None
+    rungs: tuple[RungValue, ...]
+    dropped: tuple[int, ...]  # sizes with fewer than MIN_SEEDS_PER_RUNG values
+    power: float  # P(supported) at the prediction for this design (RUNG_SD, SEED_SD)
+
+
+def seed_log(v: GridValue) -> tuple[float, float, int] | None:
+    """(at bound, beyond, direction) of one per-seed threshold in log10; None when it says
+    nothing about where the threshold is (no evidence, or a 'none' without a value)."""
+    if not (v.value > 0 and math.isfinite(v.value)):
+        return None
+    y = math.log10(v.value)
+    if v.kind == "":
+        return y, y, 0
+    if v.kind == "below":
+        return y, y - CENSOR_SHIFT, -1
+    if v.kind in ("above", "none"):
+        return y, y + CENSOR_SHIFT, 1
+    return None
+
+
+def rung_values(
+    per_rung: Mapping[int, Sequence[GridValue]], unit: Mapping[int, float] | None = None
+) -> tuple[list[RungValue], list[int]]:
+    """Each rung's mean log10 per-seed threshold (relative to unit[size] when given: W2's
+    multiple of `off`'s best LR), and the sizes dropped for too few seeds."""
+    out, dropped = [], []
+    for size, values in sorted(per_rung.items()):
+        base = math.log10(unit[size]) if unit and unit.get(size) else 0.0
+        logs = [s for s in (seed_log(v) for v in values) if s is not None]
+        if len(logs) < MIN_SEEDS_PER_RUNG:
+            dropped.append(size)
+            continue
+        directions = {d for _, _, d in logs if d}
+        out.append(
+            RungValue(
+                math.log2(size),
+                float(np.mean([a for a, _, _ in logs])) - base,
+                float(np.mean([b for _, b, _ in logs])) - base,
+                len(logs),
+                sum(d != 0 for _, _, d in logs),
+                directions.pop() if len(directions) == 1 else 0,
+            )
+        )
+    return out, dropped
+
+
+def _censored_alike(rungs: Sequence[RungValue]) -> bool:
+    """Every seed of every rung censored beyond the same end of the grid: both placements move
+    all values alike and the slope measures nothing (section 12's rule, kept)."""
+    return (
+        bool(rungs)
+        and all(r.censored == r.seeds for r in rungs)
+        and len({r.direction for r in rungs}) == 1
+        and rungs[0].direction != 0
+    )
+
+
+def power(sizes: Sequence[float], seeds: int, prediction: float, rung_sd=RUNG_SD, seed_sd=SEED_SD):
+    """P(the slope's 90% interval lies below 0) when the true slope is `prediction`, for rungs
+    at `sizes` with `seeds` seeds each: a noncentral t with df = rungs - 2 and the rung value's
+    sd sqrt(rung_sd^2 + seed_sd^2 / seeds). Ignores grid quantization and censoring (the
+    simulation of section 13 measures those)."""
+    from scipy.stats import nct
+
+    x = np.log2(np.asarray(sizes, float))
+    if len(x) < MIN_RUNGS:
+        return math.nan
+    sxx = float(((x - x.mean()) ** 2).sum())
+    se = math.sqrt((rung_sd**2 + seed_sd**2 / seeds) / sxx)
+    df = len(x) - 2
+    return float(nct.cdf(-t_quantile(CONFIDENCE, df), df, prediction / se))
+
+
+def decide(
+    per_rung: Mapping[int, Sequence[GridValue]],
+    prediction: float,
+    seeds: int = 4,
+    unit: Mapping[int, float] | None = None,
+) -> Trend:
+    """H3 / W1 (and W2 through unit) under v5."""
+    rungs, dropped = rung_values(per_rung, unit)
+    sizes = [2**r.x for r in rungs]
+    pw = power(sizes or list(per_rung), seeds, prediction)
+    if len(rungs) < MIN_RUNGS:
+        return Trend(
+            INCONCLUSIVE, "too few rungs", prediction, None, None, tuple(rungs), tuple(dropped), pw
+        )
+    x = [r.x for r in rungs]
+    a, b = slope(x, [r.at_bound for r in rungs]), slope(x, [r.beyond for r in rungs])
+    if _censored_alike(rungs):
+        return Trend(
+            INCONCLUSIVE, "censored alike", prediction, a, b, tuple(rungs), tuple(dropped), pw
+        )
+    falls = [s.upper < 0 for s in (a, b)]
+    ruled = [s.lower > prediction for s in (a, b)]
+    if all(falls):
+        verdict, why = SUPPORTED, "falls"
+    elif all(ruled):
+        verdict, why = RULED_OUT, "steep fall ruled out"
+    elif any(falls) or any(ruled):
+        verdict, why = INCONCLUSIVE, "censoring decides"
+    else:
+        verdict, why = INCONCLUSIVE, "not shown"
+    return Trend(verdict, why, prediction, a, b, tuple(rungs), tuple(dropped), pw)
+
+
+CARRY_BOUND = 0.15  # W2: decades per doubling within which the multiple carries (section 11)
+CARRIES, MOVES = "supported", "not supported"
+
+
+def carry(
+    per_rung: Mapping[int, Sequence[GridValue]],
+    best: Mapping[int, float],
+    seeds: int = 4,
+    bound: float = CARRY_BOUND,
+) -> Trend:
+    """W2 under v5: the threshold as a multiple of `off`'s best LR, rung values on log2 size;
+    supported (carries) when the slope's 90% interval lies inside +-bound under both
+    placements (TOST), not supported (moves) when it lies wholly outside under both, else
+    inconclusive. `power` here is P(carries) when the true slope is 0."""
+    rungs, dropped = rung_values(per_rung, best)
+    sizes = [2**r.x for r in rungs]
+    if len(rungs) < MIN_RUNGS:
+        return Trend(
+            INCONCLUSIVE, "too few rungs", 0.0, None, None, tuple(rungs), tuple(dropped), math.nan
+        )
+    x = [r.x for r in rungs]
+    a, b = slope(x, [r.at_bound for r in rungs]), slope(x, [r.beyond for r in rungs])
+    pw = equivalence_power(sizes, seeds, bound)
+    if _censored_alike(rungs):
+        return Trend(INCONCLUSIVE, "censored alike", 0.0, a, b, tuple(rungs), tuple(dropped), pw)
+    inside = [-bound < s.lower and s.upper < bound for s in (a, b)]
+    outside = [s.lower > bound or s.upper < -bound for s in (a, b)]
+    if all(inside):
+        verdict, why = CARRIES, "carries"
+    elif all(outside):
+        verdict, why = MOVES, "moves"
+    elif any(inside) or any(outside):
+        verdict, why = INCONCLUSIVE, "censoring decides"
+    else:
+        verdict, why = INCONCLUSIVE, "not shown"
+    return Trend(verdict, why, 0.0, a, b, tuple(rungs), tuple(dropped), pw)
+
+
+def equivalence_power(sizes, seeds: int, bound: float, draws: int = 20000, seed: int = 0) -> float:
+    """P(the 90% interval of the slope lies inside +-bound) at a true slope of 0 (Monte Carlo
+    over the t statistic's pieces, same sd model as `power`)."""
+    x = np.log2(np.asarray(sizes, float))
+    if len(x) < MIN_RUNGS:
+        return math.nan
+    sxx = float(((x - x.mean()) ** 2).sum())
+    df = len(x) - 2
+    sd = math.sqrt(RUNG_SD**2 + SEED_SD**2 / seeds)
+    rng = np.random.default_rng(seed)
+    b = rng.normal(0, sd / math.sqrt(sxx), draws)
+    s = sd * np.sqrt(rng.chisquare(df, draws) / df) / math.sqrt(sxx)
+    half = t_quantile(CONFIDENCE, df) * s
+    return float(((b - half > -bound) & (b + half < bound)).mean())
