@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "49d47d7ce79638107dd4fd9c192b9634d9be0198664cf59be83b865ad3e1f0c7"
+STUDY_SHA256 = "30928a82884e779aa26c18d0cf52a7b6f3a3ec07032f45f90b19e965d3cfb949"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
