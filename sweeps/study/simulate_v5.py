@@ -287,9 +287,9 @@ def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     return loss, cls, cut_gap, truth
 
 
-def _ols(x, y):
-    """Vectorised OLS over the last axis (rungs): (slope, lower, upper) 90% with df = n - 2;
-    NaN rungs dropped per ladder (needs >= 3)."""
+def _ols(x, y, floor=0.0):
+    """Vectorised OLS over the last axis (rungs): (slope, lower, upper) 90% with df = n - 2,
+    the residual sd floored (trend.seed_floor); NaN rungs dropped per ladder (needs >= 3)."""
     ok = np.isfinite(y)
     n = ok.sum(-1)
     xb = np.where(ok, x, 0.0)
@@ -301,7 +301,7 @@ def _ols(x, y):
         sxx = (dx**2).sum(-1)
         b = (dx * dy).sum(-1) / sxx
         resid = np.where(ok, dy - b[..., None] * dx, 0.0)
-        s = np.sqrt((resid**2).sum(-1) / (n - 2))
+        s = np.maximum(np.sqrt((resid**2).sum(-1) / (n - 2)), floor)
         t = np.array(
             [
                 stats.t_quantile(stats.CONFIDENCE, int(k) - 2) if k >= 3 else np.nan
@@ -322,10 +322,15 @@ def _v5_rung_values(loss, cls, cut):
     shift = np.where(k == -1, CENSOR_SHIFT, np.where((k >= 0) & (lo < 0), -CENSOR_SHIFT, 0.0))
     known = np.isfinite(y)
     count = known.sum(-1)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         at = np.where(count >= 2, np.nanmean(np.where(known, y, np.nan), -1), np.nan)
         beyond = np.where(count >= 2, np.nanmean(np.where(known, y + shift, np.nan), -1), np.nan)
-    return at.reshape(L, R), beyond.reshape(L, R)
+        mean_var = np.where(
+            count >= 2, np.nanvar(np.where(known, y, np.nan), -1, ddof=1) / count, np.nan
+        )
+        mean_var = mean_var.reshape(L, R)
+        floor = np.sqrt(np.nanmean(mean_var, -1))
+    return at.reshape(L, R), beyond.reshape(L, R), np.nan_to_num(floor)
 
 
 def _v4_trend(loss, cls, x, min_effect=0.02):
@@ -366,9 +371,9 @@ def ladder_rates(
             c = cls.copy()
             near = np.abs(np.nan_to_num(gap, nan=np.inf)) <= FATE_MARGIN
             c = np.where(near & (c != stability.STOPPED), 1 if way else -1, c)
-            at, beyond = _v5_rung_values(loss, c, cut)
+            at, beyond, floor = _v5_rung_values(loss, c, cut)
             xs = np.broadcast_to(x, at.shape)
-            a, b = _ols(xs, at), _ols(xs, beyond)
+            a, b = _ols(xs, at, floor), _ols(xs, beyond, floor)
             sup = (a[2] < 0) & (b[2] < 0)
             ruled = (a[1] > prediction) & (b[1] > prediction) & ~sup
             verdicts.append((sup, ruled))

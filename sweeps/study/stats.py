@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "30928a82884e779aa26c18d0cf52a7b6f3a3ec07032f45f90b19e965d3cfb949"
+STUDY_SHA256 = "ee55d92feb3b7e6f72c905e3f19fb22b279a629a4a49f991d57db026742e6064"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
-from sweeps.study.stats import CONFIDENCE, GridValue, Slope, slope, t_quantile
+from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
 RULED_OUT = "ruled out"
 CENSOR_SHIFT = 0.5  # decades a censored per-seed value moves beyond its bound
@@ -49,6 +49,8 @@ class RungValue:
     seeds: int
     censored: int
     direction: int  # -1: every censored seed lies below the grid, +1: above, 0: none or both
+    mean_var: float  # the seeds' variance about their mean / their count: the rung value's
+    # variance from seed scatter alone (NaN with one seed)
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,29 @@ def rung_values(
                 len(logs),
                 sum(d != 0 for _, _, d in logs),
                 directions.pop() if len(directions) == 1 else 0,
+                float(np.var([a for a, _, _ in logs], ddof=1) / len(logs)),
             )
         )
     return out, dropped
+
+
+def seed_floor(rungs: Sequence[RungValue]) -> float:
+    """The sd a rung value has from its seeds' scatter alone (root mean of the rungs' variance
+    of the mean): the residual sd of the line over the rungs is never taken below it. With
+    three rungs the residual sd rests on one degree of freedom, and three rung values that
+    happen to lie on a line would otherwise give an interval narrower than the seeds allow."""
+    v = [r.mean_var for r in rungs if math.isfinite(r.mean_var)]
+    return math.sqrt(sum(v) / len(v)) if v else 0.0
+
+
+def floored_slope(x, y, floor: float) -> Slope:
+    """Least-squares slope with its one-sided 95% t bounds (df = n - 2), the residual sd
+    floored (seed_floor)."""
+    fit = line_fit(x, y)
+    if fit is None:
+        return Slope(len(x), math.nan, math.nan, math.nan)
+    half = t_quantile(CONFIDENCE, fit.n - 2) * max(fit.resid_sd, floor) / math.sqrt(fit.sxx)
+    return Slope(fit.n, fit.slope, fit.slope - half, fit.slope + half)
 
 
 def _censored_alike(rungs: Sequence[RungValue]) -> bool:
@@ -146,8 +168,9 @@ def decide(
         return Trend(
             INCONCLUSIVE, "too few rungs", prediction, None, None, tuple(rungs), tuple(dropped), pw
         )
-    x = [r.x for r in rungs]
-    a, b = slope(x, [r.at_bound for r in rungs]), slope(x, [r.beyond for r in rungs])
+    x, floor = [r.x for r in rungs], seed_floor(rungs)
+    a = floored_slope(x, [r.at_bound for r in rungs], floor)
+    b = floored_slope(x, [r.beyond for r in rungs], floor)
     if _censored_alike(rungs):
         return Trend(
             INCONCLUSIVE, "censored alike", prediction, a, b, tuple(rungs), tuple(dropped), pw
@@ -185,8 +208,9 @@ def carry(
         return Trend(
             INCONCLUSIVE, "too few rungs", 0.0, None, None, tuple(rungs), tuple(dropped), math.nan
         )
-    x = [r.x for r in rungs]
-    a, b = slope(x, [r.at_bound for r in rungs]), slope(x, [r.beyond for r in rungs])
+    x, floor = [r.x for r in rungs], seed_floor(rungs)
+    a = floored_slope(x, [r.at_bound for r in rungs], floor)
+    b = floored_slope(x, [r.beyond for r in rungs], floor)
     pw = equivalence_power(sizes, seeds, bound)
     if _censored_alike(rungs):
         return Trend(INCONCLUSIVE, "censored alike", 0.0, a, b, tuple(rungs), tuple(dropped), pw)
