@@ -67,9 +67,16 @@ def edge_text(e) -> str:
 
 def rung_record(size: int, r: Rung) -> dict:
     th = r.threshold
+    lrs = sorted(set(th.judged) | set(r.low.lrs))
+    edge = ""
+    if r.best_lr is not None and lrs and r.best_lr >= max(lrs) * (1 - 1e-9):
+        edge = "top"
+    elif r.best_lr is not None and lrs and r.best_lr <= min(lrs) * (1 + 1e-9):
+        edge = "bottom"
     return {
         "rung": size,
         "best_lr": r.best_lr,
+        "best_at_grid_edge": edge,
         "stability_threshold": grid_text(th.pooled),
         "per_seed": [grid_text(v) for v in th.per_seed],
         "pooled_meets_per_seed": th.agree,
@@ -213,6 +220,20 @@ def render(doc: dict) -> str:
             f"| {', '.join(r['per_seed'])} | {v4_text} | {r['low_lr']['verdict']} "
             f"| {r['h1']['verdict']} ({r['h1']['why']}) | {h2a['verdict']}{ratio} |"
         )
+    for r in doc["rungs"]:
+        if r["best_at_grid_edge"] == "top":
+            lines += [
+                "",
+                f"At {label} {r['rung']} off's best LR is the grid's top LR: this grid does not "
+                "reach where `off` breaks, so its stability threshold and H1 say nothing about "
+                "stability (the grid was built for another question).",
+            ]
+        elif r["best_at_grid_edge"] == "bottom":
+            lines += [
+                "",
+                f"At {label} {r['rung']} off's best LR is the grid's lowest LR: the true best "
+                "may lie lower, and no low-LR effect is measured.",
+            ]
     lines += [
         "",
         "Low-LR effect (off - on, nats; Bonferroni 90% interval over the LRs below the best):",
