@@ -243,3 +243,27 @@ def test_a_run_another_process_went_on_with_holds_for_each_process():
     assert identity_expected(moved, PROV)[1] == (
         "cpu: AMD X vs Intel Y (A went on from step 400 in another process)"
     )
+
+
+def test_processors_named_alike_are_told_apart_by_family_model_and_stepping(tmp_path):
+    """Two VM generations both called "Intel(R) Xeon(R) Processor" gave different bits
+    (docs/cpu-width/reruns.md): cpu_id records what the name hides, and decides only where
+    both runs record it."""
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\ncpu family\t: 6\nmodel\t\t: 143\nstepping\t: 8\nflags\t\t: avx\n"
+    )
+    made = host({}, str(cpuinfo))
+    assert made["cpu_id"] == "cpu family 6 model 143 stepping 8"
+    assert "cpu_id" not in host({}, str(tmp_path / "absent"))
+    a, b = copy.deepcopy(PROV), copy.deepcopy(PROV)
+    a["host"]["cpu_id"], b["host"]["cpu_id"] = (
+        "cpu family 6 model 143 stepping 8",
+        "cpu family 6 model 106 stepping 6",
+    )
+    assert identity_expected(a, b) == (
+        "not expected",
+        "cpu_id: cpu family 6 model 143 stepping 8 vs cpu family 6 model 106 stepping 6",
+    )
+    del b["host"]["cpu_id"]
+    assert identity_expected(a, b) == ("expected", "")

@@ -57,18 +57,27 @@ def checkout() -> tuple[str | None, bool | None]:
 def host(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> dict:
     """The CPU (name, the vector extensions of SIMD_FLAGS it has), the thread counts the
     libraries were told to use (THREAD_VARS as set; unset: the libraries' default) and a
-    preloaded library (LD_PRELOAD), if any."""
+    preloaded library (LD_PRELOAD), if any. `cpu_id` (x86: family, model and stepping) tells
+    apart processors that virtual machines name alike ("Intel(R) Xeon(R) Processor" on two
+    generations that gave different bits in docs/cpu-width's reruns)."""
     flags: set[str] = set()
+    ident: dict[str, str] = {}
     try:
         with open(cpuinfo) as f:
             for line in f:
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("cpu family", "model", "stepping") and key not in ident:
+                    ident[key] = value.strip()
+                if key == "flags":
+                    flags = set(value.split())
                     break
     except OSError:
         pass
+    cpu_id = " ".join(f"{k} {ident[k]}" for k in ("cpu family", "model", "stepping") if k in ident)
     return {
         "cpu": host_cpu_name(),
+        **({"cpu_id": cpu_id} if cpu_id else {}),
         "simd": [flag for flag in SIMD_FLAGS if flag in flags],
         "cpus": os.cpu_count(),
         "threads": {var: environ[var] for var in THREAD_VARS if var in environ},
@@ -149,6 +158,9 @@ def _difference(a: dict, b: dict) -> str:
     ha, hb = a["host"], b["host"]
     fields = [
         ("cpu", ha.get("cpu"), hb.get("cpu")),
+        *(  # recorded on both sides only (runs before it have none)
+            [("cpu_id", ha["cpu_id"], hb["cpu_id"])] if "cpu_id" in ha and "cpu_id" in hb else []
+        ),
         ("simd", ha.get("simd") or [], hb.get("simd") or []),
         ("threads", ha.get("threads") or {}, hb.get("threads") or {}),
     ]
