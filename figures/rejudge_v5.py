@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
-from sweeps.study import rules, trend
+from sweeps.study import ladders, rules, trend
 from sweeps.study.cells import build_cells
 from sweeps.study.rung import Rung, judge_rung
 from sweeps.study.stats import STUDY_SHA256, GridValue
@@ -144,7 +144,38 @@ def rejudge(report: Path) -> dict:
         trends["W2"] = trend.carry(per_rung, best, seeds)
     out["trends"] = {k: trend_record(t) for k, t in trends.items()}
     out["v5"] = v5_verdicts(rungs, trends)
+    check = (analysis.get("token_check") or {}) if field == "n_layer" else {}
+    if check.get("ladder") and len(rungs) == 1:
+        out["token_check"] = token_check(report.parent / check["ladder"], check, rungs)
+        out["v5"]["token check"] = out["token_check"]["verdict"]
+        out["v4"]["token check"] = check.get("verdict")
     return clean_json(out)
+
+
+def token_check(ladder: Path, committed: dict, rungs: dict[int, Rung]) -> dict:
+    """The token-matched check (STUDY.md section 11) on v5's thresholds: this report's one rung
+    against the ladder report's reference rung, with the bracket rule of sweeps.study.ladders
+    unchanged (the check lies below only where every LR it allows is under every LR the
+    reference allows)."""
+    _, cells, study, _ = load(ladder)
+    depth = int(committed["reference"]["depth"])
+    reference = judge_rung(cells[depth], study)
+    check = next(iter(rungs.values()))
+
+    def stuck(r: Rung):
+        return list(r.edges["off"]["stuck"].per_seed)
+
+    t = ladders.token_check(
+        reference.threshold.pooled, check.threshold.pooled, stuck(reference), stuck(check)
+    )
+    return {
+        "verdict": t.verdict,
+        "why": t.why,
+        "reference": f"{ladder.name} depth {depth}",
+        "threshold": [grid_text(reference.threshold.pooled), grid_text(check.threshold.pooled)],
+        "threshold_below": t.threshold_below,
+        "critical_below": t.critical_below,
+    }
 
 
 def v5_verdicts(rungs: dict[int, Rung], trends: dict[str, trend.Trend]) -> dict[str, str]:
@@ -273,6 +304,16 @@ def render(doc: dict) -> str:
             )
     if not any_border:
         lines.append("None.")
+    if doc.get("token_check"):
+        tc = doc["token_check"]
+        lines += [
+            "",
+            "## The token-matched check",
+            "",
+            f"**{tc['verdict']}** ({tc['why']}), against {tc['reference']}: stability threshold "
+            f"{tc['threshold'][0]} there, {tc['threshold'][1]} here (below: "
+            f"{tc['threshold_below']}); `off`'s stuck edge below: {tc['critical_below']}.",
+        ]
     if doc["trends"]:
         lines += ["", "## Trend over the rungs (the rung is the unit)", ""]
     for name, t in doc["trends"].items():

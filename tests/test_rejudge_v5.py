@@ -58,3 +58,12 @@ def test_cpu_width_w1_is_not_decided_by_three_collinear_rungs():
 def test_a_folder_without_a_report_is_refused_in_one_line(tmp_path, capsys):
     assert rejudge_v5.main([str(tmp_path)]) == 2
     assert capsys.readouterr().out.count("\n") == 1
+
+
+def test_the_token_matched_check_is_rejudged_against_its_ladders_reference_rung():
+    doc = json.loads((DOCS / "cpu-depth-tokens" / "v5.json").read_text())
+    tc = doc["token_check"]
+    assert tc["reference"] == "cpu-depth depth 4"
+    # the check's threshold lies below depth 4's, off's stuck edge does not: mixed
+    assert (tc["threshold_below"], tc["critical_below"]) == (True, False)
+    assert doc["v5"]["token check"] == "inconclusive"
