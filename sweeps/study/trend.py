@@ -175,17 +175,25 @@ def decide(
         return Trend(
             INCONCLUSIVE, "censored alike", prediction, a, b, tuple(rungs), tuple(dropped), pw
         )
-    falls = [s.upper < 0 for s in (a, b)]
-    ruled = [s.lower > prediction for s in (a, b)]
-    if all(falls):
-        verdict, why = SUPPORTED, "falls"
-    elif all(ruled):
-        verdict, why = RULED_OUT, "steep fall ruled out"
-    elif any(falls) or any(ruled):
-        verdict, why = INCONCLUSIVE, "censoring decides"
-    else:
-        verdict, why = INCONCLUSIVE, "not shown"
+    verdict, why = both_placements(
+        a,
+        b,
+        (lambda s: s.upper < 0, SUPPORTED, "falls"),
+        (lambda s: s.lower > prediction, RULED_OUT, "steep fall ruled out"),
+    )
     return Trend(verdict, why, prediction, a, b, tuple(rungs), tuple(dropped), pw)
+
+
+def both_placements(a: Slope, b: Slope, *outcomes) -> tuple[str, str]:
+    """The first outcome (test, verdict, why) whose test holds for the slope with censored
+    values at their bound (a) and moved beyond (b); 'censoring decides' when some test holds
+    for one placement only; else 'not shown'. Inconclusive both ways."""
+    for test, verdict, why in outcomes:
+        if test(a) and test(b):
+            return verdict, why
+    if any(test(a) or test(b) for test, _, _ in outcomes):
+        return INCONCLUSIVE, "censoring decides"
+    return INCONCLUSIVE, "not shown"
 
 
 CARRY_BOUND = 0.15  # W2: decades per doubling within which the multiple carries (section 11)
@@ -214,16 +222,12 @@ def carry(
     pw = equivalence_power(sizes, seeds, bound)
     if _censored_alike(rungs):
         return Trend(INCONCLUSIVE, "censored alike", 0.0, a, b, tuple(rungs), tuple(dropped), pw)
-    inside = [-bound < s.lower and s.upper < bound for s in (a, b)]
-    outside = [s.lower > bound or s.upper < -bound for s in (a, b)]
-    if all(inside):
-        verdict, why = CARRIES, "carries"
-    elif all(outside):
-        verdict, why = MOVES, "moves"
-    elif any(inside) or any(outside):
-        verdict, why = INCONCLUSIVE, "censoring decides"
-    else:
-        verdict, why = INCONCLUSIVE, "not shown"
+    verdict, why = both_placements(
+        a,
+        b,
+        (lambda s: -bound < s.lower and s.upper < bound, CARRIES, "carries"),
+        (lambda s: s.lower > bound or s.upper < -bound, MOVES, "moves"),
+    )
     return Trend(verdict, why, 0.0, a, b, tuple(rungs), tuple(dropped), pw)
 
 
