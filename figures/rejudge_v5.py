@@ -199,8 +199,9 @@ def render(doc: dict) -> str:
         f"# {doc['report']} re-judged under study v5",
         "",
         f"Post-hoc: these runs were judged first under the rules their report.md cites; this page "
-        f"applies docs/STUDY.md v5 (section 13, sha256 `{doc['study_sha256'][:16]}`) to the same "
-        f"runs.parquet. Regenerate with `python -m figures.rejudge_v5 docs/{doc['report']}`. "
+        f"applies docs/STUDY.md's v5 rules (section 13, sha256 `{doc['study_sha256'][:16]}`) "
+        f"to the same runs.parquet. Regenerate with "
+        f"`python -m figures.rejudge_v5 docs/{doc['report']}`. "
         f"Seed margin {doc['settings']['seed_margin']} nats, fate margin "
         f"{doc['settings']['fate_margin']} nats.",
         "",

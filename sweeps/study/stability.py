@@ -66,8 +66,9 @@ def evidence_pairs(d, cls_b, cls_t) -> np.ndarray:
 def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarray]:
     """Each LR's paired statistics under v5's failure model, vectorised over [..., LR, seed]:
     both-failed pairs dropped; of the rest, when some run failed and at least MIN_PAIRS pairs
-    trained in both arms, those pairs (the effect among runs that trained); otherwise every
-    remaining pair at its capped loss (one arm's failures are the effect). Returns (stats,
+    trained in both arms, those pairs (the effect among runs that trained); otherwise, when
+    only one arm failed, every remaining pair at its capped loss (one arm's failures are the
+    effect); when both arms failed in different pairs, none (a partial ceiling). Returns (stats,
     used [..., LR, seed]; stats["full"] [..., LR]: the pairs used all have one pair of fate
     classes, stopped and stuck distinct: where the gate may test. v4 also required every pair
     to be used, so one random failure at the top LRs moved its gate down to an LR below the
@@ -79,6 +80,10 @@ def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarra
     some_fail = (ev & ~fine).any(-1)
     enough = fine.sum(-1) >= MIN_PAIRS
     used = np.where((some_fail & enough)[..., None], fine, ev)
+    # fewer than MIN_PAIRS trained in both arms and both arms failed somewhere: a partial
+    # ceiling (v4's rule): the capped losses would mix the two arms' failures into one mean
+    mixed = (ev & (cls_b > 0)).any(-1) & (ev & (cls_t > 0)).any(-1) & ~enough
+    used = used & ~mixed[..., None]
     a = paired_arrays(np.where(used, d, np.nan), floor)
     code = np.where(used, (np.maximum(cls_b, 0) + 1) * 4 + np.maximum(cls_t, 0), -1)
     first = np.max(code, axis=-1, keepdims=True)
