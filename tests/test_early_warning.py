@@ -89,3 +89,23 @@ def test_the_early_step_is_the_first_evaluation_at_or_after_a_tenth_of_the_run()
 def test_without_curves_there_is_nothing_to_say():
     runs, _ = sweep()
     assert early_warning.table(runs, pd.DataFrame()) == {}
+
+
+def test_curves_without_any_diagnostic_value_give_no_early_rows_and_no_crash():
+    """pandas 3 kept an empty mapped column as str and refused to divide by it (a TypeError
+    from the report when no run's curves carry a diagnostic)."""
+    import numpy as np
+    import pandas as pd
+
+    from figures import early_warning
+
+    curves = pd.DataFrame(
+        {
+            "run_id": ["a", "a"],
+            "step": [1, 2],
+            "max_attn_logit": [np.nan] * 2,
+            "logit_max": [np.nan] * 2,
+        }
+    )
+    rows = early_warning._early_rows(curves, pd.DataFrame({"run_id": ["a"], "max_steps": [10]}))
+    assert rows.empty and "fraction" in rows.columns
