@@ -56,21 +56,16 @@ class Rung:
 
 def primary_arrays(cells: Cells, comparison: rules.Comparison, fate_margin: float = 0.0):
     """(LRs both arms ran, d [LR, seed] baseline - treatment, fate classes of each arm, the
-    common ceiling [LR]) of a comparison at one rung."""
-    b, t = comparison
-    if not (cells.has(b) and cells.has(t)):
-        return np.zeros(0), np.zeros((0, len(cells.seeds))), None, None, np.zeros(0, bool)
-    ib, it = cells.arm(b), cells.arm(t)
-    fin = cells.finished()
-    shared = [j for j in range(len(cells.lrs)) if fin[ib, j].any() and fin[it, j].any()]
+    common ceiling [LR]) of a comparison at one rung: rules.pairs' differences and ceiling,
+    with each run's fate class (stopped, stuck, trained, trained within the fate margin)."""
+    p = rules.pairs(cells, comparison)
+    if not p.lrs:
+        return np.zeros(0), p.d, None, None, p.ceiling
     stopped = cells.diverged if cells.diverged is not None else np.zeros_like(cells.failing)
     cls = stability.fate_classes(cells.failing, stopped, borderline(cells, fate_margin))
-    d = cells.loss[ib, shared] - cells.loss[it, shared]
-    both = fin[[ib, it]][:, shared]
-    fails = cls[[ib, it]][:, shared] > 0
-    ceiling = ((fails & both) | ~both).all(axis=(0, 2)) & both.any(axis=(0, 2))
-    lrs = np.asarray([cells.lrs[j] for j in shared], float)
-    return lrs, d, cls[ib, shared], cls[it, shared], ceiling
+    shared = [cells.lrs.index(lr) for lr in p.lrs]
+    ib, it = cells.arm(comparison.baseline), cells.arm(comparison.treatment)
+    return np.asarray(p.lrs, float), p.d, cls[ib, shared], cls[it, shared], p.ceiling
 
 
 def h1_v5(th: stability.StabilityThreshold, off_fails: bool, study: rules.Study) -> H1v5:

@@ -72,12 +72,18 @@ def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
     cls = stability.fate_classes(failing, stopped)
     gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
     if cond.borderline:
-        flip = (cls[:, 0] == stability.STUCK_ONLY) & (rng.random(cls[:, 0].shape) < cond.borderline)
-        near = rng.uniform(-FATE_MARGIN, FATE_MARGIN, flip.shape)
-        loss[:, 0] = np.where(flip, BASELINE + near, loss[:, 0])
-        gap[:, 0] = np.where(flip, near, gap[:, 0])
-        cls[:, 0] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls[:, 0])
+        _borderline(rng, cond.borderline, loss[:, 0], cls[:, 0], gap[:, 0])
     return loss, cls, gap
+
+
+def _borderline(rng, share: float, loss, cls, gap) -> None:
+    """In place, on one arm's arrays: a `share` of its stuck runs finish within the fate
+    margin of the cut instead (those under it count as trained, borderline)."""
+    flip = (cls == stability.STUCK_ONLY) & (rng.random(cls.shape) < share)
+    near = rng.uniform(-FATE_MARGIN, FATE_MARGIN, flip.shape)
+    loss[...] = np.where(flip, BASELINE + near, loss)
+    gap[...] = np.where(flip, near, gap)
+    cls[...] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls)
 
 
 def _edges(base: v4sim.Condition, rng, sweeps: int, planted_lr) -> np.ndarray:
@@ -277,13 +283,7 @@ def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     cls = np.where(fail, np.where(stop, stability.STOPPED, stability.STUCK_ONLY), stability.TRAINED)
     cut_gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
     if lad.borderline:
-        flip = (cls[:, :, 0] == stability.STUCK_ONLY) & (
-            rng.random(cls[:, :, 0].shape) < lad.borderline
-        )
-        near = rng.uniform(-FATE_MARGIN, FATE_MARGIN, flip.shape)
-        loss[:, :, 0] = np.where(flip, BASELINE + near, loss[:, :, 0])
-        cut_gap[:, :, 0] = np.where(flip, near, cut_gap[:, :, 0])
-        cls[:, :, 0] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls[:, :, 0])
+        _borderline(rng, lad.borderline, loss[:, :, 0], cls[:, :, 0], cut_gap[:, :, 0])
     return loss, cls, cut_gap, truth
 
 
