@@ -232,7 +232,10 @@ def _check_target(target, steps: int, make_trainer, fused: int = 0, make_fused=N
 def main() -> None:
     os.environ["MLX_ENABLE_TF32"] = "0"
     from sweeps.platform.blas import ensure_fast_blas
+    from sweeps.platform.mkl import ensure_requested_path
 
-    # may re-execute this command once with OpenBLAS preloaded (every crosscheck runs MLX)
+    # may re-execute this command once with OpenBLAS preloaded (every crosscheck runs MLX),
+    # and once more with QKNORM_MKL_PATH's library (it runs torch too)
     ensure_fast_blas(["crosscheck", *sys.argv[1:]])
+    ensure_requested_path(["crosscheck", *sys.argv[1:]])
     cli(prog_name="crosscheck")

@@ -157,6 +157,19 @@ def device_options(f):
     )(f)
 
 
+def cpu_kernels_note(backend: str, device: str) -> str | None:
+    """Which path torch's CPU matmuls take (sweeps.platform.mkl), for a torch command that
+    trains on the CPU; None otherwise."""
+    if backend != "torch" or device not in ("cpu", "auto"):
+        return None
+    from sweeps.platform.devices import listed_gpus
+    from sweeps.platform.mkl import describe
+
+    if device == "auto" and listed_gpus():
+        return None
+    return describe()
+
+
 def summary_line(summary: dict, out) -> str:
     loss = summary.get("final_val_loss")
     loss_text = f"{loss:.4f}" if isinstance(loss, float) else "n/a"
@@ -243,6 +256,8 @@ def train(backend, preset, overrides, seed, out, threads, device, compile, tf32)
     os.environ.update(thread_env(1, os.cpu_count() or 1, os.environ, threads))
     execution = Execution(backend, device, compile, tf32)
     cfg = resolve_config(preset, overrides, backend, seed)
+    if note := cpu_kernels_note(backend, device):
+        click.echo(note, err=True)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
     RunDir(out).check_holds(cfg)
     if RunDir(out).is_finished:
@@ -469,8 +484,9 @@ def sweep(
     planned = command_plan(
         name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
     )
-    for note in planned.notes:
-        click.echo(note, err=True)
+    for note in [*planned.notes, cpu_kernels_note(backend, device)]:
+        if note:
+            click.echo(note, err=True)
     # every --set is in the spec's [set] now: the record alone plans these runs
     choices = {
         "device": device,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sweeps.platform.blas import THREAD_VARS
 from sweeps.platform.devices import host_cpu_name
+from sweeps.platform.mkl import path_of as mkl_path_of
 
 # The x86 vector extensions that decide which kernels the math libraries dispatch to (on
 # other processors none is listed and the CPU's name says it).
@@ -94,6 +95,8 @@ def kernels(modules=sys.modules) -> dict:
     - "cpu_capability": the vector instruction set ATen's CPU kernels dispatch to ("AVX2",
       "AVX512", "DEFAULT"...; ATEN_CPU_CAPABILITY can lower it below what the CPU has)
     - "mkldnn", "mkl": whether this torch build has oneDNN and MKL (other kernels if not)
+    - "mkl_path": the branch MKL dispatches fp32 matmuls to ("AVX2", "AVX-512", "generic" on
+      a non-Intel CPU unless QKNORM_MKL_PATH=intel; sweeps.platform.mkl), x86 Linux only
     A field this torch cannot tell is left out. MLX and numpy add nothing beyond their
     versions: MLX's CPU matmuls follow the BLAS it loads (host's "preload"), and numpy does not
     compute a training step."""
@@ -111,13 +114,16 @@ def _torch_kernels(torch) -> dict:
         "cpu_capability": lambda: str(backends.cpu.get_cpu_capability()),
         "mkldnn": lambda: bool(backends.mkldnn.is_available()),
         "mkl": lambda: bool(backends.mkl.is_available()),
+        "mkl_path": lambda: mkl_path_of(torch),
     }
     made = {}
     for key, read in reads.items():
         try:
-            made[key] = read()
+            value = read()
         except Exception:  # an older or partly loaded torch: this field is not known
-            pass
+            continue
+        if value is not None:
+            made[key] = value
     return made
 
 
