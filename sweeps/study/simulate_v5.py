@@ -239,9 +239,14 @@ RUNG_CONDITIONS = [
 
 
 # -- ladders ---------------------------------------------------------------------------------
-LADDER_LRS = np.concatenate(
-    [10.0 ** np.array([-4, -3.5, -3, -2.5]), 10.0 ** np.arange(-2, 0.01, 0.125)]
-)
+def ladder_lrs(step_above: float = 0.125) -> np.ndarray:
+    """The half-decade grid below 1e-2 and `step_above` decades from 1e-2 to 1: what
+    refinement leaves near the edges at that resolution."""
+    above = 10.0 ** np.arange(-2, 1e-9, step_above)
+    return np.concatenate([10.0 ** np.array([-4, -3.5, -3, -2.5]), above])
+
+
+LADDER_LRS = ladder_lrs()
 EFFECT_AT = 0.25  # nats: a seed's effect at its threshold
 EFFECT_SLOPE = 0.5  # nats per decade above it
 OFF_EDGE = 0.5  # decades from a seed's threshold to `off`'s stuck edge
@@ -258,15 +263,20 @@ class Ladder:
     noise: float = 0.04  # per-run seed noise at stable LRs, nats
     borderline: float = 0.1  # share of stuck `off` runs within the fate margin of the cut
     centre: float = math.log10(0.0316)  # true log10 threshold at the ladder's mean log2 size
+    step_above: float = 0.125  # decades between judged LRs above 1e-2 (refinement's resolution)
+
+    @property
+    def lrs(self) -> np.ndarray:
+        return ladder_lrs(self.step_above)
 
 
 def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     """(loss, cls, gap) [ladder, rung, arm, LR, seed] and the true rung thresholds (log10)."""
     x = np.log2(np.asarray(lad.sizes, float))
-    r, s, n = len(x), lad.seeds, len(LADDER_LRS)
+    r, s, n = len(x), lad.seeds, len(lad.lrs)
     truth = lad.centre + slope * (x - x.mean())[None, :] + rng.normal(0, lad.rung_sd, (ladders, r))
     seed_t = truth[..., None] + rng.normal(0, lad.seed_sd, (ladders, r, s))
-    logs = np.log10(LADDER_LRS)[None, None, :, None]
+    logs = np.log10(lad.lrs)[None, None, :, None]
     t = seed_t[:, :, None, :]
     curve = 0.9 + 0.2 * (logs - BEST_LOG) ** 2
     on = curve + rng.normal(0, lad.noise, (ladders, r, n, s))
@@ -312,13 +322,13 @@ def _ols(x, y, floor=0.0):
     return b, b - half, b + half
 
 
-def _v5_rung_values(loss, cls, cut):
+def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
     """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond."""
     L, R = loss.shape[:2]
     flat_loss = loss.reshape(L * R, *loss.shape[2:])
     flat_cls = cls.reshape(L * R, *cls.shape[2:])
     best = best_index(flat_loss, flat_cls)
-    k, lo, y = v5_seeds(flat_loss, flat_cls, LADDER_LRS, best, cut)
+    k, lo, y = v5_seeds(flat_loss, flat_cls, lrs, best, cut)
     shift = np.where(k == -1, CENSOR_SHIFT, np.where((k >= 0) & (lo < 0), -CENSOR_SHIFT, 0.0))
     known = np.isfinite(y)
     count = known.sum(-1)
@@ -333,14 +343,14 @@ def _v5_rung_values(loss, cls, cut):
     return at.reshape(L, R), beyond.reshape(L, R), np.nan_to_num(floor)
 
 
-def _v4_trend(loss, cls, x, min_effect=0.02):
+def _v4_trend(loss, cls, x, min_effect=0.02, lrs=LADDER_LRS):
     """v4's H3 on the same draws: one line through every (seed, rung) per-seed threshold,
     censored at the bound and beyond; (supported, not supported) per ladder."""
     L, R = loss.shape[:2]
     kind, y, _ = v4_seeds(
         loss.reshape(L * R, *loss.shape[2:]),
         cls.reshape(L * R, *cls.shape[2:]),
-        LADDER_LRS,
+        lrs,
         min_effect,
     )
     kind, y = kind.reshape(L, R, -1), y.reshape(L, R, -1)
@@ -371,7 +381,7 @@ def ladder_rates(
             c = cls.copy()
             near = np.abs(np.nan_to_num(gap, nan=np.inf)) <= FATE_MARGIN
             c = np.where(near & (c != stability.STOPPED), 1 if way else -1, c)
-            at, beyond, floor = _v5_rung_values(loss, c, cut)
+            at, beyond, floor = _v5_rung_values(loss, c, cut, lad.lrs)
             xs = np.broadcast_to(x, at.shape)
             a, b = _ols(xs, at, floor), _ols(xs, beyond, floor)
             sup = (a[2] < 0) & (b[2] < 0)
@@ -379,7 +389,7 @@ def ladder_rates(
             verdicts.append((sup, ruled))
         sup = verdicts[0][0] & verdicts[1][0]
         ruled = verdicts[0][1] & verdicts[1][1]
-        s4, n4 = _v4_trend(loss, cls, x)
+        s4, n4 = _v4_trend(loss, cls, x, lrs=lad.lrs)
         out[f"{name}: v5 supported"] = float(sup.mean())
         out[f"{name}: v5 ruled out"] = float(ruled.mean())
         out[f"{name}: v4 supported"] = float(s4.mean())

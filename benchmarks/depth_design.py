@@ -1,0 +1,121 @@
+"""The depth ladder's design, chosen by simulation under study v5's rules before it runs
+(docs/STUDY.md section 14): for each candidate set of depths, its cost on 2 CPU cores, the
+fewest tokens per parameter of its rungs, and H3's power at the prediction (-0.25 decades per
+doubling) and false rates, analytic (sweeps.study.trend.power) and simulated
+(sweeps.study.simulate_v5.ladder_rates) at several rung-level deviations.
+
+Cost: the committed cpu-depth runs (docs/cpu-depth/runs.parquet: mean wall seconds per run at
+each depth, with --workers 2) fitted by a line in depth; every rung the committed ladder holds
+(2, 4, 8) is reused from it, each new rung trains the design's base LRs plus the refinement
+LRs cpu-depth's rungs needed on average, both arms, every seed, on 2 workers. Simulated
+ladders judge LRs a quarter decade apart above 1e-2 (the spec's refinement resolution).
+
+    python benchmarks/depth_design.py --ladders 4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sweeps.core.params import count_params  # noqa: E402
+from sweeps.core.presets import get_preset  # noqa: E402
+from sweeps.study import simulate_v5 as sim  # noqa: E402
+from sweeps.study.trend import power  # noqa: E402
+
+COMMITTED = ROOT / "docs" / "cpu-depth" / "runs.parquet"
+PREDICTION = -0.25
+RUNG_SDS = (0.1, 0.15, 0.2, 0.25)
+SIMULATED_SDS = (0.15, 0.2, 0.25)
+NEW_RUNG_LRS = 6  # 3.16e-3 .. 1 on the half-decade grid (section 14)
+WORKERS = 2
+DESIGNS = [
+    (1, 2, 3, 4, 6, 8),
+    (1, 2, 3, 4, 6, 8, 10),
+    (1, 2, 3, 4, 6, 8, 12),
+    (1, 2, 3, 4, 5, 6, 8, 12),
+    (1, 2, 4, 8, 12),
+]
+
+
+def committed_costs(path: Path = COMMITTED) -> tuple[float, float, set[int], float]:
+    """(intercept, seconds per layer) of the mean run wall time against depth, the depths held,
+    and the refinement LRs a rung gained on average (beyond the 8-LR base grid)."""
+    runs = pd.read_parquet(path)
+    mean = runs.groupby("n_layer")["wall_time_s"].mean()
+    b, a = np.polyfit(mean.index.to_numpy(float), mean.to_numpy(), 1)
+    lrs_per_rung = runs.groupby("n_layer")["lr"].nunique()
+    extra = float((lrs_per_rung - 8).mean())
+    return float(a), float(b), set(int(d) for d in mean.index), extra
+
+
+def tokens_per_param(depth: int) -> float:
+    cfg = get_preset("cpu").with_overrides([f"model.n_layer={depth}"])
+    params = count_params(cfg.model, cfg.vocab_size)["total"]
+    return cfg.train.max_steps * cfg.tokens_per_step / params
+
+
+def design_row(sizes, seeds: int, ladders: int, costs) -> dict:
+    a, b, held, extra = costs
+    new = [d for d in sizes if d not in held]
+    runs_per_rung = (NEW_RUNG_LRS + extra) * 2 * seeds
+    run_seconds = sum(runs_per_rung * (a + b * d) for d in new)
+    row = {
+        "depths": ", ".join(map(str, sizes)),
+        "new rungs": ", ".join(map(str, new)),
+        "new runs": round(runs_per_rung * len(new)),
+        "hours on 2 workers": run_seconds / WORKERS / 3600,
+        "fewest tokens/param": min(tokens_per_param(d) for d in sizes),
+    }
+    for sd in RUNG_SDS:
+        row[f"analytic power, rung sd {sd}"] = power(sizes, seeds, PREDICTION, sd)
+    ladder = sim.Ladder(str(sizes), tuple(sizes), seeds=seeds, step_above=0.25)
+    for sd in SIMULATED_SDS if ladders else ():
+        rates = sim.ladder_rates(replace(ladder, rung_sd=sd), ladders, PREDICTION)
+        row[f"sd {sd}: power"] = rates["planted: v5 supported"]
+        row[f"sd {sd}: false supported"] = rates["flat: v5 supported"]
+        row[f"sd {sd}: false ruled out"] = rates["planted: v5 ruled out"]
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ladders", type=int, default=4000, help="simulated ladders per cell")
+    parser.add_argument("--seeds", type=int, default=4)
+    args = parser.parse_args(argv)
+    began = time.time()
+    costs = committed_costs()
+    a, b, held, extra = costs
+    print(
+        f"cost model (docs/cpu-depth, --workers {WORKERS}): a run takes {a:.0f} + {b:.1f} x depth "
+        f"s; rungs held: {sorted(held)}; a new rung trains {NEW_RUNG_LRS} + {extra:.2f} LRs x 2 "
+        f"arms x {args.seeds} seeds\n"
+    )
+    rows = [design_row(d, args.seeds, args.ladders, costs) for d in DESIGNS]
+    cols = list(rows[0])
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        cells = []
+        for c in cols:
+            v = row[c]
+            if isinstance(v, float):
+                v = f"{v:.0%}" if ("power" in c or "false" in c) else f"{v:.1f}"
+            cells.append(str(v))
+        print("| " + " | ".join(cells) + " |")
+    print(f"\n{time.time() - began:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
