@@ -87,7 +87,7 @@ def load(report_dir: Path) -> tuple[SweepResults, pd.DataFrame, dict]:
 
 
 # the parts of a spec that decide which configs its runs have (the name is checked apart)
-SPEC_IDENTITY = ("preset", "set", "grid", "arms")
+SPEC_IDENTITY = ("preset", "set", "grid", "arms", "rung_lr")  # rung_lr: None unless given
 
 
 def add_runs(

@@ -123,13 +123,19 @@ def max_extra_runs(spec: SweepSpec) -> int:
     each new LR runs for every full-grid arm and seed."""
     full = sum(a.full for a in spec.arms)
     per_lr = full * len(spec.seed)
-    depths = spec.rungs
-    lrs = list(spec.lr) + extension_points(spec)
+    return sum(  # per rung: a rung of [rung_lr] refines its own gaps
+        per_lr * (spec.extend.max_extra_lrs + _max_refinements(spec, spec.rung_lrs(r), per_lr))
+        for r in spec.rung_keys
+    )
+
+
+def _max_refinements(spec: SweepSpec, grid: tuple[float, ...], per_lr: int) -> int:
+    """The most LRs refinement can add at a rung whose grid LRs are `grid`."""
+    lrs = list(grid) + extension_points(spec)
     gaps = [math.log10(b / a) for a, b in zip(lrs, lrs[1:])]
-    refine = 0
-    if spec.extend.refine and gaps:
-        widest = max(gaps) / (spec.extend.resolution * RESOLUTION_SLACK)
-        rounds = max(0, math.ceil(math.log2(widest))) if widest > 1 else 0
-        brackets = per_lr + 1
-        refine = sum(min(brackets, len(gaps) * 2**r) for r in range(rounds))
-    return depths * per_lr * (spec.extend.max_extra_lrs + refine)
+    if not (spec.extend.refine and gaps):
+        return 0
+    widest = max(gaps) / (spec.extend.resolution * RESOLUTION_SLACK)
+    rounds = max(0, math.ceil(math.log2(widest))) if widest > 1 else 0
+    brackets = per_lr + 1
+    return sum(min(brackets, len(gaps) * 2**r) for r in range(rounds))

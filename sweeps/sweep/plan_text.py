@@ -54,6 +54,7 @@ def describe(sweep) -> list[str]:
             if len(cfgs) > n_grid
             else ""
         ),
+        *_rung_lr_lines(spec, letter),
         f"  each run: {each}; params {params}",
         f"  total: {len(cfgs)} runs, {si(total_tokens)} tokens at most (failing runs stop early)",
         f"  growth: {_growth_text(spec)}; at most {max_extra_runs(spec)} more runs",
@@ -74,6 +75,17 @@ def describe(sweep) -> list[str]:
         )
     note = sweep.execution_note()
     return lines + short_budget(cfgs) + dirty_checkout() + ([note] if note else [])
+
+
+def _rung_lr_lines(spec, letter: str) -> list[str]:
+    """The rungs on an LR subset of the grid ([rung_lr]) in one line; none without."""
+    if not spec.rung_lr:
+        return []
+    subsets = "; ".join(
+        f"{letter}{rung} lr {', '.join(f'{x:g}' for x in lrs)}"
+        for rung, lrs in sorted(spec.rung_lr.items())
+    )
+    return [f"  [rung_lr]: {subsets} (the other rungs: the whole grid)"]
 
 
 def _growth_text(spec) -> str:

@@ -15,6 +15,8 @@ pre-registered analysis (`[study]`, docs/STUDY.md section 6) and how the grid gr
     n_layer = [4]                     # default: the preset's depth
     n_embd = [64, 128]                # a width ladder instead (heads keep the preset's size)
     seed = [0, 1, 2, 3]               # default: [0, 1, 2, 3]; at least 3
+    [rung_lr]                         # optional: a rung (depth, or width) on an LR subset
+    "1" = [3.16e-3, 1e-2]             # grid LRs; a rung not listed trains the whole grid
     [arms.off]
     set = { "model.qk_norm" = "none" }
     [arms.on]
@@ -44,6 +46,11 @@ pre-registered analysis (`[study]`, docs/STUDY.md section 6) and how the grid gr
     ladder = "cpu-depth"              # at the tokens per parameter of its reference depth
     reference = 4                     # (docs/STUDY.md section 11; sweeps.study.ladders)
 
+`[rung_lr]` lets new rungs of a ladder train part of the grid while the old rungs keep all
+of it (so their runs, and their run ids, stay the same: `sweep --from-report` reuses them);
+keys are values of `[grid] n_layer` (or `n_embd`) as strings, and an arm with its own LR
+subset trains the LRs in both. Extension and refinement grow every rung as before.
+
 Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none) and `on`
 (the other kind; `on-KIND` when there are several).
 """
@@ -52,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +102,7 @@ _TOP_KEYS = {
     "study",
     "extend",
     "token_check",
+    "rung_lr",
 }
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "n_embd", "seed"}
 _ARM_KEYS = {"set", "lr"}
@@ -146,26 +155,51 @@ class SweepSpec:
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
     token_check: TokenCheckOf | None = None
+    # [rung_lr]: rung (depth, or width on a width ladder) -> its LR subset of the grid; a rung
+    # not listed trains the whole grid
+    rung_lr: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def rungs(self) -> int:
         """Depths x widths (one of them is 1: sweeps.core.ladder)."""
         return (len(self.n_layer) or 1) * (len(self.n_embd) or 1)
 
+    def rung_lrs(self, rung: int | None) -> tuple[float, ...]:
+        """The grid LRs a rung trains ([rung_lr], else the whole grid)."""
+        return self.rung_lr.get(rung, self.lr)
+
+    def arm_lrs(self, arm: Arm, rung: int | None) -> list[float]:
+        """The grid LRs an arm trains at a rung: the rung's, within the arm's subset."""
+        return [lr for lr in self.rung_lrs(rung) if not arm.lr or lr in arm.lr]
+
+    @property
+    def rung_keys(self) -> list[int | None]:
+        """Each rung's key as configs() and [rung_lr] know it, in grid order (one per depth x
+        width; None: the preset's)."""
+        return [
+            w if self.n_embd else d for d in self.n_layer or (None,) for w in self.n_embd or (None,)
+        ]
+
+    def _points(self) -> int:
+        """Arm-LR points over every rung (the grid before it grows, without seeds)."""
+        return sum(len(self.arm_lrs(a, r)) for r in self.rung_keys for a in self.arms)
+
     @property
     def grid_runs(self) -> int:
         """Runs on the grid before it grows: arm LRs x rungs x seeds (nothing expanded)."""
-        points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
-        return points * self.rungs * len(self.seed)
+        return self._points() * len(self.seed)
 
     def size_error(self, max_runs: int, extra: int | None = None) -> ConfigError:
         """The refusal of a sweep above max_runs runs (extra: what growth may add)."""
-        points = sum(len(a.lr) if a.lr else len(self.lr) for a in self.arms)
         total = self.grid_runs + (extra or 0)
         grown = f", {extra:,} more from extension and refinement" if extra is not None else ""
+        rungs = f"{self.rungs:,} {'width' if self.n_embd else 'depth'}(s)"
+        if self.rung_lr:  # the rungs differ in their LRs: points summed over them
+            points = f"{self._points():,} arm-LR points over {rungs} ([rung_lr] subsets)"
+        else:
+            points = f"{self._points() // self.rungs:,} arm-LR points x {rungs}"
         return ConfigError(
-            f"sweep '{self.name}' plans up to {total:,} runs ({points:,} arm-LR "
-            f"points x {self.rungs:,} {'width' if self.n_embd else 'depth'}(s) x "
+            f"sweep '{self.name}' plans up to {total:,} runs ({points} x "
             f"{len(self.seed):,} "
             f"seed(s) = {self.grid_runs:,}{grown}), more than the cap of "
             f"{max_runs:,}; shrink the spec's grid or raise the cap (sweep "
@@ -207,6 +241,12 @@ class SweepSpec:
                 "resolution": self.extend.resolution,
             },
             **({"token_check": dataclasses.asdict(self.token_check)} if self.token_check else {}),
+            # only when given: every other spec's record stays as it was
+            **(
+                {"rung_lr": {str(r): list(lrs) for r, lrs in self.rung_lr.items()}}
+                if self.rung_lr
+                else {}
+            ),
         }
 
     def base_config(self, backend: str, overrides=()) -> RunConfig:
@@ -246,16 +286,17 @@ class SweepSpec:
     def configs(
         self, backend: str, overrides=(), lrs: dict[int, list[float]] | None = None
     ) -> list[RunConfig]:
-        """Every planned run: the grid, plus extra LRs per rung (extension, refinement; keyed
-        by the rung's depth or width, sweeps.core.ladder) for the arms on the whole grid.
-        Order: rung, then the grid before its extra LRs, arm, lr, seed."""
+        """Every planned run: the grid (at a rung of [rung_lr], its LR subset), plus extra LRs
+        per rung (extension, refinement; keyed by the rung's depth or width, sweeps.core.ladder)
+        for the arms on the whole grid. Order: rung, then the grid before its extra LRs, arm,
+        lr, seed."""
         base = self.base_config(backend, overrides)
         head_dim = base.model.n_embd // base.model.n_head
         out = []
         for n_layer, n_embd in self.rung_pairs(base):
             rung = n_embd if self.n_embd else n_layer
             for group, extra in (
-                (list(self.lr), False),
+                (list(self.rung_lrs(rung)), False),
                 (sorted((lrs or {}).get(rung, [])), True),
             ):
                 for arm in self.arms:
@@ -367,6 +408,7 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
             f"{where} [grid]: a sweep ladders depth or width, not both (n_layer "
             f"{list(spec.n_layer)}, n_embd {list(spec.n_embd)}); give one of them one value"
         )
+    spec = dataclasses.replace(spec, rung_lr=_rung_lr(raw.get("rung_lr"), spec, where))
     _check_token_check(spec, where)
     _check_growth(spec, where)
     if spec.grid_runs > max_runs:  # before building a single config
@@ -403,14 +445,61 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
         no_unknown(body, _ARM_KEYS, at)
         settings = _settings(body.get("set", {}), at, width_ladder="n_embd" in grid)
         subset = lr_list(body, "lr", at) if "lr" in body else None
-        if subset and not set(subset) <= set(lr):
-            outside = sorted(set(subset) - set(lr))
-            raise ConfigError(
-                f"{at}: lr {outside} is not in the grid's lr list; an arm's LR "
-                f"subset must be grid LRs"
-            )
+        if subset:
+            _grid_subset(subset, lr, at, "lr", "an arm's")
         arms.append(Arm(name, settings, subset))
     return tuple(arms)
+
+
+def _grid_subset(subset, lr, at: str, what: str, whose: str) -> None:
+    """An LR subset ([arms.X] lr, [rung_lr]) holds grid LRs only."""
+    if not set(subset) <= set(lr):
+        outside = sorted(set(subset) - set(lr))
+        raise ConfigError(
+            f"{at}: {what} {outside} is not in the grid's lr list; {whose} LR "
+            f"subset must be grid LRs"
+        )
+
+
+def _rung_lr(table, spec: SweepSpec, where: str) -> dict[int, tuple[float, ...]]:
+    """[rung_lr]: rung (a value of [grid] n_layer, or n_embd on a width ladder, written as a
+    string) -> its LR subset of the grid."""
+    if table is None:
+        return {}
+    at = f"{where} [rung_lr]"
+    axis, what = spec.ladder, "width" if spec.n_embd else "depth"
+    rungs = spec.n_embd or spec.n_layer
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f'{at}: give a table of {what} = [grid LRs], e.g. "{rungs[0] if rungs else 2}" '
+            f"= [{', '.join(f'{x:g}' for x in spec.lr[-2:])}] (got {table!r})"
+        )
+    if not rungs:
+        raise ConfigError(
+            f"{at}: the grid leaves the {what} to the preset; list the rungs in [grid] "
+            f"{axis} (e.g. {axis} = [2, 4]) to give one of them an LR subset"
+        )
+    out = {}
+    for key, value in table.items():
+        if not (isinstance(key, str) and re.fullmatch(r"[1-9][0-9]*", key)):
+            raise ConfigError(
+                f'{at}: key "{key}" is not a {what}; keys are [grid] {axis} values written '
+                f'as strings, e.g. "{rungs[0]}" = [...]'
+            )
+        if int(key) not in rungs:
+            raise ConfigError(
+                f'{at}: "{key}" is not a {what} of the grid ({axis} {list(rungs)}); '
+                f"list only rungs of [grid] {axis}"
+            )
+        if isinstance(value, list) and not value:
+            raise ConfigError(
+                f'{at}: "{key}" is an empty list; give the LRs that {what} trains, or drop '
+                f"the key to train the whole grid"
+            )
+        subset = lr_list({f'"{key}"': value}, f'"{key}"', at)
+        _grid_subset(subset, spec.lr, at, f'"{key}" lr', f"a {what}'s")
+        out[int(key)] = subset
+    return out
 
 
 def _extend(raw: dict, where: str) -> Extend:
