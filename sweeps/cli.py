@@ -256,8 +256,6 @@ def train(backend, preset, overrides, seed, out, threads, device, compile, tf32)
     os.environ.update(thread_env(1, os.cpu_count() or 1, os.environ, threads))
     execution = Execution(backend, device, compile, tf32)
     cfg = resolve_config(preset, overrides, backend, seed)
-    if note := cpu_kernels_note(backend, device):
-        click.echo(note, err=True)
     out = Path(out) if out else Path("runs") / "single" / cfg.run_id
     RunDir(out).check_holds(cfg)
     if RunDir(out).is_finished:
@@ -265,6 +263,8 @@ def train(backend, preset, overrides, seed, out, threads, device, compile, tf32)
         return
     check_writable(out, "--out")
     execution.check_device()
+    if note := cpu_kernels_note(backend, device):  # once every check passed: errors stay one line
+        click.echo(note, err=True)
     summary = train_run(cfg, out, execution.trainer_factory(), progress=True)
     click.echo(summary_line(summary, out))
 
@@ -484,9 +484,8 @@ def sweep(
     planned = command_plan(
         name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
     )
-    for note in [*planned.notes, cpu_kernels_note(backend, device)]:
-        if note:
-            click.echo(note, err=True)
+    for note in planned.notes:
+        click.echo(note, err=True)
     # every --set is in the spec's [set] now: the record alone plans these runs
     choices = {
         "device": device,
@@ -546,6 +545,8 @@ def sweep(
 
         execution.check_device()
         check_gpus_fit(list(plan.configs.values()), workers, execution.backend, execution.device)
+    if note := cpu_kernels_note(backend, device):  # once every check passed: errors stay one line
+        click.echo(note, err=True)
     start = _fused(
         make_executor(executor, execution, workers, address, gpus_per_run),
         fuse,
