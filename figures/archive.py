@@ -96,7 +96,9 @@ def add_runs(
     """A report's runs and curves with the finished runs of sweep_dir it lacks: the runs a
     sweep grown from it trained (`sweep NAME --from-report DIR`, sweeps.sweep.archived). The
     report's own runs win where both hold a run. Refuses another sweep's folder, or one planned
-    from a spec that plans other configs than the report's."""
+    from a spec that plans other configs than the report's, unless that spec only adds rungs
+    (_grows_by_rungs: a depth or width ladder grown, its new rungs maybe on a [rung_lr] subset)
+    and still plans every run of the report; the merged report then carries that spec."""
     from figures.results import FINISHED, load_curves, load_results
 
     grown = load_results(sweep_dir)
@@ -106,12 +108,23 @@ def add_runs(
             "give the report's own sweep name"
         )
     differs = [k for k in SPEC_IDENTITY if grown.spec.get(k) != (results.spec or {}).get(k)]
-    if differs:
+    rungs = _grows_by_rungs(results.spec or {}, grown.spec) if differs else None
+    if differs and rungs is None:
         raise HarnessError(
             f"{sweep_dir} was planned from a spec whose {', '.join(differs)} differ from the "
             "report's: its runs are not this report's grid; grow the report with the spec it "
-            "was made from"
+            "was made from, or with one that only adds rungs (more [grid] n_layer or n_embd "
+            "values, and a [rung_lr] for those new rungs alone)"
         )
+    if rungs:  # a grown ladder: its plan must still hold every run of the report
+        planned = set(grown.runs.run_id) | set(grown.missing.run_id)
+        unplanned = sorted(set(results.runs.run_id) - planned)
+        if unplanned:
+            raise HarnessError(
+                f"{sweep_dir} was planned from a spec that adds {rungs} but no longer plans "
+                f"{len(unplanned)} of the report's runs (e.g. {unplanned[0]}): grow the sweep "
+                "with `sweep NAME --from-report DIR` first, from the spec that adds the rungs"
+            )
     new = grown.runs[
         ~grown.runs.run_id.isin(results.runs.run_id) & grown.runs.status.isin(FINISHED)
     ]
@@ -124,7 +137,7 @@ def add_runs(
         runs=runs,
         missing=missing,
         ignored=results.ignored,
-        spec=results.spec,
+        spec=grown.spec if rungs else results.spec,  # a grown ladder: the spec that grew it
         has_plan=results.has_plan,
         crosscheck=results.crosscheck,
         configs=configs,
@@ -133,6 +146,29 @@ def add_runs(
     frames = [f for f in (curves, added_curves) if not f.empty]
     curves = pd.concat(frames, ignore_index=True) if frames else curves
     return merged, curves, len(new)
+
+
+def _grows_by_rungs(report: dict, grown: dict) -> str | None:
+    """What a grown spec adds to the report's, as words ("n_layer 1, 3"), when it only adds
+    rungs: its preset, [set] and arms are the report's, its grid too except for a strict
+    superset of the report's (non-empty) n_layer or n_embd list, and its [rung_lr] is the
+    report's plus keys of new rungs. None for any other difference."""
+    if any(grown.get(k) != report.get(k) for k in ("preset", "set", "arms")):
+        return None
+    old, new = report.get("grid") or {}, grown.get("grid") or {}
+    changed = [k for k in set(old) | set(new) if old.get(k) != new.get(k)]
+    if len(changed) != 1 or changed[0] not in ("n_layer", "n_embd"):
+        return None
+    axis = changed[0]
+    before, after = old.get(axis) or [], new.get(axis) or []
+    added = sorted(set(after) - set(before))
+    if not before or not set(before) < set(after) or len(set(after)) != len(after):
+        return None
+    old_lr, new_lr = report.get("rung_lr") or {}, grown.get("rung_lr") or {}
+    kept = {k: v for k, v in new_lr.items() if int(k) not in set(added)}
+    if kept != old_lr:  # an old rung's LRs changed: other runs, not a grown ladder
+        return None
+    return f"{axis} {', '.join(str(r) for r in added)}"
 
 
 # -- reading ---------------------------------------------------------------------------------
