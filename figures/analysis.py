@@ -71,7 +71,7 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         at_rung = runs[(runs[rung] == value) & runs.outcome.notna()]
         if not at_rung.empty:
             name = str(int(value))
-            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps)
+            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps, name)
             settings["tokens_per_param"][name] = next(
                 iter(depths[name]["tokens_per_param"]["by_budget"].values()), None
             )
@@ -119,6 +119,8 @@ def study_settings(results: SweepResults) -> dict:
         results.runs.arm.dropna().unique(), key=lambda a: (a != "off", a)
     )
     settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
+    if spec.get("rung_lr"):  # rungs on an LR subset of the grid; only when given
+        settings["rung_lr"] = {str(k): [float(x) for x in v] for k, v in spec["rung_lr"].items()}
     settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
     settings["baselines"] = run_table.baselines(results.runs)
     # the planned runs too: a width sweep with one width finished is still a width ladder
@@ -131,7 +133,11 @@ def study_settings(results: SweepResults) -> dict:
 # -- runs ------------------------------------------------------------------------------------
 # -- one depth ---------------------------------------------------------------------------------
 def depth_analysis(
-    runs: pd.DataFrame, cells: rules.Cells, settings: dict, steps: pd.DataFrame
+    runs: pd.DataFrame,
+    cells: rules.Cells,
+    settings: dict,
+    steps: pd.DataFrame,
+    rung: str | None = None,
 ) -> dict:
     arms = [a for a in settings["arms"] if a in set(runs.arm)]
     best = best_losses(runs, cells)
@@ -146,7 +152,7 @@ def depth_analysis(
     out["tokens_per_param"] = run_table.tokens_per_param(runs)
     ref, primary = settings["reference"], settings["primary"]
     if ref in arms and primary in arms:
-        out.update(paired_hypotheses(cells, settings, out))
+        out.update(paired_hypotheses(cells, settings, out, rung))
     return out
 
 
@@ -208,10 +214,13 @@ def decisions(cells: dict, settings: dict, analysis: dict) -> dict:
     return out
 
 
-def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
+def paired_hypotheses(
+    cells: rules.Cells, settings: dict, depth: dict, rung: str | None = None
+) -> dict:
     """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
     primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
-    verdicts of sweeps.study.rules (docs/STUDY.md section 5)."""
+    verdicts of sweeps.study.rules (docs/STUDY.md section 5). H2b at a rung on a [rung_lr]
+    subset without every LR of the sensitivity range is not judged ("why", only then)."""
     study = study_of(settings)
     ref, primary = settings["reference"], settings["primary"]
     by_definition = {}
@@ -228,6 +237,9 @@ def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
     s_ref = depth["arms"][ref]["sensitivity"]["seeds"]
     s_on = depth["arms"][primary]["sensitivity"]["seeds"]
     q = rules.h2b_stats(s_ref, s_on, study.precision)
+    unjudged = rules.h2b_unjudged(
+        depth["arms"][ref]["sensitivity"]["lrs"], settings.get("rung_lr", {}).get(rung)
+    )
     judged = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
     off_fails = any(
         v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()
@@ -248,7 +260,10 @@ def paired_hypotheses(cells: rules.Cells, settings: dict, depth: dict) -> dict:
         "h2b": {
             **paired_entry(q),
             "min_effect": settings["min_sensitivity"],
-            "verdict": rules.paired_verdict(q, settings["min_sensitivity"]),
+            "verdict": rules.INCONCLUSIVE
+            if unjudged
+            else rules.paired_verdict(q, settings["min_sensitivity"]),
+            **({"why": unjudged} if unjudged else {}),
         },
     }
 

@@ -508,7 +508,7 @@ def _h2b(view: dict, name: str, depth: dict) -> str:
     s = view["settings"]
     h = depth.get("h2b") or {}
     reason = (view.get("verdicts") or {}).get("H2b", {}).get("per_depth", {}).get(name, {})
-    if h.get("lower") is None or reason.get("reason", "").startswith("incomplete"):
+    if h.get("lower") is None or h.get("why") or reason.get("reason", "").startswith("incomplete"):
         return reason.get("reason", "not judged")
     says = H2B_SAYS[reason.get("verdict", h["verdict"])].format(m=s["min_sensitivity"])
     return f"LR sensitivity {s['reference']} - {s['primary']} = {_nats(h)}, {says}"

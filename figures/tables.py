@@ -11,7 +11,7 @@ import pandas as pd
 
 from figures import fmt, ladder
 from sweeps.core.norms import qk_norm
-from sweeps.study.rules import Comparison
+from sweeps.study.rules import Comparison, left_out_lrs
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
 
@@ -249,7 +249,12 @@ def sensitivity(result: dict) -> str:
             fmt.num(v) for _, v in sorted(s["seeds"].items(), key=lambda kv: int(kv[0]))
         )
         value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
-        rows.append([d, a, value, seeds, str(len(s["lrs"]))])
+        count = str(len(s["lrs"]))
+        # a rung on a [rung_lr] subset that leaves out LRs of the range: not judged (H2b)
+        left = left_out_lrs(s["lrs"], result["settings"].get("rung_lr", {}).get(d))
+        if left:
+            value, count = "not judged ([rung_lr])", f"{len(s['lrs']) - len(left)} of {count}"
+        rows.append([d, a, value, seeds, count])
     header = [ladder.of(result).name, "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"]
     return markdown(header, rows)
 

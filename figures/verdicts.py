@@ -75,10 +75,13 @@ def judge(analysis: dict) -> dict:
     return verdicts
 
 
-def _verdict(analysis: dict, name: str, per_depth: dict, evidence: list[str]) -> dict:
-    """Rung verdicts -> one: all agree, or inconclusive naming each rung's outcome."""
+def _verdict(
+    analysis: dict, name: str, per_depth: dict, evidence: list[str], not_judged=()
+) -> dict:
+    """Rung verdicts -> one: all agree, or inconclusive naming each rung's outcome. Rungs in
+    not_judged (H2b at a [rung_lr] subset) are named but do not count."""
     rung = ladder.of(analysis)
-    outcomes = {v for v, _ in per_depth.values()}
+    outcomes = {v for d, (v, _) in per_depth.items() if d not in not_judged}
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
     verdict = outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
     if not per_depth:
@@ -211,6 +214,13 @@ def h2a_call(h: dict, ref: str) -> tuple[str, str]:
     return _paired_verdict(h, "critical LR raised", "not raised", lambda x: f"x{10**x:.2f}")
 
 
+# why H2b does not judge a rung (sweeps.study.rules.h2b_unjudged's codes)
+H2B_REASONS = {
+    rules.H2B_RUNG_SUBSET: "not judged: this {rung} trains only [rung_lr] LRs ({lrs}), which "
+    "do not span the sensitivity range ({left_out} left out)",
+}
+
+
 def h2b(analysis: dict) -> dict:
     per_depth, evidence = {}, []
     s, rung = analysis["settings"], ladder.of(analysis)
@@ -223,14 +233,26 @@ def h2b(analysis: dict) -> dict:
             f"nats; {present.primary_effect(analysis)} "
             f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
         )
-        if not (off["complete"] and on["complete"]):
+        if h.get("why"):  # the rung was not judged (sweeps.study.rules.h2b_unjudged)
+            trained = s.get("rung_lr", {}).get(name, [])
+            left_out = rules.left_out_lrs(off["lrs"], trained)
+            per_depth[name] = (
+                INCONCLUSIVE,
+                H2B_REASONS[h["why"]].format(
+                    rung=rung.name,
+                    lrs=", ".join(fmt.lr(x) for x in trained),
+                    left_out=", ".join(fmt.lr(x) for x in left_out),
+                ),
+            )
+        elif not (off["complete"] and on["complete"]):
             per_depth[name] = (
                 INCONCLUSIVE,
                 "incomplete: a run of the sensitivity range is missing or failed",
             )
         else:
             per_depth[name] = _paired_verdict(h, "sensitivity lowered", "not lowered", m=m)
-    return _verdict(analysis, "H2b", per_depth, evidence)
+    not_judged = {d for d in per_depth if analysis["depths"][d]["h2b"].get("why")}
+    return _verdict(analysis, "H2b", per_depth, evidence, not_judged)
 
 
 def _paired_verdict(h: dict, yes: str, no: str, show=fmt.num, m: float = 0.0) -> tuple[str, str]:

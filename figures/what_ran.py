@@ -94,7 +94,7 @@ def setup(results: SweepResults, result: dict) -> str:
             f"on 2-D weights, warmup {either('train.warmup_steps')} steps then cosine to "
             f"{either('train.min_lr_ratio')} x peak, gradient clip {either('train.grad_clip')}",
             f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
-            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}",
+            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}{_rung_lr(result)}",
             f"- Token budget: {budgets(result)}",
             f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
             f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
@@ -113,6 +113,18 @@ def setup(results: SweepResults, result: dict) -> str:
             "",
         ]
     )
+
+
+def _rung_lr(result: dict) -> str:
+    """The spec's [rung_lr] as the grid line reads it ("" without one)."""
+    subsets, rung = result["settings"].get("rung_lr"), ladder.of(result)
+    if not subsets:
+        return ""
+    each = "; ".join(
+        f"{rung.label(r)} {', '.join(fmt.lr(x) for x in lrs)}"
+        for r, lrs in sorted(subsets.items(), key=lambda kv: int(kv[0]))
+    )
+    return f"; [rung_lr] (LR subsets): {each} (the other {rung.plural}: the whole grid)"
 
 
 def _crosscheck_text(results: SweepResults) -> str:

@@ -481,6 +481,27 @@ def h2b_stats(off: dict[int, float], on: dict[int, float], floor: float) -> Pair
     return paired([off[k] - on[k] for k in seeds], floor)
 
 
+# H2b's reason codes when a rung is not judged at all (figures/verdicts.py words them)
+H2B_RUNG_SUBSET = "rung lr subset"
+
+
+def h2b_unjudged(in_range: Iterable[float], trained: Iterable[float] | None) -> str:
+    """Why H2b does not judge a rung, or "" when it does: "rung lr subset" when the rung trains
+    an LR subset of the grid ([rung_lr]; trained: its LRs, None for the whole grid) that leaves
+    out a grid LR of the sensitivity range (in_range, sensitivity_lrs): S over the range was
+    never planned there, so the rung is not judged (inconclusive), not counted incomplete."""
+    return H2B_RUNG_SUBSET if left_out_lrs(in_range, trained) else ""
+
+
+def left_out_lrs(in_range: Iterable[float], trained: Iterable[float] | None) -> list[float]:
+    """The LRs of in_range that a rung on an LR subset (trained; None: the whole grid) does
+    not train."""
+    if trained is None:
+        return []
+    have = [float(x) for x in trained]
+    return [float(lr) for lr in in_range if not any(math.isclose(lr, x) for x in have)]
+
+
 def paired_verdict(p: Paired, min_effect: float = 0.0) -> str:
     """Supported: the one-sided 95% lower bound above the minimum effect; not supported: the
     mean at or below 0, or the upper bound below the minimum effect; else inconclusive (also
@@ -573,6 +594,9 @@ __all__ = [
     "midpoints",
     "h2a_stats",
     "h2b_stats",
+    "h2b_unjudged",
+    "left_out_lrs",
+    "H2B_RUNG_SUBSET",
     "paired_verdict",
     "negligible",
     "round_lr",
