@@ -7,12 +7,19 @@ For each path a worker process (one thread, the path's library preloaded or not)
   the FLOP-weighted rate of the set: the most a step's matmuls could reach on this core;
 - a training step and an evaluation batch of the preset (sweeps.sweep.estimate.measure), and
   from them a whole run's phases as the loop schedules them (estimate.run_cost): training
-  steps, the periodic evaluations, the final evaluation, start-up.
+  steps, the periodic evaluations, the final evaluation (start-up, about 2% of a run, is not
+  probed here: building the model and loading the data are the same on both paths).
 Achieved GFLOP/s counts the project's FLOPs (6 N + attention per trained token, a third of
 that per evaluated token); MFU is that over the GEMM rate. The cases alternate in rounds, so
 a slow spell of a shared machine falls on both: compare the ratios.
 
+--attention instead times one layer's attention (forward and backward, one thread) at the
+preset's shapes in four formulations: torch's SDPA (what qktorch runs), SDPA with an explicit
+additive mask, one batched baddbmm with the mask + softmax + bmm, and the model's explicit path
+(qktorch.model's masked_fill spelling).
+
     python benchmarks/cpu_phases.py --preset cpu --depth 4 --rounds 2
+    python benchmarks/cpu_phases.py --preset cpu --attention
 """
 
 from __future__ import annotations
@@ -66,6 +73,56 @@ def _time(fn, reps: int) -> float:
     for _ in range(reps):
         fn()
     return time.perf_counter() - began
+
+
+def attention_times(preset: str, rounds: int = 5) -> list[tuple[str, float, float]]:
+    """(formulation, best forward+backward ms, its max abs output difference from SDPA)."""
+    import torch
+    import torch.nn.functional as F
+
+    from sweeps.core.presets import get_preset
+
+    torch.set_num_threads(1)
+    cfg = get_preset(preset)
+    B, H, T = cfg.train.batch_size, cfg.model.n_head, cfg.model.block_size
+    D = cfg.model.n_embd // H
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(B, H, T, D, generator=gen, requires_grad=True) for _ in range(3))
+    scale = D**-0.5
+    additive = torch.full((T, T), float("-inf")).triu(1)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+    def sdpa():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+
+    def sdpa_mask():
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=additive, scale=scale)
+
+    def baddbmm():
+        flat = [t.reshape(B * H, T, D) for t in (q, k, v)]
+        scores = torch.baddbmm(
+            additive.expand(B * H, T, T), flat[0], flat[1].transpose(1, 2), alpha=scale
+        )
+        return (torch.softmax(scores, -1) @ flat[2]).view(B, H, T, D)
+
+    def explicit():
+        scores = (q @ k.transpose(-2, -1)) * scale
+        return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ v
+
+    grad = torch.randn(B, H, T, D, generator=gen)
+    reference = sdpa().detach()
+    out = []
+    for name, fn in (
+        ("SDPA (qktorch)", sdpa),
+        ("SDPA, explicit mask", sdpa_mask),
+        ("baddbmm + softmax + bmm", baddbmm),
+        ("explicit (masked_fill)", explicit),
+    ):
+        for _ in range(3):
+            fn().backward(grad)
+        best = min(_time(lambda: fn().backward(grad), 10) for _ in range(rounds)) / 10
+        out.append((name, best * 1e3, float((fn().detach() - reference).abs().max())))
+    return out
 
 
 def worker(preset: str, depth: int) -> None:
@@ -129,7 +186,6 @@ def table(results: dict[str, list[dict]]) -> list[str]:
             ("training steps", cost["train_s"], train_rate),
             ("periodic evaluations", cost["eval_s"], eval_rate),
             ("final evaluation", cost["final_eval_s"], eval_rate),
-            ("start-up", cost["startup_s"], None),
         ]
         for i, (name, seconds, rate) in enumerate(phases):
             head = f"{path} ({pick['mkl_path']})" if i == 0 else ""
@@ -148,8 +204,15 @@ def main(argv=None) -> int:
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per path")
     parser.add_argument("--paths", default=",".join(PATHS), help="comma-separated MKL paths")
+    parser.add_argument("--attention", action="store_true", help="time attention formulations")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.attention:
+        print(f"`{args.preset}` preset: one layer's attention, forward + backward, one thread\n")
+        print("| formulation | ms (best of 5) | max abs difference from SDPA |\n|---|---|---|")
+        for name, ms, diff in attention_times(args.preset):
+            print(f"| {name} | {ms:.2f} | {diff:.1e} |")
+        return 0
     if args.worker:
         worker(args.preset, args.depth)
         return 0

@@ -6,10 +6,14 @@ The slice: cpu-depth's own configs (the spec's settings, so the same run ids as 
 runs) at depths 2, 4 and 8, LR 0.0562 (where QK-norm's threshold lies and `off` turns stuck
 at depths 2 and 4: fates near the edge), both arms, seeds 0-2: 18 runs per path. It prints
 per depth the mean run wall time on each path, the 256-run ladder projected from them (its
-runs per depth x mean wall / 2 workers), and each run's fate and final loss on both paths
-beside the committed run's (docs/cpu-depth/runs.parquet).
+runs per depth x mean wall / 2 workers), each run's fate and final loss on both paths beside
+the committed run's (docs/cpu-depth/runs.parquet), and docs/cpu-depth re-judged under study v5
+(figures.rejudge_v5) with the slice's runs in place of the committed ones, once per path:
+per depth the stability threshold (pooled and per seed) and `off`'s stuck edge, and H3.
 
     python benchmarks/cpu_slice.py --out /tmp/slice        # about an hour on 2 idle cores
+
+Run again with the same --out, it trains nothing (every run is finished) and prints again.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ def train(job: dict, path: str, out: Path) -> dict:
         "status": summary["status"],
         "final_val_loss": summary.get("final_val_loss"),
         "wall_s": summary.get("wall_time_s"),
+        "run_dir": str(run_dir),
     }
 
 
@@ -116,7 +121,50 @@ def main(argv=None) -> int:
         moved += by.loc["default", "status"] != by.loc["intel", "status"]
         print(f"| {run_id} | {cells[0]} | {cells[1]} | {then} |")
     print(f"\nfates that differ between the paths: {moved} of {len(table) // 2}")
+    rejudged = {"committed": json.loads((COMMITTED.parent / "v5.json").read_text())}
+    for path in PATHS:
+        rejudged[path] = rejudge_with(table[table.path == path], out / f"report-{path}")
+    print("\n" + "\n".join(compare(rejudged)))
     return 0
+
+
+def rejudge_with(runs: pd.DataFrame, folder: Path) -> dict:
+    """docs/cpu-depth re-judged under v5 with these runs' summaries in place of its own."""
+    from figures.rejudge_v5 import rejudge
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("analysis.json", "sweep.json"):
+        shutil.copy(COMMITTED.parent / name, folder / name)
+    committed = pd.read_parquet(COMMITTED)
+    for row in runs.to_dict("records"):
+        summary = json.loads((Path(row["run_dir"]) / "summary.json").read_text())
+        at = committed.index[committed.run_id == row["run_id"]]
+        for key, value in summary.items():
+            if key in committed.columns and not isinstance(value, (dict, list)):
+                committed.loc[at, key] = value
+    committed.to_parquet(folder / "runs.parquet")
+    return rejudge(folder)
+
+
+def compare(rejudged: dict) -> list[str]:
+    names = list(rejudged)
+    lines = ["| depth | quantity | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    rungs = {k: {r["rung"]: r for r in v["rungs"]} for k, v in rejudged.items()}
+    for depth in rungs["committed"]:
+        for label, read in (
+            ("stability threshold", lambda r: r["stability_threshold"]),
+            ("per seed", lambda r: "; ".join(r["per_seed"])),
+            ("off stuck edge", lambda r: r["edges"]["off"]["stuck"]),
+            ("H1", lambda r: r["h1"]["verdict"]),
+        ):
+            cells = [str(read(rungs[k][depth])) for k in names]
+            lines.append(f"| {depth} | {label} | " + " | ".join(cells) + " |")
+    for k in names:
+        h3 = rejudged[k]["trends"]["H3"]
+        lo, hi = h3["at_bound"]["ci90"]
+        slope = h3["at_bound"]["slope"]
+        lines.append(f"| all | H3 ({k}) | {h3['verdict']}: {slope:.3f} [{lo:.3f}, {hi:.3f}] |")
+    return lines
 
 
 if __name__ == "__main__":

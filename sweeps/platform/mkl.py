@@ -4,20 +4,19 @@ faster one on CPUs not made by Intel.
 torch's x86 Linux wheels compute fp32 matmuls (`mm`, half a training step of the `cpu` preset)
 with the oneMKL built into libtorch_cpu. MKL chooses its kernels by vendor first: on an Intel
 CPU the widest its instructions allow, on any other CPU a generic path. Measured with torch
-2.13 (MKL 2024.0), one thread, `cpu` preset at depth 4 (docs/DESIGN.md, "CPU speed"):
+2.13 (MKL 2024.0), one thread, `cpu` preset at depth 4 (docs/DESIGN.md, Performance):
 
-- an AVX2-only AMD EPYC: the generic path already runs single GEMMs at the core's AVX2 peak
-  (83-88 GFLOP/s, as OpenBLAS's Haswell kernel), yet a whole training step is 1.12-1.14x
-  faster on MKL's Intel path (79.6 -> 70.1 ms): other kernels for the step's small and
-  transposed products;
-- an AMD Zen 5 with AVX-512: the generic path stays on AVX2 (86-95 GFLOP/s against 183-210 on
-  AVX-512); a whole run was 1.31-1.49x faster on the AVX-512 path.
+- an AVX2-only AMD EPYC: the generic path runs the step's matmul shapes at 85.5 GFLOP/s, the
+  Intel path at 93.0; a training step is 1.13x faster on the Intel path, whole runs 1.08-1.11x
+  with two workers (docs/cpu-speed: benchmarks/cpu_phases.py and cpu_slice.py);
+- an AMD Zen 5 with AVX-512 (reported in issue 45, not re-measured): the generic path stays on
+  AVX2 (86-95 GFLOP/s against 183-210 on AVX-512).
 
 No supported switch lifts the vendor check: MKL_ENABLE_INSTRUCTIONS only lowers the ceiling,
-MKL_CBWR picks a reproducibility branch but leaves the generic dispatch on, and torch sends
-fp32 matmuls to oneDNN (which dispatches by instruction set alone) only at reduced precision
-(torch.backends.mkldnn.matmul.fp32_precision "bf16"/"tf32"). So the opt-in is the widely used
-one: QKNORM_MKL_PATH=intel preloads a two-line library (built once with the system C compiler)
+MKL_CBWR picks a reproducibility branch but leaves the generic dispatch on (measured: the same
+bits, no faster), and no eager switch we found sends fp32 matmuls to oneDNN (which dispatches
+by instruction set alone) at full precision. So the opt-in is the widely used
+one: QKNORM_MKL_PATH=intel preloads a one-line library (built once with the system C compiler)
 that answers MKL's "is this an Intel CPU?" with yes, and MKL then dispatches on the
 instructions the CPU reports. The trade: faster, and not bit-identical to the default path
 (other kernels sum in other orders); a run records which path trained it (provenance kernels
