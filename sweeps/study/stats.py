@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "929bd0d035685c087558da8b21f6db7dca2e08dd201e27ba514eb7d1024bd17e"
+STUDY_SHA256 = "afd34fe9939dc098e3e4a7b4cc20cd857471f69f81855ef438c29f148f991fb6"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
