@@ -87,12 +87,17 @@ def preload_env(environ=os.environ) -> dict | None:
 MLX_COMMANDS = ("train", "sweep", "config", "crosscheck")
 
 
-def runs_mlx(args: list[str]) -> bool:
-    """Whether a qkmlx command line (without the program) will run MLX math."""
+def runs_one_of(args: list[str], commands: tuple[str, ...]) -> bool:
+    """Whether a command line (without the program) runs one of `commands` (not its --help)."""
     if any(a in ("-h", "--help") for a in args):
         return False
     command = next((a for a in args if not a.startswith("-")), None)
-    return command in MLX_COMMANDS
+    return command in commands
+
+
+def runs_mlx(args: list[str]) -> bool:
+    """Whether a qkmlx command line (without the program) will run MLX math."""
+    return runs_one_of(args, MLX_COMMANDS)
 
 
 def ensure_fast_blas(args: list[str] | None = None) -> None:

@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 from sweeps.core.errors import HarnessError, one_line
+from sweeps.platform.blas import runs_one_of
 
 OPT_IN = (
     "QKNORM_MKL_PATH"  # "intel": MKL's Intel path on any x86 CPU; unset or "default": MKL's own
@@ -148,10 +149,7 @@ def preload_env(environ=os.environ) -> dict:
 
 def runs_torch(args: list[str]) -> bool:
     """Whether a qktorch command line (without the program) will run torch math."""
-    if any(a in ("-h", "--help") for a in args):
-        return False
-    command = next((a for a in args if not a.startswith("-")), None)
-    return command in TORCH_COMMANDS
+    return runs_one_of(args, TORCH_COMMANDS)
 
 
 def ensure_requested_path(args: list[str] | None = None) -> None:
