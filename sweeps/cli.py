@@ -263,9 +263,9 @@ def train(backend, preset, overrides, seed, out, threads, device, compile, tf32)
         return
     check_writable(out, "--out")
     execution.check_device()
-    if note := cpu_kernels_note(backend, device):  # once every check passed: errors stay one line
-        click.echo(note, err=True)
     summary = train_run(cfg, out, execution.trainer_factory(), progress=True)
+    if note := cpu_kernels_note(backend, device):  # after the run: a refusal stays one line
+        click.echo(note, err=True)
     click.echo(summary_line(summary, out))
 
 
@@ -545,8 +545,6 @@ def sweep(
 
         execution.check_device()
         check_gpus_fit(list(plan.configs.values()), workers, execution.backend, execution.device)
-    if note := cpu_kernels_note(backend, device):  # once every check passed: errors stay one line
-        click.echo(note, err=True)
     start = _fused(
         make_executor(executor, execution, workers, address, gpus_per_run),
         fuse,

@@ -123,3 +123,15 @@ def test_the_note_is_only_for_torch_on_the_cpu(monkeypatch):
     assert cli.cpu_kernels_note("torch", "cpu") == "torch CPU matmuls: ..."
     assert cli.cpu_kernels_note("torch", "cuda") is None
     assert cli.cpu_kernels_note("mlx", "cpu") is None
+
+
+def test_a_torch_sweep_on_the_cpu_names_the_path_in_its_executor_line(monkeypatch):
+    from sweeps.run.backends import Execution
+    from sweeps.sweep.executors import LocalExecutor
+
+    monkeypatch.setattr(mkl, "describe", lambda: "torch CPU matmuls: MKL's generic path")
+    pool = LocalExecutor.__new__(LocalExecutor)  # the line only, no worker processes
+    pool.capacity, pool.envs = 2, [{"OMP_NUM_THREADS": "1"}]
+    for backend, gpus, named in (("torch", [], True), ("mlx", [], False), ("torch", ["0"], False)):
+        pool.execution, pool.gpus = Execution(backend, "cpu"), gpus
+        assert ("MKL's generic path" in pool.describe()) is named, (backend, gpus)

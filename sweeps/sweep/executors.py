@@ -204,7 +204,13 @@ class LocalExecutor:
             if self.gpus
             else f"{self.envs[0].get('OMP_NUM_THREADS', 'default')} CPU threads each"
         )
-        return f"local pool of {self.capacity} worker process(es), {where}"
+        line = f"local pool of {self.capacity} worker process(es), {where}"
+        if self.execution.backend == "torch" and not self.gpus:
+            from sweeps.platform.mkl import describe  # which path the workers' matmuls take
+
+            note = describe()
+            line += f"; {note}" if note else ""
+        return line
 
     def _start(self, slot: _Slot) -> None:
         env = self.envs[slot.index]
