@@ -194,7 +194,12 @@ def _data_config(corpus: str, tokenizer: str, path: str, overrides):
 
 
 @data.command("prepare")
-@click.option("--corpus", default="builtin", show_default=True, help="builtin | tinystories | file")
+@click.option(
+    "--corpus",
+    default="builtin",
+    show_default=True,
+    help="builtin | tinystories | file | shakespeare",
+)
 @click.option("--tokenizer", default="bytes", show_default=True, help="bytes | gpt2 | gpt2-compact")
 @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
 @set_option("data.val_fraction=0.1")

@@ -20,7 +20,7 @@ from sweeps.core.interventions import omit_off
 from sweeps.core.norms import QK_NORMS
 
 BLOCK_NORMS = ("layernorm", "rms")
-CORPORA = ("builtin", "tinystories", "file")
+CORPORA = ("builtin", "tinystories", "file", "shakespeare")
 TOKENIZERS = ("bytes", "gpt2", "gpt2-compact")
 BACKENDS = ("mlx", "torch")
 DTYPES = ("float32", "bfloat16")
@@ -227,7 +227,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    corpus: str = "builtin"  # builtin (synthetic, offline) | tinystories | file
+    corpus: str = "builtin"  # builtin (synthetic, offline) | tinystories | file | shakespeare
     path: str = ""  # file: a .txt/.jsonl/.parquet; tinystories: a local copy of the hub dataset
     tokenizer: str = "bytes"  # bytes | gpt2 | gpt2-compact
     compact_vocab: int = 4096  # gpt2-compact: keep the K most frequent train ids (+1 unknown id)

@@ -1,8 +1,9 @@
 """Corpora -> text documents, as (train_docs, val_docs) that never share a document.
 
 `builtin` and `file` hold out their last val_fraction of documents; `tinystories` uses the
-dataset's own train and validation splits. `describe` names the source for the cache: its
-key changes whenever the documents could.
+dataset's own train and validation splits; `shakespeare` (sweeps/data/shakespeare.py) holds
+out a fixed list of whole plays. `describe` names the source for the cache: its key changes
+whenever the documents could.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from sweeps.core.config import DataConfig
 from sweeps.core.errors import DataError
+from sweeps.data import shakespeare
 from sweeps.data.builtin import GENERATOR_VERSION, generate_stories
 
 TINYSTORIES_REPO = "roneneldan/TinyStories"
@@ -55,6 +57,8 @@ def load_documents(data: DataConfig) -> tuple[list[str], list[str]]:
     if data.corpus == "file":
         path = _existing_file(data.path)
         return _hold_out(_read_file(path), data.val_fraction, str(path))
+    if data.corpus == "shakespeare":
+        return _disjoint(*shakespeare.load_documents(), "the shakespeare corpus")
     return _load_tinystories(data.path)
 
 
@@ -82,6 +86,14 @@ def describe(data: DataConfig) -> dict:
             "modified": _iso(stat.st_mtime),
             "val_fraction": data.val_fraction,
             "key": f"file-{_slug(path.stem)}-{signature}-v{data.val_fraction:g}",
+        }
+    if data.corpus == "shakespeare":
+        return {
+            "corpus": "shakespeare",
+            "package": shakespeare.PACKAGE,
+            "converter_version": shakespeare.CONVERTER_VERSION,
+            "held_out": list(shakespeare.HELD_OUT),
+            "key": f"shakespeare-c{shakespeare.CONVERTER_VERSION}-{shakespeare.signature()}",
         }
     if not data.path:
         return {
