@@ -88,20 +88,72 @@ def design_row(sizes, seeds: int, ladders: int, costs) -> dict:
     return row
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ladders", type=int, default=4000, help="simulated ladders per cell")
-    parser.add_argument("--seeds", type=int, default=4)
-    args = parser.parse_args(argv)
-    began = time.time()
-    costs = committed_costs()
-    a, b, held, extra = costs
-    print(
-        f"cost model (docs/cpu-depth, --workers {WORKERS}): a run takes {a:.0f} + {b:.1f} x depth "
-        f"s; rungs held: {sorted(held)}; a new rung trains {NEW_RUNG_LRS} + {extra:.2f} LRs x 2 "
-        f"arms x {args.seeds} seeds\n"
+# -- the real-scale studies (sweeps/specs/depth.toml and core.toml; section 15) --------------
+REAL_PRESET = "core"  # width 384, 6 heads, 8,192 tokens per step
+REAL_LRS = 9  # the core grid: half-decade LRs 1e-4 .. 1, every rung (no prior runs at this scale)
+REAL_WARM_LRS = 3  # off-warm at the three lowest
+REAL_REFINE_LRS = 4  # refinement to 0.125 decades: 2.67 LRs a rung at 0.25 on cpu-depth, ~+1.5
+MIN_TOKENS = 5.0  # sweeps.study.rules.MIN_TOKENS_PER_PARAM
+REAL_DESIGNS = [
+    ((3, 6, 12), 4, 5000),  # the spec before section 15
+    ((1, 2, 3, 4, 6, 8), 4, None),
+    ((1, 2, 3, 4, 6, 8), 3, None),
+    ((2, 3, 4, 6, 8, 12), 4, None),
+    ((1, 2, 4, 8), 4, None),
+]
+
+
+def real_config(depth: int, steps: int):
+    return get_preset(REAL_PRESET).with_overrides(
+        [f"model.n_layer={depth}", f"train.max_steps={steps}"]
     )
-    rows = [design_row(d, args.seeds, args.ladders, costs) for d in DESIGNS]
+
+
+def steps_for_floor(sizes) -> int:
+    """The fewest steps (rounded up to 100) that give every rung MIN_TOKENS per parameter."""
+    base = get_preset(REAL_PRESET)
+    deepest = base.with_overrides([f"model.n_layer={max(sizes)}"])
+    params = count_params(deepest.model, deepest.vocab_size)["total"]
+    steps = MIN_TOKENS * params / base.tokens_per_step
+    return int(-(-steps // 100) * 100)
+
+
+def real_row(sizes, seeds: int, steps: int | None, ladders: int) -> dict:
+    from sweeps.sweep.measured import MEASURED, applies, run_seconds
+
+    steps = steps or steps_for_floor(sizes)
+    cfgs = {d: real_config(d, steps) for d in sizes}
+    runs_per_rung = (REAL_LRS * 2 + REAL_WARM_LRS) * seeds
+    refine_per_rung = REAL_REFINE_LRS * 2 * seeds
+    fewest = min(
+        steps * c.tokens_per_step / count_params(c.model, c.vocab_size)["total"]
+        for c in cfgs.values()
+    )
+    row = {
+        "depths": ", ".join(map(str, sizes)),
+        "seeds": seeds,
+        "steps": steps,
+        "fewest tokens/param": fewest,
+        "planned runs": runs_per_rung * len(sizes),
+    }
+    for m in MEASURED:
+        if applies(m, cfgs[sizes[0]], "torch") and m.dtype == "float32":
+            hours = sum(
+                (runs_per_rung + refine_per_rung) * run_seconds(m, c) for c in cfgs.values()
+            )
+            row[f"H200 {m.mode} h (with ~{REAL_REFINE_LRS} refinement LRs a rung)"] = hours / 3600
+    row["analytic power, rung sd 0.15"] = power(sizes, seeds, PREDICTION, 0.15)
+    ladder = sim.Ladder(str(sizes), tuple(sizes), seeds=seeds, step_above=0.125)
+    for sd in SIMULATED_SDS if ladders else ():
+        rates = sim.ladder_rates(replace(ladder, rung_sd=sd), ladders, PREDICTION)
+        row[f"sd {sd}: power, false sup., false ruled out"] = (
+            f"{rates['planted: v5 supported']:.0%}, {rates['flat: v5 supported']:.0%}, "
+            f"{rates['planted: v5 ruled out']:.0%}"
+        )
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
     cols = list(rows[0])
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -113,6 +165,36 @@ def main(argv=None) -> int:
                 v = f"{v:.0%}" if ("power" in c or "false" in c) else f"{v:.1f}"
             cells.append(str(v))
         print("| " + " | ".join(cells) + " |")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ladders", type=int, default=4000, help="simulated ladders per cell")
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument(
+        "--real-scale",
+        action="store_true",
+        help="the real-scale depth study (core width) instead of the CPU ladder",
+    )
+    args = parser.parse_args(argv)
+    began = time.time()
+    if args.real_scale:
+        print(
+            f"real scale: preset {REAL_PRESET}, every rung {REAL_LRS} LRs x off/on + off-warm at "
+            f"{REAL_WARM_LRS}, refined to 0.125 decades; tokens per run fixed so the deepest rung "
+            f"trains {MIN_TOKENS:g} tokens per parameter\n"
+        )
+        print_table([real_row(d, s, st, args.ladders) for d, s, st in REAL_DESIGNS])
+        print(f"\n{time.time() - began:.0f} s")
+        return 0
+    costs = committed_costs()
+    a, b, held, extra = costs
+    print(
+        f"cost model (docs/cpu-depth, --workers {WORKERS}): a run takes {a:.0f} + {b:.1f} x depth "
+        f"s; rungs held: {sorted(held)}; a new rung trains {NEW_RUNG_LRS} + {extra:.2f} LRs x 2 "
+        f"arms x {args.seeds} seeds\n"
+    )
+    print_table([design_row(d, args.seeds, args.ladders, costs) for d in DESIGNS])
     print(f"\n{time.time() - began:.0f} s")
     return 0
 

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError
+from sweeps.core.params import count_params
 from sweeps.run.rundir import RunDir
 from sweeps.sweep.grid import grid_additions, max_extra_runs
 from sweeps.sweep.spec import SPECS_DIR, load_spec, parse_spec
@@ -116,9 +117,16 @@ def test_shipped_specs_expand_to_the_study_grid():
         assert spec.study.start_control == "off-warm"
         assert spec.base_config("torch").train.weight_decay_mode == "independent"
     assert core.n_layer == (6,) and depth.lr == core.lr
-    assert len(depth.n_layer) >= 3
-    assert all(b == 2 * a for a, b in zip(depth.n_layer, depth.n_layer[1:]))
+    # docs/STUDY.md section 15: six rungs over three doublings, every rung at or above the
+    # study's floor of tokens per parameter, and core is the depth ladder's depth-6 rung
+    assert depth.n_layer == (1, 2, 3, 4, 6, 8)
     assert {c.model.n_embd for c in depth.configs("torch")} == {384}
+    for spec in (core, depth):
+        for cfg in spec.configs("torch"):
+            tokens = cfg.train.max_steps * cfg.tokens_per_step
+            assert tokens / count_params(cfg.model, cfg.vocab_size)["total"] >= 5.0, cfg.run_id
+    rung6 = {c.run_id: c for c in depth.configs("torch") if c.model.n_layer == 6}
+    assert {c.run_id: c for c in core.configs("torch")} == rung6
     assert len(load_spec("tiny").lr) >= 8
 
 

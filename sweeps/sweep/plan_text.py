@@ -73,6 +73,9 @@ def describe(sweep) -> list[str]:
             f"  grows the report {sweep.grows}: {sweep.from_report()} of its {len(sweep.archived)} "
             "finished runs are planned here and count as finished (they do not train again)"
         )
+    from sweeps.sweep.measured import cost_lines
+
+    lines += cost_lines(cfgs, sweep.backend, max_extra_runs(spec))
     note = sweep.execution_note()
     return lines + short_budget(cfgs) + dirty_checkout() + ([note] if note else [])
 
