@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "afd34fe9939dc098e3e4a7b4cc20cd857471f69f81855ef438c29f148f991fb6"
+STUDY_SHA256 = "7b0e75da7fdd791912a89626098907e171d1b49170c4fdc81923cf776fcc76e3"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
