@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from sweeps.cli import one_line_errors
+from sweeps.cli import OneLinePath, folder_path, one_line_errors
 from sweeps.core.errors import HarnessError
 
 # crosscheck writes crosscheck.json once, at the end: an interrupted check keeps nothing
@@ -45,7 +45,7 @@ def float32_numerics(threads: int | None) -> None:
     "--runs-dir",
     default="runs",
     show_default=True,
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     help="With --sweep: crosscheck.json goes to RUNS_DIR/<sweep>/.",
 )
 @click.option(
@@ -79,7 +79,7 @@ def float32_numerics(threads: int | None) -> None:
 @click.option(
     "--out",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=OneLinePath(dir_okay=False),
     help="Also write crosscheck.json here (default with --preset: none).",
 )
 @click.option(
@@ -152,6 +152,10 @@ def run(
             check_writable(target_path.parent, option)
     for target in targets:
         check_fits(target.cfg)
+    from sweeps.platform.blas import take_note
+
+    if note := take_note():  # which BLAS MLX runs on: after the input is checked
+        click.echo(note, err=True)
     float32_numerics(threads)
     from crosscheck.report import document, placement, write
 

@@ -8,20 +8,21 @@ from pathlib import Path
 import click
 
 from figures.formats import DEFAULT_FORMATS, FORMATS
+from sweeps.cli import folder_path
 
 
 @click.command()
 @click.argument("name")
 @click.option(
     "--runs-dir",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default="runs",
     show_default=True,
     help="Sweeps live in RUNS_DIR/NAME/.",
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default=None,
     help="Where to write the figures and report.md (default RUNS_DIR/NAME/report).",
 )
@@ -34,7 +35,7 @@ from figures.formats import DEFAULT_FORMATS, FORMATS
 )
 @click.option(
     "--from-report",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default=None,
     help="Re-render and re-judge a report from its own data (runs.parquet, or a pre-v4 "
     "report's analysis.json) instead of run directories; writes in place unless --out.",

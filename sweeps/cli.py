@@ -113,10 +113,40 @@ def set_option(example: str = "train.lr=3e-3"):
     )
 
 
+class OneLinePath(click.Path):
+    """click.Path whose refusal (a file where a folder must be, or the reverse) is one line
+    and exit 2, as any bad input here (sweeps.core.errors), not click's usage block."""
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as e:
+            name = param.opts[0] if param is not None and param.opts else "the path"
+            if not self.file_okay and os.path.isfile(value):
+                why = "is a file, not a folder; give a folder (it is created if missing)"
+            elif not self.dir_okay and os.path.isdir(value):
+                why = "is a folder, not a file; give a file path"
+            else:
+                why = f"{e.message.rstrip('.')}; give another path"
+            raise OneLineError(f"{name} {value} {why}") from None
+
+
+class OneLineError(click.ClickException):
+    """Bad input found while click parses the command line: `Error: ...` alone, exit 2 (a
+    ClickException is shown without the usage lines a UsageError adds)."""
+
+    exit_code = 2
+
+
+def folder_path() -> OneLinePath:
+    """The type of an option that names a folder (--runs-dir, --out, ...)."""
+    return OneLinePath(file_okay=False)
+
+
 PRESET_NAMES = " | ".join([*PRESETS, "NAME-L<n>"])  # from the registry: never stale
 runs_dir_option = click.option(
     "--runs-dir",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default="runs",
     show_default=True,
     help="Sweeps live in RUNS_DIR/NAME/.",
@@ -155,6 +185,17 @@ def device_options(f):
     return click.option(
         "--device", default="auto", show_default=True, help=f"Where to train ({devices})."
     )(f)
+
+
+def cpu_kernels_notes(backend: str, device: str) -> list[str]:
+    """The lines on which kernels a command that trained computed with: the BLAS qkmlx runs
+    on (sweeps.platform.blas, where the command kept one) and cpu_kernels_note."""
+    blas = None
+    if backend == "mlx":
+        from sweeps.platform.blas import take_note
+
+        blas = take_note()
+    return [note for note in (blas, cpu_kernels_note(backend, device)) if note]
 
 
 def cpu_kernels_note(backend: str, device: str) -> str | None:
@@ -203,11 +244,13 @@ def _data_config(corpus: str, tokenizer: str, path: str, overrides):
 @click.option("--tokenizer", default="bytes", show_default=True, help="bytes | gpt2 | gpt2-compact")
 @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")
 @set_option("data.val_fraction=0.1")
-def data_prepare(corpus, tokenizer, path, overrides):
+@click.pass_obj
+def data_prepare(backend, corpus, tokenizer, path, overrides):
     """Tokenize a corpus once and cache its train and validation splits."""
     from sweeps.data import load_tokens
 
-    splits = load_tokens(_data_config(corpus, tokenizer, path, overrides), progress=True)
+    data = _data_config(corpus, tokenizer, path, overrides)
+    splits = load_tokens(data, progress=True, program=PROGRAMS[backend])
     click.echo(json.dumps(splits.manifest, indent=2, sort_keys=True))
 
 
@@ -216,11 +259,13 @@ def data_prepare(corpus, tokenizer, path, overrides):
 @click.option("--tokenizer", default="bytes", show_default=True)
 @click.option("--path", default="")
 @set_option("data.val_fraction=0.1")
-def data_info(corpus, tokenizer, path, overrides):
+@click.pass_obj
+def data_info(backend, corpus, tokenizer, path, overrides):
     """Show the manifest of a prepared corpus (prepare it first with `data prepare`)."""
     from sweeps.data import read_manifest
 
-    manifest = read_manifest(_data_config(corpus, tokenizer, path, overrides))
+    data = _data_config(corpus, tokenizer, path, overrides)
+    manifest = read_manifest(data, program=PROGRAMS[backend])
     click.echo(json.dumps(manifest, indent=2, sort_keys=True))
 
 
@@ -236,7 +281,7 @@ def data_info(corpus, tokenizer, path, overrides):
 @click.option("--seed", type=int, default=None, help="Seed for weights and batch order.")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default=None,
     help="Run directory (default runs/single/<run_id>).",
 )
@@ -269,7 +314,7 @@ def train(backend, preset, overrides, seed, out, threads, device, compile, tf32)
     check_writable(out, "--out")
     execution.check_device()
     summary = train_run(cfg, out, execution.trainer_factory(), progress=True)
-    if note := cpu_kernels_note(backend, device):  # after the run: a refusal stays one line
+    for note in cpu_kernels_notes(backend, device):  # after the run: a refusal stays one line
         click.echo(note, err=True)
     click.echo(summary_line(summary, out))
 
@@ -409,8 +454,9 @@ def _shown_config(name: str, overrides, backend: str):
     "grid",
     multiple=True,
     metavar="FIELD=V1,V2",
-    help="Ad-hoc grid: values of train.lr, model.n_layer, seed or model.qk_norm "
-    "(repeatable), e.g. --grid train.lr=1e-3,3e-3 --grid qk_norm=none,rms.",
+    help="Ad-hoc grid: values of train.lr, model.n_layer (a depth ladder), model.n_embd (a "
+    "width ladder), seed or model.qk_norm (repeatable), e.g. --grid train.lr=1e-3,3e-3 "
+    "--grid qk_norm=none,rms.",
 )
 @click.option(
     "--seeds",
@@ -429,14 +475,14 @@ def _shown_config(name: str, overrides, backend: str):
 @click.option(
     "--tensorboard",
     "tensorboard_dir",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default=None,
     help="Also log every run to TensorBoard in this folder while it "
     "trains (one TensorBoard run per run directory).",
 )
 @click.option(
     "--from-report",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     default=None,
     help="Grow a committed report of this sweep: its finished runs (runs.parquet) count as "
     "finished, only the runs it lacks train; then `figures NAME --from-report DIR --add-runs`.",
@@ -659,7 +705,7 @@ def export():
 @click.argument("name")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False),
+    type=folder_path(),
     required=True,
     help="TensorBoard log folder: one TensorBoard run per run directory.",
 )

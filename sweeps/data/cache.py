@@ -56,9 +56,13 @@ def cache_path(data: DataConfig, cache_dir: str | Path | None = None) -> Path:
 
 
 def load_tokens(
-    data: DataConfig, cache_dir: str | Path | None = None, progress: bool = False
+    data: DataConfig,
+    cache_dir: str | Path | None = None,
+    progress: bool = False,
+    program: str = "qkmlx",
 ) -> TokenSplits:
-    """The corpus's token splits: prepared on first use, verified on every later one."""
+    """The corpus's token splits: prepared on first use, verified on every later one.
+    program: the command a refusal tells to run (the caller's, qkmlx or qktorch)."""
     data.validate()
     directory = cache_path(data, cache_dir)
     manifest, _ = _verify(directory, data)
@@ -77,7 +81,7 @@ def load_tokens(
                 try:
                     manifest = _build(directory, data, cache_dir, progress)
                 except HubUnreachable as e:  # name the split this run needs (its tokenizer)
-                    raise HubUnreachable(e.repo, prepare_command(data)) from None
+                    raise HubUnreachable(e.repo, prepare_command(data, program)) from None
     if "baselines" not in manifest:  # a cache prepared before baselines were recorded
         with _locked(directory):
             manifest = _add_baselines(directory)
@@ -95,7 +99,9 @@ def offline_tokens(data: DataConfig) -> TokenSplits | None:
     return load_tokens(data)
 
 
-def read_manifest(data: DataConfig, cache_dir: str | Path | None = None) -> dict:
+def read_manifest(
+    data: DataConfig, cache_dir: str | Path | None = None, program: str = "qkmlx"
+) -> dict:
     data.validate()
     directory = cache_path(data, cache_dir)
     manifest, problem = _verify(directory, data)
@@ -103,7 +109,7 @@ def read_manifest(data: DataConfig, cache_dir: str | Path | None = None) -> dict
         state = f"is damaged ({problem})" if problem else "is not prepared yet"
         raise DataError(
             f"the {data.corpus} corpus with tokenizer {data.tokenizer} {state}: "
-            f"run `{prepare_command(data)}`"
+            f"run `{prepare_command(data, program)}`"
         )
     return manifest
 

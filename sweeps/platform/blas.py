@@ -3,8 +3,11 @@ matmul about 40x slower than OpenBLAS on a 2-core machine (a small GPT step abou
 
 `preload_env` says how to fix that for a new process (LD_PRELOAD of Debian's OpenBLAS, when
 installed); `ensure_fast_blas` applies it to the current command by re-executing it once,
-before mlx is imported, or warns once with the install command. The executors give their
-qkmlx workers the same environment. Results are identical; only speed changes.
+before mlx is imported, or keeps a warning with the install command. Either line waits
+(`take_note`) until the command has checked its input, so a refusal stays one line: train
+says it after the run, a sweep in its executor line, crosscheck before its first check. The
+executors give their qkmlx workers the same environment. Results are identical; only speed
+changes.
 
 Nothing here imports mlx: it only looks at the installed files.
 """
@@ -18,6 +21,7 @@ import sys
 from pathlib import Path
 
 GUARD = "QKMLX_BLAS_CHECKED"  # set in the re-executed process so it never loops
+NOTE = "QKMLX_BLAS_NOTE"  # the line ensure_fast_blas keeps for the command to say (take_note)
 OPENBLAS_GLOBS = (
     "/usr/lib/*-linux-gnu/openblas-pthread/libblas.so.3",
     "/usr/lib/*-linux-gnu/libopenblas.so.0",
@@ -102,21 +106,26 @@ def runs_mlx(args: list[str]) -> bool:
 
 def ensure_fast_blas(args: list[str] | None = None) -> None:
     """Re-execute this command once with OpenBLAS preloaded, if that helps (call it first),
-    or warn once; nothing for commands that run no MLX math (runs_mlx)."""
+    or keep the install hint; nothing for commands that run no MLX math (runs_mlx). Prints
+    nothing: the line which BLAS runs waits for take_note, after the command's input is
+    checked."""
     if os.environ.get(GUARD) or not runs_mlx(sys.argv[1:] if args is None else args):
         return
     os.environ[GUARD] = "1"
     env = preload_env()
     if env is None:
-        print(f"qkmlx: {INSTALL_HINT}", file=sys.stderr)
+        os.environ[NOTE] = f"qkmlx: {INSTALL_HINT}"
         return
     if not env:
         return
-    print(
-        f"qkmlx: using OpenBLAS ({find_openblas()}) instead of MLX's reference BLAS",
-        file=sys.stderr,
-    )
+    note = f"qkmlx: using OpenBLAS ({find_openblas()}) instead of MLX's reference BLAS"
     # sys.orig_argv is the interpreter's own command line (python -c CODE ... included);
     # sys.argv would lose a `python -c` program.
     argv = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
-    os.execve(sys.executable, [sys.executable, *argv[1:]], {**os.environ, **env})
+    os.execve(sys.executable, [sys.executable, *argv[1:]], {**os.environ, **env, NOTE: note})
+
+
+def take_note(environ=os.environ) -> str | None:
+    """The line ensure_fast_blas kept (OpenBLAS preloaded, or the install hint), once: None
+    after the first call, and in a command that kept none."""
+    return environ.pop(NOTE, None)

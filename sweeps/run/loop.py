@@ -30,7 +30,7 @@ from sweeps.core.params import check_fits
 from sweeps.core.schedule import lr_at
 from sweeps.data import batch_starts, load_tokens, val_batches
 from sweeps.data.batches import check_splits, windows
-from sweeps.run.backends import Trainer, TrainerFactory
+from sweeps.run.backends import PROGRAMS, Trainer, TrainerFactory
 from sweeps.run.outcomes import SmoothedLoss, is_diverged, unstable_reasons
 from sweeps.run.rundir import RunDir
 
@@ -64,7 +64,7 @@ class _Session:
 
     def __init__(self, cfg: RunConfig, run: RunDir, make_trainer: TrainerFactory, fused: int = 0):
         self.cfg, self.run, self.train_cfg = cfg, run, cfg.train
-        self.tokens = load_tokens(cfg.data)
+        self.tokens = load_tokens(cfg.data, program=PROGRAMS.get(cfg.backend, "qkmlx"))
         check_splits(self.tokens.train, self.tokens.val, cfg.model.block_size)
         t = cfg.train
         self.batches = val_batches(

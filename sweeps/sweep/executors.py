@@ -210,6 +210,11 @@ class LocalExecutor:
 
             note = describe()
             line += f"; {note}" if note else ""
+        if self.execution.backend == "mlx":
+            from sweeps.platform.blas import take_note  # which BLAS the workers' MLX runs on
+
+            note = take_note()
+            line += f"; {note.removeprefix('qkmlx: ')}" if note else ""
         return line
 
     def _start(self, slot: _Slot) -> None:

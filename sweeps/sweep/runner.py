@@ -311,9 +311,10 @@ def _check_runs_fit(sweep: Sweep) -> None:
     from sweeps.core.params import check_fits, state_bytes
     from sweeps.data import load_tokens
     from sweeps.data.batches import check_splits
+    from sweeps.run.backends import PROGRAMS
 
     models = list({c.model: c for c in sweep.configs.values()}.values())  # one per model
-    tokens = load_tokens(models[0].data, progress=True)
+    tokens = load_tokens(models[0].data, progress=True, program=PROGRAMS[sweep.backend])
     for block_size in sorted({c.model.block_size for c in models}):
         check_splits(tokens.train, tokens.val, block_size)
     check_fits(max(models, key=state_bytes))

@@ -381,7 +381,8 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
     grid = raw.get("grid", {})
     no_unknown(grid, _GRID_KEYS, f"{where} [grid]")
     lr = lr_list(grid, "lr", f"{where} [grid]", required=True)
-    seed = tuple(list_of(grid, "seed", int, where)) if "seed" in grid else DEFAULT_SEEDS
+    at = f"{where} [grid]"
+    seed = tuple(list_of(grid, "seed", int, at)) if "seed" in grid else DEFAULT_SEEDS
     if len(set(seed)) < MIN_SEEDS:
         raise ConfigError(
             f"{where} [grid]: seed needs at least {MIN_SEEDS} distinct seeds for "
@@ -396,8 +397,8 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         arms=arms,
         study=study_table(raw.get("study"), arms, lr, where),
         lr=lr,
-        n_layer=tuple(list_of(grid, "n_layer", int, where)) if "n_layer" in grid else (),
-        n_embd=tuple(list_of(grid, "n_embd", int, where)) if "n_embd" in grid else (),
+        n_layer=tuple(list_of(grid, "n_layer", int, at)) if "n_layer" in grid else (),
+        n_embd=tuple(list_of(grid, "n_embd", int, at)) if "n_embd" in grid else (),
         seed=seed,
         set=_settings(raw.get("set", {}), f"{where} [set]", width_ladder="n_embd" in grid),
         extend=_extend(raw, where),
@@ -424,7 +425,7 @@ def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm
             raise ConfigError(
                 f"{where}: give the arms either as [grid] qk_norm or as [arms], not both"
             )
-        kinds = list_of(grid, "qk_norm", str, where)
+        kinds = list_of(grid, "qk_norm", str, f"{where} [grid]")
         on = [k for k in kinds if k != "none"]
         names = {k: "off" if k == "none" else ("on" if len(on) == 1 else f"on-{k}") for k in kinds}
         return tuple(Arm(names[k], {"model.qk_norm": k}) for k in kinds)

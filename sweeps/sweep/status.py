@@ -13,7 +13,7 @@ from sweeps.core.ladder import ladder_axis
 from sweeps.run.backends import PROGRAMS
 from sweeps.run.rundir import CORRUPT, STATUSES, UNFINISHED, RunDir
 from sweeps.sweep.runner import Sweep, settle
-from sweeps.sweep.sweepdir import SweepDir
+from sweeps.sweep.sweepdir import RECORD, SweepDir
 
 
 def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, dict]:
@@ -22,10 +22,17 @@ def planned_runs(name: str, runs_dir: str | Path, backend: str) -> tuple[Path, d
 
     try:
         spec = find_spec(name, runs_dir)
-    except HarnessError:
-        if not SweepDir(Path(runs_dir) / name).has_plan():
+    except HarnessError as e:
+        folder = SweepDir(Path(runs_dir) / name)
+        if not folder.has_plan():
             raise
         spec = None
+        if (folder.path / RECORD).is_file():  # the record is damaged: say so, show the plan
+            print(
+                f"warning: {e}; showing the runs of its plan.json meanwhile (`{PROGRAMS[backend]} "
+                f"sweep {name}` refuses to run until then)",
+                file=sys.stderr,
+            )
     files = SweepDir(Path(runs_dir) / (spec.name if spec else name))
     # plan.json is the last sweep's, of its backend, whichever program asks: runs of the
     # other backend are left out, and SweepDir.left_out_note says so

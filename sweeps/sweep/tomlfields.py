@@ -43,17 +43,36 @@ def lr_list(table: dict, key: str, at: str, required: bool = False) -> tuple[flo
     return tuple(float(v) for v in values)
 
 
+# how a refusal names the kind a list must hold, and how to write one in TOML
+KIND_NAMES = {
+    int: ("an integer", "unquoted, e.g. 3"),
+    str: ("a string", 'in quotes, e.g. "rms"'),
+    (int, float): ("a number", "unquoted, e.g. 1e-3"),
+}
+
+
 def list_of(table: dict, key: str, kind, where: str) -> list:
     values = table[key]
-    if (
-        not isinstance(values, list)
-        or not values
-        or any(not isinstance(v, kind) or isinstance(v, bool) for v in values)
-    ):
+    if not isinstance(values, list) or not values:
         raise ConfigError(f"{where}: {key} must be a non-empty list (got {values!r})")
+    for i, v in enumerate(values):
+        if not isinstance(v, kind) or isinstance(v, bool):
+            what, written = KIND_NAMES.get(kind, ("of the list's type", "as the others"))
+            raise ConfigError(
+                f"{where}: {key}: {_toml(v)} (item {i + 1} of {_toml(values)}) is not {what}; "
+                f"write every {key} as {what}, {written}"
+            )
     if len(set(values)) != len(values):
         raise ConfigError(f"{where}: {key} has duplicates (got {values!r})")
     return values
+
+
+def _toml(value) -> str:
+    """A value as the spec file writes it (a string in double quotes, true for True)."""
+    try:
+        return _value(value)
+    except TypeError:
+        return repr(value)
 
 
 def no_unknown(table, known: set, where: str) -> None:
