@@ -109,3 +109,19 @@ def test_curves_without_any_diagnostic_value_give_no_early_rows_and_no_crash():
     )
     rows = early_warning._early_rows(curves, pd.DataFrame({"run_id": ["a"], "max_steps": [10]}))
     assert rows.empty and "fraction" in rows.columns
+
+
+def test_a_report_whose_runs_carry_no_diagnostic_value_renders(tmp_path, monkeypatch):
+    """Issue 49 point 8, through the report: under pandas 3 the early-warning table raised a
+    TypeError when no run's curves held a diagnostic (every run's metrics without them);
+    pandas 2 never did. The report says nothing on early warning then."""
+    import json
+
+    from figures.report import make_report
+    from tests import figures_fakes
+
+    monkeypatch.setattr(figures_fakes, "_diagnostics", lambda cfg, progress: {})
+    figures_fakes.write_study(tmp_path / "study", depths=[2])
+    report = make_report(tmp_path / "study", None, ("vl.json",))
+    analysis = json.loads((report.parent / "analysis.json").read_text())
+    assert analysis["early_warning"] == {} and report.is_file()
