@@ -92,7 +92,12 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
     files = SweepDir(Path(runs_dir) / name)
     shown = files.plan_backend()
     planned = files.planned_configs()
-    notes = [files.unplanned_note(planned, shown), files.left_out_note(shown, "figures")]
+    program = click.get_current_context().obj  # the backend of the program that was run
+    notes = [
+        files.foreign_note(shown, program, "report") if program else None,
+        files.unplanned_note(planned, shown),
+        files.left_out_note(shown, "figures"),
+    ]
     for note in filter(None, notes if shown else []):  # the report says so too
         click.echo(note, err=True)
 

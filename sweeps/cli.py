@@ -535,6 +535,12 @@ def sweep(
     planned = command_plan(
         name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
     )
+    from sweeps.platform.devices import device_kind
+    from sweeps.sweep.sweepdir import SweepDir
+
+    # a run directory, runs `train --out` wrote, or another backend's sweep: refused, dry run
+    # or not (a sweep folder holds one backend's runs)
+    SweepDir(Path(runs_dir) / planned.spec.name).check_for_sweep(backend)
     for note in planned.notes:
         click.echo(note, err=True)
     # every --set is in the spec's [set] now: the record alone plans these runs
@@ -560,6 +566,7 @@ def sweep(
         execution=choices,
         archived=archived,
         grows=from_report,
+        device_kind=device_kind(backend, device),
     )
     if archived and not plan.from_report():
         held = {rid.split("-", 1)[0] for rid in archived}

@@ -520,7 +520,6 @@ def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monke
     from figures.results import load_results
 
     spec = write_spec(tmp_path, "once", [1e-2, 3e-2])
-    foreign = foreign_run(tmp_path / "runs" / "once")
     hashed = []
     fingerprint = RunDir.metrics_fingerprint
     monkeypatch.setattr(
@@ -533,9 +532,11 @@ def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monke
     planned = [
         rid for rid in pd.read_parquet(tmp_path / "runs" / "once" / "results.parquet").run_id
     ]
-    assert len(planned) == 12 and foreign.name not in planned  # 2 arms x 2 LRs x 3 seeds
+    assert len(planned) == 12  # 2 arms x 2 LRs x 3 seeds
     assert sorted(hashed) == sorted(planned)  # once each (the workers hash in their process)
-    hashed.clear()
+    # a run the sweep did not plan (a folder holding only such runs is no sweep's: refused)
+    foreign = foreign_run(tmp_path / "runs" / "once")
+    hashed.clear()  # planting it hashed it
     assert "nothing to run" in sweep("torch", spec, tmp_path / "runs").output
     assert sorted(hashed) == sorted(planned)
     hashed.clear()
@@ -566,9 +567,10 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     assert "12 runs: 6 ok, 6 diverged" in out
     assert out.count("torch-o") == 12 and "div@" in out
     assert "final val loss by lr and arm" in out and "n_layer 2" in out
-    table = out.split("final val loss by lr and arm")[1].splitlines()
+    table = out.split("final val loss by lr and arm")[1].split("\n\n")[0].splitlines()
     assert table[2].split() == ["lr", "off", "on"]
     assert table[-1].split() == ["1", "div", "div"]
+    assert f"note: {runs / 'basic'} is a torch sweep folder: this status is of its torch" in out
     # by sweep name too (plan.json), and before any run: everything pending
     by_name = CliRunner().invoke(make_cli("torch"), ["status", "basic", "--runs-dir", str(runs)])
     assert by_name.exit_code == 0 and "12 runs: 6 ok, 6 diverged" in by_name.output

@@ -204,13 +204,15 @@ def test_runs_of_another_backend_are_reported_not_hidden(grid_sweep, tmp_path):
     mlx_cfg = torch_run.read_config().with_overrides(["backend=mlx"])
     RunDir(runs / "grid" / mlx_cfg.run_id).write_config(mlx_cfg)  # an unfinished mlx run
     status = invoke("torch", "status", "grid", "--runs-dir", runs)
-    assert "1 mlx run(s)" in status.output and "`qkmlx status grid`" in status.output
-    assert "`qkmlx sweep grid --dry-run`" in status.output
+    assert "1 mlx run(s)" in status.output and "it is a torch sweep folder" in status.output
+    assert "`qkmlx status grid --runs-dir OTHER_DIR`" in status.output  # in a folder of their own
     mlx_view = invoke("mlx", "status", "grid", "--runs-dir", runs)  # plan.json: the torch runs
     assert "12 runs: 12 ok" in mlx_view.output and "1 mlx run(s)" in mlx_view.output
+    assert "is a torch sweep folder: this status is of its torch runs" in mlx_view.output
     report = invoke("torch", "figures", "grid", "--runs-dir", runs, "--formats", "vl.json")
     assert report.exit_code == 0, report.output
-    assert "1 mlx run(s)" in report.output and "`qkmlx figures grid`" in report.output
+    assert "1 mlx run(s)" in report.output
+    assert "`qkmlx figures grid --runs-dir OTHER_DIR`" in report.output
     text = (runs / "grid" / "report" / "report.md").read_text()
     assert "This report covers 12 of the 13 run directories in `grid`**: 1 (1 mlx)" in text
 

@@ -141,6 +141,24 @@ def visible_gpus() -> list[str]:
     return listed_gpus()
 
 
+def device_kind(backend: str, device: str) -> str:
+    """The kind of device `--device` asks for here, named without importing a framework (a
+    sweep folder records it, sweeps.sweep.sweepdir): cpu, cuda (an NVIDIA GPU, either
+    backend), mps (torch on a Mac) or metal (mlx on a Mac). auto: a visible NVIDIA GPU, else a
+    Mac's GPU, else the CPU, as the backends choose when their GPU build is installed (each
+    run's summary records the device it trained on)."""
+    mac = sys.platform == "darwin"
+    if device in ("cpu", "cuda", "mps"):
+        return device
+    if device == "gpu":
+        return "metal" if mac else "cuda"
+    if visible_gpus():
+        return "cuda"
+    if mac:
+        return "metal" if backend == "mlx" else "mps"
+    return "cpu"
+
+
 def gpu_free_memory(gpus: list[str]) -> int | None:
     """The least free memory, in bytes, of the GPUs with these nvidia-smi indices, asked of
     nvidia-smi (so this process opens no CUDA context); None when it cannot tell (no

@@ -26,6 +26,7 @@ from sweeps.sweep.spec import MAX_RUNS, SweepSpec
 from sweeps.sweep.sweepdir import SweepDir
 
 HEARTBEAT_S = 30.0  # a progress line at least this often while runs are in flight
+_UNREAD = object()  # Sweep._folder_kind before plan.json was read
 
 
 class Sweep:
@@ -42,14 +43,18 @@ class Sweep:
         execution: dict | None = None,
         archived: dict[str, dict] | None = None,
         grows: str | None = None,
+        device_kind: str | None = None,
     ):
         """record: the text of the sweep's spec.toml to write with its plan (the command's
         spec, sweeps.sweep.record; None: keep the folder's); execution: the device choices
         plan.json records (device, compile, tf32, deterministic); archived: run_id -> summary
         of the runs a committed report holds (sweeps.sweep.archived), finished here unless a
-        run directory says otherwise; grows: that report's folder, as plan.json records it."""
+        run directory says otherwise; grows: that report's folder, as plan.json records it;
+        device_kind: the kind of device this sweep trains on (sweeps.platform.devices), which
+        plan.json keeps from the sweep that created the folder."""
         self.spec, self.backend, self.overrides = spec, backend, list(overrides)
         self.record_text, self.execution = record, execution
+        self.device_kind, self._folder_kind = device_kind, _UNREAD
         self.archived, self.grows = dict(archived or {}), grows
         self.files = SweepDir(Path(runs_dir) / spec.name)
         self.dir = self.files.path
@@ -150,7 +155,16 @@ class Sweep:
         )
 
     # -- sweep-level files -------------------------------------------------------------------
+    def folder_kind(self) -> str | None:
+        """The device kind plan.json keeps: the one of the sweep that created the folder
+        (this one's, for a new folder); None in a folder from before it was kept."""
+        if self._folder_kind is _UNREAD:
+            new = not self.files.has_plan()
+            self._folder_kind = self.device_kind if new else self.files.device_kind()
+        return self._folder_kind
+
     def write_plan(self) -> None:
+        kind = self.folder_kind()  # before the first plan.json of a new folder is written
         if self.record_text is not None:  # first: a plan never outlives its definition
             self.files.write_record(self.record_text)
             self.record_text = None
@@ -161,6 +175,7 @@ class Sweep:
             self.configs,
             self.execution,
             self.grows,
+            kind,
         )
 
     def execution_note(self) -> str | None:
@@ -170,6 +185,13 @@ class Sweep:
             before = (self.files.read_plan() or {}).get("execution")
         except Exception:  # a damaged plan.json is the runner's to report
             return None
+        kind = self.folder_kind()
+        if kind and self.device_kind and kind != self.device_kind:
+            return (
+                f"  note: this folder's sweep started on {kind}; this one trains on "
+                f"{self.device_kind} (numbers may differ in their last digits; each run's "
+                f"summary names its device)"
+            )
         if not before or not self.execution or before == self.execution:
             return None
         shown = lambda e: ", ".join(f"{k} {e.get(k)}" for k in sorted(e))  # noqa: E731

@@ -137,6 +137,7 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     lines += [""] + loss_table(rows)
     shown = shown_backend(directory, configs, backend)
     notes = [
+        SweepDir(directory).foreign_note(shown, backend, "status"),
         SweepDir(directory).unplanned_note(configs, shown),
         SweepDir(directory).left_out_note(shown, "status"),
     ]

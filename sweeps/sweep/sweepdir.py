@@ -1,9 +1,13 @@
 """A sweep directory's own files, `<runs-dir>/<name>/` beside its run directories:
 
-- plan.json: {"name", "spec", "backend", "overrides", "execution", "runs": [{"run_id",
-  "config"}]}, every planned run, grid extensions included (written by the runner, read by
-  status and figures); "overrides" is [] since spec.toml holds every --set; "execution" the
-  device choices (device, compile, tf32, deterministic) of the sweep that wrote it;
+- plan.json: {"name", "spec", "backend", "device_kind", "overrides", "execution", "runs":
+  [{"run_id", "config"}]}, every planned run, grid extensions included (written by the
+  runner, read by status and figures); "backend" the folder's: a sweep folder holds one
+  backend's runs, and a sweep of the other is refused (check_for_sweep); "device_kind" what
+  the sweep that created the folder trained on (cpu, cuda, mps, metal:
+  sweeps.platform.devices.device_kind; absent in folders from before it was kept);
+  "overrides" is [] since spec.toml holds every --set; "execution" the device choices
+  (device, compile, tf32, deterministic) of the sweep that wrote it;
 - results.parquet: one row per planned run that has a directory (sweeps.run.rundir.runs_table);
 - curves.parquet: every finished run's metrics, long (run_id, arm, lr, depth, seed, step,
   metric, value), written with results.parquet (sweeps.sweep.curves);
@@ -29,6 +33,7 @@ CURVES = "curves.parquet"
 CROSSCHECK = "crosscheck.json"
 RECORD = "spec.toml"  # the sweep's record (sweeps.sweep.record)
 REWRITE = "delete it and rerun the step that writes it"
+RUN_FILES = ("config.json", "metrics.jsonl", "summary.json")  # a run directory's own files
 
 
 class SweepDir:
@@ -51,15 +56,18 @@ class SweepDir:
         configs: dict[str, RunConfig],
         execution: dict | None = None,
         grows: str | None = None,
+        device_kind: str | None = None,
     ) -> None:
         """grows: the committed report this sweep grows (`sweep --from-report`), so a later
-        `sweep NAME` resumes it as such instead of training the report's runs again."""
+        `sweep NAME` resumes it as such instead of training the report's runs again;
+        device_kind: what the sweep that created the folder trained on (None: not known)."""
         write_json_atomic(
             self.path / PLAN,
             {
                 "name": self.name,
                 "spec": spec,
                 "backend": backend,
+                **({"device_kind": device_kind} if device_kind else {}),
                 "overrides": overrides,
                 **({"execution": execution} if execution else {}),
                 **({"grows": grows} if grows else {}),
@@ -165,27 +173,103 @@ class SweepDir:
             return None
         return (plan or {}).get("backend")
 
+    def device_kind(self) -> str | None:
+        """The kind of device the folder's first sweep trained on (plan.json), None when the
+        folder is new, or from before it was kept."""
+        try:
+            plan = self.read_plan()
+        except HarnessError:
+            return None
+        kind = plan.get("device_kind") if isinstance(plan, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    def backend(self) -> str | None:
+        """The backend whose sweep this folder holds: plan.json's "backend", else (a plan.json
+        from before it named one) the backend its planned run ids start with, else that of its
+        run directories when they all share one (a run id starts with its backend: `torch-`,
+        `mlx-`); None for a new folder, or a mixed one that plans nothing."""
+        from sweeps.core.config import BACKENDS
+
+        try:
+            plan = self.read_plan()
+        except HarnessError:  # damaged: the run directories say
+            plan = None
+        if isinstance(plan, dict):
+            if plan.get("backend") in BACKENDS:
+                return plan["backend"]
+            runs = plan.get("runs") if isinstance(plan.get("runs"), list) else []
+            planned = {
+                str(r.get("run_id", "")).split("-", 1)[0] for r in runs if isinstance(r, dict)
+            }
+            if len(planned) == 1 and next(iter(planned)) in BACKENDS:
+                return next(iter(planned))
+        held = self.runs_by_backend()
+        return next(iter(held)) if len(held) == 1 else None
+
+    def check_for_sweep(self, backend: str) -> None:
+        """Refuse, in one line (HarnessError, exit 2), a `backend` sweep in this folder when it
+        is a run directory (`train --out` writes one), holds run directories but was never a
+        sweep folder (no plan.json, no spec.toml: runs written by `train --out`), or is another
+        backend's sweep folder: a sweep folder holds one backend's runs, so that its plan,
+        status and report are of them. A new or empty folder, and a folder of this backend
+        (recorded, or read from its run ids), are accepted."""
+        from sweeps.run.backends import PROGRAMS
+
+        if not self.path.is_dir():
+            return
+        elsewhere = "give the sweep another --runs-dir"
+        if any((self.path / name).is_file() for name in RUN_FILES):
+            raise HarnessError(
+                f"{self.path} is a run directory (as `train --out` writes), not a sweep folder: "
+                f"a sweep does not adopt it; {elsewhere}, or move the run elsewhere"
+            )
+        if not self.has_plan() and not (self.path / RECORD).is_file():
+            runs = sum((child / "config.json").is_file() for child in self.path.iterdir())
+            if runs:
+                raise HarnessError(
+                    f"{self.path} holds {runs} run director{'y' if runs == 1 else 'ies'} but no "
+                    f"{PLAN} or {RECORD}: not a sweep folder (runs written by `train --out`?), "
+                    f"and a sweep does not adopt them; {elsewhere}, or move them elsewhere"
+                )
+        held = self.backend()
+        if held is not None and held != backend:
+            raise HarnessError(
+                f"{self.path} is a {held} sweep folder ({PROGRAMS[held]}'s runs), and a sweep "
+                f"folder holds one backend's runs: give this {PROGRAMS[backend]} sweep a folder "
+                f"of its own with --runs-dir OTHER_DIR, or resume that one with "
+                f"`{PROGRAMS[held]} sweep {self.name}`"
+            )
+
+    def foreign_note(self, shown: str | None, backend: str, command: str) -> str | None:
+        """One line when a program shows (command: 'status', 'figures') another backend's
+        sweep folder: its runs are shown, not this program's; None when they agree."""
+        from sweeps.run.backends import PROGRAMS
+
+        if shown is None or shown == backend or shown not in PROGRAMS:
+            return None
+        return (
+            f"note: {self.path} is a {shown} sweep folder: this {command} is of its {shown} "
+            f"runs (`{PROGRAMS[shown]} sweep {self.name}` resumes it; a {PROGRAMS[backend]} "
+            f"sweep of this spec needs a --runs-dir of its own)"
+        )
+
     def left_out_note(self, shown: str, command: str) -> str | None:
         """One line on run directories of other backends that a view of `shown`'s runs
-        leaves out, and how to see them (command: 'status' or 'figures'); None if none."""
+        leaves out, and how to see them (command: 'status' or 'figures'); None if none.
+        Only a folder from before a sweep folder held one backend has them (check_for_sweep)."""
         from sweeps.run.backends import PROGRAMS
 
         others = {b: n for b, n in self.runs_by_backend().items() if b != shown}
         if not others:
             return None
         parts = ", ".join(f"{n} {b}" for b, n in sorted(others.items()))
-        hows = []
-        for b in sorted(others):
-            program = PROGRAMS[b]
-            hows.append(
-                f"`{program} sweep {self.name} --dry-run` lists their states; "
-                f"`{program} sweep {self.name}` makes plan.json theirs (finished runs "
-                f"are skipped), then `{program} {command} {self.name}`"
-            )
+        hows = "; ".join(
+            f"`{PROGRAMS[b]} {command} {self.name} --runs-dir OTHER_DIR`" for b in sorted(others)
+        )
         return (
-            f"note: {parts} run(s) in {self.path} were left out (plan.json plans the "
-            f"{shown} runs); to include them: {'; '.join(hows)}; better, keep each backend "
-            f"in its own --runs-dir"
+            f"note: {parts} run(s) in {self.path} were left out: it is a {shown} sweep folder "
+            f"(plan.json plans its {shown} runs), and a sweep folder holds one backend's runs; "
+            f"to see them, move them with {RECORD} into OTHER_DIR/{self.name}/, then {hows}"
         )
 
     # -- crosscheck.json ------------------------------------------------------------------
