@@ -530,16 +530,19 @@ def sweep(
 
     fuse = parse_fuse(fuse)
     execution = Execution(backend, device, compile, tf32, retry_failed)
-    from sweeps.sweep.adhoc import command_plan
-
-    planned = command_plan(
-        name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
-    )
     from sweeps.platform.devices import device_kind
+    from sweeps.sweep.adhoc import command_plan
     from sweeps.sweep.sweepdir import SweepDir
 
     # a run directory, runs `train --out` wrote, or another backend's sweep: refused, dry run
-    # or not (a sweep folder holds one backend's runs)
+    # or not (a sweep folder holds one backend's runs); first, where the folder is named, so
+    # no refusal of its record's definition comes before it (it would name the other program)
+    named = sweep_name or (name if name and not name.endswith(".toml") else None)
+    if named:
+        SweepDir(Path(runs_dir) / named).check_for_sweep(backend)
+    planned = command_plan(
+        name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides, backend
+    )
     SweepDir(Path(runs_dir) / planned.spec.name).check_for_sweep(backend)
     for note in planned.notes:
         click.echo(note, err=True)

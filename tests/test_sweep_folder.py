@@ -73,7 +73,8 @@ def test_the_other_program_is_refused_in_one_line_dry_run_or_not(torch_sweep, tm
         "one backend's runs: give this qkmlx sweep a folder of its own with --runs-dir "
         "OTHER_DIR, or resume that one with `qktorch sweep grid`"
     )
-    for args in (["grid", "--dry-run"], ["grid"], [*GRID, *SETS], ["grid", "--estimate"]):
+    other = [*GRID[:3], "train.lr=0.01,0.3", *GRID[4:], *SETS]  # and another definition
+    for args in (["grid", "--dry-run"], ["grid"], [*GRID, *SETS], ["grid", "--estimate"], other):
         assert only_line(invoke("mlx", "sweep", *args, "--runs-dir", folder.parent), 2) == said
     assert tree(folder) == before  # nothing written, no mlx run among the torch ones
     again = invoke("torch", "sweep", "grid", "--runs-dir", folder.parent, "--dry-run")
