@@ -1,0 +1,412 @@
+"""What carries from docs/cpu (the synthetic corpus) to real text (docs/STUDY.md section 16):
+the six pre-registered quantities T1..T6 computed on a reference report's runs and a new
+report's runs by section 13's rules, and each one's outcome, "carries", "differs" or
+"inconclusive", by section 16's table ("carries if" / "counts against if"; otherwise
+inconclusive). Only the new report is judged; the reference side is shown beside it (and
+tests/test_carry.py checks that docs/cpu's side is the one section 16 quotes).
+
+The quantities, and how each is computed (one rung, the primary comparison off vs on):
+
+- T1, the pooled stability threshold as a multiple of `off`'s best LR (stability.py via
+  rung.judge_rung). Carries when its span (bracket (lo, hi]; "<= best" is (0, 1]) overlaps
+  (x1.78, x10]; differs when it lies outside, or when there is no threshold below the top
+  evidence LR ("none"). Unjudged (no evidence): inconclusive. The window's ends are grid LRs
+  rounded to three digits (1.78 is 10^0.25), so an end that touches the window within
+  GRID_TOLERANCE decades does not overlap it.
+- T2, `off`'s failure mode at its first failing LR (stuck definition): per seed the run at the
+  first failing LR at or above the seed's best LR (the top of rules.critical_lrs' bracket; the
+  best LR itself when even it failed) is a stop (stability.STOPPED: the run diverged) or a
+  finished-but-stuck run (stability.STUCK_ONLY). Carries when at least 3 of 4 seeds' first
+  failure is stuck, differs when at least 2 of 4 are stops (for n seeds: ceil(3n/4) and
+  ceil(n/2); the two cannot both hold); inconclusive otherwise or with fewer than 3 seeds.
+- T3, H2a (stuck definition) as section 13 decides it (rung.judge_rung): supported carries, not
+  supported differs. The value is the ratio of critical LRs on / off, 10^mean of the per-seed
+  log10 ratios, with its 90% interval.
+- T4, H2b over the base grid's LRs in [3.16e-4, 0.316] (rules.sensitivities, h2b_stats,
+  paired_verdict at min_sensitivity): supported carries, not supported differs.
+- T5, the low-LR gap off - on at LR 1e-3 with section 13's low-LR effect interval (the
+  Bonferroni-adjusted one over the LRs below `off`'s best, the one section 16 quotes for
+  docs/cpu: [0.442, 0.553]); when 1e-3 is not below `off`'s best LR, the plain 90% paired
+  interval under the same failure model. Carries when the interval lies above 0 and overlaps
+  [0.25, 1.0]; differs when its upper end is at or below 0.02, or it lies entirely outside
+  [0.25, 1.0].
+- T6, the gap's start-temperature share (off-warm - on) / (off - on) at LR 1e-3, paired by seed
+  over the seeds all three arms finished, capped losses: the ratio of the two mean
+  differences. The interval is Fieller's 90% interval for a ratio of two means of paired
+  differences measured on the same seeds: the set of rho for which the per-seed values
+  (off-warm - on) - rho (off - on) have a one-sample t interval containing 0 (t with n - 1
+  df; each difference's variance floored at the precision floor squared, their covariance as
+  measured). It is exact for normal per-seed differences and needs nothing else; it is bounded
+  exactly when the gap is shown away from 0 (the denominator's one-sided 95% bound).
+  Section 16's rule reads the ratio itself: under 1/3 carries, above 2/3 differs, between is
+  inconclusive. Without a gap shown above 0 (off - on's one-sided 95% lower bound, the same
+  t and floor) the ratio is no share of anything: inconclusive ("no gap"), whatever its point
+  value.
+
+Borderline fates (section 13): when the new report holds runs within the fate margin of their
+cut, every outcome is computed with them all stuck and all trained; an outcome the two
+disagree on is inconclusive ("borderline decides").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from sweeps.study import rules, stability
+from sweeps.study.cells import STUCK, Cells, borderline, build_cells, with_borderline_as
+from sweeps.study.rung import Rung, judge_rung, primary_arrays
+from sweeps.study.stats import CONFIDENCE, Paired, paired, t_quantile
+
+CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
+QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6")
+
+# section 16's numbers (written from docs/cpu before any cpu-text run)
+BASE_LRS = (3.16e-4, 1e-3, 3.16e-3, 1e-2, 3.16e-2, 0.1, 0.316, 1.0)  # docs/cpu's 8 half-decades
+SENSITIVITY_RANGE = (3.16e-4, 0.316)
+GAP_LR = 1e-3  # T5 and T6
+# T1: multiples of off's best LR, docs/cpu's (x3.16, x5.62] widened by a quarter decade
+T1_WINDOW = (1.78, 10.0)
+GRID_TOLERANCE = 0.005  # decades: three-digit LRs lie within 0.0022 decades of the grid's points
+T5_WINDOW = (0.25, 1.0)  # nats: within a factor 2 of docs/cpu's +0.498
+T5_FLOOR = 0.02  # nats: a gap at or below this counts against
+T6_CARRIES_BELOW, T6_DIFFERS_ABOVE = 1 / 3, 2 / 3
+STUDY = rules.Study(delta=0.1, sensitivity_range=SENSITIVITY_RANGE, target_loss=None)
+
+# T2: the class of `off`'s run at its first failing LR
+FIRST_STUCK, FIRST_STOPPED, NO_FAILURE = "stuck", "stopped", "no failure"
+
+# reason codes (figures/carry.py words them)
+OVERLAPS, OUTSIDE, NO_THRESHOLD, UNJUDGED = "overlaps", "outside", "no threshold", "unjudged"
+MOSTLY_STUCK, STOPS, MIXED = "mostly stuck", "stops", "mixed"
+TOO_FEW_SEEDS = "too few seeds"
+VERDICT = "verdict"  # T3, T4: the hypothesis's own verdict decides
+ABOVE_ZERO_IN_WINDOW, AT_OR_BELOW_FLOOR, OUT_OF_WINDOW, STRADDLES = (
+    "above 0, overlaps the window",
+    "at or below the floor",
+    "outside the window",
+    "overlaps the window, not above 0",
+)
+NOT_MEASURED, NO_INTERVAL = "not measured", "no interval"
+UNDER, OVER, BETWEEN, NO_GAP = "under 1/3", "above 2/3", "between 1/3 and 2/3", "no gap"
+BORDERLINE_DECIDES = "borderline decides"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One report's value of a quantity. value: T1 the threshold as a multiple of `off`'s best
+    LR (interpolated; NaN unjudged), T2 the seeds whose first failure is stuck, T3 the ratio
+    of critical LRs on / off, T4 S off - S on (nats), T5 off - on at 1e-3 (nats), T6 the share.
+    interval: T1 the span (lo, hi] as multiples (inf: censored above), T3..T6 the interval
+    the rule reads (None: none). verdict: T1 the threshold's kind ("" bracketed, below, none,
+    unjudged), T3 and T4 the hypothesis's verdict. per_seed: T2 each seed's first failure.
+    parts: named numbers behind the value."""
+
+    value: float = math.nan
+    interval: tuple[float, float] | None = None
+    verdict: str = ""
+    per_seed: tuple[str, ...] = ()
+    parts: tuple[tuple[str, float], ...] = ()
+
+    def part(self, name: str) -> float:
+        return dict(self.parts).get(name, math.nan)
+
+
+@dataclass(frozen=True)
+class Carry:
+    """One of section 16's quantities on both sides and its outcome (the new report's side
+    judged by the rule), with the reason code the outcome rests on."""
+
+    quantity: str
+    reference: Side
+    new: Side
+    outcome: str
+    reason: str
+
+
+# -- the run table -----------------------------------------------------------------------------
+def cells_of(rows: Iterable[Mapping], rung: str = "n_layer") -> Cells:
+    """One rung's cells from a report's run table (records of runs.parquet): each run's stuck
+    cut is its baseline rule's recorded loss (bigram unless the row names another), as
+    figures/rejudge_v5.py reads it. A table of several rungs is refused."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["baseline_loss"] = rules.recorded_baseline(r.get("baseline") or "bigram", r)
+        out.append(r)
+    by_rung = build_cells(out, rung=rung)
+    if len(by_rung) != 1:
+        raise ValueError(f"a run table of one {rung} expected, found {sorted(by_rung) or 'none'}")
+    return next(iter(by_rung.values()))
+
+
+# -- each quantity on one side -----------------------------------------------------------------
+def t1_side(r: Rung) -> Side:
+    v, best = r.threshold.pooled, r.best_lr
+    if best is None or v.kind == "unjudged":
+        return Side(verdict="unjudged", parts=(("best_lr", best or math.nan),))
+    lo, hi = stability.span_of(v)
+    parts = (("best_lr", best), ("threshold_lo", lo), ("threshold_hi", hi))
+    value = v.value / best if v.kind in ("", "below") else math.nan
+    return Side(value, (lo / best, hi / best), v.kind, (), parts)
+
+
+def first_failures(cells: Cells, arm: str = "off") -> tuple[str, ...]:
+    """Per seed: the class of the arm's run at its first failing LR under the stuck
+    definition (the top of rules.critical_lrs' bracket; the seed's best LR when even that run
+    failed): FIRST_STOPPED when the run diverged, FIRST_STUCK when it finished worse than its
+    cut; NO_FAILURE when the seed does not fail in the grid."""
+    if not cells.has(arm):
+        return ()
+    a = cells.arm(arm)
+    stopped = cells.diverged if cells.diverged is not None else np.zeros_like(cells.failing)
+    out = []
+    for k, crit in enumerate(rules.critical_lrs(cells, arm, STUCK).values()):
+        if crit.kind == "":
+            j = cells.lrs.index(crit.bracket[1])
+        elif crit.kind == "below":
+            loss = np.where(cells.finished()[a, :, k], cells.loss[a, :, k], np.inf)
+            j = int(np.argmin(loss))
+        else:
+            out.append(NO_FAILURE)
+            continue
+        out.append(FIRST_STOPPED if stopped[a, j, k] else FIRST_STUCK)
+    return tuple(out)
+
+
+def t2_side(cells: Cells, r: Rung) -> Side:
+    seeds = first_failures(cells)
+    parts: list[tuple[str, float]] = []
+    for definition in ("stuck", "diverged"):
+        e = r.edges.get("off", {}).get(definition)
+        if e is not None:
+            parts += [(f"{definition}_edge", e.value), (f"{definition}_censored", e.censored)]
+            beyond = [v.value for v in e.per_seed if not v.inside]
+            parts.append((f"{definition}_beyond", beyond[0] if beyond else math.nan))
+    parts += [("stopped", seeds.count(FIRST_STOPPED)), ("seeds", len(seeds))]
+    return Side(float(seeds.count(FIRST_STUCK)), None, "", seeds, tuple(parts))
+
+
+def t3_side(r: Rung) -> Side:
+    p = r.h2a_ratio
+    interval = (10**p.lower, 10**p.upper) if math.isfinite(p.lower) else None
+    return Side(10**p.mean if p.n else math.nan, interval, r.h2a, (), (("seeds", p.n),))
+
+
+def t4_side(cells: Cells, study: rules.Study, base_lrs) -> Side:
+    lrs = rules.sensitivity_lrs(base_lrs, study.sensitivity_range)
+    comparison = study.primary_comparison
+    s = {arm: rules.sensitivities(cells, arm, lrs) for arm in comparison}
+    p = rules.h2b_stats(s[comparison.baseline], s[comparison.treatment], study.precision)
+    verdict = rules.paired_verdict(p, study.min_sensitivity)
+    return Side(p.mean, _interval(p), verdict, (), (("seeds", p.n), ("lrs", len(lrs))))
+
+
+def t5_side(cells: Cells, r: Rung, study: rules.Study) -> Side:
+    at = [i for i, lr in enumerate(r.low.lrs) if math.isclose(lr, GAP_LR)]
+    if at:
+        i = at[0]
+        st = r.low.stats[i]
+        parts = (("seeds", st.n), ("family", len(r.low.lrs)))
+        return Side(st.mean, (r.low.lower[i], r.low.upper[i]), r.low.verdict, (), parts)
+    lrs, d, cb, ct, _ = primary_arrays(cells, study.primary_comparison, study.fate_margin)
+    j = [i for i, lr in enumerate(lrs) if math.isclose(lr, GAP_LR)]
+    if cb is None or not j:
+        return Side(verdict=NOT_MEASURED)
+    _, used, _ = stability.pooled_lr_stats(d, cb, ct, study.precision)
+    st = paired(np.where(used[j[0]], d[j[0]], np.nan), study.precision)
+    return Side(st.mean, _interval(st), "", (), (("seeds", st.n), ("family", 1)))
+
+
+def t6_side(cells: Cells, warm: Cells | None, study: rules.Study) -> Side:
+    """(off-warm - on) / (off - on) at 1e-3 over the seeds with all three runs finished; warm:
+    the cells holding off-warm (the same report's, or a control report's)."""
+    comparison, control = study.primary_comparison, "off-warm"
+    warm = warm if warm is not None and warm.has(control) else cells
+    off, on = comparison
+    w, o, n = (_at(warm, control), _at(cells, off), _at(cells, on))
+    seeds = sorted(set(w) & set(o) & set(n))
+    if len(seeds) < rules.MIN_SEEDS:
+        return Side(verdict=NOT_MEASURED, parts=(("seeds", len(seeds)),))
+    a = np.array([w[s] - n[s] for s in seeds])
+    b = np.array([o[s] - n[s] for s in seeds])
+    ratio = float(a.mean() / b.mean()) if b.mean() != 0 else math.nan
+    interval = fieller(a, b, study.precision)
+    gap = paired(b, study.precision)
+    parts = (
+        ("numerator", float(a.mean())),
+        ("denominator", float(b.mean())),
+        ("denominator_lower", gap.lower),
+        ("seeds", len(seeds)),
+    )
+    return Side(ratio, interval, "", (), parts)
+
+
+def _at(cells: Cells, arm: str) -> dict[int, float]:
+    """{seed: capped loss} of the arm's finished runs at LR 1e-3."""
+    j = [i for i, lr in enumerate(cells.lrs) if math.isclose(lr, GAP_LR)]
+    if not cells.has(arm) or not j:
+        return {}
+    a = cells.arm(arm)
+    row = cells.loss[a, j[0]]
+    return {int(s): float(x) for s, x in zip(cells.seeds, row) if math.isfinite(x)}
+
+
+def fieller(a, b, floor: float = 0.0) -> tuple[float, float] | None:
+    """Fieller's two-sided 90% interval for mean(a) / mean(b), a and b paired by seed: the rho
+    where mean(a - rho b)^2 <= t^2 var(a - rho b) / n (t: one-sided 95%, n - 1 df). Each
+    variance is floored at floor^2 (a difference is never known better than the precision
+    floor); the covariance is the sample one (the floored matrix stays positive
+    semi-definite). None when the set is unbounded: mean(b) not shown away from 0."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    n = len(a)
+    if n < rules.MIN_SEEDS or n != len(b):
+        return None
+    saa = max(float(np.var(a, ddof=1)), floor**2)
+    sbb = max(float(np.var(b, ddof=1)), floor**2)
+    sab = float(np.cov(a, b, ddof=1)[0, 1])
+    q = t_quantile(CONFIDENCE, n - 1) ** 2 / n
+    ma, mb = float(a.mean()), float(b.mean())
+    A = mb**2 - q * sbb
+    B = ma * mb - q * sab
+    C = ma**2 - q * saa
+    if A <= 0:
+        return None
+    root = math.sqrt(max(B * B - A * C, 0.0))
+    return (B - root) / A, (B + root) / A
+
+
+def _interval(p: Paired) -> tuple[float, float] | None:
+    return (p.lower, p.upper) if math.isfinite(p.lower) else None
+
+
+def sides(
+    cells: Cells, study: rules.Study = STUDY, warm: Cells | None = None, base_lrs=BASE_LRS
+) -> dict[str, Side]:
+    """Every quantity of section 16 on one report's cells (warm: where off-warm is, when not
+    in these cells)."""
+    r = judge_rung(cells, study)
+    return {
+        "T1": t1_side(r),
+        "T2": t2_side(cells, r),
+        "T3": t3_side(r),
+        "T4": t4_side(cells, study, base_lrs),
+        "T5": t5_side(cells, r, study),
+        "T6": t6_side(cells, warm, study),
+    }
+
+
+# -- section 16's rules ------------------------------------------------------------------------
+def decide(quantity: str, side: Side) -> tuple[str, str]:
+    """(outcome, reason) of one quantity of the new report by section 16's table."""
+    return _RULES[quantity](side)
+
+
+def _t1(s: Side) -> tuple[str, str]:
+    if s.verdict == "unjudged":
+        return INCONCLUSIVE, UNJUDGED
+    if s.verdict == "none":
+        return DIFFERS, NO_THRESHOLD
+    lo, hi = s.interval
+    low, high = (math.log10(x) for x in T1_WINDOW)
+    below_top = lo <= 0 or math.log10(lo) < high - GRID_TOLERANCE
+    above_bottom = math.log10(hi) > low + GRID_TOLERANCE
+    return (CARRIES, OVERLAPS) if below_top and above_bottom else (DIFFERS, OUTSIDE)
+
+
+def _t2(s: Side) -> tuple[str, str]:
+    n = len(s.per_seed)
+    if n < rules.MIN_SEEDS:
+        return INCONCLUSIVE, TOO_FEW_SEEDS
+    if s.per_seed.count(FIRST_STUCK) >= math.ceil(3 * n / 4):
+        return CARRIES, MOSTLY_STUCK
+    if s.per_seed.count(FIRST_STOPPED) >= math.ceil(n / 2):
+        return DIFFERS, STOPS
+    return INCONCLUSIVE, MIXED
+
+
+def _verdict(s: Side) -> tuple[str, str]:
+    if s.verdict == rules.SUPPORTED:
+        return CARRIES, VERDICT
+    if s.verdict == rules.NOT_SUPPORTED:
+        return DIFFERS, VERDICT
+    return INCONCLUSIVE, VERDICT
+
+
+def _t5(s: Side) -> tuple[str, str]:
+    if s.interval is None:
+        return INCONCLUSIVE, NO_INTERVAL if math.isfinite(s.value) else NOT_MEASURED
+    lo, hi = s.interval
+    w_lo, w_hi = T5_WINDOW
+    if hi <= T5_FLOOR:
+        return DIFFERS, AT_OR_BELOW_FLOOR
+    if hi < w_lo or lo > w_hi:
+        return DIFFERS, OUT_OF_WINDOW
+    if lo > 0:
+        return CARRIES, ABOVE_ZERO_IN_WINDOW
+    return INCONCLUSIVE, STRADDLES
+
+
+def _t6(s: Side) -> tuple[str, str]:
+    if s.verdict == NOT_MEASURED:
+        return INCONCLUSIVE, NOT_MEASURED
+    if s.interval is None or not math.isfinite(s.value) or not s.part("denominator_lower") > 0:
+        return INCONCLUSIVE, NO_GAP
+    if s.value < T6_CARRIES_BELOW:
+        return CARRIES, UNDER
+    if s.value > T6_DIFFERS_ABOVE:
+        return DIFFERS, OVER
+    return INCONCLUSIVE, BETWEEN
+
+
+_RULES = {"T1": _t1, "T2": _t2, "T3": _verdict, "T4": _verdict, "T5": _t5, "T6": _t6}
+
+
+# -- both sides --------------------------------------------------------------------------------
+def carry(
+    reference: Iterable[Mapping],
+    new: Iterable[Mapping],
+    reference_control: Iterable[Mapping] | None = None,
+    study: rules.Study = STUDY,
+    base_lrs=BASE_LRS,
+) -> tuple[Carry, ...]:
+    """Section 16's table: each quantity on the reference report's runs (reference_control: a
+    report holding the reference's off-warm, e.g. docs/cpu-control) and on the new report's
+    (off, on and off-warm in one table), judged on the new side. Run tables as records."""
+    ref_cells = cells_of(reference)
+    warm = cells_of(reference_control) if reference_control is not None else None
+    ref = sides(ref_cells, study, warm, base_lrs)
+    cells = cells_of(new)
+    now = sides(cells, study, None, base_lrs)
+    ways = None
+    if (borderline(cells, study.fate_margin) & cells.finished()).any():
+        ways = [
+            sides(with_borderline_as(cells, study.fate_margin, f), study, None, base_lrs)
+            for f in (True, False)
+        ]
+    out = []
+    for q in QUANTITIES:
+        outcome, reason = decide(q, now[q])
+        if ways is not None and len({decide(q, w[q])[0] for w in ways} | {outcome}) > 1:
+            outcome, reason = INCONCLUSIVE, BORDERLINE_DECIDES
+        out.append(Carry(q, ref[q], now[q], outcome, reason))
+    return tuple(out)
+
+
+__all__ = [
+    "CARRIES",
+    "DIFFERS",
+    "INCONCLUSIVE",
+    "QUANTITIES",
+    "Side",
+    "Carry",
+    "carry",
+    "cells_of",
+    "sides",
+    "decide",
+    "fieller",
+    "first_failures",
+]
