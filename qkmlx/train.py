@@ -30,7 +30,7 @@ def pick_device(name: str) -> str:
     available = {"cpu": True, "gpu": mx.metal.is_available() or bool(cuda and cuda.is_available())}
     hint = (
         f"mlx {mx.__version__} has no CUDA backend here: install it with "
-        f"pip install -e '.[cuda]' (README, On a CUDA machine)"
+        f"pip install -e '.[cuda]' (docs/install.md, On a CUDA machine)"
     )
     name = choose_device("mlx", name, available, hint)
     mx.set_default_device(mx.gpu if name == "gpu" else mx.cpu)

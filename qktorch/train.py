@@ -35,7 +35,7 @@ def pick_device(name: str) -> str:
     build = f"built for CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
     hint = (
         f"torch {torch.__version__} ({build}) cannot use it: install the torch wheel for "
-        f"the driver's CUDA version (README, On a CUDA machine)"
+        f"the driver's CUDA version (docs/install.md, On a CUDA machine)"
     )
     return choose_device("torch", name, available, hint)
 

@@ -202,5 +202,5 @@ def describe(environ=os.environ, cpuinfo: str = "/proc/cpuinfo") -> str | None:
         return "torch CPU matmuls: MKL's own path (an Intel CPU: its widest instructions)"
     return (
         f"torch CPU matmuls: MKL's generic path (CPU vendor {vendor or 'not Intel'}); "
-        f"{OPT_IN}=intel is faster here, not bit-identical (README)"
+        f"{OPT_IN}=intel is faster here, not bit-identical (docs/install.md)"
     )

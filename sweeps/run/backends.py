@@ -31,10 +31,10 @@ FRAMEWORKS = {
         "mlx.core",
         (
             "pip install -e '.[cpu]' on a Linux CPU, -e '.[cuda]' with an NVIDIA "
-            "GPU (README, Install); qktorch works without it"
+            "GPU (docs/install.md); qktorch works without it"
         ),
     ),
-    "torch": ("torch", "pip install torch (README, Install)"),
+    "torch": ("torch", "pip install torch (docs/install.md)"),
 }
 
 
