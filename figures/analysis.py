@@ -89,6 +89,8 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
         "problems": run_table.problems(results, runs),
         "compute": run_table.compute(runs),
     }
+    # the runs against counting: no arm beating the bigram baseline makes the sweep a toy
+    out["baseline_check"] = rules.baseline_check(cells.values(), bigram)._asdict()
     out.update(trends.trends(cells, settings, list(depths)))
     out["decisions"] = decisions(cells, settings, out)
     out["early_warning"] = early_warning.table(runs, curves, rung)
@@ -123,6 +125,7 @@ def study_settings(results: SweepResults) -> dict:
         settings["rung_lr"] = {str(k): [float(x) for x in v] for k, v in spec["rung_lr"].items()}
     settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
     settings["baselines"] = run_table.baselines(results.runs)
+    settings["baseline_rule"] = run_table.baseline_rule(results.runs)
     # the planned runs too: a width sweep with one width finished is still a width ladder
     shapes = [f for f in ("n_layer", "n_embd") if f in results.runs and f in results.missing]
     planned = pd.concat([results.runs[shapes], results.missing[shapes]]) if shapes else results.runs

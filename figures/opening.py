@@ -31,6 +31,7 @@ def blocks(view: dict) -> list[Block]:
     if not view.get("depths"):
         return []
     found = [
+        _toy(view),
         _interventions(view),
         _control(view),
         _trend(view),
@@ -63,6 +64,32 @@ def markdown(view: dict) -> list[str]:
             lines += [f"- {text}", *(f"  - {s}" for s in subs)]
         lines.append("")
     return lines
+
+
+# -- whether the runs say anything at all -------------------------------------------------------
+def _toy(view: dict) -> Block | None:
+    """A sweep none of whose arms beats the bigram baseline (analysis.json's "baseline_check",
+    decided by sweeps.study.rules.baseline_check): it demonstrates the harness, and says so
+    before anything it computed."""
+    check = view.get("baseline_check") or {}
+    if check.get("beaten") is not False:
+        return None
+    best = check["best"]
+    arms = [a for a in view["settings"]["arms"] if a in best] + sorted(
+        set(best) - set(view["settings"]["arms"])
+    )
+    each = ", ".join(f"{arm} {best[arm]:.3f}" for arm in arms)
+    return (
+        "A harness demonstration, not an answer: no arm beats the bigram baseline, so nothing "
+        "below is about QK-norm",
+        [
+            f"Every arm's best run (its lowest final loss at any LR and seed) ends worse than "
+            f"the corpus's bigram baseline, {check['baseline']:.3f} nats: {each}. These runs "
+            "have not learned what counting pairs of tokens gives, so what follows only shows "
+            "the harness running end to end; QK-norm's effect on them is no evidence either "
+            "way."
+        ],
+    )
 
 
 # -- what the sweep was built to ask -------------------------------------------------------------
@@ -349,20 +376,24 @@ def _failing(view: dict, depth: dict, main: list[str], others: list[str]) -> str
     """Where runs start to fail: the compared arms, the other arms, the other definitions;
     'no run failed' where no arm's runs failed inside the grid."""
     s = view["settings"]
-    definition = s.get("primary_failure", "stuck")
+    names = present.failure_names(view)
+    definition = next(iter(names))  # the one that decides, as the report names it
+    said = names[definition] + (
+        "; the bigram-baseline rule is off" if present.rule_off(view) else ""
+    )
     medians = [((depth["arms"].get(a) or {}).get("eta_crit") or {}).get("median") for a in main]
     medians += [depth["arms"][a]["eta_crit"].get("median") for a in others]
     tops = {m["value"] for m in medians if m and m["kind"] == "above"}
     if len(tops) == 1 and all(m and m["kind"] == "above" for m in medians):
         text = (
-            f"No arm's runs failed ({definition}) up to LR {fmt.lr(tops.pop())}, the grid's top "
+            f"No arm's runs failed ({said}) up to LR {fmt.lr(tops.pop())}, the grid's top "
             "(critical LR above it)."
         )
     else:
-        text = f"Runs start to fail (critical LR, {definition}): {_crit(depth, main)}."
+        text = f"Runs start to fail (critical LR, {said}): {_crit(depth, main)}."
         if others:
             text += f" Other arms: {_crit(depth, others)}."
-    for other in s.get("failure_definitions", []):
+    for other in names:
         if other == definition:
             continue
         values = []
@@ -422,7 +453,7 @@ def _verdicts(view: dict) -> Block | None:
         else:
             why = [says[h](view, name, view["depths"][name]) for name in names]
         if above.get(h) and s["preregistered"]:
-            items.append(f"{head} {answer}, as above.")
+            items.append(f"{head} {_as_above(view, h, v, answer)}")
         elif len(why) == 1:
             items.append(f"{head} {answer}: {why[0]}.")
         else:
@@ -438,6 +469,28 @@ def _verdicts(view: dict) -> Block | None:
         "decided; the report's Verdicts section gives each test):",
         items,
     )
+
+
+def _as_above(view: dict, h: str, v: dict, answer: str) -> str:
+    """A verdict whose numbers the opening gave above, as its answer and what the verdict
+    found, so the line reads as meant: a bare "No" to H1's "does QK-norm matter only above
+    off's best LR?" would read as "it matters below it too" where it matters nowhere
+    (docs/STUDY.md section 5: not supported is necessary at the best LR, harmful there, or no
+    threshold although off fails). Not decided: the block above says why."""
+    if v["verdict"] == INCONCLUSIVE:
+        return f"{answer}, as above."
+    per = v.get("per_depth") or {}
+    if h in ladder.of(view).trends or not per:
+        found = v["reason"]
+    else:
+        reasons = {r["reason"] for r in per.values()}
+        rung = ladder.of(view)
+        found = (
+            reasons.pop()
+            if len(reasons) == 1
+            else "; ".join(f"{rung.label(n)}: {per[n]['reason']}" for n in sorted(per, key=int))
+        )
+    return f"{answer}: {found}, as above."
 
 
 def _h1(view: dict, name: str, depth: dict, at: bool = True) -> str:
@@ -475,7 +528,7 @@ def _h2a(view: dict, name: str, depth: dict) -> str:
     said = _h2a_says(h, ref, primary)
     text = said
     by = depth.get("h2a_by_definition") or {}
-    for other in s.get("failure_definitions", []):
+    for other in present.failure_names(view):  # with the baseline rule off: not diverged
         if other == definition or other not in by:
             continue
         again = _h2a_says(by[other], ref, primary, short=True)

@@ -93,7 +93,7 @@ def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
         "head": head,
         "threshold": threshold,
         "seeds": seeds,
-        "failing": _failing(ref["eta_crit"]["median"]) + ".",
+        "failing": _failing(ref["eta_crit"]["median"], s) + ".",
         "low": (
             f"Separately, QK-norm also helped below that best LR: at {fmt.lrs(low)}. This "
             f"low-LR effect may be the start temperature, not stability. {control}"
@@ -116,9 +116,10 @@ def _runs(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def _failing(median: dict | None) -> str:
+def _failing(median: dict | None, s: dict) -> str:
     """Where the reference arm's runs start to fail (its median critical LR), censoring said
-    in words: a critical LR above the grid means its runs did not fail at all."""
+    in words: a critical LR above the grid means its runs did not fail at all. With the
+    bigram-baseline rule off (settings s) no run is stuck: they fail by diverging."""
     if not median or median["kind"] == "none":
         return "Without QK-norm no critical LR could be found"
     if median["kind"] == "above":
@@ -126,4 +127,5 @@ def _failing(median: dict | None) -> str:
         return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
     if median["kind"] == "below":
         return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median['value'])}"
-    return f"Without QK-norm runs fail (stuck or diverged) from LR ~{fmt.grid(median)}"
+    how = "diverged" if present.rule_off({"settings": s}) else "stuck or diverged"
+    return f"Without QK-norm runs fail ({how}) from LR ~{fmt.grid(median)}"

@@ -14,7 +14,8 @@ import math
 
 import pandas as pd
 
-from sweeps.study.rules import Comparison
+from figures import run_table
+from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
 
 def _num(x) -> float | None:
@@ -81,7 +82,8 @@ def baselines(analysis: dict) -> dict:
 def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
     """The analysis dict as the report draws it: settings["baselines"] from the run summaries
     when the analysis has none (older analysis.json), and settings["baseline_rule"] (the
-    train.baseline of the runs: bigram, unigram or none). Never written to analysis.json."""
+    train.baseline of the runs: bigram, unigram or none) where an older analysis.json lacks
+    it. Never written to analysis.json."""
     settings = dict(analysis["settings"])
     if not settings.get("baselines"):
         found = {}
@@ -94,11 +96,28 @@ def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
             )
             found[key] = float(values.median()) if len(values) else None
         settings["baselines"] = {**found, "unit": "nats/token"}
-    rules = sorted(set(runs["baseline"].dropna())) if "baseline" in runs else []
-    settings["baseline_rule"] = (
-        rules[0] if len(rules) == 1 else (", ".join(rules) if rules else None)
-    )
+    if not settings.get("baseline_rule"):  # an analysis from before it recorded the rule
+        settings["baseline_rule"] = run_table.baseline_rule(runs)
     return {**analysis, "settings": settings}
+
+
+def failure_names(analysis: dict) -> dict[str, str]:
+    """The failure definitions (docs/STUDY.md section 3) the report shows, the one that decides
+    first, each with the name it prints. With the bigram-baseline rule off (train.baseline =
+    none) no run can finish stuck: `stuck` holds exactly the runs `diverged` does, so it
+    prints as `diverged` and `diverged` is not shown again beside it."""
+    s = analysis["settings"]
+    definitions = s.get("failure_definitions") or [STUCK]
+    primary = s.get("primary_failure", STUCK)
+    order = [primary] + [x for x in definitions if x != primary]
+    if not rule_off(analysis):
+        return {x: x for x in order}
+    return {x: DIVERGED if x == STUCK else x for x in order if x != DIVERGED or STUCK not in order}
+
+
+def rule_off(analysis: dict) -> bool:
+    """The runs had no bigram-baseline rule (train.baseline = none): none of them is stuck."""
+    return baselines(analysis)["rule"] == "none"
 
 
 def loss_unit(analysis: dict) -> str:

@@ -9,6 +9,7 @@ clock reads).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,8 @@ def make_report(
         out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
         curves = load_curves(results.runs)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if source and source["kind"] == "analysis":
-        _keep_previous(Path(from_report), out_dir)
+    if source:
+        _keep_previous(Path(from_report), out_dir, source["kind"])
     result = study.analyze(results, curves)
     check = (results.spec or {}).get("token_check")
     if check:  # a depth ladder's token-matched check (docs/STUDY.md section 11)
@@ -84,6 +85,10 @@ def make_report(
         ]
     else:
         figures = _figures(view, curves)
+        if source:  # the earlier report's charts of what its runs' curves drew, where kept
+            _keep_charts(
+                Path(from_report), out_dir, [n for n, (_, c) in figures.items() if c is None]
+            )
         if "html" in formats:
             charts.write_vega_js(out_dir)
         for name, (_, chart) in figures.items():
@@ -200,13 +205,31 @@ def _high_stable_lr(result: dict) -> float:
 
 
 # -- sections ----------------------------------------------------------------------------------
-def _keep_previous(report_dir: Path, out_dir: Path) -> None:
-    """A pre-v4 report re-judged in place keeps its analysis.json and report.md, renamed, so
-    v3's verdicts stay beside v4's (never overwritten once kept)."""
+def _keep_previous(report_dir: Path, out_dir: Path, kind: str) -> None:
+    """A pre-v4 report re-judged keeps its analysis.json and report.md, renamed, so v3's
+    verdicts stay beside v4's (never overwritten once kept); a report re-rendered elsewhere
+    (--out) takes the ones it kept along, as the report it renders cites them."""
     for name, kept in (("analysis.json", archive.OLD_ANALYSIS), ("report.md", archive.OLD_REPORT)):
-        old, new = report_dir / name, out_dir / kept
-        if old.is_file() and not new.exists():
-            write_atomic(new, old.read_text())
+        new = out_dir / kept
+        if new.exists():
+            continue
+        for old in (report_dir / kept, report_dir / name if kind == "analysis" else None):
+            if old is not None and old.is_file():
+                write_atomic(new, old.read_text())
+                break
+
+
+def _keep_charts(report_dir: Path, out_dir: Path, names: list[str]) -> None:
+    """A re-judged report re-rendered elsewhere (--out): the charts it keeps from the earlier
+    report (its curves are gone with the run directories, _figure_section), copied along, so
+    the re-render holds the committed report's charts. Only beside a kept earlier report."""
+    if out_dir.resolve() == report_dir.resolve() or not (out_dir / archive.OLD_REPORT).is_file():
+        return
+    for name in names:
+        for ext in ("svg", "png"):
+            old, new = report_dir / f"{name}.{ext}", out_dir / f"{name}.{ext}"
+            if old.is_file() and not new.exists():
+                shutil.copyfile(old, new)
 
 
 EFFECTIVE_LOSS = (
@@ -216,6 +239,14 @@ EFFECTIVE_LOSS = (
     "*stuck*: it diverged or finished worse than the bigram baseline. The critical LR is also "
     "shown when only a divergence counts (*diverged*) and when a run worse than its seed's best "
     "LR by delta counts (*degraded*)."
+)
+# the same with the bigram-baseline rule off (train.baseline = none): no run is stuck
+EFFECTIVE_LOSS_RULE_OFF = (
+    "*Effective loss*: a finished run's final validation loss capped at its loss at "
+    "initialization, min(final, L0), as Wortsman et al. count it; only a run that stopped "
+    "(diverged) counts at L0. A run *fails* at its LR, for the critical LR and H2a, when it "
+    "*diverged*: the bigram-baseline rule is off, so no run counts as stuck. The critical LR is "
+    "also shown when a run worse than its seed's best LR by delta counts (*degraded*)."
 )
 
 
@@ -247,7 +278,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     for warning in view.get("refinement_warnings") or []:
         lines += [f"**Refinement warning:** {warning}.", ""]
     lines += [
-        EFFECTIVE_LOSS + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
+        (EFFECTIVE_LOSS_RULE_OFF if present.rule_off(view) else EFFECTIVE_LOSS)
+        + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
         f"bound of the paired effect ({s['reference']} - {s['primary']} effective loss) exceeds "
         f"{s['min_effect']:g} nats. The *necessity threshold* is the LR from which it "
         "stays necessary; an arm's *critical LR* is where its runs start to fail.",
@@ -274,8 +306,13 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         "- *Final loss vs learning rate*: per arm a line, the seed median of the effective "
         "loss, and a band, the range over seeds (a cell whose seeds split shows them, not a "
         "mean no seed had); arms that coincide are set a few pixels apart.",
-        "- Each run is a glyph by its fate: circle ok, triangle unstable, square stuck "
-        "(finished worse than the bigram baseline), cross diverged (on the top edge).",
+        "- Each run is a glyph by its fate: circle ok, triangle unstable, "
+        + (
+            ""
+            if present.rule_off(view)
+            else "square stuck (finished worse than the bigram baseline), "
+        )
+        + "cross diverged (on the top edge).",
         "- A triangle on the bottom edge is an arm's critical LR, drawn only where its runs "
         f"failed; the bar above the data is the bracket the necessity threshold lies in{bigram}.",
         f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
@@ -378,8 +415,15 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "",
         "The first LR above a seed's best LR at which its run fails, interpolated "
         "(geometric midpoint of the last LR that did not fail and the first that did); median "
-        "and range over seeds, under each failure definition: *stuck* (diverged or worse "
-        "than the bigram baseline; it decides H2a), *diverged* (stopped), *degraded* (worse "
+        "and range over seeds, under each failure definition: "
+        + (
+            "*diverged* (stopped; the bigram-baseline rule is off, so no run is stuck and it "
+            "decides H2a)"
+            if present.rule_off(result)
+            else "*stuck* (diverged or worse than the bigram baseline; it decides H2a), "
+            "*diverged* (stopped)"
+        )
+        + ", *degraded* (worse "
         "than the seed's best LR by delta). '>': no failure above the best LR in the grid (a "
         "lower bound); '<=': even the best LR fails. Best LR: the arm's lowest seed-mean "
         "effective loss.",
@@ -399,6 +443,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "",
         tables.sensitivity(result),
     ]
+    fails_as = next(iter(present.failure_names(result).values()))  # stuck, or diverged
     for key in _comparison_keys(result):
         lines += [
             f"### Paired effect, {key} (nats; bold: QK-norm necessary)",
@@ -406,7 +451,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             f"Mean over seeds of the baseline minus treatment effective loss with its "
             f"two-sided 90% t interval from that LR's own seeds, whose lower end is the "
             f"one-sided 95% bound that decides: necessary where it exceeds "
-            f"{s['min_effect']:g}. Where a run failed (stuck), the LR rests on the pairs "
+            f"{s['min_effect']:g}. Where a run failed ({fails_as}), the LR rests on the pairs "
             f"without a failure when 3 remain (the others are named, set aside); 'ceiling': "
             f"every run of both arms failed; 'both arms fail': too few pairs without a "
             f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
@@ -438,9 +483,9 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             "",
             "Per arm, each run's largest max attention logit over layers and its max output "
             "logit at its first evaluation at or after 10% of the run, against whether the run "
-            "failed (stuck): the AUC (the chance a failing run's value exceeds another's; 0.5: "
-            "no signal) with a 90% bootstrap interval (docs/STUDY.md section 4; it decides "
-            "nothing).",
+            f"failed ({fails_as}): the AUC (the chance a failing run's value exceeds "
+            "another's; 0.5: no signal) with a 90% bootstrap interval (docs/STUDY.md section 4; "
+            "it decides nothing).",
             "",
             tables.early_warning(result),
         ]

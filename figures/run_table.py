@@ -37,6 +37,13 @@ def baselines(runs: pd.DataFrame) -> dict:
     }
 
 
+def baseline_rule(runs: pd.DataFrame) -> str | None:
+    """The runs' train.baseline (bigram, unigram or none: the `stuck` definition's line, or
+    none with it off), the rules joined where runs differ; None where the table has none."""
+    rules_ = sorted(set(runs["baseline"].dropna())) if "baseline" in runs else []
+    return ", ".join(map(str, rules_)) if rules_ else None
+
+
 def build(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per run with its outcome (ok | unstable | diverged; None when failed,
     unfinished or corrupt), effective loss L, failing flag and token budget."""

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from figures import fmt, ladder
+from figures import fmt, ladder, present
 from sweeps.core.norms import qk_norm
 from sweeps.study.rules import Comparison, left_out_lrs
 
@@ -179,22 +179,21 @@ def steps(result: dict) -> str:
 def critical_lr(result: dict) -> str:
     """Per arm, the critical LR under each failure definition (docs/STUDY.md section 3), the
     primary one first with its per-seed values."""
-    definitions = result["settings"].get("failure_definitions") or ["stuck"]
-    primary = result["settings"].get("primary_failure", "stuck")
-    order = [primary] + [x for x in definitions if x != primary]
+    names = present.failure_names(result)  # the deciding one first
+    primary = next(iter(names))
     rows = []
     for d, a in _arm_columns(result):
         arm = result["depths"][d]["arms"][a]
         by = arm.get("eta_crit_by_definition") or {primary: arm["eta_crit"]}
         rows.append(
             [d, a, fmt.lr(arm.get("best_lr"))]
-            + [fmt.median_range(by[x]) if x in by else "-" for x in order]
+            + [fmt.median_range(by[x]) if x in by else "-" for x in names]
             + [fmt.seed_grid(arm["eta_crit"]["seeds"])]
         )
     header = [ladder.of(result).name, "arm", "best LR"] + [
-        f"critical LR, {x}{' (decides)' if x == primary else ''}" for x in order
+        f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
     ]
-    return markdown(header + [f"per seed ({primary})"], rows)
+    return markdown(header + [f"per seed ({names[primary]})"], rows)
 
 
 def early_warning(result: dict) -> str:
@@ -354,7 +353,8 @@ def ladder_rungs(result: dict) -> str:
     the two lowest grid LRs, with its 90% interval)."""
     s, rung = result["settings"], ladder.of(result)
     ref, primary = s["reference"], s["primary"]
-    definitions = s.get("failure_definitions") or ["stuck"]
+    names = present.failure_names(result)
+    definitions = [x for x in s.get("failure_definitions") or ["stuck"] if x in names]
     low = sorted(s.get("base_lrs") or [])[:2]
     key = Comparison(ref, primary).key
     rows = []
@@ -376,7 +376,7 @@ def ladder_rungs(result: dict) -> str:
         row.append(fmt.num(depth["arms"][ref].get("init_logit_std"), 3))
         row += [fmt.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
         rows.append(row)
-    words = " / ".join(definitions)
+    words = " / ".join(names[x] for x in definitions)
     header = [
         rung.name,
         "tokens/parameter",

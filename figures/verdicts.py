@@ -101,8 +101,18 @@ def claim(analysis: dict, name: str) -> str:
     return CLAIMS[name].format(rung=ladder.of(analysis).name)
 
 
+# H2a's test where the runs had no bigram-baseline rule (train.baseline = none): none is stuck
+H2A_TEST_RULE_OFF = (
+    "Per {rung}: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) over "
+    "paired seeds (sd at least the grid's resolution) above 0, with a run failing when it "
+    "diverged (the bigram-baseline rule is off, so no run is stuck); reported under the "
+    "degraded definition too."
+)
+
+
 def test(analysis: dict, name: str) -> str:
-    return TESTS[name].format(rung=ladder.of(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
+    text = H2A_TEST_RULE_OFF if name == "H2a" and present.rule_off(analysis) else TESTS[name]
+    return text.format(rung=ladder.of(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
 
 
 def _primary(analysis: dict, depth: dict) -> dict | None:
@@ -179,6 +189,7 @@ def h2a(analysis: dict) -> dict:
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
     rung = ladder.of(analysis)
+    names = present.failure_names(analysis)  # the baseline rule off: stuck shown as diverged
     for name, depth in analysis["depths"].items():
         s = analysis["settings"]
         if not (s["reference"] in depth["arms"] and s["primary"] in depth["arms"]):
@@ -189,14 +200,21 @@ def h2a(analysis: dict) -> dict:
             off = depth["arms"][s["reference"]]["eta_crit_by_definition"][definition]
             on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
             words[definition] = h2a_call(h, s["reference"])
+            if definition not in names:
+                continue
+            shown = names[definition]
             evidence.append(
-                f"{rung.label(name)}, {definition} ({DEFINITION_WORDS[definition]}): critical "
+                f"{rung.label(name)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
                 f"LR off {fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
                 f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
             )
         primary = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
         verdict, why = words.get(primary) or h2a_call(depth["h2a"], s["reference"])
-        others = [f"{d}: {v}" for d, (v, _) in words.items() if d != primary and v != verdict]
+        others = [
+            f"{names[d]}: {v}"
+            for d, (v, _) in words.items()
+            if d != primary and d in names and v != verdict
+        ]
         if others:
             why += f" (under the other failure definitions: {'; '.join(others)})"
         per_depth[name] = (verdict, why)

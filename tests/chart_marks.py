@@ -20,6 +20,7 @@ import vl_convert as vlc
 from figures import charts
 
 NUMBER = re.compile(r"^-?[0-9.,]+(e-?[0-9]+)?$")
+ROW = re.compile(r"__row[0-9]+$")
 
 
 def _value(text: str):
@@ -49,7 +50,8 @@ def _marks(group: dict, into: dict) -> None:
             for item in mark.get("items", []):
                 _marks(item, into)
         elif mark.get("role") == "mark" and mark.get("name"):
-            name = mark["name"].removesuffix("_marks")
+            # 'curves__row1': a layer of one stacked row (charts/curves.present_panels)
+            name = ROW.sub("", mark["name"].removesuffix("_marks"))
             into.setdefault(name, []).extend(describe(i) for i in mark.get("items", []))
 
 

@@ -164,7 +164,12 @@ def test_a_ladder_opens_with_the_trend_its_slope_and_interval(ladder):
         f"{t['upper']:.3f};"
     ) in head
     assert result["verdicts"]["H3"]["verdict"] == SUPPORTED
-    h3 = "- H3 supported. Does the necessity threshold fall as depth grows? Yes, as above."
+    # answered above: the answer with what the verdict found, so a bare Yes or No cannot
+    # read as its opposite (issue 49)
+    h3 = (
+        "- H3 supported. Does the necessity threshold fall as depth grows? Yes: "
+        f"{result['verdicts']['H3']['reason']}, as above."
+    )
     assert h3 in head
     # one bullet per depth, and the verdicts per depth as sub-bullets
     for d in ff.LADDER_DEPTHS:
@@ -230,7 +235,10 @@ def test_a_start_matched_control_opens_with_c1_and_its_gaps(tmp_path):
         + f"; start-temperature share {share:.2f}"
     )
     assert gaps[0]["necessary"] and gaps[1]["equivalent"]
-    assert "C1 supported. Is the low-LR gap the start temperature? Yes, as above." in lines[-1]
+    assert lines[-1].endswith(
+        "C1 supported. Is the low-LR gap the start temperature? Yes: the gap vanishes with the "
+        "start matched at all 1 such LR(s), as above."
+    )
     # the low-LR effect points at the control the sweep has
     assert any("The start-temperature control tests that (C1)." in x for x in lines)
 

@@ -78,14 +78,19 @@ def training_curves(
             tooltip=["run:N", f"{rung.field}:O", "lr:Q", alt.Tooltip("step:Q", title="stopped at")],
         )
     )
-    return finish(
-        alt.layer(lines, *seen(base, arms_here, "curves", y), crosses, data=data)
-        .properties(width=panel_width(n_cols), height=130)
-        .facet(
-            row=rung_row(rung),
-            column=alt.Column("lr:O", title=None, header=LR_HEADER),
+
+    def panels(part: pd.DataFrame):
+        return alt.layer(lines, *seen(base, arms_here, "curves", y), crosses, data=part).properties(
+            width=panel_width(n_cols), height=130
         )
-        .properties(
+
+    return finish(
+        present_panels(
+            panels,
+            data,
+            (rung.field, rung_row(rung)),
+            ("lr", alt.Column("lr:O", title=None, header=LR_HEADER)),
+        ).properties(
             title=chart_title(
                 "Training curves at a few learning rates",
                 "one line per run; +: where a run that diverged stopped",
@@ -171,14 +176,53 @@ def diagnostic(
         )
         .properties(name=field)
     )
-    chart = alt.layer(lines, *seen(base, arms_here, field, y), data=data).properties(
-        width=width or panel_width(depths), height=140
-    )
-    if data.lr.nunique() > 1:
-        return chart.facet(
-            row=alt.Row("lr:O", title=None, header=LR_HEADER), column=rung_column(rung)
+
+    def panels(part: pd.DataFrame):
+        return alt.layer(lines, *seen(base, arms_here, field, y), data=part).properties(
+            width=width or panel_width(depths), height=140
         )
-    return chart.facet(column=rung_column(rung))
+
+    if data.lr.nunique() > 1:
+        return present_panels(
+            panels,
+            data,
+            ("lr", alt.Row("lr:O", title=None, header=LR_HEADER)),
+            (rung.field, rung_column(rung)),
+        )
+    return panels(data).facet(column=rung_column(rung))
+
+
+def present_panels(panels, data: pd.DataFrame, row: tuple, column: tuple):
+    """panels(data) in a grid of rows and columns, (field, encoding) each, with no empty
+    panel: where every row has every column, one facet; where some row lacks a column (a
+    ladder's rung trained on a subset of the LRs, [rung_lr]), each row faceted by the columns
+    it has, the rows stacked. Vega-Lite's facet crosses rows and columns and would draw each
+    missing one as an empty panel."""
+    (row_field, row_encoding), (column_field, column_encoding) = row, column
+    rows = sorted(set(data[row_field]))
+    columns = set(data[column_field])
+    held = {r: set(data[data[row_field] == r][column_field]) for r in rows}
+    if all(held[r] == columns for r in rows):
+        return panels(data).facet(row=row_encoding, column=column_encoding)
+    return alt.vconcat(
+        *(
+            _renamed(panels(data[data[row_field] == r]), f"__row{i}").facet(
+                row=row_encoding, column=column_encoding
+            )
+            for i, r in enumerate(rows)
+        )
+    )
+
+
+def _renamed(chart: alt.LayerChart, suffix: str) -> alt.LayerChart:
+    """The layers' names with a suffix: a name is one view's, so the stacked rows of
+    present_panels each need their own ('curves__row1'; a reader strips it)."""
+    chart = chart.copy(deep=True)
+    for layer in chart.layer:
+        name = getattr(layer, "name", alt.Undefined)
+        if isinstance(name, str):
+            layer.name = name + suffix
+    return chart
 
 
 def attention(

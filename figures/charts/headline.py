@@ -78,7 +78,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     drawn = bigram is not None and low - pad <= bigram <= top  # else a label says where it is
     if drawn:
         layers += _bigram_layers(bigram)
-    rule_off = " (the stuck rule is off)" if base_loss["rule"] == "none" else ""
+    rule_off = " (its rule is off)" if base_loss["rule"] == "none" else ""
     return finish(
         alt.layer(*layers, data=data)
         .properties(width=width, height=260)
@@ -345,17 +345,23 @@ def _critical_rows(n: dict, d: dict, subset_arms, shift: dict) -> tuple[list[dic
                 }
             )
         fate = (
-            f"no failure up to {fmt.lr(median['value'])}"
+            f": no failure up to {fmt.lr(median['value'])}"
             if median["kind"] == "above"
-            else f"fails from {fmt.grid(median)}"
+            else f" fail{{s}} from {fmt.grid(median)}"
         )
         fates.setdefault((median["value"], fate), []).append(arm)
-    # Arms with the same fate share a line: 'off, on: no failure up to 0.1'.
+    # Arms with the same fate share a line, its verb agreeing: 'off fails from 0.1', 'off and
+    # on fail from 1.78', 'off and on: no failure up to 0.1'.
     labels = [
-        (value, f"{', '.join(arms)}{':' if fate.startswith('no') else ''} {fate}")
+        (value, f"{_and(arms)}{fate.format(s='s' if len(arms) == 1 else '')}")
         for (value, fate), arms in fates.items()
     ]
     return rows, [text for _, text in sorted(labels)]
+
+
+def _and(names: list[str]) -> str:
+    """'off', 'off and on', 'off, on and off-warm'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _threshold_rows(n: dict, d: dict, key: str, wide: bool) -> tuple[list[dict], str] | None:

@@ -355,6 +355,31 @@ def best_mean_loss(cells: Cells, arms: Iterable[str]) -> float | None:
     return best if math.isfinite(best) else None
 
 
+class BaselineCheck(NamedTuple):
+    """Whether the sweep's runs learned more than counting does: each arm's best run (the
+    lowest capped loss of its finished runs, over every rung, LR and seed) against the data's
+    bigram baseline. beaten: some arm's best run ends below it; False: no arm beats it, so
+    the sweep demonstrates the harness (a toy) and says nothing about QK-norm; None: no
+    baseline, or no finished run, to compare."""
+
+    baseline: float | None
+    best: dict[str, float]
+    beaten: bool | None
+
+
+def baseline_check(cells: Iterable[Cells], baseline: float | None) -> BaselineCheck:
+    """The BaselineCheck of a sweep from its rungs' tables (build_cells' values)."""
+    best: dict[str, float] = {}
+    for c in cells:
+        finished = c.finished()
+        for i, arm in enumerate(c.arms):
+            if finished[i].any():
+                best[arm] = min(best.get(arm, math.inf), float(np.nanmin(c.loss[i])))
+    if baseline is None or not math.isfinite(baseline) or not best:
+        return BaselineCheck(baseline, best, None)
+    return BaselineCheck(float(baseline), best, any(v < baseline for v in best.values()))
+
+
 def steps_to(steps, losses, target: float | None) -> float:
     """Steps to target (docs/STUDY.md section 4): the step where the losses (at ascending
     steps) first reach target, linearly interpolated between the two evaluations around the
@@ -581,6 +606,8 @@ __all__ = [
     "lr_calls",
     "median_grid",
     "best_mean_loss",
+    "BaselineCheck",
+    "baseline_check",
     "steps_to",
     "Rule",
     "practitioner_rule",
