@@ -98,7 +98,8 @@ def add_runs(
     report's own runs win where both hold a run. Refuses another sweep's folder, or one planned
     from a spec that plans other configs than the report's, unless that spec only adds rungs
     (_grows_by_rungs: a depth or width ladder grown, its new rungs maybe on a [rung_lr] subset)
-    and still plans every run of the report; the merged report then carries that spec."""
+    and still plans every run of the report; the merged report then carries that spec, and the
+    sweep folder's crosscheck.json where it has one (else the report's)."""
     from figures.results import FINISHED, load_curves, load_results
 
     grown = load_results(sweep_dir)
@@ -139,7 +140,8 @@ def add_runs(
         ignored=results.ignored,
         spec=grown.spec if rungs else results.spec,  # a grown ladder: the spec that grew it
         has_plan=results.has_plan,
-        crosscheck=results.crosscheck,
+        # the grown sweep's own crosscheck covers the configs it added; the report's may not
+        crosscheck=grown.crosscheck or results.crosscheck,
         configs=configs,
     )
     added_curves = load_curves(new)

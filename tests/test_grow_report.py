@@ -57,6 +57,9 @@ def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it
     assert len(trained) == 6 and not trained & held  # the extension LR only, each arm x seed
     lrs = {RunDir(grown / "runs" / "grow" / r).record().config.train.lr for r in trained}
     assert len(lrs) == 1 and lrs.pop() > max(LRS)
+    # the grown sweep's crosscheck (of every config it plans) replaces the report's
+    checks = {"verdict": "pass", "configs": [{"checks": [{"name": "a"}, {"name": "b"}]}]}
+    (grown / "runs" / "grow" / "crosscheck.json").write_text(json.dumps(checks))
     # the report with the runs it lacked: 18 runs, the new LR judged, kept in its own table
     out = CliRunner().invoke(
         figures,
@@ -68,6 +71,7 @@ def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it
     assert set(table.run_id) == held | trained
     analysis = json.loads((report / "analysis.json").read_text())
     assert len(analysis["runs"]) == 18
+    assert "**pass** (2 checks over 1 model configs)" in (report / "report.md").read_text()
     # and it regenerates from itself alone, the grown runs included
     again = make_report(None, tmp_path / "again", ("svg",), from_report=report)
     assert json.loads((again.parent / "analysis.json").read_text()) == analysis
