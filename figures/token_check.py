@@ -29,8 +29,9 @@ ANSWER = {
 def entry(result: dict, check: dict, sweep_dir: Path | None, previous: Path | None) -> dict:
     """analysis.json's "token_check" of a check sweep (result: its analysis; check: its spec's
     [token_check]): the ladder is analysed from its run directories beside the check's
-    (sweep_dir's parent); a report re-rendered from its own data (previous: its folder) keeps
-    the ladder's values its analysis.json recorded."""
+    (sweep_dir's parent); a report re-rendered from its own data (previous: its folder) reads
+    them from the ladder's report beside it (previous's parent / ladder / analysis.json), else
+    keeps the values its own analysis.json recorded."""
     depths = list(result.get("depths") or {})
     own = values_at(result, int(depths[0])) if len(depths) == 1 else None
     reference, same = _ladder_values(check, own["depth"] if own else None, sweep_dir, previous)
@@ -49,6 +50,13 @@ def _ladder_values(
 
         ladder = load_results(ladder_dir)
         analysis = analyze(ladder, load_curves(ladder.runs))
+        same = values_at(analysis, depth) if depth is not None else None
+        return values_at(analysis, int(check["reference"])), same
+    # a re-rendered report beside the ladder's own report (docs/NAME beside docs/LADDER): the
+    # ladder's values as its report now holds them, so a grown ladder does not leave them stale
+    beside = Path(previous).parent / check["ladder"] / "analysis.json" if previous else None
+    if beside is not None and beside.is_file():
+        analysis = json.loads(beside.read_text())
         same = values_at(analysis, depth) if depth is not None else None
         return values_at(analysis, int(check["reference"])), same
     recorded = Path(previous) / "analysis.json" if previous else None

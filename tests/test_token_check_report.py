@@ -180,3 +180,24 @@ def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
     write_check(alone, "study", study_outcome)
     report = make_report(alone, tmp_path / "out-alone", formats=())
     assert "same --runs-dir" in report.read_text()
+
+
+def test_a_re_rendered_check_reads_the_ladders_report_beside_it_not_its_stale_record(tmp_path):
+    """docs/cpu-depth-tokens re-rendered after docs/cpu-depth grew: the reference values come
+    from the ladder's report as it now is, not from what the check's analysis once recorded."""
+    import json
+
+    check_dir, ladder_dir = tmp_path / "check", tmp_path / "ladder"
+    check_dir.mkdir()
+    ladder_dir.mkdir()
+    old_ladder = analysis(4, grid(0.01, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
+    stale = {"token_check": {"reference": token_check.values_at(old_ladder, 4)}}
+    (check_dir / "analysis.json").write_text(json.dumps(stale))
+    own = analysis(8, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] * 4, 10.3)
+    spec = {"ladder": "ladder", "reference": 4}
+    kept = token_check.entry(own, spec, None, check_dir)  # no ladder report beside: the record
+    assert kept["reference"]["threshold"]["bracket"] == [0.01, 0.0316]
+    (ladder_dir / "analysis.json").write_text(json.dumps(LADDER))
+    now = token_check.entry(own, spec, None, check_dir)
+    assert now["reference"]["threshold"]["bracket"] == [0.0316, 0.0562]
+    assert now["reference"] == token_check.values_at(LADDER, 4)
