@@ -321,6 +321,15 @@ TREND_OF = {
 SPECS = {"n_layer": "sweeps/specs/cpu-depth.toml", "n_embd": "sweeps/specs/cpu-width.toml"}
 
 
+def _shipped_rungs(field: str) -> int:
+    """How many rungs the shipped ladder spec of this axis runs (read, not written down)."""
+    from pathlib import Path
+
+    from sweeps.sweep.spec import load_spec
+
+    return len(getattr(load_spec(Path(SPECS[field]).stem), field))
+
+
 def trend(analysis: dict, name: str) -> dict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis["h3"], ["w1"], ["w2"]): the
@@ -358,7 +367,7 @@ def trend(analysis: dict, name: str) -> dict:
             **base,
             "verdict": INCONCLUSIVE,
             "reason": f"{len(depths)} {plural} with both arms; a trend needs at least "
-            f"{MIN_DEPTHS} ({SPECS[rung.field]} runs 3)",
+            f"{MIN_DEPTHS} ({SPECS[rung.field]} runs {_shipped_rungs(rung.field)})",
         }
     if t.get("why") == "too few points":
         short = ", ".join(str(d) for d in t["short"])

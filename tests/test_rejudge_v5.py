@@ -42,9 +42,15 @@ def test_cpu_depth_under_v5():
     assert "off stuck edge" in rungs[8]["both_ways"]
     # QK-norm is worse at off's best LR at depth 8: harm reported, not hidden
     assert rungs[8]["h1"]["why"] == "harms at best"
+    # the six-rung ladder of docs/STUDY.md section 14 decides H3: the predicted -0.25 lies
+    # below the slope's 90% interval under both censoring placements, which still holds 0
     h3 = doc["trends"]["H3"]
-    assert h3["verdict"] == "inconclusive" and len(h3["rungs"]) == 3
-    assert h3["at_bound"]["ci90"][0] < -0.25 < 0 < h3["at_bound"]["ci90"][1]
+    assert h3["verdict"] == "ruled out" and len(h3["rungs"]) == 6
+    for way in ("at_bound", "beyond"):
+        low, high = h3[way]["ci90"]
+        assert -0.25 < low < 0 < high, (way, low, high)
+    # the new rungs train 3.16e-3 .. 1 only: the low-LR effect is read at 3.16e-3 there
+    assert [x["lr"] for x in rungs[3]["low_lr"]["per_lr"]] == [0.00316]
 
 
 def test_cpu_width_w1_is_not_decided_by_three_collinear_rungs():

@@ -212,10 +212,13 @@ def test_the_grown_depth_ladder_keeps_every_committed_run_and_adds_three_subset_
     import pandas as pd
 
     committed = pd.read_parquet(Path(__file__).resolve().parents[1] / "docs/cpu-depth/runs.parquet")
-    on_grid = committed[committed.lr.isin(spec.lr)]
+    on_grid = committed[committed.lr.isin(spec.lr) & committed.n_layer.isin([2, 4, 8])]
     assert len(on_grid) == len(old) and set(on_grid.run_id) == old
     new = [c for c in spec.configs("torch") if c.model.n_layer in spec.rung_lr]
     assert len(new) == 6 * 2 * 4 * 3 and min(c.train.lr for c in new) == 3.16e-3
+    # the grown report holds every planned new-rung run, and no new-rung run below the subset
+    grown = committed[committed.n_layer.isin(list(spec.rung_lr))]
+    assert {c.run_id for c in new} <= set(grown.run_id) and grown.lr.min() == 3.16e-3
 
 
 def test_rung_lr_is_recorded_and_reads_back_as_the_same_plan(tmp_path):

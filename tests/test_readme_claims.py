@@ -1,0 +1,85 @@
+"""Numbers that cannot go stale: every decimal number that README.md's answer, or a paragraph of
+docs/results.md that cites a report, quotes must appear in a file that paragraph cites (a
+markdown link, or a `docs/NAME` or `docs/NAME/FILE` it names: a named folder stands for its
+.md and .json files). A report regenerated with new runs then fails this test until the prose
+quoting it is updated."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINK = re.compile(r"\]\(([^)#\s]+)")
+NAMED = re.compile(r"docs/([a-z0-9-]+)(?:/([A-Za-z0-9_.-]+\.(?:md|json)))?")
+NUMBER = re.compile(r"(?<![\w.])-?(\d+\.\d+)(?![\w.]*\d)")
+
+
+def paragraphs(text: str) -> list[str]:
+    """Blank-line separated blocks; a bullet list is one block per bullet."""
+    blocks = []
+    for block in re.split(r"\n\s*\n", text):
+        blocks += [b for b in re.split(r"\n(?=- )", block) if b.strip()]
+    return blocks
+
+
+def cited_text(block: str, base: Path) -> str | None:
+    files = [(base / m).resolve() for m in LINK.findall(block)]
+    for folder, name in NAMED.findall(block):
+        where = ROOT / "docs" / folder
+        if name:
+            files.append(where / name)
+        elif where.is_dir():
+            files += sorted(where.glob("*.md")) + sorted(where.glob("*.json"))
+    files = [f for f in files if f.suffix in (".md", ".json") and f.is_file()]
+    return "\n".join(f.read_text() for f in dict.fromkeys(files)) if files else None
+
+
+def claims(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """(number, the block's first words, the cited text) for every checked number."""
+    text = path.read_text()
+    if section:
+        text = text[text.index(section[0]) : text.index(section[1])]
+    out = []
+    for block in paragraphs(text):
+        cited = cited_text(block, path.parent)
+        if cited is None:
+            continue
+        for number in NUMBER.findall(LINK.sub("](", block)):
+            out.append((number, block[:60], cited))
+    return out
+
+
+README_ANSWER = claims(ROOT / "README.md", ("<!-- answer -->", "<!-- /answer -->"))
+RESULTS = claims(ROOT / "docs" / "results.md")
+
+
+def test_the_answer_quotes_numbers_and_cites_a_report_for_each_line():
+    answer = (ROOT / "README.md").read_text().split("<!-- answer -->")[1]
+    answer = answer.split("<!-- /answer -->")[0]
+    bullets = [b for b in paragraphs(answer) if b.startswith("- ")]
+    assert 4 <= len(bullets) <= 12
+    assert all(cited_text(b, ROOT) for b in bullets), "every answer line links its report"
+    assert len(README_ANSWER) >= 10
+
+
+@pytest.mark.parametrize("number,where,cited", README_ANSWER, ids=lambda x: str(x)[:30])
+def test_every_number_of_the_answer_is_in_the_report_it_cites(number, where, cited):
+    assert number in cited, f"{number} ({where}...) is not in the report it cites"
+
+
+def test_the_results_page_cites_reports_for_most_of_its_numbers():
+    assert len(RESULTS) >= 100
+
+
+@pytest.mark.parametrize("number,where,cited", RESULTS, ids=lambda x: str(x)[:30])
+def test_every_number_the_results_page_quotes_is_in_the_report_it_cites(number, where, cited):
+    assert number in cited, f"{number} ({where}...) is not in the report it cites"
+
+
+def test_the_check_catches_a_number_the_cited_report_does_not_hold(tmp_path):
+    (tmp_path / "r.md").write_text("threshold (0.0316, 0.0562]")
+    page = tmp_path / "page.md"
+    page.write_text("- holds 0.0562 ([r](r.md))\n- stale 0.0749 ([r](r.md))\n")
+    found = {n: n in cited for n, _, cited in claims(page)}
+    assert found == {"0.0562": True, "0.0749": False}
