@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sweeps.core.config import RunConfig
+from sweeps.run.backends import PROGRAMS
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
         planned = sum(per_run)
         worst = planned + extra_runs * max(per_run)
         lines.append(
-            f"    {m.device}, {_program(backend)} {m.mode} {m.dtype}: measured "
+            f"    {m.device}, {PROGRAMS[backend]} {m.mode} {m.dtype}: measured "
             f"{m.tokens_per_s:,.0f} tokens/s at L{m.n_layer} ({m.what}); estimated "
             f"{_hours(planned)} for the {len(configs)} planned runs, {_hours(worst)} at most "
             f"with growth"
@@ -107,7 +108,7 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
         mode for mode in MEASURED_MODES if not any(m.mode == mode for m in usable)
     ]  # a mode with no entry is said, not silently left out
     lines.append(
-        f"    not measured for this sweep ({_program(backend)}, {base.train.dtype}, width "
+        f"    not measured for this sweep ({PROGRAMS[backend]}, {base.train.dtype}, width "
         f"{base.model.n_embd}, {base.tokens_per_step:,} tokens per step): "
         + (", ".join(missing) if missing else "none")
         + "; `--estimate` measures the device at hand"
@@ -117,10 +118,6 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
         f"estimates scaled by FLOPs per token; {GPU_REPORT}):"
     )
     return [head, *lines]
-
-
-def _program(backend: str) -> str:
-    return {"torch": "qktorch", "mlx": "qkmlx"}.get(backend, backend)
 
 
 def _hours(seconds: float) -> str:
