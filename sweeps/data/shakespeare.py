@@ -3,7 +3,8 @@
 The package (MIT, Python >= 3.11: the `text` extra) holds each play as one markdown file
 among its installed files (a plays folder, one subfolder per genre): `# Title`, `## ACT I`,
 `### SCENE I. Place.`, each speech a paragraph opened by its speaker in bold (`**HAMLET**`),
-stage directions in italics (`_Enter Ghost_`, `_\\[Aside]_`). `play_text` turns one into the script a reader sees:
+stage directions in italics (`_Enter Ghost_`, `_\\[Aside]_`). `play_text` turns one into
+the script a reader sees:
 
 - headers become their own text, one line each: the title (the play's first line, which
   tells the model where a new play starts; named after the file where the markdown has none),
