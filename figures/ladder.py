@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from sweeps.core.ladder import AXES, DEPTH, ladder_axis
 from sweeps.core.presets import PRESETS
+from sweeps.study import hypotheses
 
-# the verdicts each ladder's trend decides (docs/STUDY.md sections 5 and 11), in report order
-TRENDS = {"n_layer": ("H3",), "n_embd": ("W1", "W2")}
 UNITS = {"n_layer": "layers", "n_embd": "embedding dims"}
 # the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
 CORE_WIDTH = PRESETS["core"].model.n_embd
@@ -42,7 +41,8 @@ class Ladder:
 
     @property
     def trends(self) -> tuple[str, ...]:
-        return TRENDS[self.field]
+        """The verdicts this ladder's trend decides, in report order (the registry's)."""
+        return hypotheses.trends(self.field)
 
     @property
     def is_width(self) -> bool:

@@ -16,9 +16,10 @@ from figures.extrapolation import extrapolation_head, extrapolation_lines
 from figures.intervention_verdicts import intervention_arms
 from figures.practitioner import rule_parts
 from figures.verdicts import h2a_call, share_text
+from figures.wording import UNREGISTERED, WORDING
+from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
-HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")  # those a sweep decides, in order
 ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
 
 # A bullet: its text, or its text with sub-bullets (the numbers behind it).
@@ -248,9 +249,9 @@ def _trend(view: dict) -> Block | None:
     for name in rung.trends:
         v = verdicts.get(name) or {}
         answer = ANSWER.get(v.get("verdict"), "Not decided")
-        question = QUESTION[name].format(ref=view["settings"]["reference"])
+        asked = question(name, view["settings"]["reference"])
         text = f"{answer}: {_trend_says(view, name)}."
-        items.append(text if len(rung.trends) == 1 else f"{question} ({name}) {text}")
+        items.append(text if len(rung.trends) == 1 else f"{asked} ({name}) {text}")
     e = (view.get("w1") or {}).get("extrapolation")
     if rung.is_width and e:
         head = extrapolation_head(e)
@@ -259,7 +260,7 @@ def _trend(view: dict) -> Block | None:
     if rung.is_width:
         title = f"How do the threshold and the rule move with width? (W1, W2; widths {rungs})"
     else:
-        title = f"{QUESTION['H3']} (H3, depths {rungs})"
+        title = f"{question('H3', '')} (H3, depths {rungs})"
     return title, items
 
 
@@ -408,15 +409,9 @@ def _failing(view: dict, depth: dict, main: list[str], others: list[str]) -> str
 
 
 # -- the verdicts in words -----------------------------------------------------------------------
-QUESTION = {
-    "H1": "Does QK-norm matter only above {ref}'s best LR?",
-    "H2a": "Does QK-norm raise the LR at which runs start to fail?",
-    "H2b": "Does QK-norm make the loss less sensitive to the LR?",
-    "H3": "Does the necessity threshold fall as depth grows?",
-    "W1": "Does the necessity threshold fall as width grows?",
-    "W2": "Does the rule's multiple of {ref}'s best LR carry across widths?",
-    "C1": "Is the low-LR gap the start temperature?",
-}
+def question(name: str, ref: str) -> str:
+    """What the opening asks of a hypothesis (figures/wording.py)."""
+    return WORDING[name].question.format(ref=ref)
 
 
 def _verdicts(view: dict) -> Block | None:
@@ -439,19 +434,21 @@ def _verdicts(view: dict) -> Block | None:
             continue
         v = verdicts[h]
         answer = ANSWER[v["verdict"]]
-        head = f"{h} {v['verdict']}. {QUESTION[h].format(ref=s['reference'])}"
+        head = f"{h} {v['verdict']}. {question(h, s['reference'])}"
         if h == "C1":
             names = sorted((view.get("decisions") or {}).get("C1") or {}, key=int)
         else:
             names = sorted(v.get("per_depth") or {}, key=int)
         if not s["preregistered"]:
-            why = ["the plan has no pre-registered [study] (docs/STUDY.md section 6)"]
+            why = [UNREGISTERED]
         elif h == "C1" and not s["start_control"]:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
         elif h in rung.trends or not names:
             why = [_trend_says(view, h) if h in rung.trends else v["reason"]]
-        else:
+        elif h in says:
             why = [says[h](view, name, view["depths"][name]) for name in names]
+        else:  # no numbers of its own to say: each rung's reason
+            why = [v["per_depth"][name]["reason"] for name in names]
         if above.get(h) and s["preregistered"]:
             items.append(f"{head} {_as_above(view, h, v, answer)}")
         elif len(why) == 1:

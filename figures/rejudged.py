@@ -7,9 +7,8 @@ from __future__ import annotations
 from figures import fmt, ladder
 from figures.archive import OLD_ANALYSIS, OLD_REPORT
 from figures.tables import markdown
+from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.stats import STUDY_SHA256
-
-HYPOTHESES = ("H1", "H2a", "H2b", "H3", "W1", "W2", "C1")
 
 
 def rows(previous: dict, result: dict) -> list[list[str]]:

@@ -35,9 +35,9 @@ from figures.formats import DEFAULT_FORMATS
 from figures.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
+from sweeps.study.hypotheses import HYPOTHESES
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
-HYPOTHESES = opening.HYPOTHESES  # those a sweep decides (its ladder's trend: H3, or W1, W2)
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
@@ -337,7 +337,7 @@ def _verdicts(result: dict) -> str:
         "(section 5); each with its reason and the numbers behind it.",
         "",
     ]
-    for name in (h for h in HYPOTHESES if h in result["verdicts"]):
+    for name in (h for h in HYPOTHESES if h in result["verdicts"]):  # the registry's order
         v = result["verdicts"][name]
         lines += [
             f"### {name}: {v['claim']}",

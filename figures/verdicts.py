@@ -1,123 +1,80 @@
-"""H1, H2a, H2b, the ladder's trend (H3 on a depth ladder; W1 and W2 on a width ladder) and
-the control C1, decided from the analysis dict exactly as docs/STUDY.md sections 5 and 11
-pre-register them (the practitioner's rule per rung: figures/practitioner.py).
+"""The verdicts in words: each hypothesis sweeps/study/hypotheses.py registers (H1, H2a, H2b,
+the ladder's trend: H3 on a depth ladder, W1 and W2 on a width ladder, and the control C1), as
+the registry decided it from the analysis dict, with its reason (figures/wording.py's text of
+each code) and the numbers behind it (the practitioner's rule per rung:
+figures/practitioner.py).
 
-A verdict is supported, not supported or inconclusive, with its reason and the numbers behind
-it. Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); rungs that
-agree give that verdict, rungs that disagree give inconclusive naming each one. The JSON keys
-keep their names ("per_depth"): their keys are the rungs. Nothing here raises on odd data:
-what cannot be decided is inconclusive, and says why.
+Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); the registry combines
+the rungs, and the reason names each one. The JSON keys keep their names ("per_depth"): their
+keys are the rungs. Nothing here decides or raises on odd data: what cannot be decided is
+inconclusive, and says why.
 """
 
 from __future__ import annotations
 
 from figures import fmt, ladder, present
 from figures.extrapolation import extrapolation_head, extrapolation_lines
-from sweeps.study import ladders, rules
+from figures.wording import PAIRED, UNREGISTERED, WORDING, reason
+from sweeps.study import hypotheses, ladders, rules
 from sweeps.study.alternatives import start_share
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-
-MIN_DEPTHS = 3  # rungs a trend needs (H3, W1, W2)
-# {rung}: the ladder's name (depth or width); a depth ladder's words are those of before ladders
-CLAIMS = {
-    "H1": "The effect of QK-norm is learning-rate-conditional: negligible (or slightly negative) "
-    "at low LR, decisive at high LR.",
-    "H2a": "QK-norm raises the critical learning rate (the max stable LR).",
-    "H2b": "QK-norm lowers LR sensitivity.",
-    "H3": "The necessity threshold falls as depth grows.",
-    "W1": "The necessity threshold falls as width grows.",
-    "W2": "The practitioner's rule carries across widths: the threshold's bracket top as a "
-    "multiple of the best LR without QK-norm stays the same.",
-    "C1": "The low-LR gap between QK-norm off and on is a start-temperature effect: it goes "
-    "away when QK-norm off starts with on's attention-logit scale.",
-}
-TESTS = {
-    "H1": "Per {rung}, primary comparison, at the reference arm's best LR: negligible by an "
-    "equivalence test (TOST: the 90% interval inside +-`negligible`) there, and a necessity "
-    "threshold above it.",
-    "H2a": "Per {rung}: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) "
-    "over paired seeds (sd at least the grid's resolution) above 0, with a run failing when "
-    "it is stuck (diverged, or finished worse than the bigram baseline); reported under the "
-    "diverged and degraded definitions too.",
-    "H2b": "Per {rung}: one-sided 95% t lower bound of mean (S off - S on) over paired seeds "
-    "above the pre-registered minimum effect `min_sensitivity`.",
-    "H3": "Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths, "
-    "censored per-seed thresholds kept at their bounds and moved half a decade beyond: the "
-    "one-sided 95% upper bound of the slope below 0 both ways.",
-    "W1": "H3's rule on widths: least squares of log10(per-seed threshold) on log2(n_embd) over "
-    ">= 3 widths, censored per-seed thresholds kept at their bounds and moved half a decade "
-    "beyond: the one-sided 95% upper bound of the slope below 0 both ways. The line read at "
-    f"the core width {ladder.CORE_WIDTH} is an extrapolation (docs/STUDY.md section 11).",
-    "W2": "Least squares of log10(per-seed threshold bracket top, the first LR called necessary / "
-    "that seed's best LR of the reference arm) on log2(n_embd) over >= 3 widths, censored "
-    "per-seed thresholds at their bounds and moved "
-    "half a decade beyond: the slope's 90% interval inside +-{bound} decades per doubling both "
-    "ways (an equivalence test on the slope; docs/STUDY.md section 11).",
-    "C1": "At every LR where QK-norm is necessary on the primary comparison, the start-matched "
-    "control's gap to QK-norm on is negligible (TOST: its 90% interval inside +-`negligible`).",
-}
+from sweeps.study.hypotheses import Decided, primary
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
 
 
 def judge(analysis: dict) -> dict:
-    """Every verdict the sweep decides: H1, H2a, H2b, its ladder's trend (H3, or W1 and W2)
-    and C1."""
-    settings = analysis["settings"]
-    verdicts = {"H1": h1(analysis), "H2a": h2a(analysis), "H2b": h2b(analysis)}
-    verdicts.update({name: trend(analysis, name) for name in ladder.of(analysis).trends})
-    verdicts["C1"] = c1(analysis)
-    if not settings["preregistered"]:
-        for v in verdicts.values():
-            v.update(
-                verdict=INCONCLUSIVE,
-                reason="the plan has no pre-registered [study] "
-                "(docs/STUDY.md section 6); " + v["reason"],
-            )
+    """Every verdict the sweep decides (the hypotheses its ladder registers, in order), each as
+    sweeps.study.hypotheses decided it, in words."""
+    verdicts = {}
+    for h in hypotheses.for_ladder(ladder.of(analysis).field):
+        decided = hypotheses.decide(analysis, h)
+        v = SAY.get(h.id, _said)(analysis, h.id, decided)
+        if not decided.preregistered:
+            v.update(verdict=decided.verdict, reason=f"{UNREGISTERED}; {v['reason']}")
+        verdicts[h.id] = v
     return verdicts
 
 
 def _verdict(
-    analysis: dict, name: str, per_depth: dict, evidence: list[str], not_judged=()
+    analysis: dict, name: str, decided: Decided, per_depth: dict, evidence: list[str]
 ) -> dict:
-    """Rung verdicts -> one: all agree, or inconclusive naming each rung's outcome. Rungs in
-    not_judged (H2b at a [rung_lr] subset) are named but do not count."""
+    """The verdict dict: each rung's (verdict, reason) named in the reason, or why no rung was
+    judged."""
     rung = ladder.of(analysis)
-    outcomes = {v for d, (v, _) in per_depth.items() if d not in not_judged}
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
-    verdict = outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
-    if not per_depth:
-        verdict, reasons = INCONCLUSIVE, f"no {rung.name} has both arms of the comparison"
     return {
         "hypothesis": name,
         "claim": claim(analysis, name),
         "test": test(analysis, name),
-        "verdict": verdict,
-        "reason": reasons,
+        "verdict": decided.verdict,
+        "reason": reasons if per_depth else reason(name, decided.why, rung=rung.name),
         "evidence": evidence,
         "per_depth": {d: {"verdict": v, "reason": why} for d, (v, why) in per_depth.items()},
     }
 
 
+def _said(analysis: dict, name: str, decided: Decided) -> dict:
+    """A hypothesis without evidence of its own to show: its reasons, worded from their codes."""
+    rung = ladder.of(analysis)
+    if not decided.per_rung and decided.why != hypotheses.NO_RUNG:  # decided once
+        return {
+            **_verdict(analysis, name, decided, {}, []),
+            "reason": reason(name, decided.why, rung=rung.name, **decided.numbers),
+        }
+    per_depth = {
+        d: (c.verdict, reason(name, c.why, rung=rung.name, **c.numbers))
+        for d, c in decided.per_rung.items()
+    }
+    return _verdict(analysis, name, decided, per_depth, [])
+
+
 def claim(analysis: dict, name: str) -> str:
-    return CLAIMS[name].format(rung=ladder.of(analysis).name)
-
-
-# H2a's test where the runs had no bigram-baseline rule (train.baseline = none): none is stuck
-H2A_TEST_RULE_OFF = (
-    "Per {rung}: one-sided 95% t lower bound of mean log10(eta_crit on / eta_crit off) over "
-    "paired seeds (sd at least the grid's resolution) above 0, with a run failing when it "
-    "diverged (the bigram-baseline rule is off, so no run is stuck); reported under the "
-    "degraded definition too."
-)
+    return WORDING[name].claim.format(rung=ladder.of(analysis).name)
 
 
 def test(analysis: dict, name: str) -> str:
-    text = H2A_TEST_RULE_OFF if name == "H2a" and present.rule_off(analysis) else TESTS[name]
+    words = WORDING[name]
+    text = words.test_rule_off if words.test_rule_off and present.rule_off(analysis) else words.test
     return text.format(rung=ladder.of(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
-
-
-def _primary(analysis: dict, depth: dict) -> dict | None:
-    s = analysis["settings"]
-    return depth["comparisons"].get(rules.Comparison(s["reference"], s["primary"]).key)
 
 
 def _judged(comparison: dict) -> list[dict]:
@@ -127,55 +84,31 @@ def _judged(comparison: dict) -> list[dict]:
 
 
 # -- H1 ------------------------------------------------------------------------------------------
-H1_REASONS = {
-    "no best lr": "{ref} has no LR where every seed finished",
-    "not judged": "the rule cannot judge {ref}'s best LR {lr} (a ceiling, both arms failing "
-    "there, or fewer than 3 pairs)",
-    "necessary": "QK-norm already matters at {ref}'s best LR {lr}",
-    "harms": "QK-norm harms at {ref}'s best LR {lr} (90% interval below -m)",
-    "no threshold": "QK-norm is necessary at no LR although {ref} fails inside the grid",
-    "negligible": "negligible at {ref}'s best LR {lr} (90% interval inside +-{bound}); {threshold}",
-    "off never fails": "{ref} never fails and QK-norm is never necessary: extend the LR grid "
-    "upward",
-    "neither": "at {ref}'s best LR {lr} the effect is neither shown negligible (90% interval "
-    "inside +-{bound}) nor shown to matter",
-}
-
-
-def h1(analysis: dict) -> dict:
+def h1(analysis: dict, name: str, decided: Decided) -> dict:
     """H1 as sweeps.study.rules.h1_decision decided it per depth (analysis depth["h1"])."""
     s, rung = analysis["settings"], ladder.of(analysis)
     per_depth, evidence = {}, []
-    for name, depth in analysis["depths"].items():
-        h, c = depth.get("h1"), _primary(analysis, depth)
-        if not h or c is None:
-            continue
+    for d, call in decided.per_rung.items():
+        h, c = analysis["depths"][d]["h1"], primary(analysis, analysis["depths"][d])
         if h["stats"]:
             evidence.append(
-                f"{rung.label(name)}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
+                f"{rung.label(d)}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
                 f"{s['reference']} - {s['primary']} = {fmt.pm_interval(h['stats'])} (90% "
                 f"interval); {fmt.threshold_bracket(c)}"
             )
-        why = H1_REASONS[h["why"]].format(
+        why = reason(
+            name,
+            call.why,
             ref=s["reference"],
             lr=fmt.lr(h["lr"]),
             bound=fmt.num(s["negligible"], 2),
             threshold=fmt.threshold_bracket(c),
         )
-        per_depth[name] = (h["verdict"], why)
-    return _verdict(analysis, "H1", per_depth, evidence)
+        per_depth[d] = (call.verdict, why)
+    return _verdict(analysis, name, decided, per_depth, evidence)
 
 
 # -- H2a, H2b --------------------------------------------------------------------------------
-def _arm_pairs(analysis: dict, field: str):
-    """(rung, the reference arm's field, the primary arm's field) at every rung with both."""
-    s = analysis["settings"]
-    for name, depth in analysis["depths"].items():
-        arms = depth["arms"]
-        if s["reference"] in arms and s["primary"] in arms:
-            yield name, arms[s["reference"]][field], arms[s["primary"]][field]
-
-
 DEFINITION_WORDS = {
     "diverged": "a run fails when it stops (diverges)",
     "stuck": "a run fails when it diverges or finishes worse than the bigram baseline",
@@ -184,19 +117,16 @@ DEFINITION_WORDS = {
 }
 
 
-def h2a(analysis: dict) -> dict:
+def h2a(analysis: dict, name: str, decided: Decided) -> dict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
-    rung = ladder.of(analysis)
+    s, rung = analysis["settings"], ladder.of(analysis)
     names = present.failure_names(analysis)  # the baseline rule off: stuck shown as diverged
-    for name, depth in analysis["depths"].items():
-        s = analysis["settings"]
-        if not (s["reference"] in depth["arms"] and s["primary"] in depth["arms"]):
-            continue
-        by_def = depth.get("h2a_by_definition") or {}
+    for d, call in decided.per_rung.items():
+        depth = analysis["depths"][d]
         words = {}
-        for definition, h in by_def.items():
+        for definition, h in (depth.get("h2a_by_definition") or {}).items():
             off = depth["arms"][s["reference"]]["eta_crit_by_definition"][definition]
             on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
             words[definition] = h2a_call(h, s["reference"])
@@ -204,114 +134,62 @@ def h2a(analysis: dict) -> dict:
                 continue
             shown = names[definition]
             evidence.append(
-                f"{rung.label(name)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
+                f"{rung.label(d)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
                 f"LR off {fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
                 f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
             )
-        primary = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
-        verdict, why = words.get(primary) or h2a_call(depth["h2a"], s["reference"])
+        decides = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
+        why = words[decides][1] if decides in words else h2a_call(depth["h2a"], s["reference"])[1]
         others = [
-            f"{names[d]}: {v}"
-            for d, (v, _) in words.items()
-            if d != primary and d in names and v != verdict
+            f"{names[k]}: {v}"
+            for k, (v, _) in words.items()
+            if k != decides and k in names and v != call.verdict
         ]
         if others:
             why += f" (under the other failure definitions: {'; '.join(others)})"
-        per_depth[name] = (verdict, why)
-    return _verdict(analysis, "H2a", per_depth, evidence)
+        per_depth[d] = (call.verdict, why)
+    return _verdict(analysis, name, decided, per_depth, evidence)
 
 
 def h2a_call(h: dict, ref: str) -> tuple[str, str]:
-    """One definition's H2a verdict with its reason (ref: the reference arm)."""
-    if h.get("censored") == "off above":
-        return INCONCLUSIVE, (
-            f"{ref}'s runs do not fail inside the grid in every seed: extend the LR grid upward"
-        )
-    if h.get("censored") == "below":
-        return INCONCLUSIVE, "a critical LR lies below the grid: extend it downward"
-    return _paired_verdict(h, "critical LR raised", "not raised", lambda x: f"x{10**x:.2f}")
+    """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (ref:
+    the reference arm)."""
+    call = hypotheses.h2a_call(h)
+    if call.why in ("off above", "below"):
+        return call.verdict, reason("H2a", call.why, ref=ref)
+    return call.verdict, _paired_words("H2a", call, h, lambda x: f"x{10**x:.2f}")
 
 
-# why H2b does not judge a rung (sweeps.study.rules.h2b_unjudged's codes)
-H2B_REASONS = {
-    rules.H2B_RUNG_SUBSET: "not judged: this {rung} trains only [rung_lr] LRs ({lrs}), which "
-    "do not span the sensitivity range ({left_out} left out)",
-}
-
-
-def h2b(analysis: dict) -> dict:
+def h2b(analysis: dict, name: str, decided: Decided) -> dict:
     per_depth, evidence = {}, []
     s, rung = analysis["settings"], ladder.of(analysis)
     m = s["min_sensitivity"]
-    for name, off, on in _arm_pairs(analysis, "sensitivity"):
-        h = analysis["depths"][name]["h2b"]
+    for d, call in decided.per_rung.items():
+        h, arms = analysis["depths"][d]["h2b"], analysis["depths"][d]["arms"]
+        off, on = arms[s["reference"]]["sensitivity"], arms[s["primary"]]["sensitivity"]
         evidence.append(
-            f"{rung.label(name)}: LR sensitivity {s['reference']} "
+            f"{rung.label(d)}: LR sensitivity {s['reference']} "
             f"{fmt.pm(off['mean'], off['sd'])}, {s['primary']} {fmt.pm(on['mean'], on['sd'])} "
             f"nats; {present.primary_effect(analysis)} "
             f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
         )
-        if h.get("why"):  # the rung was not judged (sweeps.study.rules.h2b_unjudged)
-            trained = s.get("rung_lr", {}).get(name, [])
-            left_out = rules.left_out_lrs(off["lrs"], trained)
-            per_depth[name] = (
-                INCONCLUSIVE,
-                H2B_REASONS[h["why"]].format(
-                    rung=rung.name,
-                    lrs=", ".join(fmt.lr(x) for x in trained),
-                    left_out=", ".join(fmt.lr(x) for x in left_out),
-                ),
-            )
-        elif not (off["complete"] and on["complete"]):
-            per_depth[name] = (
-                INCONCLUSIVE,
-                "incomplete: a run of the sensitivity range is missing or failed",
-            )
+        if call.why in WORDING[name].reasons and call.why not in PAIRED:
+            lrs = {k: ", ".join(fmt.lr(x) for x in v) for k, v in call.numbers.items()}
+            why = reason(name, call.why, rung=rung.name, **lrs)
         else:
-            per_depth[name] = _paired_verdict(h, "sensitivity lowered", "not lowered", m=m)
-    not_judged = {d for d in per_depth if analysis["depths"][d]["h2b"].get("why")}
-    return _verdict(analysis, "H2b", per_depth, evidence, not_judged)
+            why = _paired_words(name, call, h, m=m)
+        per_depth[d] = (call.verdict, why)
+    return _verdict(analysis, name, decided, per_depth, evidence)
 
 
-def _paired_verdict(h: dict, yes: str, no: str, show=fmt.num, m: float = 0.0) -> tuple[str, str]:
-    """The verdict sweeps.study.rules.paired_verdict decided, with its reason. show: how a
-    value reads (a log10 ratio reads as a ratio, 0 as x1.00)."""
-    verdict = h["verdict"]
-    lower = h.get("lower")
-    if h["n"] < rules.MIN_SEEDS:
-        return INCONCLUSIVE, f"{h['n']} paired seed(s): at least {rules.MIN_SEEDS} are needed"
-    if lower is None:
-        return INCONCLUSIVE, "the paired values tie and no floor bounds their spread"
-    if verdict == SUPPORTED:
-        return SUPPORTED, f"{yes} (one-sided 95% lower bound {show(lower)} > {show(m)})"
-    if verdict == NOT_SUPPORTED:
-        if h["mean"] <= 0:
-            return NOT_SUPPORTED, f"{no} (mean {show(h['mean'])} <= {show(0.0)})"
-        return NOT_SUPPORTED, (
-            f"{no} by the minimum effect (one-sided 95% upper bound {show(h['upper'])} < {show(m)})"
-        )
-    return INCONCLUSIVE, (
-        f"in the predicted direction (mean {show(h['mean'])}) but the "
-        f"one-sided 95% lower bound {show(lower)} does not exceed {show(m)}"
-    )
+def _paired_words(name: str, call: hypotheses.Call, h: dict, show=fmt.num, m: float = 0.0) -> str:
+    """The reason of a paired call (sweeps.study.hypotheses.paired_call). show: how a value
+    reads (a log10 ratio reads as a ratio, 0 as x1.00)."""
+    values = {k: "n/a" if h.get(k) is None else show(h[k]) for k in ("lower", "upper", "mean")}
+    return reason(name, call.why, m=show(m), zero=show(0.0), **values, **call.numbers)
 
 
 # -- the ladder's trend: H3 (depth), W1 and W2 (width) ---------------------------------------
-TREND_REASONS = {
-    "falls": "the slope's one-sided 95% upper bound lies below 0, censored values at their "
-    "bounds and moved beyond them",
-    "does not fall": "the threshold does not fall with {rung} (slope >= 0 both ways)",
-    "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
-    "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
-    "censored alike": "every per-seed threshold lies beyond the same end of the grid (its LRs "
-    "place none), so moving them beyond it moves all alike and the slope measures nothing",
-    # W2 (sweeps.study.ladders.carry_decision)
-    "carries": "the slope's 90% interval lies inside ±{bound} decades per doubling, censored "
-    "values at their bounds and moved beyond them",
-    "moves": "the slope's 90% interval lies wholly outside ±{bound} decades per doubling both "
-    "ways: the multiple moves with {rung}",
-}
-W2_NOT_SHOWN = "the slope's 90% interval reaches beyond ±{bound} decades per doubling"
 # what each trend's slope is of, per doubling of the rung
 TREND_OF = {
     "H3": "log10 threshold",
@@ -330,13 +208,13 @@ def _shipped_rungs(field: str) -> int:
     return len(getattr(load_spec(Path(SPECS[field]).stem), field))
 
 
-def trend(analysis: dict, name: str) -> dict:
+def trend(analysis: dict, name: str, decided: Decided) -> dict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis["h3"], ["w1"], ["w2"]): the
     threshold per rung, the slopes with their 90% intervals, and W1's extrapolation to the
     core width."""
     rung, s = ladder.of(analysis), analysis["settings"]
-    depths = {int(n): _primary(analysis, d) for n, d in analysis["depths"].items()}
+    depths = {int(n): primary(analysis, d) for n, d in analysis["depths"].items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
         f"{rung.label(k)}: "
@@ -360,23 +238,20 @@ def trend(analysis: dict, name: str) -> dict:
         "test": test(analysis, name),
         "evidence": evidence,
         "per_depth": {},
+        "verdict": decided.verdict,
     }
-    if len(depths) < MIN_DEPTHS:
-        plural = rung.name if len(depths) == 1 else rung.plural
+    n = decided.numbers
+    if decided.why == "few rungs":
+        rungs = rung.name if n["n"] == 1 else rung.plural
+        shipped = _shipped_rungs(rung.field)
+        spec = SPECS[rung.field]
         return {
             **base,
-            "verdict": INCONCLUSIVE,
-            "reason": f"{len(depths)} {plural} with both arms; a trend needs at least "
-            f"{MIN_DEPTHS} ({SPECS[rung.field]} runs {_shipped_rungs(rung.field)})",
+            "reason": reason(name, "few rungs", rungs=rungs, spec=spec, shipped=shipped, **n),
         }
-    if t.get("why") == "too few points":
-        short = ", ".join(str(d) for d in t["short"])
-        return {
-            **base,
-            "verdict": INCONCLUSIVE,
-            "reason": f"{rung.name} {short}: fewer than 2 per-seed thresholds, censored ones "
-            "included",
-        }
+    if decided.why == "too few points":
+        short = ", ".join(str(d) for d in n["short"])
+        return {**base, "reason": reason(name, "too few points", rung=rung.name, short=short)}
     a, b = t.get("at_bound"), t.get("beyond")
     of = TREND_OF[name].format(ref=s["reference"])
     for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
@@ -392,19 +267,14 @@ def trend(analysis: dict, name: str) -> dict:
         base["evidence"].append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
     if a:
         base["slope"] = a
-    words = {
-        k: v.format(rung=rung.name, bound=fmt.num(t.get("bound", ladders.CARRY_BOUND), 2))
-        for k, v in TREND_REASONS.items()
-    }
-    if name == "W2":
-        words["not shown"] = W2_NOT_SHOWN.format(bound=fmt.num(t.get("bound"), 2))
-    elif a and b and t.get("why") == "censoring decides":
-        words["censoring decides"] = censoring_words(a, b)
-    return {
-        **base,
-        "verdict": t.get("verdict", INCONCLUSIVE),
-        "reason": words.get(t.get("why"), "not decided"),
-    }
+    if name != "W2" and a and b and decided.why == "censoring decides":
+        why = censoring_words(a, b)
+    elif decided.why in WORDING[name].reasons:
+        bound = fmt.num(t.get("bound", ladders.CARRY_BOUND), 2)
+        why = reason(name, decided.why, rung=rung.name, bound=bound)
+    else:
+        why = "not decided"
+    return {**base, "reason": why}
 
 
 def censoring_words(at_bound: dict, beyond: dict) -> str:
@@ -427,51 +297,34 @@ def censoring_words(at_bound: dict, beyond: dict) -> str:
 
 
 # -- C1 ------------------------------------------------------------------------------------------
-C1_REASONS = {
-    "no gap": (INCONCLUSIVE, "QK-norm is necessary at no LR the control ran"),
-    "control worse": (NOT_SUPPORTED, "the start-matched control is itself worse than QK-norm on"),
-    "start": (SUPPORTED, "the gap vanishes with the start matched at all {n} such LR(s)"),
-    "neither": (INCONCLUSIVE, "the control's gap is neither negligible nor necessary at some LR"),
-}
-
-
 def share_text(gap: float | None, control_gap: float | None) -> str:
     """'; start-temperature share 0.56' (docs/STUDY.md section 12), or nothing without a gap."""
     share = start_share(gap, control_gap)
     return "" if share is None else f"; start-temperature share {share:.2f}"
 
 
-def c1(analysis: dict) -> dict:
+def c1(analysis: dict, name: str, decided: Decided) -> dict:
     """C1 as sweeps.study.alternatives.c1 decided it per depth, with the evidence per LR."""
     s = analysis["settings"]
     if not s["start_control"]:
-        return {
-            "hypothesis": "C1",
-            "claim": claim(analysis, "C1"),
-            "test": test(analysis, "C1"),
-            "verdict": INCONCLUSIVE,
-            "evidence": [],
-            "per_depth": {},
-            "reason": "not assessed: the spec names no start-matched control arm",
-        }
+        return {**_verdict(analysis, name, decided, {}, []), "reason": reason(name, decided.why)}
     per_depth, evidence = {}, []
     rung = ladder.of(analysis)
-    decided = (analysis.get("decisions") or {}).get("C1") or {}
-    for name, depth in analysis["depths"].items():
-        primary = _primary(analysis, depth)
-        control = depth["comparisons"].get(rules.Comparison(s["start_control"], s["primary"]).key)
-        if primary is None or control is None or name not in decided:
-            continue
-        by_lr = {e["lr"]: e for e in _judged(primary)}
+    for d, call in decided.per_rung.items():
+        depth = analysis["depths"][d]
+        control = depth["comparisons"][rules.Comparison(s["start_control"], s["primary"]).key]
+        by_lr = {e["lr"]: e for e in _judged(primary(analysis, depth))}
         for e in _judged(control):
             p = by_lr.get(e["lr"])
             if p is not None:
                 evidence.append(
-                    f"{rung.label(name)}, LR {fmt.lr(e['lr'])}: {present.primary_effect(analysis)} "
+                    f"{rung.label(d)}, LR {fmt.lr(e['lr'])}: {present.primary_effect(analysis)} "
                     f"{fmt.pm_interval(p)}; {s['start_control']} - {s['primary']} "
                     f"{fmt.pm_interval(e)}{share_text(p['mean'], e['mean'])}"
                 )
-        d = decided[name]
-        verdict, why = C1_REASONS[d["why"]]
-        per_depth[name] = (verdict, why.format(n=d["n"]))
-    return _verdict(analysis, "C1", per_depth, evidence)
+        per_depth[d] = (call.verdict, reason(name, call.why, **call.numbers))
+    return _verdict(analysis, name, decided, per_depth, evidence)
+
+
+# the words and evidence of each hypothesis that shows its numbers; any other reads its codes
+SAY = {"H1": h1, "H2a": h2a, "H2b": h2b, "H3": trend, "W1": trend, "W2": trend, "C1": c1}

@@ -108,6 +108,7 @@ def token_check(
 
 
 CENSOR_SHIFT = 0.5  # decades a censored per-seed threshold moves beyond its bound (H3)
+MIN_RUNGS = 3  # rungs a trend needs (H3, W1, W2: docs/STUDY.md sections 5 and 11)
 
 
 class Trend(NamedTuple):
@@ -169,7 +170,9 @@ def censored_alike(points: list) -> bool:
 
 
 def trend_decision(
-    seed_thresholds: dict[int, list[GridValue]], judged: dict[int, list[float]], min_sizes: int = 3
+    seed_thresholds: dict[int, list[GridValue]],
+    judged: dict[int, list[float]],
+    min_sizes: int = MIN_RUNGS,
 ) -> Trend:
     """H3 (docs/STUDY.md section 5): supported when the slope's one-sided 95% upper bound is
     below 0 with censored values at their bounds and moved beyond; not supported when the slope
@@ -277,7 +280,7 @@ def carry_decision(
     seed_best: dict[int, list[float]],
     judged: dict[int, list[float]],
     bound: float = CARRY_BOUND,
-    min_sizes: int = 3,
+    min_sizes: int = MIN_RUNGS,
 ) -> Trend:
     """W2 (docs/STUDY.md section 11): the threshold's bracket top (the first LR QK-norm was
     called necessary at) as a multiple of the seed's best LR without QK-norm carries across

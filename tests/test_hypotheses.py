@@ -1,0 +1,76 @@
+"""A hypothesis is declared once: a registry entry with its decision (sweeps/study/hypotheses.py)
+and a wording row (figures/wording.py). Walked through here with a toy one, end to end."""
+
+import figures_fakes as ff
+
+from figures import opening, report, verdicts
+from figures.analysis import analyze
+from figures.results import load_curves, load_results
+from figures.wording import WORDING, Words
+from sweeps.study import hypotheses
+from sweeps.study.hypotheses import HYPOTHESES, Call, Hypothesis
+from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
+
+
+def threshold_inside(analysis: dict) -> dict[str, Call]:
+    """The toy decision: supported at a rung whose necessity threshold the grid places."""
+    out = {}
+    for name, depth in analysis["depths"].items():
+        c = hypotheses.primary(analysis, depth)
+        if c is not None:
+            inside = c["threshold"]["kind"] == ""
+            out[name] = Call(SUPPORTED, "placed") if inside else Call(INCONCLUSIVE, "censored")
+    return out
+
+
+TOY = Words(
+    claim="The grid places the necessity threshold at every {rung}.",
+    test="Per {rung}: the primary comparison's threshold lies inside the grid.",
+    question="Does the grid place the necessity threshold?",
+    reasons={"placed": "the grid places it", "censored": "it lies beyond the grid"},
+)
+
+
+def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monkeypatch, tmp_path):
+    """Registered at runtime only: the analysis decides it per rung and combines the rungs, the
+    verdicts and the opening word it from its row, the report's Verdicts section lists it; and
+    it is gone once unregistered."""
+    ff.write_study(tmp_path / "study", depths=[2, 4])
+    results = load_results(tmp_path / "study")
+    with monkeypatch.context() as m:
+        m.setitem(HYPOTHESES, "T1", Hypothesis("T1", 5, threshold_inside))
+        m.setitem(WORDING, "T1", TOY)
+        result = analyze(results, load_curves(results.runs))
+        v = result["verdicts"]["T1"]
+        assert v["verdict"] == SUPPORTED
+        assert v["claim"] == "The grid places the necessity threshold at every depth."
+        assert v["per_depth"] == {
+            d: {"verdict": SUPPORTED, "reason": "the grid places it"} for d in ("2", "4")
+        }
+        placed = "supported (the grid places it)"
+        assert v["reason"] == f"depth 2: {placed}; depth 4: {placed}"
+        assert list(result["verdicts"])[-1] == "T1"  # after the registered ones, in their order
+        said = "\n".join(opening.markdown(result))
+        assert "T1 supported. Does the grid place the necessity threshold?" in said
+        assert "### T1: The grid places the necessity threshold at every depth." in (
+            report._verdicts(result)
+        )
+    assert "T1" not in verdicts.judge(result)
+
+
+def test_rungs_that_disagree_or_were_not_judged_combine_as_the_rules_say():
+    """All rungs that count agree: that verdict; a rung not judged does not count; disagreeing
+    rungs, or none: inconclusive."""
+    yes, no = Call(SUPPORTED, "a"), Call("not supported", "b")
+    skipped = Call(INCONCLUSIVE, "c", counts=False)
+    assert hypotheses.combine({"2": yes, "4": yes, "8": skipped}).verdict == SUPPORTED
+    assert hypotheses.combine({"2": yes, "4": no}).verdict == INCONCLUSIVE
+    assert hypotheses.combine({"2": skipped}).verdict == INCONCLUSIVE
+    assert hypotheses.combine({}) == Call(INCONCLUSIVE, hypotheses.NO_RUNG)
+
+
+def test_each_ladder_decides_its_own_trends():
+    assert hypotheses.trends("n_layer") == ("H3",)
+    assert hypotheses.trends("n_embd") == ("W1", "W2")
+    assert [h.id for h in hypotheses.for_ladder("n_layer")] == ["H1", "H2a", "H2b", "H3", "C1"]
+    assert set(WORDING) == set(HYPOTHESES)  # every registered hypothesis has its words
