@@ -19,7 +19,8 @@ from sweeps.core.errors import HarnessError
 from sweeps.run.backends import Execution, fused_factory
 from sweeps.run.fused import train_group
 from sweeps.run.rundir import RunLock
-from sweeps.sweep import adhoc, fusion
+from sweeps.sweep import fusion
+from sweeps.sweep.record import adhoc_spec
 from sweeps.sweep.watch import Seen, frame
 from tests.conftest import smoke_config
 from tests.test_sweeps import final_losses, metrics, sweep, write_spec
@@ -158,7 +159,7 @@ def test_watch_shows_a_fused_groups_runs_as_runs(tmp_path):
     from sweeps.sweep.runner import Sweep
 
     runs = tmp_path / "runs"
-    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.003"], 3, "", write=True)
+    spec = adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.003"], 3, "", write=True)
     plan = Sweep(spec, "torch", ["data.builtin_stories=300", "train.log_interval=5"], runs)
     plan.write_plan()
     first = next(iter(plan.configs.values()))

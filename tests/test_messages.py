@@ -15,7 +15,7 @@ from sweeps.cli import make_cli
 from sweeps.core.files import write_atomic
 from sweeps.platform import blas
 from sweeps.run.backends import PROGRAMS
-from sweeps.sweep.adhoc import command_plan
+from sweeps.sweep.command import command_plan
 from sweeps.sweep.runner import Sweep
 from sweeps.sweep.spec import MAX_RUNS
 from tests.test_faults import error_line, only_line
@@ -171,7 +171,7 @@ def test_status_with_a_damaged_record_says_so_and_sweep_refuses_it(tmp_path):
 
 # -- 6: --grid's help names every field it takes --------------------------------------------
 def test_grid_help_names_every_field_a_grid_takes():
-    from sweeps.sweep.adhoc import GRID_FIELDS
+    from sweeps.sweep.spec import GRID_FIELDS
 
     text = " ".join(invoke("torch", "sweep", "--help").output.split())
     for field in {k for k in GRID_FIELDS if "." in k or k == "seed"}:

@@ -15,8 +15,8 @@ from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError
 from sweeps.sweep import record
 from sweeps.sweep.grid import max_extra_runs
+from sweeps.sweep.record import to_toml
 from sweeps.sweep.spec import known_specs, load_spec, parse_spec
-from sweeps.sweep.tomlfields import to_toml
 
 GRID = [0.01, 0.0316, 0.1, 0.316, 1.0]
 SUBSET = [0.01, 0.1, 0.316, 1.0]  # depth 1 skips 0.0316

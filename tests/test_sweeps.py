@@ -227,7 +227,7 @@ def test_bad_specs_are_refused_with_a_clear_message(parts, message):
 
 
 def test_the_nearest_log_uniform_list_keeps_the_endpoints_and_count():
-    from sweeps.sweep.study_table import is_log_uniform, nearest_log_uniform
+    from sweeps.sweep.spec import is_log_uniform, nearest_log_uniform
 
     assert nearest_log_uniform([1e-3, 2e-3, 1e-2]) == [1e-3, 3.16e-3, 1e-2]
     for lrs in ([1e-4, 3e-4, 5e-4, 0.3], [0.01, 0.0101, 0.0102, 0.011], [2e-3, 0.7]):
@@ -912,8 +912,7 @@ def test_sweep_modules_import_neither_mlx_nor_torch():
 
 
 def test_a_token_check_names_its_ladder_and_reference_and_survives_the_record(tmp_path):
-    from sweeps.sweep.record import read_raw
-    from sweeps.sweep.tomlfields import to_toml
+    from sweeps.sweep.record import read_raw, to_toml
 
     check = {"ladder": "ladder", "reference": 2}
     spec = parse_spec(raw_spec(grid={**GRID, "n_layer": [4]}, token_check=check))

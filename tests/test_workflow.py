@@ -25,8 +25,8 @@ from sweeps.core.errors import ConfigError, DataError
 from sweeps.core.params import count_params
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir, RunLock
-from sweeps.sweep import adhoc
-from sweeps.sweep.tomlfields import to_toml
+from sweeps.sweep.record import RECORD, adhoc_plan, adhoc_spec, to_toml
+from sweeps.sweep.spec import adhoc_raw, parse_grid
 from sweeps.sweep.watch import Seen, frame, watch
 
 FAST = [
@@ -294,11 +294,11 @@ def test_a_plan_json_from_before_records_keeps_its_overrides(tmp_path):
     runs = tmp_path / "runs"
     folder = runs / "old"
     folder.mkdir(parents=True)
-    raw = adhoc.adhoc_raw("old", "smoke", adhoc.parse_grid(["lr=0.01,0.1"]), 3)
+    raw = adhoc_raw("old", "smoke", parse_grid(["lr=0.01,0.1"]), 3)
     (folder / "spec.toml").write_text(to_toml(raw))
     (folder / "plan.json").write_text(json.dumps({"overrides": ["train.max_steps=30"]}))
     assert record.find_spec("old", runs).set["train.max_steps"] == 30
-    planned = adhoc.adhoc_plan(runs, "old", "smoke", ["lr=0.01,0.1"], 3, "", overrides=FAST[1:2])
+    planned = adhoc_plan(runs, "old", "smoke", ["lr=0.01,0.1"], 3, "", overrides=FAST[1:2])
     assert planned.spec.set["train.max_steps"] == 12  # no run finished: replaced, and said
     assert (
         "replaced" in planned.notes[0]
@@ -343,7 +343,7 @@ def test_figures_says_when_it_reports_fewer_runs_than_the_folder_holds(grid_swee
 # -- watching a run that is training --------------------------------------------------------
 def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
     runs = tmp_path / "runs"
-    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    spec = adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     from sweeps.sweep.runner import Sweep
 
     sweep = Sweep(spec, "torch", FAST, runs)
@@ -380,7 +380,7 @@ def test_watch_frame_shows_a_running_runs_step_loss_lr_and_eta(tmp_path):
 
 def test_watch_frames_option_stops_a_sweep_that_has_not_ended(tmp_path):
     runs = tmp_path / "runs"
-    adhoc.adhoc_spec(runs, "idle", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    adhoc_spec(runs, "idle", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     sleeps, out = [], __import__("io").StringIO()
     ended = watch("idle", runs, "torch", interval=7, frames=3, out=out, sleep=sleeps.append)
     assert not ended and sleeps == [7, 7]
@@ -408,26 +408,24 @@ def test_train_progress_shows_the_smoothed_loss(tmp_path):
 def test_adhoc_grids_take_the_study_defaults_of_the_presets_spec():
     from sweeps.study.rules import STUDY_SEEDS
 
-    raw = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["train.lr=1e-3,1e-2,0.1"]))
+    raw = adhoc_raw("x", "tiny", parse_grid(["train.lr=1e-3,1e-2,0.1"]))
     assert STUDY_SEEDS >= 4 and raw["grid"]["seed"] == list(range(STUDY_SEEDS))  # STUDY.md 7
     assert raw["grid"]["qk_norm"] == ["none", "rms"] and raw["grid"]["n_layer"] == [4]
     assert raw["set"]["train.weight_decay_mode"] == "independent"
     assert raw["study"]["delta"] == 0.1 and raw["study"]["target_loss"] == 2.3
     assert raw["study"]["sensitivity_range"] == [3.16e-4, 0.316]  # tiny's, holding 3 LRs
     assert raw["extend"] == {"max_extra_lrs": 0}
-    deep = adhoc.adhoc_raw("x", "core-L12", adhoc.parse_grid(["lr=1e-3,1e-2"]))
+    deep = adhoc_raw("x", "core-L12", parse_grid(["lr=1e-3,1e-2"]))
     assert deep["grid"]["n_layer"] == [12] and deep["study"]["target_loss"] == 2.0
     assert deep["study"]["sensitivity_range"] == [3.16e-4, 0.316]
-    narrow = adhoc.adhoc_raw("x", "tiny", adhoc.parse_grid(["lr=1,3"]))
+    narrow = adhoc_raw("x", "tiny", parse_grid(["lr=1,3"]))
     assert narrow["study"]["sensitivity_range"] == [1.0, 3.0]
 
 
 def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
     from sweeps.sweep.spec import load_spec, parse_spec
 
-    raw = adhoc.adhoc_raw(
-        "x", "tiny", adhoc.parse_grid(["lr=1e-3,1e-2", "n_layer=2,4", "seed=0,1,5"])
-    )
+    raw = adhoc_raw("x", "tiny", parse_grid(["lr=1e-3,1e-2", "n_layer=2,4", "seed=0,1,5"]))
     path = tmp_path / "x.toml"
     path.write_text(to_toml(raw))
     assert load_spec(str(path)) == parse_spec(raw)
@@ -451,7 +449,7 @@ def test_adhoc_spec_toml_reads_back_as_the_same_spec(tmp_path):
 )
 def test_bad_grids_are_one_line(items, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
-        adhoc.adhoc_raw("x", "smoke", adhoc.parse_grid(items))
+        adhoc_raw("x", "smoke", parse_grid(items))
 
 
 def test_adhoc_grid_command_refusals(tmp_path):
@@ -780,10 +778,10 @@ def test_sweep_help_lists_the_specs():
 
 
 def test_an_adhoc_grid_resumes_with_the_spec_it_wrote(tmp_path):
-    first = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
-    path = tmp_path / "held" / adhoc.SPEC_FILE
+    first = adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    path = tmp_path / "held" / RECORD
     path.write_text(path.read_text().replace("delta = 0.25", "delta = 0.3"))  # as if written
-    again = adhoc.adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    again = adhoc_spec(tmp_path, "held", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     assert first.study.delta == 0.25 and again.study.delta == 0.3  # before smoke.toml changed
 
 
@@ -808,7 +806,7 @@ def test_watch_is_live_between_checkpoints(tmp_path):
     from sweeps.sweep.runner import Sweep
 
     runs = tmp_path / "runs"
-    spec = adhoc.adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
+    spec = adhoc_spec(runs, "live", "smoke", ["lr=0.01,0.1"], 3, "", write=True)
     slow = FAST[:1] + ["train.max_steps=60", "train.checkpoint_interval=60", "train.log_interval=5"]
     sweep = Sweep(spec, "torch", slow, runs)
     sweep.write_plan()

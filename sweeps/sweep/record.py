@@ -1,8 +1,11 @@
-"""A named sweep is one thing: its record, `<runs-dir>/NAME/spec.toml`, the complete spec its
-runs were planned from. A built-in spec's sweep and an ad-hoc grid alike: the spec (or the
-grid the command stands for) with every `--set` of the command merged into its `[set]`, so
-the record alone plans the same runs (seeds, arms and extension are in it too; the backend is
-in each run id, and plan.json records the last sweep's backend and device choices).
+"""The record of a sweep, `<runs-dir>/NAME/spec.toml`: read, set against what a command asks
+for, and written (as TOML text) beside the runs and plan.json.
+
+A named sweep is one thing: its record, the complete spec its runs were planned from. A
+built-in spec's sweep and an ad-hoc grid alike: the spec (or the grid the command stands for)
+with every `--set` of the command merged into its `[set]`, so the record alone plans the same
+runs (seeds, arms and extension are in it too; the backend is in each run id, and plan.json
+records the last sweep's backend and device choices).
 
 - Written by the first sweep command that runs in the folder (a dry run writes nothing),
   rewritten only when it changes (below).
@@ -16,6 +19,8 @@ in each run id, and plan.json records the last sweep's backend and device choice
   runs the new definition replaces the record, and says so. The study's analysis settings
   ([study]) are not part of the comparison: an ad-hoc grid takes them from its preset's spec
   when it starts, and a later edit of that spec does not change a sweep under way.
+- An ad-hoc grid (`sweep --preset P --grid ... --name NAME`) is recorded as the spec it stands
+  for (sweeps.sweep.spec.adhoc_raw), so the same command, or `sweep NAME`, resumes it.
 - A folder written before records: the spec its plan.json holds is its record, and the
   "overrides" that plan.json kept apart from the spec are part of it (written as spec.toml
   by the next sweep).
@@ -29,9 +34,20 @@ import sys
 from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
-from sweeps.sweep.spec import MAX_RUNS, SweepSpec, known_specs, load_spec, parse_spec
+from sweeps.sweep.spec import (
+    MAX_RUNS,
+    SPECS_DIR,
+    SweepSpec,
+    adhoc_raw,
+    flatten,
+    known_specs,
+    load_spec,
+    parse_grid,
+    parse_spec,
+    toml_key,
+    toml_value,
+)
 from sweeps.sweep.sweepdir import RECORD
-from sweeps.sweep.tomlfields import flatten, to_toml
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -162,8 +178,6 @@ def base_raw(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> dict:
     spec_path = Path(name) if name.endswith(".toml") else None
     load_spec(name, max_runs)  # the one-line refusal of an unknown name, a bad file or a bad spec
     if spec_path is None:
-        from sweeps.sweep.spec import SPECS_DIR
-
         spec_path = SPECS_DIR / f"{name}.toml"
     raw = read_raw(spec_path)
     return {**raw, "name": raw.get("name", spec_path.stem)}
@@ -276,3 +290,76 @@ def spec_note(name: str, runs_dir: str | Path, program: str) -> str | None:
         + named(diffs)
         + f" (the spec as it is now: `{program} sweep {name} --runs-dir ANOTHER_DIR`)"
     )
+
+
+# -- an ad-hoc grid's record ------------------------------------------------------------------
+def adhoc_plan(
+    runs_dir: str | Path,
+    name: str,
+    preset: str,
+    grid_items,
+    seeds: int,
+    command: str,
+    max_runs: int = MAX_RUNS,
+    overrides=(),
+    program: str = "qkmlx",
+) -> Planned:
+    """The ad-hoc grid's spec with its --set in [set], checked against the record in
+    `<runs_dir>/NAME/spec.toml` (sweeps.sweep.record): the same command, or `sweep NAME`,
+    resumes; another definition is refused while the folder holds finished runs."""
+    if name in known_specs():
+        raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
+    raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
+    folder = Path(runs_dir) / name
+    if (folder / "plan.json").exists() and record_raw(folder) is None:
+        raise HarnessError(
+            f"{folder} holds a sweep without a record ({RECORD}): not this ad-hoc grid; "
+            f"choose another --name"
+        )
+    return plan(runs_dir, raw, overrides, max_runs, program, elsewhere="another --name")
+
+
+def adhoc_spec(
+    runs_dir: str | Path,
+    name: str,
+    preset: str,
+    grid_items,
+    seeds: int,
+    command: str,
+    write: bool,
+    max_runs: int = MAX_RUNS,
+    overrides=(),
+) -> SweepSpec:
+    """adhoc_plan's spec; write: its record written now (a sweep writes it with its plan)."""
+    planned = adhoc_plan(runs_dir, name, preset, grid_items, seeds, command, max_runs, overrides)
+    if write and planned.record is not None:
+        from sweeps.core.files import write_atomic
+
+        write_atomic(Path(runs_dir) / name / RECORD, planned.record)
+    return planned.spec
+
+
+# -- writing the record ------------------------------------------------------------------------
+def to_toml(raw: dict) -> str:
+    """TOML text of a spec as data: top-level keys, then each table under its dotted header
+    ([arms.off]); a table of plain values inside a table is written inline (set = {...}).
+    None values are left out (TOML has none)."""
+    lines: list[str] = []
+    _table(raw, [], lines)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _table(body: dict, path: list[str], lines: list[str]) -> None:
+    tables = {k: v for k, v in body.items() if isinstance(v, dict) and _is_table(v, path)}
+    plain = {k: v for k, v in body.items() if v is not None and k not in tables}
+    if path and (plain or not tables):
+        lines += ["", f"[{'.'.join(toml_key(p) for p in path)}]"]
+    lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in plain.items()]
+    for key, value in tables.items():
+        _table(value, [*path, key], lines)
+
+
+def _is_table(value: dict, path: list[str]) -> bool:
+    """A dict written as a [table]: every top-level section ([set], [grid]), and below them
+    one that holds a dict ([arms.off]); a dict of plain values below them is inline."""
+    return not path or any(isinstance(v, dict) for v in value.values())

@@ -1,4 +1,7 @@
-"""Sweep specs: `sweeps/specs/NAME.toml` -> a validated SweepSpec -> the runs it plans.
+"""Sweep specs parsed: a spec TOML file (`sweeps/specs/NAME.toml`, a sweep's record), its
+`[study]` table, or an ad-hoc `--grid` -> a typed, frozen SweepSpec -> the runs it plans.
+Every field is checked here and refused in one line that names the table, the field, what it
+must be and what it got; the record a sweep writes beside its runs is sweeps.sweep.record's.
 
 A spec names a base preset, fixed overrides (`[set]`), the grid (`lr` x `n_layer` or `n_embd`
 x `seed`), its arms (named override sets, each on the whole grid or an LR subset), the
@@ -53,11 +56,21 @@ subset trains the LRs in both. Extension and refinement grow every rung as befor
 
 Instead of [arms], `[grid] qk_norm = ["none", "rms"]` makes the arms `off` (none) and `on`
 (the other kind; `on-KIND` when there are several).
+
+Ad-hoc grids: `sweep --preset P --grid FIELD=V1,V2 ... [--seeds N] --name NAME` without a TOML
+file stand for a spec (adhoc_raw): the study's settings of the preset's own spec
+(sweeps/specs/<preset>.toml, docs/STUDY.md section 6: [set] such as the independent weight
+decay, delta, target_loss, min_effect, negligible), arms `off` and `on` unless the grid names
+qk_norm kinds, sweeps.study.rules.STUDY_SEEDS seeds by default (4; at least MIN_SEEDS, 3), and
+the sensitivity range of the preset's spec where it holds two of the new LRs (else the grid's
+whole LR range), whose LRs must be log-uniform (a refusal names the nearest list that is). An
+ad-hoc grid trains exactly the runs asked for: no extension or refinement.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import sys
@@ -67,9 +80,7 @@ from pathlib import Path
 from sweeps.core.config import ARM_NAME, RunConfig
 from sweeps.core.errors import ConfigError, HarnessError
 from sweeps.core.ladder import width_overrides
-from sweeps.study.rules import MIN_SEEDS, Study
-from sweeps.sweep.study_table import study_table
-from sweeps.sweep.tomlfields import flatten, list_of, lr_list, no_unknown
+from sweeps.study.rules import MIN_SEEDS, STUDY_SEEDS, Comparison, Study
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -641,3 +652,385 @@ def _settings(table, where: str, width_ladder: bool = False) -> dict:
             fixed = f"[grid] {SWEPT[key]}" if key in SWEPT else "the command or the arm names"
             raise ConfigError(f"{where}: set may not fix {key}: {fixed} decides it")
     return settings
+
+
+# -- the [study] table: the pre-registered analysis (docs/STUDY.md section 6) ---------------
+STUDY_KEYS = {
+    "reference",
+    "primary",
+    "start_control",
+    "comparisons",
+    "delta",
+    "sensitivity_range",
+    "min_effect",
+    "negligible",
+    "min_sensitivity",
+    "precision",
+    "target_loss",
+}
+
+
+def study_table(table, arms, lr: tuple[float, ...], where: str) -> Study:
+    """A spec's [study] table read and checked (arms: the spec's arms, each with a `name` and
+    `full`, whether it covers the whole grid; lr: the grid's LRs)."""
+    at = f"{where} [study]"
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"{where} has no [study]: pre-register delta, sensitivity_range and "
+            f"target_loss there (docs/STUDY.md section 6)"
+        )
+    no_unknown(table, STUDY_KEYS, at)
+    for key in ("delta", "sensitivity_range", "target_loss"):
+        if key not in table:
+            raise ConfigError(f"{at} has no {key}: it is pre-registered (docs/STUDY.md section 6)")
+    names = [a.name for a in arms]
+    study = Study(
+        delta=number(table, "delta", at, positive=True),
+        sensitivity_range=_range(table["sensitivity_range"], lr, at),
+        target_loss=number(table, "target_loss", at, positive=True),
+        reference=table.get("reference", "off"),
+        primary=table.get("primary", "on"),
+        start_control=table.get("start_control"),
+        comparisons=tuple(
+            Comparison(*c) if isinstance(c, list) and len(c) == 2 else c
+            for c in table.get("comparisons", [])
+        ),
+        min_effect=number(table, "min_effect", at, default=0.02),
+        negligible=number(table, "negligible", at, positive=True, default=0.05),
+        min_sensitivity=number(table, "min_sensitivity", at, default=0.05),
+        precision=number(table, "precision", at, positive=True, default=0.01),
+    )
+    for key in ("reference", "primary", "start_control"):
+        value = getattr(study, key)
+        if value is not None and value not in names:
+            raise ConfigError(f"{at}: {key} '{value}' is not an arm; arms: {', '.join(names)}")
+    if study.primary == study.reference:
+        raise ConfigError(
+            f"{at}: primary and reference are both '{study.primary}'; the "
+            f"primary comparison needs two arms"
+        )
+    for pair in study.comparisons:
+        if (
+            not isinstance(pair, Comparison)
+            or pair[0] == pair[1]
+            or any(p not in names for p in pair)
+        ):
+            raise ConfigError(
+                f"{at}: comparisons must be pairs of two different arms "
+                f"[baseline, treatment] (got {pair!r})"
+            )
+    for name in (study.reference, study.primary):
+        if not next(a for a in arms if a.name == name).full:
+            raise ConfigError(
+                f"{at}: the primary comparison's arm '{name}' has an LR subset; "
+                f"it must cover the whole grid"
+            )
+    return study
+
+
+def _range(value, lr: tuple[float, ...], at: str) -> tuple[float, float]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
+        raise ConfigError(f"{at}: sensitivity_range must be [low, high] (got {value!r})")
+    low, high = float(value[0]), float(value[1])
+    if not 0 < low < high:
+        raise ConfigError(
+            f"{at}: sensitivity_range must be [low, high] with 0 < low < high (got {value!r})"
+        )
+    inside = within(lr, low, high)
+    if len(inside) < 2:
+        raise ConfigError(
+            f"{at}: sensitivity_range {value!r} holds {len(inside)} grid LR(s); it needs at least 2"
+        )
+    if not is_log_uniform(inside):
+        raise ConfigError(
+            f"{at}: the grid LRs inside sensitivity_range {value!r} are not "
+            f"log-uniform ({inside}); the mean over them must weight every "
+            f"decade the same; the nearest log-uniform LRs: {nearest_log_uniform(inside)}"
+        )
+    return low, high
+
+
+def within(lrs, low: float, high: float) -> list[float]:
+    """The LRs of `lrs` in [low, high], give or take a rounding of the bounds (a TOML list and
+    a range written as 3.16e-3 meet)."""
+    return [x for x in lrs if low * (1 - 1e-9) <= x <= high * (1 + 1e-9)]
+
+
+LOG_UNIFORM_TOLERANCE = 1.02  # the largest over the smallest ratio of neighbouring LRs
+
+
+def is_log_uniform(lrs) -> bool:
+    """Whether increasing LRs step by one ratio (to LOG_UNIFORM_TOLERANCE: three significant
+    digits of a half-decade grid pass)."""
+    ratios = [b / a for a, b in zip(lrs, lrs[1:])]
+    return len(ratios) < 2 or max(ratios) / min(ratios) <= LOG_UNIFORM_TOLERANCE
+
+
+def nearest_log_uniform(lrs) -> list[float]:
+    """The log-uniform LRs nearest to increasing `lrs`: the same endpoints and count, at three
+    significant digits (more only where three would not pass is_log_uniform)."""
+    low, high, n = lrs[0], lrs[-1], len(lrs)
+    exact = [low * (high / low) ** (i / (n - 1)) for i in range(n)] if n > 1 else list(lrs)
+    for digits in range(3, 10):
+        rounded = [float(f"{x:.{digits}g}") for x in exact]
+        if is_log_uniform(rounded) and len(set(rounded)) == n:
+            return rounded
+    return exact
+
+
+# -- an ad-hoc grid: the spec (as TOML data) that --preset and --grid stand for -------------
+ADHOC_SEEDS = STUDY_SEEDS  # the seed count the study's rules are proven for (STUDY.md 7)
+# --grid FIELD: the fields a spec's grid can sweep, under their config names and short names
+GRID_FIELDS = {
+    "train.lr": "lr",
+    "lr": "lr",
+    "model.n_layer": "n_layer",
+    "n_layer": "n_layer",
+    "model.n_embd": "n_embd",
+    "n_embd": "n_embd",
+    "seed": "seed",
+    "model.qk_norm": "qk_norm",
+    "qk_norm": "qk_norm",
+}
+_KINDS = {"lr": float, "n_layer": int, "n_embd": int, "seed": int, "qk_norm": str}
+
+
+def parse_grid(items) -> dict[str, list]:
+    """['train.lr=1e-3,3e-3', 'qk_norm=none,rms'] -> {'lr': [0.001, 0.003], 'qk_norm': [...]}."""
+    grid: dict[str, list] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(
+                f"--grid {item}: write FIELD=V1,V2,... (e.g. --grid train.lr=1e-3,3e-3)"
+            )
+        key, text = (part.strip() for part in item.split("=", 1))
+        if key not in GRID_FIELDS:
+            raise ConfigError(
+                f"--grid {key}: a grid sweeps train.lr, model.n_layer, model.n_embd, seed "
+                f"or model.qk_norm; fix any other field with --set {key}=VALUE"
+            )
+        field = GRID_FIELDS[key]
+        if field in grid:
+            raise ConfigError(
+                f"--grid {key} is given twice; list every value once: --grid {key}=V1,V2"
+            )
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        if not values:
+            raise ConfigError(f"--grid {key}= has no values; e.g. --grid {key}=V1,V2")
+        try:
+            parsed = [_parse(v, _KINDS[field]) for v in values]
+        except ValueError:
+            raise ConfigError(
+                f"--grid {key}: values must be {_KINDS[field].__name__}s (got {text!r})"
+            ) from None
+        if field == "lr":  # in the words of --set train.lr=...
+            for value in parsed:
+                if not math.isfinite(value):
+                    raise ConfigError(
+                        f"--grid {key}: train.lr must be a finite number (got {value!r})"
+                    )
+                if value <= 0:
+                    raise ConfigError(f"--grid {key}: train.lr must be > 0 (got {value:g})")
+        grid[field] = (
+            sorted(set(parsed), key=parsed.index) if field == "qk_norm" else sorted(set(parsed))
+        )
+    return grid
+
+
+def _parse(text: str, kind: type):
+    if kind is float:
+        return float(text)
+    if kind is int:
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(text)
+        return int(value)
+    return text
+
+
+def base_spec_raw(preset: str) -> dict:
+    """The TOML of the preset's own spec (core-L12 -> core), {} when there is none."""
+    base = re.sub(r"-L[0-9]+$", "", preset)
+    path = SPECS_DIR / f"{base}.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def adhoc_raw(
+    name: str, preset: str, grid: dict[str, list], seeds: int = ADHOC_SEEDS, command: str = ""
+) -> dict:
+    """The spec (as TOML data) an ad-hoc grid stands for."""
+    from sweeps.core.presets import get_preset
+
+    cfg = get_preset(preset)  # an unknown preset fails here, with the list of presets
+    base = base_spec_raw(preset)
+    base_grid = base.get("grid", {})
+    lrs = grid.get("lr") or base_grid.get("lr")
+    if not lrs:
+        raise ConfigError(
+            f"preset {preset} has no spec to take learning rates from; add "
+            f"--grid train.lr=V1,V2,..."
+        )
+    if "seed" not in grid and seeds < MIN_SEEDS:
+        raise ConfigError(
+            f"--seeds {seeds}: the study's paired rules need at least {MIN_SEEDS} seeds "
+            f"(docs/STUDY.md section 2); give --seeds {MIN_SEEDS} or more (default {STUDY_SEEDS})"
+        )
+    if "seed" in grid and len(grid["seed"]) < MIN_SEEDS:
+        raise ConfigError(
+            f"--grid seed={','.join(map(str, grid['seed']))}: the study's paired rules need "
+            f"at least {MIN_SEEDS} distinct seeds (docs/STUDY.md section 2)"
+        )
+    study = {
+        k: v
+        for k, v in base.get("study", {}).items()
+        if k in ("delta", "target_loss", "min_effect", "negligible")
+    }
+    study.setdefault("delta", 0.1)
+    study.setdefault("target_loss", 2.0)
+    low, high = base.get("study", {}).get("sensitivity_range", [min(lrs), max(lrs)])
+    inside = within(lrs, low, high)
+    study["sensitivity_range"] = [low, high] if len(inside) >= 2 else [min(lrs), max(lrs)]
+    if "lr" in grid:
+        _check_log_uniform(list(lrs), study["sensitivity_range"], preset)
+    raw = {
+        "name": name,
+        "preset": preset,
+        "description": f"ad-hoc grid: {command}".strip(),
+        "set": dict(base.get("set", {})),
+        "grid": {
+            "lr": list(lrs),
+            "n_layer": grid.get("n_layer", [cfg.model.n_layer]),
+            **({"n_embd": grid["n_embd"]} if "n_embd" in grid else {}),
+            "seed": grid.get("seed", list(range(seeds))),
+            "qk_norm": grid.get("qk_norm", ["none", "rms"]),
+        },
+        "study": study,
+        "extend": {"max_extra_lrs": 0},
+    }
+    kinds = raw["grid"]["qk_norm"]
+    if "none" not in kinds or len(kinds) < 2:
+        raise ConfigError(
+            f"--grid qk_norm={','.join(kinds)}: the study compares QK-norm off "
+            f"with on: give none and at least one kind, e.g. qk_norm=none,rms"
+        )
+    return raw
+
+
+def _check_log_uniform(lrs: list[float], sensitivity_range: list[float], preset: str) -> None:
+    """Refuse --grid LRs whose sensitivity range is not log-uniform (the LR sensitivity
+    averages over them: every decade must weigh the same), suggesting the nearest list that
+    is: the same endpoints and count, three significant digits."""
+    low, high = sensitivity_range
+    inside = within(lrs, low, high)
+    if is_log_uniform(inside):
+        return
+    fixed = dict(zip(inside, nearest_log_uniform(inside)))
+    suggestion = ",".join(f"{fixed.get(x, x):g}" for x in lrs)
+    which = (
+        "are"
+        if len(inside) == len(lrs)
+        else f"inside the sensitivity range [{low:g}, {high:g}] of preset {preset}'s spec are"
+    )
+    raise ConfigError(
+        f"--grid train.lr={','.join(f'{x:g}' for x in lrs)}: the LRs {which} not "
+        f"log-uniform, and the LR sensitivity must weight every decade the same; the nearest "
+        f"log-uniform list: --grid train.lr={suggestion}"
+    )
+
+
+# -- checked fields of a TOML table ---------------------------------------------------------
+def flatten(table: dict, prefix: str = "") -> dict:
+    """[set] train.lr = 1 (a nested table in TOML) and "train.lr" = 1 mean the same."""
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def number(table: dict, key: str, at: str, positive: bool = False, default=None) -> float:
+    value = table.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (positive and value <= 0) or (not positive and value < 0):
+        rule = "> 0" if positive else ">= 0"
+        raise ConfigError(f"{at}: {key} must be a number {rule} (got {value!r})")
+    return float(value)
+
+
+def lr_list(table: dict, key: str, at: str, required: bool = False) -> tuple[float, ...]:
+    if key not in table:
+        if required:
+            raise ConfigError(f"{at} has no {key} list")
+        return ()
+    values = list_of(table, key, (int, float), at)
+    if any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise ConfigError(f"{at}: every {key} must be a positive number (got {values})")
+    if any(b <= a for a, b in zip(values, values[1:])):
+        raise ConfigError(f"{at}: {key} must be strictly increasing (got {values})")
+    return tuple(float(v) for v in values)
+
+
+# how a refusal names the kind a list must hold, and how to write one in TOML
+KIND_NAMES = {
+    int: ("an integer", "unquoted, e.g. 3"),
+    str: ("a string", 'in quotes, e.g. "rms"'),
+    (int, float): ("a number", "unquoted, e.g. 1e-3"),
+}
+
+
+def list_of(table: dict, key: str, kind, where: str) -> list:
+    values = table[key]
+    if not isinstance(values, list) or not values:
+        raise ConfigError(f"{where}: {key} must be a non-empty list (got {values!r})")
+    for i, v in enumerate(values):
+        if not isinstance(v, kind) or isinstance(v, bool):
+            what, written = KIND_NAMES.get(kind, ("of the list's type", "as the others"))
+            raise ConfigError(
+                f"{where}: {key}: {_toml(v)} (item {i + 1} of {_toml(values)}) is not {what}; "
+                f"write every {key} as {what}, {written}"
+            )
+    if len(set(values)) != len(values):
+        raise ConfigError(f"{where}: {key} has duplicates (got {values!r})")
+    return values
+
+
+def _toml(value) -> str:
+    """A value as the spec file writes it (a string in double quotes, true for True)."""
+    try:
+        return toml_value(value)
+    except TypeError:
+        return repr(value)
+
+
+def no_unknown(table, known: set, where: str) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(sorted(known))}")
+
+
+# -- a value as a spec file writes it: the record (sweeps.sweep.record.to_toml), and the refusals
+# above that quote one ------------------------------------------------------------------------
+def toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string for the text a spec holds
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {value!r} as TOML")
