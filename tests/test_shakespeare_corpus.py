@@ -190,3 +190,19 @@ def test_the_installed_package_holds_38_plays_and_the_held_out_ones():
     share = sum(len(p.text.encode()) for p in val) / total
     assert 4_500_000 < total < 5_500_000 and 0.08 < share < 0.12
     assert not any(mark in p.text for p in plays for mark in ("**", "_", "\\", "#"))
+
+
+def test_a_report_names_the_corpus_its_runs_trained_on():
+    """The report's banner: Shakespeare's runs say real text and name the held-out plays; the
+    synthetic warning is the builtin corpus's alone; one banner per corpus in a mixed table."""
+    from figures.what_ran import corpus_banners
+    from sweeps.core.presets import get_preset
+
+    smoke = get_preset("smoke")
+    text = smoke.with_overrides(["data.corpus=shakespeare"])
+    (banner, blank) = corpus_banners([text, text])
+    assert blank == "" and banner.startswith("> **Real text: Shakespeare's plays**")
+    assert all(title in banner for title in shakespeare.HELD_OUT) and "SYNTHETIC" not in banner
+    mixed = corpus_banners([smoke, text, smoke])
+    assert len(mixed) == 4 and mixed[0].startswith("> **SYNTHETIC built-in corpus.**")
+    assert mixed[2] == banner
