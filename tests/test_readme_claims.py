@@ -1,5 +1,6 @@
 """Numbers that cannot go stale: every decimal number that README.md's answer, or a paragraph of
-docs/results.md that cites a report, quotes must appear in a file that paragraph cites (a
+docs/results.md (or docs/install.md, docs/usage.md, a report folder's README) that cites a
+report, quotes must appear in a file that paragraph cites (a
 markdown link, or a `docs/NAME` or `docs/NAME/FILE` it names: a named folder stands for its
 .md and .json files). A report regenerated with new runs then fails this test until the prose
 quoting it is updated."""
@@ -52,6 +53,13 @@ def claims(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str
 
 README_ANSWER = claims(ROOT / "README.md", ("<!-- answer -->", "<!-- /answer -->"))
 RESULTS = claims(ROOT / "docs" / "results.md")
+# The other pages a reader meets beside the results: install, usage and each report folder's
+# README. Not checked: docs/STUDY.md (a versioned protocol, frozen by its sha256: its numbers
+# are the predictions and simulations of its day) and docs/DESIGN.md (benchmark figures, each
+# beside the command that measures it, not quoted from a report).
+PAGES = [ROOT / "docs" / "install.md", ROOT / "docs" / "usage.md"]
+PAGES += sorted((ROOT / "docs").glob("*/README.md"))
+OTHERS = [(n, f"{p.relative_to(ROOT)}: {w}", c) for p in PAGES for n, w, c in claims(p)]
 
 
 def test_the_answer_quotes_numbers_and_cites_a_report_for_each_line():
@@ -74,6 +82,11 @@ def test_the_results_page_cites_reports_for_most_of_its_numbers():
 
 @pytest.mark.parametrize("number,where,cited", RESULTS, ids=lambda x: str(x)[:30])
 def test_every_number_the_results_page_quotes_is_in_the_report_it_cites(number, where, cited):
+    assert number in cited, f"{number} ({where}...) is not in the report it cites"
+
+
+@pytest.mark.parametrize("number,where,cited", OTHERS, ids=lambda x: str(x)[:40])
+def test_every_number_the_other_pages_quote_is_in_the_report_they_cite(number, where, cited):
     assert number in cited, f"{number} ({where}...) is not in the report it cites"
 
 
