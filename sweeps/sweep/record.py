@@ -34,6 +34,7 @@ import sys
 from pathlib import Path
 
 from sweeps.core.errors import ConfigError, HarnessError
+from sweeps.core.files import write_atomic
 from sweeps.sweep.spec import (
     MAX_RUNS,
     SPECS_DIR,
@@ -319,22 +320,11 @@ def adhoc_plan(
     return plan(runs_dir, raw, overrides, max_runs, program, elsewhere="another --name")
 
 
-def adhoc_spec(
-    runs_dir: str | Path,
-    name: str,
-    preset: str,
-    grid_items,
-    seeds: int,
-    command: str,
-    write: bool,
-    max_runs: int = MAX_RUNS,
-    overrides=(),
-) -> SweepSpec:
-    """adhoc_plan's spec; write: its record written now (a sweep writes it with its plan)."""
-    planned = adhoc_plan(runs_dir, name, preset, grid_items, seeds, command, max_runs, overrides)
+def adhoc_spec(runs_dir: str | Path, name: str, *asked, write: bool, **options) -> SweepSpec:
+    """adhoc_plan(runs_dir, name, *asked, **options)'s spec; write: its record written now (a
+    sweep writes it with its plan)."""
+    planned = adhoc_plan(runs_dir, name, *asked, **options)
     if write and planned.record is not None:
-        from sweeps.core.files import write_atomic
-
         write_atomic(Path(runs_dir) / name / RECORD, planned.record)
     return planned.spec
 
