@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from figures import fmt  # noqa: E402
-from figures.results import load_results  # noqa: E402
+from sweeps.analysis.results import load_results  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
 from sweeps.platform.provenance import identity_expected  # noqa: E402
 from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402

@@ -2,9 +2,9 @@
 alone (`figures NAME --from-report DIR`), without the run directories that trained it.
 
 Beside report.md a report writes:
-- runs.parquet: one row per run of the runs table (figures.results), each with its RunConfig
+- runs.parquet: one row per run of the runs table (sweeps.analysis.results), each with its RunConfig
   as JSON and its provenance as JSON;
-- curves.parquet: the training curves the charts draw (figures.results.load_curves), thinned
+- curves.parquet: the training curves the charts draw (sweeps.analysis.results.load_curves), thinned
   to the evaluations and every log_interval-th train loss;
 - sweep.json: the sweep's name, its spec as planned, the planned runs that have no directory,
   and its crosscheck.json.
@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from figures import ladder
-from figures.results import RUN_KEYS, SweepResults
+from sweeps.analysis.results import RUN_KEYS, SweepResults
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import clean_json, write_atomic
@@ -100,7 +100,7 @@ def add_runs(
     (_grows_by_rungs: a depth or width ladder grown, its new rungs maybe on a [rung_lr] subset)
     and still plans every run of the report; the merged report then carries that spec, and the
     sweep folder's crosscheck.json where it has one (else the report's)."""
-    from figures.results import FINISHED, load_curves, load_results
+    from sweeps.analysis.results import FINISHED, load_curves, load_results
 
     grown = load_results(sweep_dir)
     if grown.name != results.name:

@@ -1,27 +1,29 @@
-"""What may keep a report's runs from answering its question, said beside its answer: a budget
-too short for the rules (docs/STUDY.md section 2), and a grid coarser than its own refinement
-rule asks (section 6).
-
-Budget: a rung under MIN_TOKENS_PER_PARAM tokens per parameter, or runs stuck at or below
-their arm's best LR, may "fail" only because they have not yet learned.
-
-Refinement: a sweep with `extend.refine` bisects each arm's and seed's critical-LR bracket and
-the necessity threshold's bracket down to `extend.resolution` decades. A rung whose brackets
-are still wider (the sweep was stopped early, or its runner refined other brackets) reads its
-critical LRs and threshold from wider brackets than the other rungs: a ladder comparing them
-would report the grids' difference as a trend. The report names such rungs and the LRs the
-rule would add, read with the study's own rule (sweeps.study.rules.refinement_brackets, the
-code the runner grows the grid with), so the report and the runner cannot disagree; LRs
-already planned but not yet trained are left to the missing-runs list.
-"""
+"""What may keep a report's runs from answering its question, in words beside its answer: the
+facts sweeps/analysis/caveats.py finds (a budget too short for the rules, docs/STUDY.md
+section 2; a grid coarser than its own refinement rule asks, section 6), one line each."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from figures import ladder
-from figures.run_table import optional_float
+from sweeps.analysis import caveats
+from sweeps.analysis import model as m
 from sweeps.study import rules
+
+
+def unrefined_lines(found: list[m.Unrefined], rung: ladder.Ladder) -> list[str]:
+    """One line per rung whose grid the refinement rule would still grow: its LRs, and why."""
+    out = []
+    for u in found:
+        reasons = "; ".join(r for rs in u.lrs.values() for r in rs)
+        lrs = ", ".join(f"{lr:g}" for lr in u.lrs)
+        out.append(
+            f"{rung.label(u.rung)}: not refined to {u.resolution:g} decades; the refinement "
+            f"rule would add LR {lrs} ({reasons}), so its critical LRs and threshold are "
+            "read from wider brackets than a fully refined rung's"
+        )
+    return out
 
 
 def unrefined(
@@ -31,67 +33,26 @@ def unrefined(
     missing: pd.DataFrame,
     rung: ladder.Ladder,
 ) -> list[str]:
-    """One line per rung whose grid the refinement rule would still grow: its LRs, and why."""
-    extend = spec.get("extend") or {}
-    if not extend.get("refine"):
-        return []
-    resolution = float(extend.get("resolution", 0.25))
-    study = rules.Study.from_dict(spec.get("study"), settings["base_lrs"])
-    full = [a for a in settings["arms"] if a not in settings.get("subset_arms", [])]
+    """The refinement lines of a ladder's rungs (sweeps.analysis.caveats.unrefined, worded)."""
+    return unrefined_lines(caveats.unrefined(cells, settings, spec, missing, rung.field), rung)
+
+
+def budget_lines(found: list[m.ShortBudget | m.StuckRuns], rung: ladder.Ladder) -> list[str]:
+    """Why the runs may be too short for the rules, one line per fact, in the facts' order."""
     out = []
-    for value, at_rung in sorted(cells.items()):
-        planned = set(at_rung.lrs)
-        if rung.field in missing and not missing.empty:
-            planned |= set(missing.loc[missing[rung.field] == value, "lr"].astype(float))
-        arms = [a for a in full if at_rung.has(a)]
-        mids = rules.midpoints(rules.refinement_brackets(at_rung, study, arms), resolution, planned)
-        if mids:
-            reasons = "; ".join(r for rs in mids.values() for r in rs)
-            lrs = ", ".join(f"{lr:g}" for lr in mids)
+    for f in found:
+        if isinstance(f, m.ShortBudget):
             out.append(
-                f"{rung.label(value)}: not refined to {resolution:g} decades; the refinement "
-                f"rule would add LR {lrs} ({reasons}), so its critical LRs and threshold are "
-                "read from wider brackets than a fully refined rung's"
+                f"{rung.label(f.rung)}: {f.tokens_per_param:.3g} tokens per parameter "
+                f"({int(f.budget):,} tokens), under {rules.MIN_TOKENS_PER_PARAM:g}: a run's "
+                "failure may be a run that has not yet learned"
             )
-    return out
-
-
-def budget_warnings(analysis: dict, runs: pd.DataFrame) -> list[str]:
-    """Why the runs may be too short for the rules (docs/STUDY.md section 2): a rung under
-    MIN_TOKENS_PER_PARAM tokens per parameter, and runs of the reference or primary arm stuck
-    (worse than the baseline) at or below their arm's best LR: runs that have not yet learned,
-    not unstable ones."""
-    s, rung = analysis["settings"], ladder.of(analysis)
-    out = []
-    # without a baseline rule (smoke) only a divergence fails a run: no run is "not yet
-    # learned", so there is nothing to warn about (the plan's warning skips them too)
-    judged_by_baseline = runs.baseline_loss.notna().any() if "baseline_loss" in runs else False
-    for name, depth in analysis["depths"].items():
-        for budget, per in depth["tokens_per_param"]["by_budget"].items():
-            if judged_by_baseline and per < rules.MIN_TOKENS_PER_PARAM:
-                out.append(
-                    f"{rung.label(name)}: {per:.3g} tokens per parameter ({int(budget):,} tokens), "
-                    f"under {rules.MIN_TOKENS_PER_PARAM:g}: a run's failure may be a run that "
-                    "has not yet learned"
-                )
-        for arm in (s["reference"], s["primary"]):
-            a = depth["arms"].get(arm)
-            if not a or a.get("best_lr") is None:
-                continue
-            part = runs[(runs[rung.field] == int(name)) & (runs.arm == arm) & runs.outcome.notna()]
-            slow = part[part.lr <= a["best_lr"] * (1 + 1e-9)]
-            stuck = [
-                r.run_id
-                for r in slow.itertuples()
-                if r.status != "diverged"
-                and rules.is_stuck(r.status, optional_float(r.final_val_loss), r.baseline_loss)
-            ]
-            if stuck:
-                lrs = ", ".join(f"{x:g}" for x in sorted(set(slow[slow.run_id.isin(stuck)].lr)))
-                out.append(
-                    f"{rung.label(name)}: {len(stuck)} {arm} run(s) at LR {lrs}"
-                    f", at or below the arm's best LR {a['best_lr']:g}, finished worse than the "
-                    "baseline: too short a budget for those LRs (they count at their capped "
-                    "loss, not as unstable)"
-                )
+        else:
+            lrs = ", ".join(f"{x:g}" for x in f.lrs)
+            out.append(
+                f"{rung.label(f.rung)}: {f.n} {f.arm} run(s) at LR {lrs}"
+                f", at or below the arm's best LR {f.best_lr:g}, finished worse than the "
+                "baseline: too short a budget for those LRs (they count at their capped "
+                "loss, not as unstable)"
+            )
     return out

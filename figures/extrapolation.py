@@ -1,7 +1,7 @@
 """The ladders' lines in words. LR sensitivity per doubling, on either ladder (descriptive).
 The width ladder's lines carried to the core width (384): W1's threshold line,
 each arm's critical-LR line under every failure definition and the low-LR gap's line, each
-with the 90% interval of the line and of one new seed (figures/trends.py fits them;
+with the 90% interval of the line and of one new seed (sweeps/analysis/trends.py fits them;
 docs/STUDY.md section 11 pre-registers what they are compared with). Every core-width value is an
 extrapolation beyond the widest rung, and each sentence says so or sits under a head that does.
 """

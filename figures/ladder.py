@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweeps.core.ladder import AXES, DEPTH, ladder_axis
-from sweeps.core.presets import PRESETS
+from sweeps.analysis.run_table import ladder_field
+from sweeps.core.ladder import AXES, DEPTH
 from sweeps.study import hypotheses
 
 UNITS = {"n_layer": "layers", "n_embd": "embedding dims"}
-# the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
-CORE_WIDTH = PRESETS["core"].model.n_embd
 
 
 @dataclass(frozen=True)
@@ -68,10 +66,7 @@ def of_runs(runs) -> Ladder:
     """The ladder of a runs table (a DataFrame with n_layer and, since ladders have a width,
     n_embd): width when only the width varies, else depth (a single rung reads as a depth
     ladder of one). Raises ConfigError for a table that varies both."""
-    if "n_embd" not in runs:
-        return DEFAULT
-    pairs = runs[["n_layer", "n_embd"]].dropna().astype(int).itertuples(index=False)
-    return Ladder(ladder_axis(map(tuple, pairs)))
+    return Ladder(ladder_field(runs))
 
 
 def of(analysis: dict) -> Ladder:

@@ -14,7 +14,7 @@ import math
 
 import pandas as pd
 
-from figures import run_table
+from sweeps.analysis import run_table
 from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
 

@@ -32,7 +32,7 @@ from figures import (
     what_ran,
 )
 from figures.formats import DEFAULT_FORMATS
-from figures.results import SweepResults, load_curves, load_results
+from sweeps.analysis.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
 from sweeps.study.hypotheses import HYPOTHESES

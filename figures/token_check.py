@@ -46,7 +46,7 @@ def _ladder_values(
     ladder_dir = Path(sweep_dir).parent / check["ladder"] if sweep_dir else None
     if ladder_dir is not None and (ladder_dir / "plan.json").is_file():
         from figures.analysis import analyze  # the ladder read as its own report reads it
-        from figures.results import load_curves, load_results
+        from sweeps.analysis.results import load_curves, load_results
 
         ladder = load_results(ladder_dir)
         analysis = analyze(ladder, load_curves(ladder.runs))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from figures import archive, fmt, ladder, present, tables
-from figures.results import SweepResults
+from sweeps.analysis.results import SweepResults
 from sweeps.data import shakespeare
 from sweeps.study.stats import STUDY_SHA256
 

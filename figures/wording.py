@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from figures.ladder import CORE_WIDTH
+from sweeps.analysis.trends import CORE_WIDTH
 from sweeps.study.hypotheses import NO_RUNG
 from sweeps.study.rules import H2B_RUNG_SUBSET
 

@@ -378,7 +378,7 @@ def drawn(root: Path) -> tuple[dict, object]:
     """(the analysis as the charts draw it, the curves) of the sweep written under root."""
     from figures import present
     from figures.analysis import analyze
-    from figures.results import load_curves, load_results
+    from sweeps.analysis.results import load_curves, load_results
 
     results = load_results(root)
     curves = load_curves(results.runs)

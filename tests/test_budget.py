@@ -8,7 +8,7 @@ import figures_fakes as ff
 from figures.analysis import analyze
 from figures.budget import call, section
 from figures.report import answer_lines, make_report
-from figures.results import load_curves, load_results
+from sweeps.analysis.results import load_curves, load_results
 
 
 def budget_outcome(arm, n_layer, lr, seed):

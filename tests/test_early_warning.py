@@ -1,11 +1,11 @@
 """The early-warning AUC (docs/STUDY.md section 4, descriptive): the statistic on cases with a
-known answer, and figures/early_warning.py on a small sweep whose failing runs are planted."""
+known answer, and sweeps/analysis/early_warning.py on a small sweep whose failing runs are planted."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from figures import early_warning
+from sweeps.analysis import early_warning
 from sweeps.study.stats import EARLY_FRACTION, auc, auc_interval
 
 BIGRAM = 2.3
@@ -97,7 +97,7 @@ def test_curves_without_any_diagnostic_value_give_no_early_rows_and_no_crash():
     import numpy as np
     import pandas as pd
 
-    from figures import early_warning
+    from sweeps.analysis import early_warning
 
     curves = pd.DataFrame(
         {

@@ -13,10 +13,11 @@ import figures_fakes as ff
 import pytest
 
 from figures import charts, present
-from figures.analysis import analyze, steps_to_target
+from figures.analysis import analyze
 from figures.report import make_report
-from figures.results import load_curves, load_results
 from figures.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.analysis.compute import steps_to_target
+from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256

@@ -5,7 +5,7 @@ import figures_fakes as ff
 
 from figures import opening, report, verdicts
 from figures.analysis import analyze
-from figures.results import load_curves, load_results
+from sweeps.analysis.results import load_curves, load_results
 from figures.wording import WORDING, Words
 from sweeps.study import hypotheses
 from sweeps.study.hypotheses import HYPOTHESES, Call, Hypothesis

@@ -8,7 +8,7 @@ import figures_fakes as ff
 import pytest
 
 from figures.analysis import analyze
-from figures.results import load_curves, load_results
+from sweeps.analysis.results import load_curves, load_results
 from sweeps.study import alternatives, rules, stats
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 

@@ -354,7 +354,7 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     from figures.analysis import analyze
     from figures.interventions import section
     from figures.report import make_report
-    from figures.results import load_curves, load_results
+    from sweeps.analysis.results import load_curves, load_results
 
     arm = "off-softcap"  # the fixture's losses are planted by arm, not by the soft cap
     root = tmp_path / "iv"

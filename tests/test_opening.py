@@ -16,7 +16,7 @@ import pytest
 from figures import fmt, opening
 from figures.analysis import analyze
 from figures.report import make_report
-from figures.results import load_curves, load_results
+from sweeps.analysis.results import load_curves, load_results
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 ANSWERS = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}

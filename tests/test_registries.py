@@ -19,7 +19,7 @@ def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
     """Registered at runtime only (sweeps/core/diagnostics.py untouched otherwise): the loop
     records it per layer, the figures reduce it by its rule, the report's table shows it."""
     from figures.report import make_report
-    from figures.results import load_curves, load_results
+    from sweeps.analysis.results import load_curves, load_results
     from sweeps.run.backends import trainer_factory
     from sweeps.run.loop import train_run
 

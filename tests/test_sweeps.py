@@ -517,7 +517,7 @@ def foreign_run(sweep_dir: Path, rows: int = 50) -> Path:
 def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monkeypatch):
     """The sweep hashes each finished run's metrics once, when it finishes, and a run it did
     not plan never; figures hashes every run directory once."""
-    from figures.results import load_results
+    from sweeps.analysis.results import load_results
 
     spec = write_spec(tmp_path, "once", [1e-2, 3e-2])
     hashed = []

@@ -17,7 +17,7 @@ import pytest
 from figures import archive, charts, extrapolation, ladder, opening, present
 from figures.analysis import analyze
 from figures.report import make_report
-from figures.results import load_curves, load_results
+from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from sweeps.study.stats import STUDY_SHA256

@@ -1,6 +1,6 @@
 """The training-dynamics charts, drawn from the curves rather than the analysis: train loss
 over steps, and the diagnostics at the eval steps (attention logit and entropy, residual
-kurtosis). The curves carry each run's depth and width (figures.results.RUN_KEYS); the
+kurtosis). The curves carry each run's depth and width (sweeps.analysis.results.RUN_KEYS); the
 charts facet by the sweep's rung, the ladder they are given (figures/ladder.py)."""
 
 from __future__ import annotations

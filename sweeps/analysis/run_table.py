@@ -8,8 +8,9 @@ import math
 
 import pandas as pd
 
-from figures.results import SweepResults
+from sweeps.analysis.results import SweepResults
 from sweeps.core.config import ModelConfig
+from sweeps.core.ladder import DEPTH, ladder_axis
 from sweeps.core.params import count_params
 from sweeps.run.outcomes import OUTCOMES
 from sweeps.study import rules
@@ -42,6 +43,17 @@ def baseline_rule(runs: pd.DataFrame) -> str | None:
     none with it off), the rules joined where runs differ; None where the table has none."""
     rules_ = sorted(set(runs["baseline"].dropna())) if "baseline" in runs else []
     return ", ".join(map(str, rules_)) if rules_ else None
+
+
+def ladder_field(runs: pd.DataFrame) -> str:
+    """The field a runs table's rungs differ in (sweeps.core.ladder.ladder_axis over its
+    (n_layer, n_embd)): n_embd when only the width varies, else n_layer (a single rung reads
+    as a depth ladder of one; a table without n_embd is a depth ladder). Raises ConfigError
+    for a table that varies both."""
+    if "n_embd" not in runs:
+        return DEPTH
+    pairs = runs[["n_layer", "n_embd"]].dropna().astype(int).itertuples(index=False)
+    return ladder_axis(map(tuple, pairs))
 
 
 def build(runs: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures.run_table import optional_float
+from sweeps.analysis.run_table import optional_float
 from sweeps.study import rules
 from sweeps.study.stats import EARLY_FRACTION, auc_interval
 

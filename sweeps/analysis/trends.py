@@ -3,14 +3,18 @@ and 11): H3 on a depth ladder; W1 and W2 on a width ladder, with W1's line carri
 width (an extrapolation); the points a decided trend was fitted to, for its chart; and, on
 either ladder, LR sensitivity per doubling (descriptive). The
 rules themselves (trend_decision, carry_decision, trend_points, the lines) live in
-sweeps/study/rules.py; this module lays out what they decide."""
+sweeps/study/ladders.py; this module lays them out as sweeps/analysis/model.py's Trend."""
 
 from __future__ import annotations
 
 import math
 
-from figures import ladder
+from sweeps.analysis import model as m
+from sweeps.core.presets import PRESETS
 from sweeps.study import ladders, rules
+
+# the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
+CORE_WIDTH = PRESETS["core"].model.n_embd
 
 
 def study_of(settings: dict) -> rules.Study:
@@ -26,7 +30,9 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     (sweeps.study.ladders.carry_decision on the thresholds as multiples of each seed's best LR of
     the reference arm), docs/STUDY.md sections 5 and 11."""
     study = study_of(settings)
-    seeds, judged, best = {}, {}, {}
+    seeds: dict = {}
+    judged: dict = {}
+    best: dict = {}
     for name in rungs:
         c = cells[int(name)]
         if not (c.has(study.reference) and c.has(study.primary)):
@@ -39,30 +45,31 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     drawn = t.at_bound is not None and t.why != "censored alike"
     first = {**_trend(t, seeds), **(_points(seeds, judged) if drawn else {})}
     if t.at_bound is not None:
-        first.update(_uncensored(ladders.uncensored_line(seeds, judged)))
+        first["uncensored"] = _uncensored(ladders.uncensored_line(seeds, judged))
     found = sensitivity_trend(cells, study, settings, sorted(seeds))
     sensitivity = {"sensitivity_trend": found} if found else {}  # one rung: no slope, no key
-    if not ladder.of({"settings": settings}).is_width:
-        return {"h3": first, **sensitivity}
-    w1 = first
+    if settings["ladder"]["field"] != "n_embd":
+        return {"h3": m.Trend(**first), **sensitivity}
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
-        w1["extrapolation"] = extrapolation(cells, settings, seeds, judged)
+        first["extrapolation"] = extrapolation(cells, settings, seeds, judged)
         if t.why == "censored alike":  # a line through bounds alone reads nothing at 384
-            w1["extrapolation"]["threshold"] = {"at_bound": None, "beyond": None}
+            first["extrapolation"]["threshold"] = {"at_bound": None, "beyond": None}
     carry = ladders.carry_decision(seeds, best, judged)
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
     if carry.at_bound is not None:
-        w2.update(_uncensored(ladders.uncensored_line(seeds, judged, best, top=True)))
+        w2["uncensored"] = _uncensored(ladders.uncensored_line(seeds, judged, best, top=True))
     w2["seed_best"] = {str(k): v for k, v in best.items()}
-    return {"w1": w1, "w2": w2, **sensitivity}
+    return {"w1": m.Trend(**first), "w2": m.Trend(**w2), **sensitivity}
 
 
-def sensitivity_trend(cells: dict, study: rules.Study, settings: dict, sizes: list) -> dict:
+def sensitivity_trend(
+    cells: dict, study: rules.Study, settings: dict, sizes: list
+) -> m.SensitivityTrend | None:
     """LR sensitivity per doubling of the ladder's size, descriptive and not pre-registered:
     Wortsman et al. (2023) report it rising faster with depth than with width, which a depth
     ladder's slope beside a width ladder's can show. Each compared arm's per-seed S (H2b's,
     over the pre-registered LR range) and the seeds' paired difference, on log2 size: nats per
-    doubling with the slope's 90% interval. {} with fewer than two sizes."""
+    doubling with the slope's 90% interval. None with fewer than two sizes."""
     lrs = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
     ref, primary = study.reference, study.primary
     per = {
@@ -78,8 +85,8 @@ def sensitivity_trend(cells: dict, study: rules.Study, settings: dict, sizes: li
         line = ladders.sensitivity_line(values)
         if line is not None:
             lower, upper = line.slope_bounds()
-            lines[name] = {"n": line.n, "value": line.slope, "ci90": [lower, upper]}
-    return {"sizes": sizes, "lines": lines} if lines else {}
+            lines[name] = m.SensitivityLine(n=line.n, value=line.slope, ci90=[lower, upper])
+    return m.SensitivityTrend(sizes=sizes, lines=lines) if lines else None
 
 
 def _trend(t: ladders.Trend, seeds: dict) -> dict:
@@ -102,10 +109,10 @@ def _points(seeds: dict, judged: dict) -> dict:
     line, _ = ladders.trend_lines(seeds, judged)
     return {
         "points": [
-            {"rung": round(2**x), "lr": 10**y, "beyond": 10**yb, "censored": bool(c)}
+            m.TrendPoint(rung=round(2**x), lr=10**y, beyond=10**yb, censored=bool(c))
             for x, y, yb, c in points
         ],
-        "line": {"slope": line.slope, "intercept": line.intercept} if line else None,
+        "line": m.Line(line.slope, line.intercept) if line else None,
     }
 
 
@@ -117,14 +124,14 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
     its bound) read there. Each with the 90% interval of the line (the expected value) and of
     one new seed."""
     study = study_of(settings)
-    x0 = math.log2(ladder.CORE_WIDTH)
+    x0 = math.log2(CORE_WIDTH)
     at_bound, beyond = ladders.trend_lines(seeds, judged)
     by_definition = {
         d: _critical_lines(cells, study, seeds, d, x0) for d in rules.FAILURE_DEFINITIONS
     }
     lrs = [lr for w, c in cells.items() if w in seeds for lr in c.lrs]
     return {
-        "width": ladder.CORE_WIDTH,
+        "width": CORE_WIDTH,
         "doublings": x0 - math.log2(max(seeds)),
         # the LRs the rungs ran: a line read outside them says what no run at any width saw
         "grid": [min(lrs), max(lrs)] if lrs else None,
@@ -206,31 +213,23 @@ def _prediction(p, n: int) -> dict:
     }
 
 
-def _uncensored(line) -> dict:
+def _uncensored(line) -> m.Uncensored | None:
     """The slope without the censored per-seed thresholds (descriptive: the report prints it
-    beside the rule) and its line (the trend chart draws it); {} when none was censored."""
+    beside the rule) and its line (the trend chart draws it); None when none was censored."""
     if line is None:
-        return {}
+        return None
     lower, upper = line.slope_bounds()
-    return {
-        "uncensored": {
-            "n": line.n,
-            "value": line.slope,
-            "lower": lower,
-            "upper": upper,
-            "ci90": [lower, upper],
-            "line": {"slope": line.slope, "intercept": line.intercept},
-        }
-    }
+    return m.Uncensored(
+        n=line.n,
+        value=line.slope,
+        lower=lower,
+        upper=upper,
+        ci90=[lower, upper],
+        line=m.Line(line.slope, line.intercept),
+    )
 
 
-def _slope(s) -> dict | None:
+def _slope(s) -> m.Slope | None:
     if s is None:
         return None
-    return {
-        "n": s.n,
-        "value": s.slope,
-        "lower": s.lower,
-        "upper": s.upper,
-        "ci90": [s.lower, s.upper],
-    }
+    return m.Slope(n=s.n, value=s.slope, lower=s.lower, upper=s.upper, ci90=[s.lower, s.upper])

@@ -1,0 +1,122 @@
+"""The one place analysis.json (schema 4) meets the typed Analysis: `to_json` writes an
+Analysis as the dict analysis.json holds (less the prose figures/ words), `from_json` reads one
+back.
+
+The mapping is by name: each dataclass field is the key of the same name
+(sweeps/analysis/model.py); dict keys that are seeds are ints in the object and strings in the
+JSON; the study's own NamedTuples (Rule, BaselineCheck, alternatives.Decision) are written as
+their fields. A committed analysis.json also holds what figures/ and the report add; those
+keys (WORDED, ADDED) are set aside on reading, and any other unknown key is refused, so a
+change of layout cannot pass unseen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import cache
+from typing import Any, Union
+
+from sweeps.analysis.model import Analysis
+from sweeps.core.errors import HarnessError
+from sweeps.core.files import clean_json
+
+SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, three failure
+# definitions, per-LR intervals); this adapter reads this version only
+# the keys figures/analysis.py words from the typed analysis (prose, not numbers)
+WORDED = ("verdicts", "rules", "interventions", "budget_warnings", "refinement_warnings")
+ADDED = ("token_check", "source")  # what figures/report.py adds (the check sweep, the archive)
+
+
+class SchemaError(HarnessError):
+    """An analysis.json this adapter cannot read: another schema, or a key it does not know."""
+
+
+def to_json(analysis: Analysis) -> dict:
+    """The Analysis as analysis.json's dict (strict JSON: NaN as null, string keys)."""
+    return clean_json(_out(analysis))
+
+
+def from_json(data: dict) -> Analysis:
+    """An analysis.json dict (schema 4) as an Analysis; its prose and the report's additions
+    are set aside. Raises SchemaError for another schema (an analysis written before schemas,
+    such as docs/tiny's, has none) or a key the layout does not have."""
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        found = "no schema (written before study v4)" if schema is None else f"schema {schema}"
+        raise SchemaError(
+            f"analysis.json has {found}; this reader reads schema {SCHEMA}: regenerate the "
+            "report (`qkmlx figures NAME --from-report docs/NAME`)"
+        )
+    body = {k: v for k, v in data.items() if k not in WORDED + ADDED}
+    return _in(Analysis, body, "analysis")
+
+
+def _out(x):
+    if dataclasses.is_dataclass(x):
+        out = {}
+        for f in dataclasses.fields(x):
+            omit = f.metadata.get("omit")
+            value = getattr(x, f.name)
+            if f.metadata.get("local"):
+                continue
+            if omit is True and value is None:
+                continue
+            if isinstance(omit, str) and getattr(x, omit) is None:
+                continue
+            out[f.name] = _out(value)
+        return out
+    if isinstance(x, tuple) and hasattr(x, "_asdict"):
+        return {k: _out(v) for k, v in x._asdict().items()}
+    if isinstance(x, dict):
+        return {str(k): _out(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_out(v) for v in x]
+    return x
+
+
+@cache
+def _hints(cls) -> dict:
+    return typing.get_type_hints(cls)
+
+
+def _in(tp, data, where: str):
+    """data (JSON) as the type tp, recursively; where: the key path, for errors."""
+    if data is None or tp is Any:
+        return data
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(options) == 1:
+            return _in(options[0], data, where)
+        return data  # a union of records is the typed analysis's own (LOCAL), never JSON
+    if dataclasses.is_dataclass(tp):
+        return _record(tp, data, where)
+    if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):
+        hints = _hints(tp)
+        return tp(**{k: _in(hints[k], v, f"{where}.{k}") for k, v in data.items()})
+    args = typing.get_args(tp)
+    if origin is dict and args:
+        key, value = args
+        return {
+            (int(k) if key is int else float(k) if key is float else k): _in(
+                value, v, f"{where}.{k}"
+            )
+            for k, v in data.items()
+        }
+    if origin is list and args:
+        return [_in(args[0], v, f"{where}[]") for v in data]
+    if origin is tuple and args:
+        inner = args[0]
+        return tuple(_in(inner, v, f"{where}[]") for v in data)
+    return data
+
+
+def _record(cls, data: dict, where: str):
+    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("local")}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise SchemaError(f"{where}: keys {unknown} are not in schema {SCHEMA}'s {cls.__name__}")
+    hints = _hints(cls)
+    return cls(**{k: _in(hints[k], v, f"{where}.{k}") for k, v in data.items()})

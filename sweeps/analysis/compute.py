@@ -1,0 +1,590 @@
+"""A sweep's analysis computed once, typed: `analyze(results, curves) -> Analysis`
+(sweeps/analysis/model.py), every number the report prints under the rules of docs/STUDY.md,
+with no prose in it (figures/analysis.py words it and writes analysis.json).
+
+The study's rules live in sweeps/study (rules.py: the (arm, LR, seed) table, effective loss,
+paired differences, the necessity rule, critical LRs; stats.py: the bounds): this module lays
+out what they compute and re-derives none of it. Every decided quantity carries `lower` (the
+one-sided 95% bound that decided) and `ci90` (the two-sided 90% interval).
+
+The ladder: settings.ladder names the field the sweep's rungs differ in, n_layer (depth) or
+n_embd (width). `depths` keeps analysis.json's name, but its keys (and those of
+decisions.rules and early_warning) are the rung values of that field. The trend over the rungs
+is `h3` on a depth ladder; `w1` and `w2` on a width ladder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from sweeps.analysis import caveats, early_warning, run_table, trends
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import SCHEMA, to_json
+from sweeps.analysis.results import SweepResults
+from sweeps.analysis.run_table import optional_float
+from sweeps.analysis.trends import study_of
+from sweeps.core import interventions
+from sweeps.core.ladder import AXES
+from sweeps.run.outcomes import OUTCOMES
+from sweeps.study import alternatives, hypotheses, rules
+from sweeps.study.stats import (
+    STUDY_SHA256,
+    GridValue,
+    Paired,
+    eta_max,
+    pairs_used,
+)
+
+DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
+
+
+def analyze(results: SweepResults, curves: pd.DataFrame) -> m.Analysis:
+    """The Analysis of a sweep (runs table and training curves of sweeps.analysis.results)."""
+    settings = study_settings(results)
+    runs = run_table.build(results.runs)
+    # each run's RunConfig (results reads it once), not a config rebuilt from columns
+    runs["config"] = runs.run_id.map(results.config)
+    runs["baseline_loss"] = [run_table.baseline_loss(r) for r in runs.itertuples()]
+    rung = settings["ladder"]["field"]
+    settings["tokens_per_param"] = {}
+    steps = steps_to_target(curves, settings["target_loss"])
+    # the second pre-registered target: the data's bigram baseline (docs/STUDY.md section 4)
+    bigram = settings["baselines"].get("bigram")
+    reached = steps_to_target(curves, bigram).rename(columns={"steps": "steps_baseline"})
+    steps = steps.merge(reached, on="run_id", how="outer")
+    cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"), rung=rung)
+    depths: dict[str, m.Rung] = {}  # per rung (keyed by the ladder's field)
+    for value in sorted(runs[rung].dropna().unique()):
+        at_rung = runs[(runs[rung] == value) & runs.outcome.notna()]
+        if not at_rung.empty:
+            name = str(int(value))
+            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps, name)
+            settings["tokens_per_param"][name] = next(
+                iter(depths[name].tokens_per_param.by_budget.values()), None
+            )
+    typed_settings = _settings(settings)
+    found = trends.trends(cells, settings, list(depths))
+    ew = early_warning.table(runs, curves, rung)
+    out = m.Analysis(
+        schema=SCHEMA,
+        study_sha256=STUDY_SHA256,
+        sweep=results.name,
+        settings=typed_settings,
+        runs=[m.Run(**r) for r in run_table.records(runs)],
+        depths=depths,
+        problems=[m.Problem(**p) for p in run_table.problems(results, runs)],
+        compute=m.Compute(**run_table.compute(runs)),
+        # the runs against counting: no arm beating the bigram baseline makes the sweep a toy
+        baseline_check=rules.baseline_check(cells.values(), bigram),
+        decisions=decisions(cells, settings, depths, runs),
+        early_warning={
+            k: {arm: {p: m.Auc(**e) for p, e in per.items()} for arm, per in v.items()}
+            for k, v in ew.items()
+        },
+        **found,
+        caveats=m.Caveats(
+            budget=caveats.budget(settings, depths, runs),
+            unrefined=caveats.unrefined(cells, settings, results.spec, results.missing, rung),
+        ),
+    )
+    return _with_decided(out)
+
+
+def _with_decided(analysis: m.Analysis) -> m.Analysis:
+    """The analysis with each hypothesis its ladder registers decided (sweeps.study.hypotheses
+    reads the records as analysis.json lays them out)."""
+    return decided(analysis, to_json(analysis))
+
+
+def decided(analysis: m.Analysis, as_json: dict) -> m.Analysis:
+    """analysis with `decided` filled from its JSON form (as_json: to_json(analysis))."""
+    out = {}
+    for h in hypotheses.for_ladder(analysis.settings.ladder.field):
+        d = hypotheses.decide(as_json, h)
+        out[h.id] = m.Decision(
+            h.id, h.section, d.verdict, d.why, d.numbers, d.per_rung, d.preregistered
+        )
+    return dataclasses.replace(analysis, decided=out)
+
+
+def _settings(settings: dict) -> m.Settings:
+    return m.Settings(
+        **{
+            **settings,
+            "baselines": m.Baselines(**settings["baselines"]),
+            "ladder": m.LadderAxis(**settings["ladder"]),
+        }
+    )
+
+
+# -- the pre-registration as the analysis uses it --------------------------------------------
+def study_settings(results: SweepResults) -> dict:
+    """[study] of the plan's spec (docs/STUDY.md section 6) as sweeps.study.rules.Study reads
+    it, defaults where the plan has none, marked `preregistered: False` (the verdicts then say
+    so); the data's baselines and the grid."""
+    spec = results.spec or {}
+    grid_lrs = spec.get("grid", {}).get("lr") or sorted(results.runs.lr.dropna().unique())
+    study = rules.Study.from_dict(spec.get("study"), [float(x) for x in grid_lrs])
+    settings = {**study.to_dict(), "preregistered": bool(spec.get("study"))}
+    settings["failure_definitions"] = list(rules.FAILURE_DEFINITIONS)
+    settings["primary_failure"] = rules.PRIMARY_FAILURE
+    settings["base_lrs"] = [float(x) for x in grid_lrs]
+    arms = spec.get("arms") or {}
+    settings["arms"] = list(arms) or sorted(
+        results.runs.arm.dropna().unique(), key=lambda a: (a != "off", a)
+    )
+    settings["subset_arms"] = sorted(a for a, body in arms.items() if body.get("lr"))
+    if spec.get("rung_lr"):  # rungs on an LR subset of the grid; only when given
+        settings["rung_lr"] = {str(k): [float(x) for x in v] for k, v in spec["rung_lr"].items()}
+    settings["all_comparisons"] = [list(c) for c in study.all_comparisons()]
+    settings["baselines"] = run_table.baselines(results.runs)
+    settings["baseline_rule"] = run_table.baseline_rule(results.runs)
+    # the planned runs too: a width sweep with one width finished is still a width ladder
+    shapes = [f for f in ("n_layer", "n_embd") if f in results.runs and f in results.missing]
+    planned = pd.concat([results.runs[shapes], results.missing[shapes]]) if shapes else results.runs
+    field = run_table.ladder_field(planned)
+    settings["ladder"] = {"field": field, "name": AXES[field]}
+    return settings
+
+
+# -- one rung --------------------------------------------------------------------------------
+def depth_analysis(
+    runs: pd.DataFrame,
+    cells: rules.Cells,
+    settings: dict,
+    steps: pd.DataFrame,
+    rung: str | None = None,
+) -> m.Rung:
+    """One rung: its arms, their comparisons, L* and, with both compared arms, H1-H2b."""
+    arms = [a for a in settings["arms"] if a in set(runs.arm)]
+    best = best_losses(runs, cells)
+    per_arm = {a: arm_analysis(runs[runs.arm == a], cells, settings, best, steps) for a in arms}
+    compared = {}
+    for pair in settings["all_comparisons"]:
+        c = rules.Comparison(*pair)
+        if c.baseline in arms and c.treatment in arms:
+            compared[c.key] = comparison(cells, c, settings, per_arm)
+    ref, primary = settings["reference"], settings["primary"]
+    both = ref in arms and primary in arms
+    return m.Rung(
+        arms=per_arm,
+        comparisons=compared,
+        l_star=best,
+        tokens_per_param=m.TokensPerParam(**run_table.tokens_per_param(runs)),
+        **(paired_hypotheses(cells, settings, per_arm, rung) if both else {}),
+    )
+
+
+def decisions(
+    cells: dict, settings: dict, depths: dict[str, m.Rung], runs: pd.DataFrame
+) -> m.Decisions:
+    """The decisions sweeps/study makes beyond H1-H3, per depth, as dicts of a Decision or a
+    Rule: C1 (sweeps.study.alternatives.c1), I1-I4 per intervention arm and the practitioner's
+    rule (sweeps.study.rules.practitioner_rule). figures/ words them."""
+    study = study_of(settings)
+    ref, primary = study.reference, study.primary
+    qk_norm = dict(zip(runs.arm, runs.qk_norm)) if "qk_norm" in runs else {}
+    out: dict = {"C1": {}, "interventions": {}, "rules": {}}
+    for name, depth in depths.items():
+        c = cells[int(name)]
+        if not (c.has(ref) and c.has(primary)):
+            continue
+        values = {a: v.interventions for a, v in depth.arms.items()}
+        arms = alternatives.intervention_arms(
+            [a for a in settings["arms"] if c.has(a)],
+            {tuple(x) for x in settings["all_comparisons"]},
+            values,
+            qk_norm,
+            ref,
+            primary,
+        )
+
+        def judged(b: str, t: str):
+            return rules.compare(c, rules.Comparison(b, t), study, influence=False)
+
+        def median(arm: str):
+            found = rules.median_grid(list(rules.critical_lrs(c, arm, delta=study.delta).values()))
+            return found[0] if found else None
+
+        main = judged(ref, primary)
+        calls = rules.lr_calls(main, study)
+        rule = rules.practitioner_rule(
+            calls, main.necessity, rules.best_lr(c, ref), rules.lowest_lr(c, ref)
+        )
+        out["rules"][name] = rule
+        control = study.start_control
+        if control and c.has(control):
+            control_calls = rules.lr_calls(judged(control, primary), study)
+            out["C1"][name] = alternatives.c1(calls, control_calls)
+        per_arm = {}
+        for arm in arms:
+            vs_on = rules.lr_calls(judged(arm, primary), study)
+            if alternatives.builds_on_primary(arm, qk_norm, primary):
+                per_arm[arm] = {"I4": alternatives.i4(vs_on, study.min_effect)}
+                continue
+            lowest = min(settings["base_lrs"]) if settings["base_lrs"] else None
+            per_arm[arm] = {
+                "I1": alternatives.i1(
+                    judged(ref, arm).necessity.threshold, median(arm), median(ref)
+                ),
+                "I2": alternatives.i2(vs_on, median(ref)),
+                "I3": alternatives.i3(calls, vs_on, lowest, study.min_effect),
+            }
+        if per_arm:
+            out["interventions"][name] = per_arm
+    return m.Decisions(**out)
+
+
+def paired_hypotheses(
+    cells: rules.Cells, settings: dict, arms: dict[str, m.Arm], rung: str | None = None
+) -> dict:
+    """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
+    primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
+    verdicts of sweeps.study.rules (docs/STUDY.md section 5). H2b at a rung on a [rung_lr]
+    subset without every LR of the sensitivity range is not judged ("why", only then)."""
+    study = study_of(settings)
+    ref, primary = settings["reference"], settings["primary"]
+    by_definition = {}
+    for definition in rules.FAILURE_DEFINITIONS:
+        off = rules.critical_lrs(cells, ref, definition, study.delta)
+        on = rules.critical_lrs(cells, primary, definition, study.delta)
+        p, r = rules.h2a_stats(off, on)
+        by_definition[definition] = m.H2a(
+            **paired_entry(p),
+            log10_ratios=r,
+            verdict=rules.paired_verdict(p),
+            censored=_h2a_censoring(off, on),
+        )
+    s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
+    q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
+    unjudged = rules.h2b_unjudged(s_ref.lrs, settings.get("rung_lr", {}).get(rung))
+    judged = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
+    off_fails = any(
+        v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()
+    )
+    h1 = rules.h1_decision(
+        judged, rules.best_lr(cells, ref), off_fails, study.min_effect, study.negligible
+    )
+    primary_h2a = by_definition[rules.PRIMARY_FAILURE]
+    return {
+        "h1": m.H1(
+            verdict=h1.verdict,
+            why=h1.why,
+            lr=h1.lr,
+            stats=m.Paired(**paired_entry(h1.stats)) if h1.stats else None,
+            off_fails=off_fails,
+        ),
+        "h2a": dataclasses.replace(primary_h2a, definition=rules.PRIMARY_FAILURE),
+        "h2a_by_definition": by_definition,
+        "h2b": m.H2b(
+            **paired_entry(q),
+            min_effect=settings["min_sensitivity"],
+            verdict=rules.INCONCLUSIVE
+            if unjudged
+            else rules.paired_verdict(q, settings["min_sensitivity"]),
+            why=unjudged or None,
+        ),
+    }
+
+
+def _h2a_censoring(off: dict, on: dict) -> str:
+    """Why H2a cannot decide under a definition, or "": the reference arm does not fail inside
+    the grid in some seed ("off above"), or a critical LR lies below the grid or is missing."""
+    seeds = sorted(set(off) & set(on))
+    if any(off[k].kind == "above" for k in seeds):
+        return "off above"
+    if any(v.kind in ("below", "none") for k in seeds for v in (off[k], on[k])):
+        return "below"
+    return ""
+
+
+def best_losses(runs: pd.DataFrame, cells: rules.Cells) -> dict:
+    """L* per token budget (sweeps.study.rules.best_mean_loss over the arms of that budget)."""
+    out = {}
+    for budget, part in runs.groupby("budget"):
+        value = rules.best_mean_loss(cells, sorted(set(part.arm)))
+        if value is not None:
+            out[str(int(budget))] = value
+    return out
+
+
+def arm_analysis(
+    part: pd.DataFrame, cells: rules.Cells, settings: dict, best: dict, steps: pd.DataFrame
+) -> m.Arm:
+    seeds = sorted(part.seed.unique())
+    arm = str(part.arm.iloc[0])
+    by_definition = {
+        definition: {
+            int(s): v
+            for s, v in rules.critical_lrs(cells, arm, definition, settings["delta"]).items()
+            if s in set(seeds)
+        }
+        for definition in rules.FAILURE_DEFINITIONS
+    }
+    crit = by_definition[rules.PRIMARY_FAILURE]
+    lrs, worst = rules.worst_losses(cells, arm)
+    budget = str(int(part.budget.iloc[0]))
+    l_star = best.get(budget, math.nan)
+    in_range = rules.sensitivity_lrs(settings["base_lrs"], settings["sensitivity_range"])
+    sens = {
+        int(s): v for s, v in rules.sensitivities(cells, arm, in_range).items() if s in set(seeds)
+    }
+    return m.Arm(
+        lrs=lrs,
+        seeds=[int(s) for s in seeds],
+        budget=float(budget),
+        recipe=recipe(part),
+        interventions=intervention_values(part),
+        best_lr=rules.best_lr(cells, arm),
+        eta_crit=m.CriticalLRs(
+            seeds={s: _grid(v) for s, v in crit.items()},
+            **_median(list(crit.values())),
+            definition=rules.PRIMARY_FAILURE,
+        ),
+        eta_crit_by_definition={
+            definition: m.CriticalLRs(
+                seeds={s: _grid(v) for s, v in values.items()}, **_median(list(values.values()))
+            )
+            for definition, values in by_definition.items()
+        },
+        eta_max=m.EtaMax(
+            delta=settings["delta"],
+            l_star=l_star,
+            **_grid_fields(eta_max(lrs, worst, l_star + settings["delta"])),
+        ),
+        eta_max_curve=[
+            m.EtaMaxPoint(delta=d, **_grid_fields(eta_max(lrs, worst, l_star + d))) for d in DELTAS
+        ],
+        sensitivity=m.Sensitivity(
+            seeds=sens,
+            lrs=in_range,
+            complete=all(not math.isnan(v) for v in sens.values()),
+            mean=_nanmean(sens.values()),
+            sd=_nansd(sens.values()),
+        ),
+        cells=[cell_summary(part[part.lr == lr], steps) for lr in lrs],
+        init_logit_std=_init_logit_std(part),
+    )
+
+
+def recipe(part: pd.DataFrame) -> str | None:
+    """What an arm trains, apart from the LR, the seed and the step count: a short hash of its
+    config without them (and without its name), the same for every run of the arm. Two arms with
+    one recipe at two budgets are the same comparison with more tokens (figures/budget.py)."""
+    keys = set()
+    for config in part.get("config", pd.Series(dtype=object)).dropna():
+        d = config.to_dict()
+        for field in ("arm", "seed"):
+            d.pop(field, None)
+        d["train"] = {k: v for k, v in d["train"].items() if k not in ("lr", "max_steps")}
+        keys.add(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10])
+    return keys.pop() if len(keys) == 1 else None
+
+
+def intervention_values(part: pd.DataFrame) -> dict | None:
+    """The arm's value of each intervention (sweeps/core/interventions.py: z-loss, soft cap,
+    QK-clip, warmup), the same for every run of the arm; None when its runs disagree or carry
+    no config. An arm whose values differ from its base arm's is an intervention arm
+    (figures/intervention_verdicts.py); a start-temperature control is not."""
+    found = {
+        tuple(
+            (i.name, interventions.value(config, i)) for i in interventions.INTERVENTIONS.values()
+        )
+        for config in part.get("config", pd.Series(dtype=object)).dropna()
+    }
+    return dict(found.pop()) if len(found) == 1 else None
+
+
+def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> m.Cell:
+    """One arm at one LR over its seeds: outcomes, final loss of ok runs, the effective loss
+    (capped, every finished run) with its perplexity, and the steps to both targets."""
+    ok = cell[cell.outcome == "ok"]
+    final = pd.to_numeric(ok.final_val_loss, errors="coerce")
+    reached = steps[steps.run_id.isin(cell.run_id)] if len(steps) else steps
+    loss = pd.to_numeric(cell.loss, errors="coerce")
+
+    def mean_steps(column: str) -> float | None:
+        if column not in reached or len(reached) != len(cell) or reached[column].isna().any():
+            return None
+        return optional_float(reached[column].mean())
+
+    return m.Cell(
+        lr=float(cell.lr.iloc[0]),
+        n=int(len(cell)),
+        outcomes={o: int((cell.outcome == o).sum()) for o in OUTCOMES},
+        final_mean=optional_float(final.mean()),
+        final_sd=optional_float(final.std(ddof=1)),
+        loss_mean=optional_float(loss.mean()),
+        loss_sd=optional_float(loss.std(ddof=1)),
+        perplexity=optional_float(math.exp(loss.mean())) if loss.notna().any() else None,
+        steps_to_target=mean_steps("steps"),
+        steps_to_baseline=mean_steps("steps_baseline"),
+    )
+
+
+def comparison(
+    cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict[str, m.Arm]
+) -> m.Comparison:
+    """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
+    sweeps.study.rules judges it, with the leave-one-run-out check."""
+    study = study_of(settings)
+    judged = rules.compare(cells, c, study)
+    p, result = judged.pairs, judged.necessity
+    at = {lr: i for i, lr in enumerate(result.lrs)}
+    seeds = list(p.seeds)
+    per_lr = []
+    for i, lr in enumerate(p.lrs):
+        k = at.get(lr)
+        stat = result.stats[k] if k is not None else None
+        has = np.isfinite(p.d[i])
+        per_lr.append(
+            m.LrEffect(
+                **paired_entry(stat or _unjudged(p.d[i])),
+                lr=lr,
+                judged=stat is not None,
+                ceiling=bool(p.ceiling[i]),
+                partial_ceiling=bool(
+                    not p.ceiling[i] and not pairs_used(p.d[i], p.fail_b[i], p.fail_t[i])[1]
+                ),
+                set_aside=[seeds[j] for j in result.set_aside[k]] if k is not None else [],
+                fails={
+                    "baseline": int((p.fail_b[i] & has).sum()),
+                    "treatment": int((p.fail_t[i] & has).sum()),
+                },
+                necessary=bool(stat is not None and result.necessary[k]),
+                equivalent=bool(stat is not None and rules.negligible(stat, study.negligible)),
+                seeds=[None if math.isnan(x) else float(x) for x in p.d[i]],
+                speedup=_speedup(arms[c.baseline], arms[c.treatment], lr),
+            )
+        )
+    ratio = [
+        m.Ratio(a.delta, _ratio(a, b))
+        for a, b in zip(arms[c.baseline].eta_max_curve, arms[c.treatment].eta_max_curve)
+    ]
+    t = result.threshold
+    return m.Comparison(
+        baseline=c.baseline,
+        treatment=c.treatment,
+        per_lr=per_lr,
+        threshold=_grid(t),
+        threshold_bracket=list(t.bracket) if t.bracket else None,
+        seed_thresholds={int(s): _grid(v) for s, v in zip(p.seeds, result.seed_thresholds)},
+        ceiling=result.ceiling,
+        partial_ceiling=[e.lr for e in per_lr if e.partial_ceiling],
+        precision_floor=result.floor,
+        eta_max_ratio=ratio,
+        influence=[
+            m.Influence(run_id=rid, lr=_lr_of(cells, rid), threshold_without=_grid(t))
+            for rid, t in judged.influence
+        ],
+    )
+
+
+def _lr_of(cells: rules.Cells, run_id: str) -> float | None:
+    """The LR of a run in the table (the leave-one-run-out list names it with its LR)."""
+    where = np.argwhere(cells.run_ids == run_id)
+    return float(cells.lrs[where[0][1]]) if len(where) else None
+
+
+def paired_entry(p: Paired) -> dict:
+    """A paired statistic as analysis.json writes it: the bound that decides (`lower`, one-sided
+    95%) and the two-sided 90% interval (`ci90`) made of the two one-sided 95% bounds."""
+    return {
+        "n": p.n,
+        "mean": p.mean,
+        "sd": p.sd,
+        "sd_used": p.sd_used,
+        "lower": p.lower,
+        "upper": p.upper,
+        "ci90": [p.lower, p.upper],
+        "lower75": p.lower75,
+    }
+
+
+def _unjudged(d) -> Paired:
+    """An LR the rule did not judge (a ceiling, a partial ceiling, too few pairs): its mean."""
+    x = np.asarray(d, float)
+    x = x[np.isfinite(x)]
+    mean = float(x.mean()) if len(x) else math.nan
+    return Paired(len(x), mean, *[math.nan] * 5)
+
+
+# -- steps to target ---------------------------------------------------------------------------
+def steps_to_target(curves: pd.DataFrame, target: float | None) -> pd.DataFrame:
+    """Per run: sweeps.study.rules.steps_to on its quick val losses (docs/STUDY.md 4)."""
+    columns = ["run_id", "steps"]
+    if target is None or curves.empty or "quick_val_loss" not in curves:
+        return pd.DataFrame(columns=columns)
+    rows = [
+        {"run_id": run_id, "steps": rules.steps_to(c.step, c.quick_val_loss, target)}
+        for run_id, c in curves.dropna(subset=["quick_val_loss"])
+        .sort_values("step")
+        .groupby("run_id")
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _speedup(base: m.Arm, treat: m.Arm, lr: float) -> float | None:
+    a = next((c.steps_to_target for c in base.cells if c.lr == lr), None)
+    b = next((c.steps_to_target for c in treat.cells if c.lr == lr), None)
+    return a / b if a and b else None
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _grid_fields(v: GridValue) -> dict:
+    """A GridValue's fields as analysis.json names them (interpolated only inside the grid)."""
+    return {
+        "value": v.value,
+        "kind": v.kind,
+        "bracket": list(v.bracket) if v.bracket else None,
+        "interpolated": bool(v.interpolated and v.kind == ""),
+    }
+
+
+def _grid(v: GridValue) -> m.GridPoint:
+    return m.GridPoint(**_grid_fields(v))
+
+
+def _median(values: list[GridValue]) -> dict:
+    """Median and range over seeds (sweeps.study.rules.median_grid)."""
+    found = rules.median_grid(values)
+    if found is None:
+        return {"median": None, "min": None, "max": None, "censored": []}
+    mid, low, high = found
+    return {
+        "median": _grid(mid),
+        "min": _grid(low),
+        "max": _grid(high),
+        "censored": sorted({v.kind for v in values if not v.inside}),
+    }
+
+
+def _ratio(a: m.EtaMaxPoint, b: m.EtaMaxPoint) -> float | None:
+    if a.kind == "none" or b.kind == "none":
+        return None
+    return b.value / a.value
+
+
+def _init_logit_std(part: pd.DataFrame) -> float | None:
+    values = (
+        pd.to_numeric(part.get("init_logit_std"), errors="coerce")
+        if "init_logit_std" in part
+        else pd.Series(dtype=float)
+    )
+    return optional_float(values.mean()) if values.notna().any() else None
+
+
+def _nanmean(values) -> float | None:
+    v = [x for x in values if not math.isnan(x)]
+    return float(np.mean(v)) if v else None
+
+
+def _nansd(values) -> float | None:
+    v = [x for x in values if not math.isnan(x)]
+    return float(np.std(v, ddof=1)) if len(v) > 1 else None

@@ -1,0 +1,506 @@
+"""What an analysis is, typed: frozen dataclasses for the sweep's settings, a rung (a depth or a
+width), an arm at a rung, a comparison of two arms, the trends over the ladder, the decisions
+and the Analysis that holds them, with no prose in any of them.
+
+Field names are analysis.json's keys (schema 4), so `Rung.arms["off"].eta_crit.median` is
+`analysis["depths"]["4"]["arms"]["off"]["eta_crit"]["median"]`. Where the JSON leaves a key out
+rather than writing null, the field carries `OMIT` (left out when None) or `omit_with(name)`
+(left out when that other field is None); `LOCAL` fields are the typed object's alone and have
+no key in schema 4 (sweeps/analysis/adapter.py reads and writes the JSON).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sweeps.study.alternatives import Decision as AltDecision
+from sweeps.study.hypotheses import Call
+from sweeps.study.rules import BaselineCheck, Rule
+
+OMIT = {"omit": True}  # a key schema 4 leaves out when its value is None
+
+
+def omit_with(other: str) -> dict:
+    """A key schema 4 writes (null or not) exactly when `other` is written."""
+    return {"omit": other}
+
+
+def maybe(**kw):
+    """A field schema 4 leaves out when None."""
+    return field(default=None, metadata=OMIT, **kw)
+
+
+def local(default_factory=dict):
+    """A field of the typed object that schema 4 does not hold (computed by analyze only)."""
+    return field(default_factory=default_factory, metadata={"local": True}, compare=False)
+
+
+# -- values on the LR grid and paired statistics ---
+@dataclass(frozen=True)
+class GridPoint:
+    """A quantity on the LR grid (sweeps.study.stats.GridValue): its value, `kind` ("" inside the
+    grid; "below", "above" or "none" where censored), the bracket it lies in, and whether the
+    value was interpolated inside it."""
+
+    value: float | None
+    kind: str
+    bracket: list[float] | None
+    interpolated: bool
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired statistic over seeds: the one-sided 95% bound that decides (`lower`), the
+    two-sided 90% interval (`ci90`, the two one-sided 95% bounds) and the 75% lower bound."""
+
+    n: int
+    mean: float | None
+    sd: float | None
+    sd_used: float | None
+    lower: float | None
+    upper: float | None
+    ci90: list[float | None]
+    lower75: float | None
+
+
+# -- an arm at a rung ---
+@dataclass(frozen=True)
+class CriticalLRs:
+    """An arm's critical LR under one failure definition: per seed, and their median and range
+    (None without a seed), with the kinds of censoring among them; `definition` only on the
+    primary one (`eta_crit`)."""
+
+    seeds: dict[int, GridPoint]
+    median: GridPoint | None
+    min: GridPoint | None
+    max: GridPoint | None
+    censored: list[str]
+    definition: str | None = maybe()
+
+
+@dataclass(frozen=True)
+class EtaMaxPoint:
+    """eta_max(delta): the largest LR whose worst seed stays within delta of L*."""
+
+    delta: float
+    value: float | None
+    kind: str
+    bracket: list[float] | None
+    interpolated: bool
+
+
+@dataclass(frozen=True)
+class EtaMax(EtaMaxPoint):
+    l_star: float | None = None  # the rung's best mean loss at the arm's budget
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """LR sensitivity S per seed over the pre-registered range's LRs (H2b), complete when no
+    seed lacks a run there."""
+
+    seeds: dict[int, float | None]
+    lrs: list[float]
+    complete: bool
+    mean: float | None
+    sd: float | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One arm at one LR over its seeds."""
+
+    lr: float
+    n: int
+    outcomes: dict[str, int]
+    final_mean: float | None
+    final_sd: float | None
+    loss_mean: float | None
+    loss_sd: float | None
+    perplexity: float | None
+    steps_to_target: float | None
+    steps_to_baseline: float | None
+
+
+@dataclass(frozen=True)
+class Arm:
+    """An arm at a rung: its LRs and seeds, token budget, recipe hash, intervention values, best
+    LR, critical LRs (primary definition and each), eta_max, sensitivity and cells per LR."""
+
+    lrs: list[float]
+    seeds: list[int]
+    budget: float
+    recipe: str | None
+    interventions: dict[str, float] | None
+    best_lr: float | None
+    eta_crit: CriticalLRs
+    eta_crit_by_definition: dict[str, CriticalLRs]
+    eta_max: EtaMax
+    eta_max_curve: list[EtaMaxPoint]
+    sensitivity: Sensitivity
+    cells: list[Cell]
+    init_logit_std: float | None
+
+
+# -- a comparison of two arms at a rung ---
+@dataclass(frozen=True)
+class LrEffect(Paired):
+    """Baseline minus treatment at one LR: the paired statistic (its mean alone where the rule
+    did not judge it), and what the necessity rule made of it."""
+
+    lr: float = 0.0
+    judged: bool = False
+    ceiling: bool = False
+    partial_ceiling: bool = False
+    set_aside: list[int] = field(default_factory=list)
+    fails: dict[str, int] = field(default_factory=dict)
+    necessary: bool = False
+    equivalent: bool = False
+    seeds: list[float | None] = field(default_factory=list)
+    speedup: float | None = None
+
+
+@dataclass(frozen=True)
+class Influence:
+    """The threshold with one run left out (the leave-one-run-out check)."""
+
+    run_id: str
+    lr: float | None
+    threshold_without: GridPoint
+
+
+@dataclass(frozen=True)
+class Ratio:
+    delta: float
+    ratio: float | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The paired analysis of baseline minus treatment at one rung (docs/STUDY.md section 4):
+    per LR, the necessity threshold and its bracket, each seed's threshold, the ceilings,
+    the precision floor, the eta_max ratio per delta, and the leave-one-run-out thresholds."""
+
+    baseline: str
+    treatment: str
+    per_lr: list[LrEffect]
+    threshold: GridPoint
+    threshold_bracket: list[float] | None
+    seed_thresholds: dict[int, GridPoint]
+    ceiling: list[float]
+    partial_ceiling: list[float]
+    precision_floor: float | None
+    eta_max_ratio: list[Ratio]
+    influence: list[Influence]
+
+
+# -- the paired hypotheses at a rung ---
+@dataclass(frozen=True)
+class H1:
+    verdict: str
+    why: str
+    lr: float | None
+    stats: Paired | None
+    off_fails: bool
+
+
+@dataclass(frozen=True)
+class H2a(Paired):
+    """H2a under one failure definition: the per-seed log10 ratios of critical LRs."""
+
+    log10_ratios: list[float] = field(default_factory=list)
+    verdict: str = ""
+    censored: str = ""
+    definition: str | None = maybe()  # on the primary definition's entry ("h2a") only
+
+
+@dataclass(frozen=True)
+class H2b(Paired):
+    """H2b: the per-seed sensitivity differences; `why` only where the rung is not judged."""
+
+    min_effect: float = 0.0
+    verdict: str = ""
+    why: str | None = maybe()
+
+
+@dataclass(frozen=True)
+class TokensPerParam:
+    params: int
+    non_embedding: int
+    by_budget: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of the ladder (analysis.json's "depths" entry: a depth or a width): its arms, its
+    comparisons, L* per budget, tokens per parameter, and H1/H2a/H2b where it has both the
+    reference and the primary arm."""
+
+    arms: dict[str, Arm]
+    comparisons: dict[str, Comparison]
+    l_star: dict[str, float]
+    tokens_per_param: TokensPerParam
+    h1: H1 | None = maybe()
+    h2a: H2a | None = maybe()
+    h2a_by_definition: dict[str, H2a] | None = maybe()
+    h2b: H2b | None = maybe()
+
+
+# -- the trends over the ladder's rungs ---
+@dataclass(frozen=True)
+class Slope:
+    n: int
+    value: float
+    lower: float | None
+    upper: float | None
+    ci90: list[float | None]
+
+
+@dataclass(frozen=True)
+class Line:
+    slope: float
+    intercept: float
+
+
+@dataclass(frozen=True)
+class Uncensored(Slope):
+    line: Line | None = None
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    rung: int
+    lr: float
+    beyond: float
+    censored: bool
+
+
+@dataclass(frozen=True)
+class Trend:
+    """H3 (depth) or W1/W2 (width) as sweeps.study.ladders decided it: the verdict and its code,
+    the slopes with censored thresholds at and beyond their bounds, the rungs fitted over;
+    the points and line once decided; the uncensored slope where some were censored; W1's
+    extrapolation to the core width (a dict for now); W2's bound and each seed's best LR."""
+
+    verdict: str
+    why: str
+    at_bound: Slope | None
+    beyond: Slope | None
+    censored: int
+    short: list
+    depths: list[int]
+    points: list[TrendPoint] | None = maybe()
+    line: Line | None = field(default=None, metadata=omit_with("points"))
+    uncensored: Uncensored | None = maybe()
+    extrapolation: dict | None = maybe()
+    bound: float | None = maybe()
+    seed_best: dict[str, list[float]] | None = maybe()
+
+
+@dataclass(frozen=True)
+class SensitivityLine:
+    n: int
+    value: float
+    ci90: list[float | None]
+
+
+@dataclass(frozen=True)
+class SensitivityTrend:
+    """LR sensitivity per doubling of the rung (descriptive)."""
+
+    sizes: list[int]
+    lines: dict[str, SensitivityLine]
+
+
+# -- the sweep ---
+@dataclass(frozen=True)
+class Baselines:
+    bigram: float | None
+    unigram: float | None
+    unit: str
+    tokenizer: str | None
+
+
+@dataclass(frozen=True)
+class LadderAxis:
+    field: str  # n_layer (depth) or n_embd (width)
+    name: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The pre-registration as the analysis read it (sweeps.study.rules.Study's fields), whether
+    it was pre-registered, the failure definitions, the grid, the arms, the data's baselines,
+    the ladder and the tokens per parameter of each rung."""
+
+    reference: str
+    primary: str
+    start_control: str | None
+    comparisons: list[list[str]]
+    delta: float
+    sensitivity_range: list[float]
+    min_effect: float
+    negligible: float
+    min_sensitivity: float
+    precision: float
+    target_loss: float | None
+    preregistered: bool
+    failure_definitions: list[str]
+    primary_failure: str
+    base_lrs: list[float]
+    arms: list[str]
+    subset_arms: list[str]
+    all_comparisons: list[list[str]]
+    baselines: Baselines
+    baseline_rule: str | None
+    ladder: LadderAxis
+    tokens_per_param: dict[str, float | None]
+    rung_lr: dict[str, list[float]] | None = maybe()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run as the analysis counted it (the runs table's record)."""
+
+    run_id: str
+    arm: Any
+    qk_norm: Any
+    n_layer: Any
+    n_embd: Any
+    lr: Any
+    seed: Any
+    status: Any
+    outcome: Any
+    unstable_reasons: Any
+    init_loss: Any
+    final_val_loss: Any
+    loss: Any
+    steps_run: Any
+    diverged_at: Any
+    tokens_seen: Any
+    wall_time_s: Any
+    device: Any
+    init_logit_std: Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A run not in the statistics: failed, unfinished, corrupt, or planned but missing."""
+
+    run_id: str
+    status: Any
+    arm: Any
+    n_layer: Any
+    n_embd: Any
+    lr: Any
+    seed: Any
+    error: str
+
+
+@dataclass(frozen=True)
+class Compute:
+    device_hours: dict[str, float]
+    tokens: float
+    flops: float
+    runs: int
+
+
+@dataclass(frozen=True)
+class Auc:
+    """An early predictor's AUC at ~10% of the run (descriptive)."""
+
+    label: str
+    auc: float | None
+    ci90: list[float | None]
+    n_fail: int
+    n_ok: int
+    step_fraction: float | None
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """What sweeps/study decides beyond the registry's per-rung records, per rung: C1, I1-I4 per
+    intervention arm, and the practitioner's rule."""
+
+    C1: dict[str, AltDecision]
+    interventions: dict[str, dict[str, dict[str, AltDecision]]]
+    rules: dict[str, Rule]
+
+
+# -- what may keep the runs from answering (worded by figures/caveats.py) ---
+@dataclass(frozen=True)
+class ShortBudget:
+    """A rung under MIN_TOKENS_PER_PARAM tokens per parameter at one token budget."""
+
+    rung: str
+    budget: str
+    tokens_per_param: float
+
+
+@dataclass(frozen=True)
+class StuckRuns:
+    """Runs of an arm stuck at or below its best LR: too short a budget for those LRs."""
+
+    rung: str
+    arm: str
+    n: int
+    lrs: list[float]
+    best_lr: float
+
+
+@dataclass(frozen=True)
+class Unrefined:
+    """A rung whose grid the refinement rule would still grow: the LRs it would add, each with
+    the brackets (sweeps.study.rules.refinement_brackets' reasons) it would bisect."""
+
+    rung: str
+    resolution: float
+    lrs: dict[float, list[str]]
+
+
+@dataclass(frozen=True)
+class Caveats:
+    budget: list[ShortBudget | StuckRuns]  # per rung: short budgets, then stuck arms
+    unrefined: list[Unrefined]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A registered hypothesis decided for the sweep (sweeps.study.hypotheses.decide): the
+    STUDY.md section it applies, the verdict with its reason code and numbers, and the Call
+    at each rung (empty for a trend)."""
+
+    hypothesis: str
+    section: int
+    verdict: str
+    why: str
+    numbers: dict
+    per_rung: dict[str, Call]
+    preregistered: bool
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every number of a sweep's analysis under docs/STUDY.md's rules (analysis.json, schema 4,
+    less its prose: verdicts, rules, interventions and the warnings are worded by figures/).
+    `depths` is keyed by the rung value of settings.ladder (depths or widths); the trend is `h3`
+    on a depth ladder, `w1` and `w2` on a width ladder."""
+
+    schema: int
+    study_sha256: str
+    sweep: str
+    settings: Settings
+    runs: list[Run]
+    depths: dict[str, Rung]
+    problems: list[Problem]
+    compute: Compute
+    baseline_check: BaselineCheck
+    decisions: Decisions
+    early_warning: dict[str, dict[str, dict[str, Auc]]]
+    h3: Trend | None = maybe()
+    w1: Trend | None = maybe()
+    w2: Trend | None = maybe()
+    sensitivity_trend: SensitivityTrend | None = maybe()
+    caveats: Caveats | None = local(lambda: None)
+    decided: dict[str, Decision] = local()
