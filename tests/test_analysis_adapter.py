@@ -72,4 +72,8 @@ def test_the_typed_analysis_holds_each_decision_the_report_words():
     for name, decision in analysis.decided.items():
         assert decision.verdict == committed["verdicts"][name]["verdict"]
         assert decision.section in (5, 11)
+        assert set(decision.intervals) <= {*analysis.depths, ""}  # per rung, "" for a trend
+    h2a = analysis.decided["H2a"].intervals  # read from the JSON form: NaN there is null
+    rungs = to_json(analysis)["depths"]
+    assert h2a == {name: rung["h2a"]["ci90"] for name, rung in rungs.items() if "h2a" in rung}
     assert to_json(analysis) == {k: v for k, v in committed.items() if k not in WORDED + ADDED}

@@ -108,7 +108,14 @@ def decided(analysis: m.Analysis, as_json: dict) -> m.Analysis:
     for h in hypotheses.for_ladder(analysis.settings.ladder.field):
         d = hypotheses.decide(as_json, h)
         out[h.id] = m.Decision(
-            h.id, h.section, d.verdict, d.why, d.numbers, d.per_rung, d.preregistered
+            h.id,
+            h.section,
+            d.verdict,
+            d.why,
+            d.numbers,
+            d.per_rung,
+            d.preregistered,
+            h.interval(as_json),
         )
     return dataclasses.replace(analysis, decided=out)
 

@@ -277,11 +277,79 @@ class TrendPoint:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """A line of log10 LR read at the core width: the value, the 90% interval of the line there
+    and of one new point, and the points it was fitted to."""
+
+    log10: float
+    value: float
+    ci90: list[float]
+    point90: list[float]
+    n: int
+
+
+@dataclass(frozen=True)
+class CriticalLine:
+    """An arm's per-seed critical LRs on log2 width read at the core width, with the slope per
+    doubling; only `value` None, `n` and `censored` where every value is a bound."""
+
+    value: float | None
+    n: int
+    censored: int
+    log10: float | None = maybe()
+    ci90: list[float] | None = maybe()
+    point90: list[float] | None = maybe()
+    slope: float | None = maybe()
+    slope90: list[float] | None = maybe()
+
+
+@dataclass(frozen=True)
+class CriticalLines:
+    definition: str
+    arms: dict[str, CriticalLine]
+
+
+@dataclass(frozen=True)
+class GapLine:
+    """The low-LR gap (reference - primary, nats) at one of the two lowest grid LRs on log2
+    width, read at the core width, with its slope per doubling."""
+
+    lr: float
+    of: str
+    value: float
+    ci90: list[float]
+    point90: list[float]
+    n: int
+    slope: float
+    slope90: list[float]
+
+
+@dataclass(frozen=True)
+class ThresholdLines:
+    at_bound: Prediction | None
+    beyond: Prediction | None
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """W1's lines read at the core width (docs/STUDY.md section 11, an extrapolation): the
+    threshold's, each arm's critical LR's under every failure definition, the low-LR gap's."""
+
+    width: int
+    doublings: float
+    grid: list[float] | None
+    threshold: ThresholdLines
+    critical_lr: CriticalLines
+    critical_lr_by_definition: dict[str, dict[str, CriticalLine]]
+    low_lr_gap: list[GapLine]
+
+
+@dataclass(frozen=True)
 class Trend:
     """H3 (depth) or W1/W2 (width) as sweeps.study.ladders decided it: the verdict and its code,
     the slopes with censored thresholds at and beyond their bounds, the rungs fitted over;
     the points and line once decided; the uncensored slope where some were censored; W1's
-    extrapolation to the core width (a dict for now); W2's bound and each seed's best LR."""
+    extrapolation to the core width; W2's bound and each seed's best LR."""
 
     verdict: str
     why: str
@@ -293,7 +361,7 @@ class Trend:
     points: list[TrendPoint] | None = maybe()
     line: Line | None = field(default=None, metadata=omit_with("points"))
     uncensored: Uncensored | None = maybe()
-    extrapolation: dict | None = maybe()
+    extrapolation: Extrapolation | None = maybe()
     bound: float | None = maybe()
     seed_best: dict[str, list[float]] | None = maybe()
 
@@ -469,7 +537,8 @@ class Caveats:
 class Decision:
     """A registered hypothesis decided for the sweep (sweeps.study.hypotheses.decide): the
     STUDY.md section it applies, the verdict with its reason code and numbers, and the Call
-    at each rung (empty for a trend)."""
+    at each rung (empty for a trend), and the 90% interval each rung's call rests on ("" for a
+    trend's; none for C1)."""
 
     hypothesis: str
     section: int
@@ -478,6 +547,7 @@ class Decision:
     numbers: dict
     per_rung: dict[str, Call]
     preregistered: bool
+    intervals: dict[str, list[float | None]]
 
 
 @dataclass(frozen=True)

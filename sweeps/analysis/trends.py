@@ -7,6 +7,7 @@ sweeps/study/ladders.py; this module lays them out as sweeps/analysis/model.py's
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from sweeps.analysis import model as m
@@ -53,7 +54,9 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
         first["extrapolation"] = extrapolation(cells, settings, seeds, judged)
         if t.why == "censored alike":  # a line through bounds alone reads nothing at 384
-            first["extrapolation"]["threshold"] = {"at_bound": None, "beyond": None}
+            first["extrapolation"] = dataclasses.replace(
+                first["extrapolation"], threshold=m.ThresholdLines(None, None)
+            )
     carry = ladders.carry_decision(seeds, best, judged)
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
     if carry.at_bound is not None:
@@ -116,7 +119,7 @@ def _points(seeds: dict, judged: dict) -> dict:
     }
 
 
-def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dict:
+def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> m.Extrapolation:
     """The width ladder's line for the core width (docs/STUDY.md section 11, an
     extrapolation): W1's least-squares line of log10 threshold on log2 width read at
     CORE_WIDTH, censored per-seed thresholds at their bounds and moved beyond them; and, as
@@ -130,28 +133,25 @@ def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> dic
         d: _critical_lines(cells, study, seeds, d, x0) for d in rules.FAILURE_DEFINITIONS
     }
     lrs = [lr for w, c in cells.items() if w in seeds for lr in c.lrs]
-    return {
-        "width": CORE_WIDTH,
-        "doublings": x0 - math.log2(max(seeds)),
+    return m.Extrapolation(
+        width=CORE_WIDTH,
+        doublings=x0 - math.log2(max(seeds)),
         # the LRs the rungs ran: a line read outside them says what no run at any width saw
-        "grid": [min(lrs), max(lrs)] if lrs else None,
-        "threshold": {
-            "at_bound": _prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
-            "beyond": _prediction(beyond.at(x0), beyond.n) if beyond else None,
-        },
-        "critical_lr": {
-            "definition": rules.PRIMARY_FAILURE,
-            "arms": by_definition[rules.PRIMARY_FAILURE],
-        },
+        grid=[min(lrs), max(lrs)] if lrs else None,
+        threshold=m.ThresholdLines(
+            at_bound=_prediction(at_bound.at(x0), at_bound.n) if at_bound else None,
+            beyond=_prediction(beyond.at(x0), beyond.n) if beyond else None,
+        ),
+        critical_lr=m.CriticalLines(rules.PRIMARY_FAILURE, by_definition[rules.PRIMARY_FAILURE]),
         # the descriptive prediction is for every failure definition (docs/STUDY.md section 11)
-        "critical_lr_by_definition": by_definition,
-        "low_lr_gap": _gaps(cells, study, seeds, settings, x0),
-    }
+        critical_lr_by_definition=by_definition,
+        low_lr_gap=_gaps(cells, study, seeds, settings, x0),
+    )
 
 
 def _critical_lines(
     cells: dict, study: rules.Study, seeds: dict, definition: str, x0: float
-) -> dict:
+) -> dict[str, m.CriticalLine]:
     """Each compared arm's per-seed critical LRs under one failure definition (a censored one
     at its bound) on log2 width, read at x0, with the slope per doubling."""
     arms = {}
@@ -163,19 +163,21 @@ def _critical_lines(
         }
         line, censored = ladders.critical_lr_line(per)
         if line is not None and censored == line.n:  # every value a bound: no line to read
-            arms[arm] = {"value": None, "n": line.n, "censored": censored}
+            arms[arm] = m.CriticalLine(value=None, n=line.n, censored=censored)
         elif line is not None:
-            arms[arm] = {
-                **_prediction(line.at(x0), line.n),
-                "censored": censored,
+            arms[arm] = m.CriticalLine(
+                **dataclasses.asdict(_prediction(line.at(x0), line.n)),
+                censored=censored,
                 # decades per doubling of width, against the 1/width the study predicts
-                "slope": line.slope,
-                "slope90": list(line.slope_bounds()),
-            }
+                slope=line.slope,
+                slope90=list(line.slope_bounds()),
+            )
     return arms
 
 
-def _gaps(cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: float) -> list:
+def _gaps(
+    cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: float
+) -> list[m.GapLine]:
     """The low-LR gap (reference - primary, nats) at the two lowest grid LRs on log2 width,
     read at the core width (docs/STUDY.md section 11: it shrinks as off starts warmer): per LR
     the slope per doubling with its 90% interval and the line's reading, in nats."""
@@ -187,30 +189,30 @@ def _gaps(cells: dict, study: rules.Study, seeds: dict, settings: dict, x0: floa
             continue
         p = line.at(x0)
         out.append(
-            {
-                "lr": lr,
-                "of": f"{study.reference} - {study.primary}",
-                "value": p.mean,
-                "ci90": [p.lower, p.upper],
-                "point90": [p.point_lower, p.point_upper],
-                "n": line.n,
-                "slope": line.slope,
-                "slope90": list(line.slope_bounds()),
-            }
+            m.GapLine(
+                lr=lr,
+                of=f"{study.reference} - {study.primary}",
+                value=p.mean,
+                ci90=[p.lower, p.upper],
+                point90=[p.point_lower, p.point_upper],
+                n=line.n,
+                slope=line.slope,
+                slope90=list(line.slope_bounds()),
+            )
         )
     return out
 
 
-def _prediction(p, n: int) -> dict:
+def _prediction(p, n: int) -> m.Prediction:
     """A line's reading at an x, as an LR (the line is of log10 LR): the value, the 90%
     interval of the line there and of one new point, and the points it was fitted to."""
-    return {
-        "log10": p.mean,
-        "value": 10**p.mean,
-        "ci90": [10**p.lower, 10**p.upper],
-        "point90": [10**p.point_lower, 10**p.point_upper],
-        "n": n,
-    }
+    return m.Prediction(
+        log10=p.mean,
+        value=10**p.mean,
+        ci90=[10**p.lower, 10**p.upper],
+        point90=[10**p.point_lower, 10**p.point_upper],
+        n=n,
+    )
 
 
 def _uncensored(line) -> m.Uncensored | None:

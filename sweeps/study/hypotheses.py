@@ -51,6 +51,14 @@ class Decided:
 
 # a decision: the analysis dict -> a Call per rung, or one Call for the whole sweep
 Decision = Callable[[dict], "dict[str, Call] | Call"]
+# the 90% interval a decision rests on: the analysis dict -> {rung: [lower, upper]} ("" for a
+# trend's), the records' own `ci90`
+Interval = Callable[[dict], "dict[str, list]"]
+
+
+def no_interval(analysis: dict) -> dict[str, list]:
+    """A decision resting on no single interval (C1 counts per-LR calls)."""
+    return {}
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class Hypothesis:
     decide: Decision
     ladders: tuple[str, ...] = ALL_LADDERS  # the ladder fields (n_layer, n_embd) deciding it
     trend: bool = False  # decided over the ladder's rungs, not at each rung
+    interval: Interval = no_interval
 
 
 def decide(analysis: dict, h: Hypothesis) -> Decided:
@@ -173,6 +182,32 @@ def h2b(analysis: dict) -> dict[str, Call]:
     return out
 
 
+def paired_interval(key: str) -> Interval:
+    """The interval of a rung's paired record (key: "h1" with its stats, "h2a", "h2b")."""
+
+    def found(analysis: dict) -> dict[str, list]:
+        out = {}
+        for name, depth in with_both_arms(analysis):
+            record = depth.get(key) or {}
+            record = (record.get("stats") or {}) if key == "h1" else record
+            if record.get("ci90"):
+                out[name] = record["ci90"]
+        return out
+
+    return found
+
+
+def trend_interval(name: str) -> Interval:
+    """A trend's slope interval, its censored thresholds at their bounds (the one that
+    decides)."""
+
+    def found(analysis: dict) -> dict[str, list]:
+        slope = (analysis.get(name.lower()) or {}).get("at_bound") or {}
+        return {"": slope["ci90"]} if slope.get("ci90") else {}
+
+    return found
+
+
 # -- the ladder's trends: H3 (depth), W1 and W2 (width) -----------------------------------------
 def trend(name: str) -> Decision:
     """A trend as sweeps.study.ladders decided it (analysis["h3"], ["w1"], ["w2"]), once the
@@ -189,6 +224,18 @@ def trend(name: str) -> Decision:
         return Call(t.get("verdict", INCONCLUSIVE), t.get("why") or "")
 
     return decided
+
+
+def trend_hypothesis(name: str, section: int, field_name: str) -> Hypothesis:
+    """A trend over one ladder's rungs, decided and bounded as sweeps.study.ladders decided it."""
+    return Hypothesis(
+        name,
+        section,
+        trend(name),
+        ladders=(field_name,),
+        trend=True,
+        interval=trend_interval(name),
+    )
 
 
 # -- C1 ------------------------------------------------------------------------------------------
@@ -213,12 +260,12 @@ def c1(analysis: dict) -> dict[str, Call] | Call:
 HYPOTHESES: dict[str, Hypothesis] = {
     h.id: h
     for h in (
-        Hypothesis("H1", 5, h1),
-        Hypothesis("H2a", 5, h2a),
-        Hypothesis("H2b", 5, h2b),
-        Hypothesis("H3", 5, trend("H3"), ladders=("n_layer",), trend=True),
-        Hypothesis("W1", 11, trend("W1"), ladders=("n_embd",), trend=True),
-        Hypothesis("W2", 11, trend("W2"), ladders=("n_embd",), trend=True),
+        Hypothesis("H1", 5, h1, interval=paired_interval("h1")),
+        Hypothesis("H2a", 5, h2a, interval=paired_interval("h2a")),
+        Hypothesis("H2b", 5, h2b, interval=paired_interval("h2b")),
+        trend_hypothesis("H3", 5, "n_layer"),
+        trend_hypothesis("W1", 11, "n_embd"),
+        trend_hypothesis("W2", 11, "n_embd"),
         Hypothesis("C1", 5, c1),
     )
 }
