@@ -50,9 +50,9 @@ def sweep_command(
     tf32: bool,
     echo,
 ) -> int:
-    """`sweep` with the command's options (sweeps/cli.py names them): plans, then prints the
-    plan (--dry-run), the cost (--estimate) or runs the sweep; returns the exit code, 1 when a
-    run failed. echo: click.echo (err=True for the notes and the estimate's progress)."""
+    """`sweep` with the command's options (sweeps/cli.py names them): plans, prints the cost
+    (--estimate) and the plan (--dry-run, which stops there), then runs the sweep; returns the
+    exit code, 1 when a run failed. echo: click.echo (err=True: notes, the probe's progress)."""
     if workers is not None and workers < 1:  # refused before anything, dry run or not
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
     fuse = parse_fuse(fuse)
@@ -60,10 +60,22 @@ def sweep_command(
     asked = (name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides)
     sweep = _planned_sweep(asked, execution, from_report, echo)
     if dry_run or estimate:
-        from sweeps.sweep.datacheck import data_lines
+        probe_workers = workers if executor == "local" else None
+        _preview(sweep, execution, fuse, echo, estimate, dry_run, probe_workers)
+        if dry_run:
+            return 0
+    executors = (executor, workers, address, gpus_per_run)
+    counts = _run(sweep, execution, executors, fuse, tensorboard_dir, echo)
+    return 1 if counts.get("failed") else 0
 
-        for line in data_lines(sweep.configs.values(), PROGRAMS[backend]):
-            echo(line)
+
+def _preview(sweep: Sweep, execution: Execution, fuse, echo, estimate, dry_run, workers) -> None:
+    """--dry-run and --estimate: whether the data is prepared, then the cost (a probe on
+    --device with a worker's CPU threads, `workers` of them) and the plan; writes nothing."""
+    from sweeps.sweep.datacheck import data_lines
+
+    for line in data_lines(sweep.configs.values(), PROGRAMS[execution.backend]):
+        echo(line)
     if estimate:
         from sweeps.sweep.estimate import estimate_sweep
 
@@ -76,12 +88,18 @@ def sweep_command(
             echo=echo,
             apart=True,
             progress=lambda text: echo(text, err=True),
-            workers=workers if executor == "local" else None,
+            workers=workers,
         )
         _estimate_fused(sweep, execution, fuse, echo, apart=not dry_run)
     if dry_run:
         show_plan(sweep, echo)
-        return 0
+
+
+def _run(sweep: Sweep, execution: Execution, executors: tuple, fuse, tensorboard_dir, echo):
+    """The sweep on its executor (executors: --executor, --workers, --address,
+    --gpus-per-run), logged to TensorBoard as it trains where asked; the count of final
+    statuses (sweeps.sweep.runner.run_sweep)."""
+    executor, workers, address, gpus_per_run = executors
     check_writable(sweep.dir, "--runs-dir")
     if executor == "local":  # a Ray cluster's nodes have their own devices
         execution.check_device()
@@ -109,7 +127,7 @@ def sweep_command(
         )
     if tensorboard_dir:
         echo(f"tensorboard: tensorboard --logdir {tensorboard_dir}")
-    return 1 if counts.get("failed") else 0
+    return counts
 
 
 def _planned_sweep(asked: tuple, execution: Execution, from_report, echo) -> Sweep:
