@@ -12,7 +12,7 @@ from sweeps.study.protocol import (
     protocol_file,
     sha256_of,
 )
-from sweeps.study.stats import STUDY_PATH
+from sweeps.study.stats import STUDY_PATH, STUDY_SHA256
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -37,7 +37,9 @@ def archive_problems(protocol_dir: Path) -> list[str]:
 
 def test_every_cited_digest_resolves_to_its_bytes():
     cited = cited_digests(DOCS)
-    assert len(cited) >= 4  # the four protocols cited when the archive was made
+    # the reports cite at least the live protocol (every report regenerates under it), the v3
+    # rules their re-judged sections compare against, and docs/tiny's own, older one
+    assert len(cited) >= 3 and any(d.startswith(STUDY_SHA256[:16]) for d in cited)
     unresolved = {d: files for d, files in cited.items() if protocol_file(d) is None}
     assert unresolved == {}
     for digest in cited:
