@@ -22,13 +22,15 @@ H3's place.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from figures import caveats, intervention_verdicts, ladder
 from figures.practitioner import practitioner_rules
 from figures.verdicts import judge
 from sweeps import analysis as typed
-from sweeps.analysis.adapter import to_json
+from sweeps.analysis.adapter import from_json, to_json
 from sweeps.analysis.model import Analysis
 from sweeps.analysis.results import SweepResults
 from sweeps.core.files import clean_json
@@ -40,6 +42,12 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
     return words(typed.analyze(results, curves))
 
 
+def as_written(analysis: Analysis, out: dict) -> Analysis:
+    """analysis as its analysis.json holds it (out: to_json(analysis)), what the words read:
+    NaN and Inf as None, as the report reads them back, with the decisions analyze made."""
+    return dataclasses.replace(from_json(out), decided=analysis.decided, caveats=analysis.caveats)
+
+
 def words(analysis: Analysis) -> dict:
     """An Analysis as analysis.json's dict, with the verdicts, the practitioner's rules, the
     interventions' verdicts and the warnings in words."""
@@ -48,7 +56,7 @@ def words(analysis: Analysis) -> dict:
     found = analysis.caveats
     out["budget_warnings"] = caveats.budget_lines(found.budget, rung) if found else []
     out["refinement_warnings"] = caveats.unrefined_lines(found.unrefined, rung) if found else []
-    out["verdicts"] = judge(out)
+    out["verdicts"] = judge(as_written(analysis, out))
     out["rules"] = practitioner_rules(out)
     out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9
     return clean_json(out)

@@ -108,9 +108,14 @@ def failure_names(analysis: dict) -> dict[str, str]:
     prints as `diverged` and `diverged` is not shown again beside it."""
     s = analysis["settings"]
     definitions = s.get("failure_definitions") or [STUCK]
-    primary = s.get("primary_failure", STUCK)
+    return failures_shown(definitions, s.get("primary_failure", STUCK), rule_off(analysis))
+
+
+def failures_shown(definitions: list[str], primary: str, no_rule: bool) -> dict[str, str]:
+    """failure_names from its parts: the definitions, the one that decides, and whether the
+    runs had no bigram-baseline rule."""
     order = [primary] + [x for x in definitions if x != primary]
-    if not rule_off(analysis):
+    if not no_rule:
         return {x: x for x in order}
     return {x: DIVERGED if x == STUCK else x for x in order if x != DIVERGED or STUCK not in order}
 

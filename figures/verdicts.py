@@ -1,8 +1,14 @@
 """The verdicts in words: each hypothesis sweeps/study/hypotheses.py registers (H1, H2a, H2b,
 the ladder's trend: H3 on a depth ladder, W1 and W2 on a width ladder, and the control C1), as
-the registry decided it from the analysis dict, with its reason (figures/wording.py's text of
-each code) and the numbers behind it (the practitioner's rule per rung:
-figures/practitioner.py).
+the registry decided it (the typed analysis's `decided`: sweeps.analysis.model.Decision), with
+its reason (figures/wording.py's text of each code) and the numbers behind it (the
+practitioner's rule per rung: figures/practitioner.py).
+
+It reads the typed Analysis by attribute, as analysis.json holds it (figures.analysis.
+as_written: NaN and Inf as None), and returns the "verdicts" dict analysis.json writes. The
+shared formatters of figures/fmt.py and figures/extrapolation.py still read the JSON form of a
+record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of that form for the
+opening.
 
 Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); the registry combines
 the rungs, and the reason names each one. The JSON keys keep their names ("per_depth"): their
@@ -12,34 +18,40 @@ inconclusive, and says why.
 
 from __future__ import annotations
 
-from figures import fmt, ladder, present
+from figures import fmt, present
 from figures.extrapolation import extrapolation_head, extrapolation_lines
+from figures.ladder import Ladder
 from figures.wording import PAIRED, UNREGISTERED, WORDING, reason
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses, ladders, rules
 from sweeps.study.alternatives import start_share
-from sweeps.study.hypotheses import Decided, primary
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
 
 
-def judge(analysis: dict) -> dict:
+def judge(analysis: m.Analysis) -> dict:
     """Every verdict the sweep decides (the hypotheses its ladder registers, in order), each as
-    sweeps.study.hypotheses decided it, in words."""
+    sweeps.study.hypotheses decided it (analysis.decided), in words."""
     verdicts = {}
-    for h in hypotheses.for_ladder(ladder.of(analysis).field):
-        decided = hypotheses.decide(analysis, h)
+    for h in hypotheses.for_ladder(analysis.settings.ladder.field):
+        decided = analysis.decided[h.id]
         v = SAY.get(h.id, _said)(analysis, h.id, decided)
         if not decided.preregistered:
-            v.update(verdict=decided.verdict, reason=f"{UNREGISTERED}; {v['reason']}")
+            v = {**v, "verdict": decided.verdict, "reason": f"{UNREGISTERED}; {v['reason']}"}
         verdicts[h.id] = v
     return verdicts
 
 
+def _rung(analysis: m.Analysis) -> Ladder:
+    return Ladder(analysis.settings.ladder.field)
+
+
 def _verdict(
-    analysis: dict, name: str, decided: Decided, per_depth: dict, evidence: list[str]
+    analysis: m.Analysis, name: str, decided: m.Decision, per_depth: dict, evidence: list[str]
 ) -> dict:
     """The verdict dict: each rung's (verdict, reason) named in the reason, or why no rung was
     judged."""
-    rung = ladder.of(analysis)
+    rung = _rung(analysis)
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
     return {
         "hypothesis": name,
@@ -52,9 +64,9 @@ def _verdict(
     }
 
 
-def _said(analysis: dict, name: str, decided: Decided) -> dict:
+def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """A hypothesis without evidence of its own to show: its reasons, worded from their codes."""
-    rung = ladder.of(analysis)
+    rung = _rung(analysis)
     if not decided.per_rung and decided.why != hypotheses.NO_RUNG:  # decided once
         return {
             **_verdict(analysis, name, decided, {}, []),
@@ -67,41 +79,53 @@ def _said(analysis: dict, name: str, decided: Decided) -> dict:
     return _verdict(analysis, name, decided, per_depth, [])
 
 
-def claim(analysis: dict, name: str) -> str:
-    return WORDING[name].claim.format(rung=ladder.of(analysis).name)
+def claim(analysis: m.Analysis, name: str) -> str:
+    return WORDING[name].claim.format(rung=_rung(analysis).name)
 
 
-def test(analysis: dict, name: str) -> str:
+def test(analysis: m.Analysis, name: str) -> str:
     words = WORDING[name]
-    text = words.test_rule_off if words.test_rule_off and present.rule_off(analysis) else words.test
-    return text.format(rung=ladder.of(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
+    rule_off = analysis.settings.baseline_rule == "none"  # present.rule_off
+    text = words.test_rule_off if words.test_rule_off and rule_off else words.test
+    return text.format(rung=_rung(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
 
 
-def _judged(comparison: dict) -> list[dict]:
+def _primary(s: m.Settings, depth: m.Rung) -> m.Comparison | None:
+    """A rung's primary comparison (reference vs primary arm), None where it lacks an arm."""
+    return depth.comparisons.get(rules.Comparison(s.reference, s.primary).key)
+
+
+def _effect(s: m.Settings) -> str:
+    """The primary comparison's paired effect as the verdicts name it (present.primary_effect)."""
+    return f"{s.reference} - {s.primary}"
+
+
+def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
     """The LRs the necessity rule judged (sweeps.study.rules: enough pairs, not a common or
     partial ceiling)."""
-    return [e for e in comparison["per_lr"] if e["judged"]]
+    return [e for e in comparison.per_lr if e.judged]
 
 
 # -- H1 ------------------------------------------------------------------------------------------
-def h1(analysis: dict, name: str, decided: Decided) -> dict:
-    """H1 as sweeps.study.rules.h1_decision decided it per depth (analysis depth["h1"])."""
-    s, rung = analysis["settings"], ladder.of(analysis)
+def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+    """H1 as sweeps.study.rules.h1_decision decided it per depth (the rung's h1)."""
+    s, rung = analysis.settings, _rung(analysis)
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
-        h, c = analysis["depths"][d]["h1"], primary(analysis, analysis["depths"][d])
-        if h["stats"]:
+        depth = analysis.depths[d]
+        h, c = depth.h1, record(_primary(s, depth))
+        if h.stats:
             evidence.append(
-                f"{rung.label(d)}: at {s['reference']}'s best LR {fmt.lr(h['lr'])} "
-                f"{s['reference']} - {s['primary']} = {fmt.pm_interval(h['stats'])} (90% "
+                f"{rung.label(d)}: at {s.reference}'s best LR {fmt.lr(h.lr)} "
+                f"{s.reference} - {s.primary} = {fmt.pm_interval(record(h.stats))} (90% "
                 f"interval); {fmt.threshold_bracket(c)}"
             )
         why = reason(
             name,
             call.why,
-            ref=s["reference"],
-            lr=fmt.lr(h["lr"]),
-            bound=fmt.num(s["negligible"], 2),
+            ref=s.reference,
+            lr=fmt.lr(h.lr),
+            bound=fmt.num(s.negligible, 2),
             threshold=fmt.threshold_bracket(c),
         )
         per_depth[d] = (call.verdict, why)
@@ -117,29 +141,32 @@ DEFINITION_WORDS = {
 }
 
 
-def h2a(analysis: dict, name: str, decided: Decided) -> dict:
+def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
-    s, rung = analysis["settings"], ladder.of(analysis)
-    names = present.failure_names(analysis)  # the baseline rule off: stuck shown as diverged
+    s, rung = analysis.settings, _rung(analysis)
+    # the baseline rule off: stuck shown as diverged (present.failure_names)
+    definitions = s.failure_definitions or [present.STUCK]
+    names = present.failures_shown(definitions, s.primary_failure, s.baseline_rule == "none")
     for d, call in decided.per_rung.items():
-        depth = analysis["depths"][d]
+        depth = analysis.depths[d]
         words = {}
-        for definition, h in (depth.get("h2a_by_definition") or {}).items():
-            off = depth["arms"][s["reference"]]["eta_crit_by_definition"][definition]
-            on = depth["arms"][s["primary"]]["eta_crit_by_definition"][definition]
-            words[definition] = h2a_call(h, s["reference"])
+        for definition, h in (depth.h2a_by_definition or {}).items():
+            off = depth.arms[s.reference].eta_crit_by_definition[definition]
+            on = depth.arms[s.primary].eta_crit_by_definition[definition]
+            words[definition] = _h2a_words(h, s.reference)
             if definition not in names:
                 continue
             shown = names[definition]
             evidence.append(
                 f"{rung.label(d)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
-                f"LR off {fmt.median_range(off)}, on {fmt.median_range(on)}; ratio on/off "
-                f"{fmt.ratio(h)} (90% interval) over {h['n']} paired seeds: {words[definition][0]}"
+                f"LR off {fmt.median_range(record(off))}, on {fmt.median_range(record(on))}; "
+                f"ratio on/off {fmt.ratio(record(h))} (90% interval) over {h.n} paired seeds: "
+                f"{words[definition][0]}"
             )
-        decides = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
-        why = words[decides][1] if decides in words else h2a_call(depth["h2a"], s["reference"])[1]
+        decides = depth.h2a.definition or rules.PRIMARY_FAILURE
+        why = words[decides][1] if decides in words else _h2a_words(depth.h2a, s.reference)[1]
         others = [
             f"{names[k]}: {v}"
             for k, (v, _) in words.items()
@@ -151,42 +178,59 @@ def h2a(analysis: dict, name: str, decided: Decided) -> dict:
     return _verdict(analysis, name, decided, per_depth, evidence)
 
 
+def _h2a_words(h: m.H2a, ref: str) -> tuple[str, str]:
+    """One definition's H2a verdict with its reason (the registry decides on the JSON form)."""
+    return _h2a_reason(hypotheses.h2a_call(record(h)), _values(h), ref)
+
+
 def h2a_call(h: dict, ref: str) -> tuple[str, str]:
-    """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (ref:
-    the reference arm)."""
-    call = hypotheses.h2a_call(h)
+    """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (h: its
+    analysis.json entry; ref: the reference arm)."""
+    values = {k: h.get(k) for k in ("lower", "upper", "mean")}
+    return _h2a_reason(hypotheses.h2a_call(h), values, ref)
+
+
+def _h2a_reason(call: hypotheses.Call, values: dict, ref: str) -> tuple[str, str]:
     if call.why in ("off above", "below"):
         return call.verdict, reason("H2a", call.why, ref=ref)
-    return call.verdict, _paired_words("H2a", call, h, lambda x: f"x{10**x:.2f}")
+    return call.verdict, _paired_words("H2a", call, values, lambda x: f"x{10**x:.2f}")
 
 
-def h2b(analysis: dict, name: str, decided: Decided) -> dict:
+def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     per_depth, evidence = {}, []
-    s, rung = analysis["settings"], ladder.of(analysis)
-    m = s["min_sensitivity"]
+    s, rung = analysis.settings, _rung(analysis)
+    least = s.min_sensitivity
     for d, call in decided.per_rung.items():
-        h, arms = analysis["depths"][d]["h2b"], analysis["depths"][d]["arms"]
-        off, on = arms[s["reference"]]["sensitivity"], arms[s["primary"]]["sensitivity"]
+        h, arms = analysis.depths[d].h2b, analysis.depths[d].arms
+        off, on = arms[s.reference].sensitivity, arms[s.primary].sensitivity
         evidence.append(
-            f"{rung.label(d)}: LR sensitivity {s['reference']} "
-            f"{fmt.pm(off['mean'], off['sd'])}, {s['primary']} {fmt.pm(on['mean'], on['sd'])} "
-            f"nats; {present.primary_effect(analysis)} "
-            f"{fmt.pm_interval(h)} (90% interval; minimum effect {fmt.num(m)})"
+            f"{rung.label(d)}: LR sensitivity {s.reference} "
+            f"{fmt.pm(off.mean, off.sd)}, {s.primary} {fmt.pm(on.mean, on.sd)} "
+            f"nats; {_effect(s)} "
+            f"{fmt.pm_interval(record(h))} (90% interval; minimum effect {fmt.num(least)})"
         )
         if call.why in WORDING[name].reasons and call.why not in PAIRED:
             lrs = {k: ", ".join(fmt.lr(x) for x in v) for k, v in call.numbers.items()}
             why = reason(name, call.why, rung=rung.name, **lrs)
         else:
-            why = _paired_words(name, call, h, m=m)
+            why = _paired_words(name, call, _values(h), m=least)
         per_depth[d] = (call.verdict, why)
     return _verdict(analysis, name, decided, per_depth, evidence)
 
 
-def _paired_words(name: str, call: hypotheses.Call, h: dict, show=fmt.num, m: float = 0.0) -> str:
-    """The reason of a paired call (sweeps.study.hypotheses.paired_call). show: how a value
-    reads (a log10 ratio reads as a ratio, 0 as x1.00)."""
-    values = {k: "n/a" if h.get(k) is None else show(h[k]) for k in ("lower", "upper", "mean")}
-    return reason(name, call.why, m=show(m), zero=show(0.0), **values, **call.numbers)
+def _values(h: m.Paired) -> dict:
+    """The bounds and mean a paired call's reason names."""
+    return {"lower": h.lower, "upper": h.upper, "mean": h.mean}
+
+
+def _paired_words(
+    name: str, call: hypotheses.Call, values: dict, show=fmt.num, m: float = 0.0
+) -> str:
+    """The reason of a paired call (sweeps.study.hypotheses.paired_call), from the bounds and
+    mean of its statistic (values). show: how a value reads (a log10 ratio reads as a ratio, 0
+    as x1.00)."""
+    shown = {k: "n/a" if v is None else show(v) for k, v in values.items()}
+    return reason(name, call.why, m=show(m), zero=show(0.0), **shown, **call.numbers)
 
 
 # -- the ladder's trend: H3 (depth), W1 and W2 (width) ---------------------------------------
@@ -208,29 +252,35 @@ def _shipped_rungs(field: str) -> int:
     return len(getattr(load_spec(Path(SPECS[field]).stem), field))
 
 
-def trend(analysis: dict, name: str, decided: Decided) -> dict:
+def _trend_of(analysis: m.Analysis, name: str) -> m.Trend | None:
+    """The trend a hypothesis names (H3, W1 or W2), None where the analysis has none."""
+    return {"H3": analysis.h3, "W1": analysis.w1, "W2": analysis.w2}.get(name)
+
+
+def _threshold_words(c: m.Comparison) -> str:
+    """A rung's necessity threshold, with its interval when the grid places it."""
+    if c.threshold.kind == "":
+        return f"necessity threshold {fmt.threshold_with_interval(record(c))}"
+    return fmt.threshold(record(c.threshold))
+
+
+def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
-    carry_decision), as the analysis decided it (analysis["h3"], ["w1"], ["w2"]): the
-    threshold per rung, the slopes with their 90% intervals, and W1's extrapolation to the
-    core width."""
-    rung, s = ladder.of(analysis), analysis["settings"]
-    depths = {int(n): primary(analysis, d) for n, d in analysis["depths"].items()}
+    carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
+    rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
+    rung, s = _rung(analysis), analysis.settings
+    depths = {int(n): _primary(s, d) for n, d in analysis.depths.items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
-        f"{rung.label(k)}: "
-        + (
-            f"necessity threshold {fmt.threshold_with_interval(c)}"
-            if c["threshold"]["kind"] == ""
-            else fmt.threshold(c["threshold"])
-        )
-        + f"; per seed: {fmt.seed_brackets(c['seed_thresholds'])}"
+        f"{rung.label(k)}: {_threshold_words(c)}; per seed: "
+        f"{fmt.seed_brackets(record(c.seed_thresholds))}"
         for k, c in depths.items()
     ]
-    t = analysis.get(name.lower()) or {}
-    if name == "W2" and t.get("seed_best"):
+    t = _trend_of(analysis, name)
+    if name == "W2" and t and t.seed_best:
         evidence += [
-            f"{rung.label(k)}: {s['reference']}'s best LR per seed {fmt.seed_lrs(v)}"
-            for k, v in sorted(t["seed_best"].items(), key=lambda kv: int(kv[0]))
+            f"{rung.label(k)}: {s.reference}'s best LR per seed {fmt.seed_lrs(v)}"
+            for k, v in sorted(t.seed_best.items(), key=lambda kv: int(kv[0]))
         ]
     base = {
         "hypothesis": name,
@@ -240,49 +290,50 @@ def trend(analysis: dict, name: str, decided: Decided) -> dict:
         "per_depth": {},
         "verdict": decided.verdict,
     }
-    n = decided.numbers
     if decided.why == "few rungs":
-        rungs = rung.name if n["n"] == 1 else rung.plural
+        # the rungs with both arms, as sweeps.study.hypotheses.trend counted them (numbers: n)
+        rungs = rung.name if len(depths) == 1 else rung.plural
         shipped = _shipped_rungs(rung.field)
         spec = SPECS[rung.field]
+        n = decided.numbers
         return {
             **base,
             "reason": reason(name, "few rungs", rungs=rungs, spec=spec, shipped=shipped, **n),
         }
     if decided.why == "too few points":
-        short = ", ".join(str(d) for d in n["short"])
+        short = ", ".join(str(d) for d in t.short)
         return {**base, "reason": reason(name, "too few points", rung=rung.name, short=short)}
-    a, b = t.get("at_bound"), t.get("beyond")
-    of = TREND_OF[name].format(ref=s["reference"])
+    a, b = (t.at_bound, t.beyond) if t else (None, None)
+    of = TREND_OF[name].format(ref=s.reference)
     for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
         if sl:
-            base["evidence"].append(
+            evidence.append(
                 f"slope of {of} per doubling of {rung.name}, {label}: "
-                f"{fmt.num(sl['value'])} (90% interval {fmt.num(sl['lower'])} to "
-                f"{fmt.num(sl['upper'])}, {sl['n']} per-seed thresholds, {t['censored']} "
-                f"censored); x{fmt.num(10 ** sl['value'], 2)} per doubling"
+                f"{fmt.num(sl.value)} (90% interval {fmt.num(sl.lower)} to "
+                f"{fmt.num(sl.upper)}, {sl.n} per-seed thresholds, {t.censored} "
+                f"censored); x{fmt.num(10**sl.value, 2)} per doubling"
             )
-    if t.get("extrapolation"):
-        e = t["extrapolation"]
-        base["evidence"].append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
-    if a:
-        base["slope"] = a
+    if t and t.extrapolation:
+        e = record(t.extrapolation)
+        evidence.append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
+    slope = {"slope": record(a)} if a else {}
     if name != "W2" and a and b and decided.why == "censoring decides":
         why = censoring_words(a, b)
     elif decided.why in WORDING[name].reasons:
-        bound = fmt.num(t.get("bound", ladders.CARRY_BOUND), 2)
+        bound = fmt.num(t.bound if t and t.bound is not None else ladders.CARRY_BOUND, 2)
         why = reason(name, decided.why, rung=rung.name, bound=bound)
     else:
         why = "not decided"
-    return {**base, "reason": why}
+    return {**base, **slope, "reason": why}
 
 
-def censoring_words(at_bound: dict, beyond: dict) -> str:
-    """What the censored per-seed thresholds decide in H3 or W1: whether the fall is shown
-    (one placement's upper bound below 0, the other's not), or only the slope's sign, with
-    the fall shown under neither placement."""
+def censoring_words(at_bound: m.Slope, beyond: m.Slope) -> str:
+    """What the censored per-seed thresholds decide in H3 or W1 (at_bound, beyond: the two
+    slopes, each with its one-sided 95% upper bound): whether the fall is shown (one
+    placement's upper bound below 0, the other's not), or only the slope's sign, with the fall
+    shown under neither placement."""
     placed = {"at their bounds": at_bound, "moved beyond them": beyond}
-    shown = [k for k, v in placed.items() if v["upper"] < 0]
+    shown = [k for k, v in placed.items() if v.upper < 0]
     if len(shown) == 1:
         other = next(k for k in placed if k not in shown)
         return (
@@ -303,24 +354,24 @@ def share_text(gap: float | None, control_gap: float | None) -> str:
     return "" if share is None else f"; start-temperature share {share:.2f}"
 
 
-def c1(analysis: dict, name: str, decided: Decided) -> dict:
+def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """C1 as sweeps.study.alternatives.c1 decided it per depth, with the evidence per LR."""
-    s = analysis["settings"]
-    if not s["start_control"]:
+    s = analysis.settings
+    if not s.start_control:
         return {**_verdict(analysis, name, decided, {}, []), "reason": reason(name, decided.why)}
     per_depth, evidence = {}, []
-    rung = ladder.of(analysis)
+    rung = _rung(analysis)
     for d, call in decided.per_rung.items():
-        depth = analysis["depths"][d]
-        control = depth["comparisons"][rules.Comparison(s["start_control"], s["primary"]).key]
-        by_lr = {e["lr"]: e for e in _judged(primary(analysis, depth))}
+        depth = analysis.depths[d]
+        control = depth.comparisons[rules.Comparison(s.start_control, s.primary).key]
+        by_lr = {e.lr: e for e in _judged(_primary(s, depth))}
         for e in _judged(control):
-            p = by_lr.get(e["lr"])
+            p = by_lr.get(e.lr)
             if p is not None:
                 evidence.append(
-                    f"{rung.label(d)}, LR {fmt.lr(e['lr'])}: {present.primary_effect(analysis)} "
-                    f"{fmt.pm_interval(p)}; {s['start_control']} - {s['primary']} "
-                    f"{fmt.pm_interval(e)}{share_text(p['mean'], e['mean'])}"
+                    f"{rung.label(d)}, LR {fmt.lr(e.lr)}: {_effect(s)} "
+                    f"{fmt.pm_interval(record(p))}; {s.start_control} - {s.primary} "
+                    f"{fmt.pm_interval(record(e))}{share_text(p.mean, e.mean)}"
                 )
         per_depth[d] = (call.verdict, reason(name, call.why, **call.numbers))
     return _verdict(analysis, name, decided, per_depth, evidence)

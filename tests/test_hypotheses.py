@@ -4,9 +4,10 @@ and a wording row (figures/wording.py). Walked through here with a toy one, end 
 import figures_fakes as ff
 
 from figures import opening, report, verdicts
-from figures.analysis import analyze
-from sweeps.analysis.results import load_curves, load_results
+from figures.analysis import words
 from figures.wording import WORDING, Words
+from sweeps import analysis as typed
+from sweeps.analysis.results import load_curves, load_results
 from sweeps.study import hypotheses
 from sweeps.study.hypotheses import HYPOTHESES, Call, Hypothesis
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
@@ -40,7 +41,8 @@ def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monke
     with monkeypatch.context() as m:
         m.setitem(HYPOTHESES, "T1", Hypothesis("T1", 5, threshold_inside))
         m.setitem(WORDING, "T1", TOY)
-        result = analyze(results, load_curves(results.runs))
+        typed_result = typed.analyze(results, load_curves(results.runs))
+        result = words(typed_result)
         v = result["verdicts"]["T1"]
         assert v["verdict"] == SUPPORTED
         assert v["claim"] == "The grid places the necessity threshold at every depth."
@@ -55,7 +57,7 @@ def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monke
         assert "### T1: The grid places the necessity threshold at every depth." in (
             report._verdicts(result)
         )
-    assert "T1" not in verdicts.judge(result)
+    assert "T1" not in verdicts.judge(typed_result)
 
 
 def test_rungs_that_disagree_or_were_not_judged_combine_as_the_rules_say():

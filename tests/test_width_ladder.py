@@ -204,9 +204,10 @@ def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_w
 
 def test_censoring_that_decides_says_what_it_decides():
     from figures.verdicts import censoring_words
+    from sweeps.analysis.model import Slope
 
     def slope(value, upper):
-        return {"value": value, "lower": value - 0.5, "upper": upper}
+        return Slope(n=4, value=value, lower=value - 0.5, upper=upper, ci90=[value - 0.5, upper])
 
     # support hangs on the placement: the fall is shown one way only
     said = censoring_words(slope(-0.4, -0.05), slope(-0.2, 0.1))

@@ -38,6 +38,12 @@ def to_json(analysis: Analysis) -> dict:
     return clean_json(_out(analysis))
 
 
+def record(x) -> dict | list:
+    """One typed record (a Comparison, a GridPoint, a Slope...) as analysis.json writes it: for
+    figures/'s formatters that still read the JSON form."""
+    return clean_json(_out(x))
+
+
 def from_json(data: dict) -> Analysis:
     """An analysis.json dict (schema 4) as an Analysis; its prose and the report's additions
     are set aside. Raises SchemaError for another schema (an analysis written before schemas,
