@@ -7,8 +7,8 @@ practitioner's rule per rung: figures/practitioner.py).
 It reads the typed Analysis by attribute, as analysis.json holds it (figures.analysis.
 as_written: NaN and Inf as None), and returns the "verdicts" dict analysis.json writes. The
 shared formatters of figures/fmt.py and figures/extrapolation.py still read the JSON form of a
-record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of that form for the
-opening.
+record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of analysis.json for the
+opening, read back typed.
 
 Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); the registry combines
 the rungs, and the reason names each one. The JSON keys keep their names ("per_depth"): their
@@ -23,7 +23,7 @@ from figures.extrapolation import extrapolation_head, extrapolation_lines
 from figures.ladder import Ladder
 from figures.wording import PAIRED, UNREGISTERED, WORDING, reason
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
+from sweeps.analysis.adapter import read, record
 from sweeps.study import hypotheses, ladders, rules
 from sweeps.study.alternatives import start_share
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
@@ -90,11 +90,6 @@ def test(analysis: m.Analysis, name: str) -> str:
     return text.format(rung=_rung(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
 
 
-def _primary(s: m.Settings, depth: m.Rung) -> m.Comparison | None:
-    """A rung's primary comparison (reference vs primary arm), None where it lacks an arm."""
-    return depth.comparisons.get(rules.Comparison(s.reference, s.primary).key)
-
-
 def _effect(s: m.Settings) -> str:
     """The primary comparison's paired effect as the verdicts name it (present.primary_effect)."""
     return f"{s.reference} - {s.primary}"
@@ -113,7 +108,7 @@ def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
-        h, c = depth.h1, record(_primary(s, depth))
+        h, c = depth.h1, record(hypotheses.primary(analysis, depth))
         if h.stats:
             evidence.append(
                 f"{rung.label(d)}: at {s.reference}'s best LR {fmt.lr(h.lr)} "
@@ -179,21 +174,17 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
 
 
 def _h2a_words(h: m.H2a, ref: str) -> tuple[str, str]:
-    """One definition's H2a verdict with its reason (the registry decides on the JSON form)."""
-    return _h2a_reason(hypotheses.h2a_call(record(h)), _values(h), ref)
+    """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (ref:
+    the reference arm)."""
+    call = hypotheses.h2a_call(h)
+    if call.why in ("off above", "below"):
+        return call.verdict, reason("H2a", call.why, ref=ref)
+    return call.verdict, _paired_words("H2a", call, _values(h), lambda x: f"x{10**x:.2f}")
 
 
 def h2a_call(h: dict, ref: str) -> tuple[str, str]:
-    """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (h: its
-    analysis.json entry; ref: the reference arm)."""
-    values = {k: h.get(k) for k in ("lower", "upper", "mean")}
-    return _h2a_reason(hypotheses.h2a_call(h), values, ref)
-
-
-def _h2a_reason(call: hypotheses.Call, values: dict, ref: str) -> tuple[str, str]:
-    if call.why in ("off above", "below"):
-        return call.verdict, reason("H2a", call.why, ref=ref)
-    return call.verdict, _paired_words("H2a", call, values, lambda x: f"x{10**x:.2f}")
+    """_h2a_words of one H2a entry of analysis.json (for the opening, which reads the dict)."""
+    return _h2a_words(read(m.H2a, h), ref)
 
 
 def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
@@ -252,11 +243,6 @@ def _shipped_rungs(field: str) -> int:
     return len(getattr(load_spec(Path(SPECS[field]).stem), field))
 
 
-def _trend_of(analysis: m.Analysis, name: str) -> m.Trend | None:
-    """The trend a hypothesis names (H3, W1 or W2), None where the analysis has none."""
-    return {"H3": analysis.h3, "W1": analysis.w1, "W2": analysis.w2}.get(name)
-
-
 def _threshold_words(c: m.Comparison) -> str:
     """A rung's necessity threshold, with its interval when the grid places it."""
     if c.threshold.kind == "":
@@ -269,14 +255,14 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
     rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
     rung, s = _rung(analysis), analysis.settings
-    depths = {int(n): _primary(s, d) for n, d in analysis.depths.items()}
+    depths = {int(n): hypotheses.primary(analysis, d) for n, d in analysis.depths.items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
         f"{rung.label(k)}: {_threshold_words(c)}; per seed: "
         f"{fmt.seed_brackets(record(c.seed_thresholds))}"
         for k, c in depths.items()
     ]
-    t = _trend_of(analysis, name)
+    t = hypotheses.trend_of(analysis, name)
     if name == "W2" and t and t.seed_best:
         evidence += [
             f"{rung.label(k)}: {s.reference}'s best LR per seed {fmt.seed_lrs(v)}"
@@ -364,7 +350,7 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
         control = depth.comparisons[rules.Comparison(s.start_control, s.primary).key]
-        by_lr = {e.lr: e for e in _judged(_primary(s, depth))}
+        by_lr = {e.lr: e for e in _judged(hypotheses.primary(analysis, depth))}
         for e in _judged(control):
             p = by_lr.get(e.lr)
             if p is not None:

@@ -13,13 +13,14 @@ from sweeps.study.hypotheses import HYPOTHESES, Call, Hypothesis
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 
 
-def threshold_inside(analysis: dict) -> dict[str, Call]:
-    """The toy decision: supported at a rung whose necessity threshold the grid places."""
+def threshold_inside(analysis) -> dict[str, Call]:
+    """The toy decision: supported at a rung whose necessity threshold the grid places (the
+    typed analysis: sweeps.analysis.model.Analysis)."""
     out = {}
-    for name, depth in analysis["depths"].items():
+    for name, depth in analysis.depths.items():
         c = hypotheses.primary(analysis, depth)
         if c is not None:
-            inside = c["threshold"]["kind"] == ""
+            inside = c.threshold.kind == ""
             out[name] = Call(SUPPORTED, "placed") if inside else Call(INCONCLUSIVE, "censored")
     return out
 

@@ -44,6 +44,11 @@ def record(x) -> dict | list:
     return clean_json(_out(x))
 
 
+def read(cls, data: dict):
+    """One record of analysis.json (an H2a entry, a Comparison...) as its typed class."""
+    return _in(cls, data, cls.__name__)
+
+
 def from_json(data: dict) -> Analysis:
     """An analysis.json dict (schema 4) as an Analysis; its prose and the report's additions
     are set aside. Raises SchemaError for another schema (an analysis written before schemas,

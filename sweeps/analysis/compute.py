@@ -25,7 +25,7 @@ import pandas as pd
 
 from sweeps.analysis import caveats, early_warning, run_table, trends
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import SCHEMA, to_json
+from sweeps.analysis.adapter import SCHEMA, from_json, to_json
 from sweeps.analysis.results import SweepResults
 from sweeps.analysis.run_table import optional_float
 from sweeps.analysis.trends import study_of
@@ -98,15 +98,17 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> m.Analysis:
 
 def _with_decided(analysis: m.Analysis) -> m.Analysis:
     """The analysis with each hypothesis its ladder registers decided (sweeps.study.hypotheses
-    reads the records as analysis.json lays them out)."""
+    reads the typed records as analysis.json holds them)."""
     return decided(analysis, to_json(analysis))
 
 
 def decided(analysis: m.Analysis, as_json: dict) -> m.Analysis:
-    """analysis with `decided` filled from its JSON form (as_json: to_json(analysis))."""
+    """analysis with `decided` filled from its form as analysis.json holds it (as_json:
+    to_json(analysis), read back: NaN and Inf as None)."""
+    written = from_json(as_json)
     out = {}
     for h in hypotheses.for_ladder(analysis.settings.ladder.field):
-        d = hypotheses.decide(as_json, h)
+        d = hypotheses.decide(written, h)
         out[h.id] = m.Decision(
             h.id,
             h.section,
@@ -115,7 +117,7 @@ def decided(analysis: m.Analysis, as_json: dict) -> m.Analysis:
             d.numbers,
             d.per_rung,
             d.preregistered,
-            h.interval(as_json),
+            h.interval(written),
         )
     return dataclasses.replace(analysis, decided=out)
 

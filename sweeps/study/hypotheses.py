@@ -1,8 +1,9 @@
 """The registry of docs/STUDY.md's pre-registered hypotheses, and how each is decided.
 
 One entry per hypothesis: its id, the STUDY.md section that fixes it, the ladders whose sweeps
-decide it, and its decision function. A decision reads the analysis's per-rung records (the
-quantities sweeps/study computed, as analysis.json lays them out) and returns a `Call` per
+decide it, and its decision function. A decision reads the typed analysis's per-rung records
+(sweeps/analysis/model.py: the quantities sweeps/study computed, as analysis.json holds them,
+NaN and Inf as None) by attribute and returns a `Call` per
 rung, or one `Call` for the whole sweep (a trend over the rungs): a verdict and a reason code
 with the numbers the reason needs, never prose (figures/wording.py words the codes). `decide`
 applies the rules every hypothesis shares: per-rung calls combine into one (all that count
@@ -14,11 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sweeps.core.ladder import AXES
 from sweeps.study import rules
 from sweeps.study.ladders import MIN_RUNGS
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+
+# the typed analysis's records a decision reads (sweeps/analysis/model.py: the layer above,
+# which holds this module's Call, so they are named here, not imported)
+Analysis = Rung = Comparison = Trend = Paired = H2a = Any
 
 ALL_LADDERS = tuple(AXES)  # every ladder decides a per-rung hypothesis at each of its rungs
 NO_RUNG = "no rung"  # the code of a per-rung hypothesis no rung could judge
@@ -49,14 +55,14 @@ class Decided:
     preregistered: bool = True
 
 
-# a decision: the analysis dict -> a Call per rung, or one Call for the whole sweep
-Decision = Callable[[dict], "dict[str, Call] | Call"]
-# the 90% interval a decision rests on: the analysis dict -> {rung: [lower, upper]} ("" for a
+# a decision: the typed analysis -> a Call per rung, or one Call for the whole sweep
+Decision = Callable[["Analysis"], "dict[str, Call] | Call"]
+# the 90% interval a decision rests on: the typed analysis -> {rung: [lower, upper]} ("" for a
 # trend's), the records' own `ci90`
-Interval = Callable[[dict], "dict[str, list]"]
+Interval = Callable[["Analysis"], "dict[str, list]"]
 
 
-def no_interval(analysis: dict) -> dict[str, list]:
+def no_interval(analysis: Analysis) -> dict[str, list]:
     """A decision resting on no single interval (C1 counts per-LR calls)."""
     return {}
 
@@ -71,7 +77,7 @@ class Hypothesis:
     interval: Interval = no_interval
 
 
-def decide(analysis: dict, h: Hypothesis) -> Decided:
+def decide(analysis: Analysis, h: Hypothesis) -> Decided:
     """h decided on one analysis, with the rules every hypothesis shares."""
     found = h.decide(analysis)
     if isinstance(found, Call):
@@ -79,7 +85,7 @@ def decide(analysis: dict, h: Hypothesis) -> Decided:
     else:
         one = combine(found)
         out = Decided(one.verdict, one.why, one.numbers, found)
-    if not analysis["settings"]["preregistered"]:  # docs/STUDY.md section 6
+    if not analysis.settings.preregistered:  # docs/STUDY.md section 6
         out = Decided(INCONCLUSIVE, out.why, out.numbers, out.per_rung, preregistered=False)
     return out
 
@@ -104,124 +110,135 @@ def trends(field_name: str) -> tuple[str, ...]:
 
 
 # -- reading the analysis ------------------------------------------------------------------------
-def primary(analysis: dict, depth: dict) -> dict | None:
+def primary(analysis: Analysis, depth: Rung) -> Comparison | None:
     """A rung's primary comparison (reference vs primary arm), None where it lacks an arm."""
-    s = analysis["settings"]
-    return depth["comparisons"].get(rules.Comparison(s["reference"], s["primary"]).key)
+    s = analysis.settings
+    return depth.comparisons.get(rules.Comparison(s.reference, s.primary).key)
 
 
-def with_both_arms(analysis: dict):
+def with_both_arms(analysis: Analysis):
     """(rung, its record) at every rung with the reference and the primary arm."""
-    s = analysis["settings"]
-    for name, depth in analysis["depths"].items():
-        if s["reference"] in depth["arms"] and s["primary"] in depth["arms"]:
+    s = analysis.settings
+    for name, depth in analysis.depths.items():
+        if s.reference in depth.arms and s.primary in depth.arms:
             yield name, depth
 
 
+def trend_of(analysis: Analysis, name: str) -> Trend | None:
+    """The trend a hypothesis names (H3, W1 or W2), None where the analysis has none."""
+    return {"H3": analysis.h3, "W1": analysis.w1, "W2": analysis.w2}.get(name)
+
+
 # -- the paired rules: H2a, H2b ------------------------------------------------------------------
-def paired_call(h: dict) -> Call:
-    """The verdict sweeps.study.rules.paired_verdict gave a paired statistic (h: analysis.json's
-    entry), with why: "few seeds", "tie" (no floor bounds the spread), "shown", "wrong way"
+def paired_call(h: H2a | Paired) -> Call:
+    """The verdict sweeps.study.rules.paired_verdict gave a paired statistic (h: its record,
+    H2a or H2b), with why: "few seeds", "tie" (no floor bounds the spread), "shown", "wrong way"
     (mean <= 0), "under minimum" (the upper bound below the minimum effect), "not shown"."""
-    if h["n"] < rules.MIN_SEEDS:
-        return Call(INCONCLUSIVE, "few seeds", {"n": h["n"], "needs": rules.MIN_SEEDS})
-    if h.get("lower") is None:
+    if h.n < rules.MIN_SEEDS:
+        return Call(INCONCLUSIVE, "few seeds", {"n": h.n, "needs": rules.MIN_SEEDS})
+    if h.lower is None:
         return Call(INCONCLUSIVE, "tie")
-    if h["verdict"] == SUPPORTED:
+    if h.verdict == SUPPORTED:
         return Call(SUPPORTED, "shown")
-    if h["verdict"] == NOT_SUPPORTED:
-        return Call(NOT_SUPPORTED, "wrong way" if h["mean"] <= 0 else "under minimum")
+    if h.verdict == NOT_SUPPORTED:
+        return Call(NOT_SUPPORTED, "wrong way" if h.mean <= 0 else "under minimum")
     return Call(INCONCLUSIVE, "not shown")
 
 
-def h2a_call(h: dict) -> Call:
+def h2a_call(h: H2a) -> Call:
     """One failure definition's H2a: censored critical LRs decide nothing ("off above": the
     reference arm does not fail inside the grid in every seed; "below": a critical LR under
     it), else the paired rule on the log10 ratios."""
-    if h.get("censored") in ("off above", "below"):
-        return Call(INCONCLUSIVE, h["censored"])
+    if h.censored in ("off above", "below"):
+        return Call(INCONCLUSIVE, h.censored)
     return paired_call(h)
 
 
-def h1(analysis: dict) -> dict[str, Call]:
-    """H1 as sweeps.study.rules.h1_decision decided it at each rung (depth["h1"])."""
+def h1(analysis: Analysis) -> dict[str, Call]:
+    """H1 as sweeps.study.rules.h1_decision decided it at each rung (the rung's h1)."""
     return {
-        name: Call(depth["h1"]["verdict"], depth["h1"]["why"])
-        for name, depth in analysis["depths"].items()
-        if depth.get("h1") and primary(analysis, depth) is not None
+        name: Call(depth.h1.verdict, depth.h1.why)
+        for name, depth in analysis.depths.items()
+        if depth.h1 and primary(analysis, depth) is not None
     }
 
 
-def h2a(analysis: dict) -> dict[str, Call]:
+def h2a(analysis: Analysis) -> dict[str, Call]:
     """H2a on the primary failure definition (the others are shown beside it)."""
     out = {}
     for name, depth in with_both_arms(analysis):
-        by_def = depth.get("h2a_by_definition") or {}
-        definition = depth["h2a"].get("definition", rules.PRIMARY_FAILURE)
-        out[name] = h2a_call(by_def.get(definition) or depth["h2a"])
+        by_def = depth.h2a_by_definition or {}
+        definition = depth.h2a.definition or rules.PRIMARY_FAILURE
+        out[name] = h2a_call(by_def.get(definition) or depth.h2a)
     return out
 
 
-def h2b(analysis: dict) -> dict[str, Call]:
+def h2b(analysis: Analysis) -> dict[str, Call]:
     """H2b at each rung: not judged where sweeps.study.rules.h2b_unjudged says so (it does not
     count), "incomplete" where a run of the sensitivity range is missing or failed."""
-    s = analysis["settings"]
+    s = analysis.settings
     out = {}
     for name, depth in with_both_arms(analysis):
-        h, arms = depth["h2b"], depth["arms"]
-        off, on = arms[s["reference"]]["sensitivity"], arms[s["primary"]]["sensitivity"]
-        if h.get("why"):
-            trained = s.get("rung_lr", {}).get(name, [])
-            left_out = rules.left_out_lrs(off["lrs"], trained)
+        h, arms = depth.h2b, depth.arms
+        off, on = arms[s.reference].sensitivity, arms[s.primary].sensitivity
+        if h.why:
+            trained = (s.rung_lr or {}).get(name, [])
+            left_out = rules.left_out_lrs(off.lrs, trained)
             numbers = {"lrs": trained, "left_out": left_out}
-            out[name] = Call(INCONCLUSIVE, h["why"], numbers, counts=False)
-        elif not (off["complete"] and on["complete"]):
+            out[name] = Call(INCONCLUSIVE, h.why, numbers, counts=False)
+        elif not (off.complete and on.complete):
             out[name] = Call(INCONCLUSIVE, "incomplete")
         else:
             out[name] = paired_call(h)
     return out
 
 
-def paired_interval(key: str) -> Interval:
-    """The interval of a rung's paired record (key: "h1" with its stats, "h2a", "h2b")."""
+def paired_interval(of: Callable[[Rung], Paired | None]) -> Interval:
+    """The interval of a rung's paired record (of: the rung's record, H1's stats, H2a, H2b)."""
 
-    def found(analysis: dict) -> dict[str, list]:
+    def found(analysis: Analysis) -> dict[str, list]:
         out = {}
         for name, depth in with_both_arms(analysis):
-            record = depth.get(key) or {}
-            record = (record.get("stats") or {}) if key == "h1" else record
-            if record.get("ci90"):
-                out[name] = record["ci90"]
+            record = of(depth)
+            if record and record.ci90:
+                out[name] = record.ci90
         return out
 
     return found
+
+
+def h1_stats(depth: Rung) -> Paired | None:
+    return depth.h1.stats if depth.h1 else None
 
 
 def trend_interval(name: str) -> Interval:
     """A trend's slope interval, its censored thresholds at their bounds (the one that
     decides)."""
 
-    def found(analysis: dict) -> dict[str, list]:
-        slope = (analysis.get(name.lower()) or {}).get("at_bound") or {}
-        return {"": slope["ci90"]} if slope.get("ci90") else {}
+    def found(analysis: Analysis) -> dict[str, list]:
+        t = trend_of(analysis, name)
+        slope = t.at_bound if t else None
+        return {"": slope.ci90} if slope and slope.ci90 else {}
 
     return found
 
 
 # -- the ladder's trends: H3 (depth), W1 and W2 (width) -----------------------------------------
 def trend(name: str) -> Decision:
-    """A trend as sweeps.study.ladders decided it (analysis["h3"], ["w1"], ["w2"]), once the
+    """A trend as sweeps.study.ladders decided it (analysis.h3, .w1, .w2), once the
     ladder has MIN_RUNGS rungs with both arms ("few rungs") and 2 per-seed thresholds at each
     ("too few points")."""
 
-    def decided(analysis: dict) -> Call:
-        n = sum(primary(analysis, d) is not None for d in analysis["depths"].values())
+    def decided(analysis: Analysis) -> Call:
+        n = sum(primary(analysis, d) is not None for d in analysis.depths.values())
         if n < MIN_RUNGS:
             return Call(INCONCLUSIVE, "few rungs", {"n": n, "needs": MIN_RUNGS})
-        t = analysis.get(name.lower()) or {}
-        if t.get("why") == "too few points":
-            return Call(INCONCLUSIVE, "too few points", {"short": t["short"]})
-        return Call(t.get("verdict", INCONCLUSIVE), t.get("why") or "")
+        t = trend_of(analysis, name)
+        if t is None:
+            return Call(INCONCLUSIVE, "")
+        if t.why == "too few points":
+            return Call(INCONCLUSIVE, "too few points", {"short": t.short})
+        return Call(t.verdict, t.why or "")
 
     return decided
 
@@ -239,20 +256,18 @@ def trend_hypothesis(name: str, section: int, field_name: str) -> Hypothesis:
 
 
 # -- C1 ------------------------------------------------------------------------------------------
-def c1(analysis: dict) -> dict[str, Call] | Call:
-    """C1 as sweeps.study.alternatives.c1 decided it per rung (analysis["decisions"]["C1"]);
+def c1(analysis: Analysis) -> dict[str, Call] | Call:
+    """C1 as sweeps.study.alternatives.c1 decided it per rung (analysis.decisions.C1);
     "no control" where the spec names no start-matched control arm."""
-    s = analysis["settings"]
-    if not s["start_control"]:
+    s = analysis.settings
+    if not s.start_control:
         return Call(INCONCLUSIVE, "no control")
-    control = rules.Comparison(s["start_control"], s["primary"]).key
-    decided = (analysis.get("decisions") or {}).get("C1") or {}
+    control = rules.Comparison(s.start_control, s.primary).key
+    decided = analysis.decisions.C1 or {}
     return {
-        name: Call(decided[name]["verdict"], decided[name]["why"], {"n": decided[name]["n"]})
-        for name, depth in analysis["depths"].items()
-        if primary(analysis, depth) is not None
-        and control in depth["comparisons"]
-        and name in decided
+        name: Call(decided[name].verdict, decided[name].why, {"n": decided[name].n})
+        for name, depth in analysis.depths.items()
+        if primary(analysis, depth) is not None and control in depth.comparisons and name in decided
     }
 
 
@@ -260,9 +275,9 @@ def c1(analysis: dict) -> dict[str, Call] | Call:
 HYPOTHESES: dict[str, Hypothesis] = {
     h.id: h
     for h in (
-        Hypothesis("H1", 5, h1, interval=paired_interval("h1")),
-        Hypothesis("H2a", 5, h2a, interval=paired_interval("h2a")),
-        Hypothesis("H2b", 5, h2b, interval=paired_interval("h2b")),
+        Hypothesis("H1", 5, h1, interval=paired_interval(h1_stats)),
+        Hypothesis("H2a", 5, h2a, interval=paired_interval(lambda depth: depth.h2a)),
+        Hypothesis("H2b", 5, h2b, interval=paired_interval(lambda depth: depth.h2b)),
         trend_hypothesis("H3", 5, "n_layer"),
         trend_hypothesis("W1", 11, "n_embd"),
         trend_hypothesis("W2", 11, "n_embd"),
