@@ -1,5 +1,6 @@
 """The early-warning AUC (docs/STUDY.md section 4, descriptive): the statistic on cases with a
-known answer, and sweeps/analysis/early_warning.py on a small sweep whose failing runs are planted."""
+known answer, and sweeps/analysis/early_warning.py on a small sweep whose failing runs are
+planted."""
 
 import numpy as np
 import pandas as pd
