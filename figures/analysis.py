@@ -10,7 +10,9 @@ T": {...}}, "h1", "h2a", "h2a_by_definition", "h2b", ...}}, "verdicts": {"H1", "
 "compute": {...}, "problems": [...]}: sweeps.analysis.adapter.to_json's numbers, and the
 words added here: "verdicts" (figures/verdicts.py), "rules" (figures/practitioner.py),
 "interventions" (figures/intervention_verdicts.py), "budget_warnings" and
-"refinement_warnings" (figures/caveats.py).
+"refinement_warnings" (figures/caveats.py), and a re-rendered report's "source" (its kind and
+gaps, figures/archive.py). A token-matched check sweep's "token_check" is the typed analysis's
+(sweeps/analysis/token_check.py), its reason code worded by figures/token_check.py.
 
 The ladder (figures/ladder.py): settings["ladder"] = {"field", "name"} names the field the
 sweep's rungs differ in, n_layer (depth) or n_embd (width). "depths" keeps its name, but its
@@ -23,6 +25,7 @@ H3's place.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 
@@ -36,10 +39,19 @@ from sweeps.analysis.results import SweepResults
 from sweeps.core.files import clean_json
 
 
-def analyze(results: SweepResults, curves: pd.DataFrame) -> dict:
+def analyze(
+    results: SweepResults,
+    curves: pd.DataFrame,
+    sweep_dir: Path | None = None,
+    previous: Path | None = None,
+    source: dict | None = None,
+) -> dict:
     """The analysis dict of a sweep (runs table and training curves of sweeps.analysis.results):
-    sweeps.analysis.analyze's numbers, worded."""
-    return words(typed.analyze(results, curves))
+    sweeps.analysis.analyze's numbers, worded; complete (figures/report.py writes it as is).
+    sweep_dir (the sweep's folder) and previous (a re-rendered report's folder) are where a
+    token-matched check finds its ladder (sweeps/analysis/token_check.py); source: a re-rendered
+    report's (figures.archive.load), recorded where some of it could not be recomputed."""
+    return words(typed.analyze(results, curves, sweep_dir, previous), source)
 
 
 def as_written(analysis: Analysis, out: dict) -> Analysis:
@@ -48,9 +60,10 @@ def as_written(analysis: Analysis, out: dict) -> Analysis:
     return dataclasses.replace(from_json(out), decided=analysis.decided, caveats=analysis.caveats)
 
 
-def words(analysis: Analysis) -> dict:
+def words(analysis: Analysis, source: dict | None = None) -> dict:
     """An Analysis as analysis.json's dict, with the verdicts, the practitioner's rules, the
-    interventions' verdicts and the warnings in words."""
+    interventions' verdicts and the warnings in words; and a re-rendered report's source (its
+    kind and what it could not recompute, figures.archive.load) where it has gaps."""
     out = to_json(analysis)
     rung = ladder.of(out)
     found = analysis.caveats
@@ -59,4 +72,6 @@ def words(analysis: Analysis) -> dict:
     out["verdicts"] = judge(as_written(analysis, out))
     out["rules"] = practitioner_rules(out)
     out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9
+    if source and source["gaps"]:
+        out["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
     return clean_json(out)

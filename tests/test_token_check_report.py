@@ -1,63 +1,52 @@
-"""The token-matched check as the report words it (figures/token_check.py), on analysis dicts
-shaped as figures/analysis.py writes them."""
+"""The token-matched check (docs/STUDY.md section 11): read and decided in the typed analysis
+(sweeps/analysis/token_check.py, on typed values at each depth), worded by
+figures/token_check.py from analysis.json's "token_check"."""
 
 from __future__ import annotations
 
+import json
+
 from figures import token_check
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import from_json, record, to_json
+from sweeps.analysis.token_check import NO_CHECK, NO_LADDER, judge, values_at
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 
-def grid(lo: float, hi: float) -> dict:
-    return {"value": (lo * hi) ** 0.5, "kind": "", "bracket": [lo, hi], "interpolated": False}
+def grid(lo: float, hi: float) -> m.GridPoint:
+    return m.GridPoint(value=(lo * hi) ** 0.5, kind="", bracket=[lo, hi], interpolated=False)
 
 
-def analysis(
-    depth: int, threshold: dict, critical: list[dict], tokens: float, influence=()
-) -> dict:
-    """The parts of an analysis dict the check reads, at one depth (critical: off's per-seed
-    critical LRs; the median is the lower middle one, which the check does not judge on;
-    influence: (run id, LR, the threshold without that run))."""
-    return {
-        "settings": {
-            "reference": "off",
-            "primary": "on",
-            "tokens_per_param": {str(depth): tokens},
-        },
-        "depths": {
-            str(depth): {
-                "comparisons": {
-                    "off vs on": {
-                        "threshold": threshold,
-                        "influence": [
-                            {"run_id": r, "lr": lr, "threshold_without": t}
-                            for r, lr, t in influence
-                        ],
-                    }
-                },
-                "arms": {
-                    "off": {
-                        "eta_crit": {
-                            "definition": "stuck",
-                            "median": critical[(len(critical) - 1) // 2],
-                            "seeds": dict(enumerate(critical)),
-                        }
-                    }
-                },
-            }
-        },
-    }
+def side(
+    depth: int, threshold: m.GridPoint, critical: list[m.GridPoint], tokens: float, influence=()
+) -> m.CheckSide:
+    """One depth's values as the check reads them (critical: off's per-seed critical LRs; the
+    median is the lower middle one, which the check does not judge on; influence: (run id, LR,
+    the threshold without that run))."""
+    return m.CheckSide(
+        depth=depth,
+        threshold=threshold,
+        critical=critical[(len(critical) - 1) // 2],
+        critical_seeds=list(critical),
+        definition="stuck",
+        tokens_per_param=tokens,
+        influence=[m.Moved(run_id=r, lr=lr, threshold=t) for r, lr, t in influence],
+    )
 
 
-LADDER = analysis(4, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] + [grid(0.0562, 0.1)] * 3, 10.3)
+def words(entry: m.TokenCheck) -> list[str]:
+    """The check in words, from its analysis.json form (what the report reads)."""
+    return token_check.lines(record(entry))
+
+
+LADDER = side(4, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] + [grid(0.0562, 0.1)] * 3, 10.3)
 
 
 def test_a_check_below_the_reference_survives_and_says_both_sides():
-    check = analysis(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
-    entry = token_check.judge(
-        token_check.values_at(check, 8), token_check.values_at(LADDER, 4), "cpu-depth"
-    )
-    assert (entry["verdict"], entry["why"]) == (SUPPORTED, "survives")
-    text = "\n".join(token_check.lines(entry))
+    check = side(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
+    entry = judge(check, LADDER, "cpu-depth")
+    assert (entry.verdict, entry.why) == (SUPPORTED, "survives")
+    text = "\n".join(words(entry))
     assert "survives matching tokens per parameter" in text
     assert "Depth 8 (this check, 10.3 tokens per parameter): threshold (0.0178, 0.0316]" in text
     assert "Depth 4 (cpu-depth, 10.3 tokens per parameter)" in text
@@ -66,43 +55,38 @@ def test_a_check_below_the_reference_survives_and_says_both_sides():
 
 
 def test_a_check_back_at_the_reference_is_a_token_effect():
-    check = analysis(8, grid(0.0316, 0.0562), [{"value": 0.1, "kind": "above"}] * 4, 10.3)
-    entry = token_check.judge(
-        token_check.values_at(check, 8), token_check.values_at(LADDER, 4), "cpu-depth"
-    )
-    assert (entry["verdict"], entry["threshold_below"], entry["critical_below"]) == (
+    above = m.GridPoint(value=0.1, kind="above", bracket=None, interpolated=False)
+    check = side(8, grid(0.0316, 0.0562), [above] * 4, 10.3)
+    entry = judge(check, LADDER, "cpu-depth")
+    assert (entry.verdict, entry.threshold_below, entry.critical_below) == (
         NOT_SUPPORTED,
         False,
         False,
     )
-    assert "tokens-per-parameter effect" in token_check.lines(entry)[0]
+    assert "tokens-per-parameter effect" in words(entry)[0]
 
 
 def test_a_verdict_one_run_decides_names_that_run_and_the_answer_without_it():
     """Leave-one-run-out on both sides: a run whose removal lifts the check to the reference's
     bracket flips the answer and is named; one that only moves the check further down is not."""
-    reference = analysis(
+    reference = side(
         4,
         grid(0.0562, 0.1),
         [grid(0.0562, 0.1)] * 4,
         10.3,
         influence=[("ref-off-s1", 0.0562, grid(0.0316, 0.0562))],
     )
-    check = analysis(
+    check = side(
         8,
         grid(0.0316, 0.0562),
         [grid(0.0562, 0.1)] * 4,
         10.3,
         influence=[("check-off-s3", 0.0316, grid(0.0178, 0.0316))],
     )
-    entry = token_check.judge(
-        token_check.values_at(check, 8), token_check.values_at(reference, 4), "cpu-depth"
-    )
-    assert entry["verdict"] == INCONCLUSIVE  # threshold below, critical LR not
-    assert [(m["run_id"], m["verdict"]) for m in entry["fragile"]] == [
-        ("ref-off-s1", NOT_SUPPORTED)
-    ]
-    text = "\n".join(token_check.lines(entry))
+    entry = judge(check, reference, "cpu-depth")
+    assert entry.verdict == INCONCLUSIVE  # threshold below, critical LR not
+    assert [(f.run_id, f.verdict) for f in entry.fragile] == [("ref-off-s1", NOT_SUPPORTED)]
+    text = "\n".join(words(entry))
     assert (
         "without `ref-off-s1` (depth 4, LR 0.0562), depth 4's threshold is (0.0316, 0.0562], "
         'and the answer becomes "No: the depth trend is a tokens-per-parameter effect"'
@@ -110,23 +94,22 @@ def test_a_verdict_one_run_decides_names_that_run_and_the_answer_without_it():
     assert "check-off-s3" not in text
 
 
-def test_a_missing_ladder_is_said_not_judged():
-    check = analysis(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
-    entry = token_check.judge(token_check.values_at(check, 8), None, "cpu-depth")
-    assert entry["verdict"] == INCONCLUSIVE and "cpu-depth's depth" in entry["why"]
-    assert "same --runs-dir" in token_check.lines(entry)[0]
+def test_a_missing_side_is_a_code_in_the_analysis_and_said_in_words():
+    check = side(8, grid(0.0178, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
+    entry = judge(check, None, "cpu-depth")
+    assert (entry.verdict, entry.why) == (INCONCLUSIVE, NO_LADDER)
+    assert entry.threshold_below is None and "threshold_below" not in record(entry)
+    said = words(entry)[0]
+    assert "cpu-depth's depth" in said and "same --runs-dir" in said
     # the check's own depth without finished runs of both arms: said as that, no runs-dir hint
-    entry = token_check.judge(None, token_check.values_at(LADDER, 4), "cpu-depth")
-    said = token_check.lines(entry)[0]
+    entry = judge(None, LADDER, "cpu-depth")
+    assert entry.why == NO_CHECK
+    said = words(entry)[0]
     assert "this sweep's depth yet" in said and "--runs-dir" not in said
     # a none value as analysis.json writes it (NaN as null) reads back
-    none = analysis(
-        8, {"value": None, "kind": "none", "bracket": None}, [grid(0.0316, 0.0562)] * 4, 10.3
-    )
-    entry = token_check.judge(
-        token_check.values_at(none, 8), token_check.values_at(LADDER, 4), "cpu-depth"
-    )
-    assert entry["threshold_below"] is False and entry["verdict"] == INCONCLUSIVE
+    none = m.GridPoint(value=None, kind="none", bracket=None, interpolated=False)
+    entry = judge(side(8, none, [grid(0.0316, 0.0562)] * 4, 10.3), LADDER, "cpu-depth")
+    assert entry.threshold_below is False and entry.verdict == INCONCLUSIVE
 
 
 # -- end to end: a ladder and its check as run directories (tests/figures_fakes.py) ----------
@@ -182,22 +165,59 @@ def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
     assert "same --runs-dir" in report.read_text()
 
 
+def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
+    """sweeps.analysis.analyze of a check sweep: the Analysis it returns holds the check, typed
+    and decided (nothing is added to it afterwards); figures/ writes it as analysis.json's
+    "token_check" unchanged. Without the sweep's folder the ladder is not found (a code)."""
+    from figures.analysis import words as worded
+    from sweeps.analysis import analyze
+    from sweeps.analysis.results import load_curves, load_results
+    from tests.figures_fakes import study_outcome, write_study
+
+    write_study(tmp_path / "study")
+    write_check(tmp_path / "check", "study", study_outcome)
+    results = load_results(tmp_path / "check")
+    curves = load_curves(results.runs)
+    analysis = analyze(results, curves, tmp_path / "check")
+    found = analysis.token_check
+    assert isinstance(found, m.TokenCheck) and isinstance(found.check, m.CheckSide)
+    assert (found.verdict, found.why) == (SUPPORTED, "survives")
+    assert (found.check.depth, found.reference.depth, found.same_depth.depth) == (8, 4, 8)
+    assert worded(analysis)["token_check"] == to_json(analysis)["token_check"]
+    assert from_json(to_json(analysis)).token_check == found  # analysis.json reads back
+    alone = analyze(results, curves).token_check
+    assert (alone.verdict, alone.why, alone.reference) == (INCONCLUSIVE, NO_LADDER, None)
+    # a sweep without [token_check] has none
+    ladder = load_results(tmp_path / "study")
+    plain = analyze(ladder, load_curves(ladder.runs), tmp_path / "study")
+    assert plain.token_check is None and "token_check" not in to_json(plain)
+
+
 def test_a_re_rendered_check_reads_the_ladders_report_beside_it_not_its_stale_record(tmp_path):
     """docs/cpu-depth-tokens re-rendered after docs/cpu-depth grew: the reference values come
     from the ladder's report as it now is, not from what the check's analysis once recorded."""
-    import json
+    from figures.report import make_report
+    from tests.figures_fakes import study_outcome, write_study
 
-    check_dir, ladder_dir = tmp_path / "check", tmp_path / "ladder"
-    check_dir.mkdir()
-    ladder_dir.mkdir()
-    old_ladder = analysis(4, grid(0.01, 0.0316), [grid(0.0316, 0.0562)] * 4, 10.3)
-    stale = {"token_check": {"reference": token_check.values_at(old_ladder, 4)}}
-    (check_dir / "analysis.json").write_text(json.dumps(stale))
-    own = analysis(8, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] * 4, 10.3)
-    spec = {"ladder": "ladder", "reference": 4}
-    kept = token_check.entry(own, spec, None, check_dir)  # no ladder report beside: the record
-    assert kept["reference"]["threshold"]["bracket"] == [0.01, 0.0316]
-    (ladder_dir / "analysis.json").write_text(json.dumps(LADDER))
-    now = token_check.entry(own, spec, None, check_dir)
-    assert now["reference"]["threshold"]["bracket"] == [0.0316, 0.0562]
-    assert now["reference"] == token_check.values_at(LADDER, 4)
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    write_study(runs / "study")
+    write_check(runs / "check", "study", study_outcome)
+    make_report(runs / "check", docs / "check", formats=())
+    recorded = json.loads((docs / "check" / "analysis.json").read_text())["token_check"]
+    assert recorded["reference"]["threshold"]["bracket"] == [0.003, 0.01]
+
+    def check_again(out: str) -> dict:
+        report = make_report(None, tmp_path / out, (), from_report=docs / "check")
+        return json.loads((report.parent / "analysis.json").read_text())["token_check"]
+
+    assert check_again("kept") == recorded  # no ladder report beside: what it recorded
+
+    def grown(arm, n_layer, lr, seed):  # the ladder since: its depth 4 now like depth 2
+        return study_outcome(arm, 2 if n_layer == 4 else n_layer, lr, seed)
+
+    write_study(runs / "grown", outcome=grown)
+    make_report(runs / "grown", docs / "study", formats=())
+    ladder = from_json(json.loads((docs / "study" / "analysis.json").read_text()))
+    now = check_again("now")
+    assert now["reference"]["threshold"]["bracket"] == [0.01, 0.03]
+    assert now["reference"] == record(values_at(ladder, 4))

@@ -5,9 +5,9 @@ back.
 The mapping is by name: each dataclass field is the key of the same name
 (sweeps/analysis/model.py); dict keys that are seeds are ints in the object and strings in the
 JSON; the study's own NamedTuples (Rule, BaselineCheck, alternatives.Decision) are written as
-their fields. A committed analysis.json also holds what figures/ and the report add; those
-keys (WORDED, ADDED) are set aside on reading, and any other unknown key is refused, so a
-change of layout cannot pass unseen.
+their fields. A committed analysis.json also holds what figures/ adds (its words, and a
+re-rendered report's source); those keys (WORDED, ADDED) are set aside on reading, and any
+other unknown key is refused, so a change of layout cannot pass unseen.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, t
 # definitions, per-LR intervals); this adapter reads this version only
 # the keys figures/analysis.py words from the typed analysis (prose, not numbers)
 WORDED = ("verdicts", "rules", "interventions", "budget_warnings", "refinement_warnings")
-ADDED = ("token_check", "source")  # what figures/report.py adds (the check sweep, the archive)
+# what figures/analysis.py adds for a re-rendered report: its source (the archive's gaps, prose)
+ADDED = ("source",)
 
 
 class SchemaError(HarnessError):

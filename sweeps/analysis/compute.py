@@ -10,7 +10,8 @@ one-sided 95% bound that decided) and `ci90` (the two-sided 90% interval).
 The ladder: settings.ladder names the field the sweep's rungs differ in, n_layer (depth) or
 n_embd (width). `depths` keeps analysis.json's name, but its keys (and those of
 decisions.rules and early_warning) are the rung values of that field. The trend over the rungs
-is `h3` on a depth ladder; `w1` and `w2` on a width ladder.
+is `h3` on a depth ladder; `w1` and `w2` on a width ladder. A token-matched check sweep's
+analysis holds its check against its ladder (`token_check`, sweeps/analysis/token_check.py).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import dataclasses
 import hashlib
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sweeps.analysis import caveats, early_warning, run_table, trends
+from sweeps.analysis import caveats, early_warning, run_table, token_check, trends
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import SCHEMA, from_json, to_json
 from sweeps.analysis.results import SweepResults
@@ -44,8 +46,17 @@ from sweeps.study.stats import (
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
 
 
-def analyze(results: SweepResults, curves: pd.DataFrame) -> m.Analysis:
-    """The Analysis of a sweep (runs table and training curves of sweeps.analysis.results)."""
+def analyze(
+    results: SweepResults,
+    curves: pd.DataFrame,
+    sweep_dir: Path | None = None,
+    previous: Path | None = None,
+) -> m.Analysis:
+    """The Analysis of a sweep (runs table and training curves of sweeps.analysis.results),
+    complete. For a sweep whose spec has [token_check], its check against the ladder
+    (sweeps/analysis/token_check.py), read from the ladder's run directories beside sweep_dir
+    (the sweep's folder), or, for a report re-rendered from its own data (previous: that
+    report's folder), from the ladder's report beside it or what previous recorded."""
     settings = study_settings(results)
     runs = run_table.build(results.runs)
     # each run's RunConfig (results reads it once), not a config rebuilt from columns
@@ -93,6 +104,11 @@ def analyze(results: SweepResults, curves: pd.DataFrame) -> m.Analysis:
             unrefined=caveats.unrefined(cells, settings, results.spec, results.missing, rung),
         ),
     )
+    check = (results.spec or {}).get("token_check")
+    if check:  # a depth ladder's token-matched check (docs/STUDY.md section 11)
+        written = from_json(to_json(out))  # its values as analysis.json holds them
+        found_check = token_check.entry(written, check, sweep_dir, previous, analyze)
+        out = dataclasses.replace(out, token_check=found_check)
     return _with_decided(out)
 
 

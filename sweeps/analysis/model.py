@@ -550,12 +550,70 @@ class Decision:
     intervals: dict[str, list[float | None]]
 
 
+# -- the token-matched check (docs/STUDY.md section 11; sweeps/analysis/token_check.py) ---
+@dataclass(frozen=True)
+class Moved:
+    """A run that alone moves a threshold (leave-one-run-out), its LR, and the threshold
+    without it."""
+
+    run_id: str
+    lr: float | None
+    threshold: GridPoint
+
+
+@dataclass(frozen=True)
+class CheckSide:
+    """What the check compares at one depth of a sweep: the primary comparison's threshold, the
+    reference arm's median critical LR (primary failure definition) with its per-seed values
+    (the median is judged on their brackets), the tokens per parameter, and the runs that alone
+    move the threshold."""
+
+    depth: int
+    threshold: GridPoint
+    critical: GridPoint | None
+    critical_seeds: list[GridPoint]
+    definition: str | None
+    tokens_per_param: float | None
+    influence: list[Moved]
+
+
+@dataclass(frozen=True)
+class Fragile(Moved):
+    """A run whose leaving out changes the check's verdict: the side (check or reference) and
+    depth it is on, and the verdict without it."""
+
+    side: str = ""
+    depth: int = 0
+    verdict: str = ""
+
+
+@dataclass(frozen=True)
+class TokenCheck:
+    """A token-matched check sweep against its depth ladder (analysis.json's "token_check"):
+    the check's values at its own depth, the ladder's at the reference depth and, for
+    comparison only, at the check's depth; the verdict of sweeps.study.ladders.token_check
+    with its reason code (a code for a missing side too), and where decided, both comparisons
+    and the runs that alone change the verdict."""
+
+    ladder: str
+    check: CheckSide | None
+    reference: CheckSide | None
+    same_depth: CheckSide | None
+    verdict: str
+    why: str
+    threshold_below: bool | None = maybe()
+    critical_below: bool | None = maybe()
+    fragile: list[Fragile] | None = maybe()
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Every number of a sweep's analysis under docs/STUDY.md's rules (analysis.json, schema 4,
     less its prose: verdicts, rules, interventions and the warnings are worded by figures/).
     `depths` is keyed by the rung value of settings.ladder (depths or widths); the trend is `h3`
-    on a depth ladder, `w1` and `w2` on a width ladder."""
+    on a depth ladder, `w1` and `w2` on a width ladder; `token_check` on a sweep whose spec
+    has [token_check] (sweeps/analysis/token_check.py). Complete when analyze returns: only
+    figures/'s words (and a re-rendered report's source, prose) are added to its JSON."""
 
     schema: int
     study_sha256: str
@@ -572,5 +630,6 @@ class Analysis:
     w1: Trend | None = maybe()
     w2: Trend | None = maybe()
     sensitivity_trend: SensitivityTrend | None = maybe()
+    token_check: TokenCheck | None = maybe()  # a check sweep's (its spec's [token_check])
     caveats: Caveats | None = local(lambda: None)
     decided: dict[str, Decision] = local()
