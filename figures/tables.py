@@ -1,4 +1,12 @@
-"""Markdown tables of the analysis dict, rows and columns sorted so the text is deterministic.
+"""Markdown tables of the analysis, rows and columns sorted so the text is deterministic.
+
+The tables read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute, as
+analysis.json holds it (NaN and Inf as None); `typed` reads analysis.json's dict back as one
+for a caller that holds the dict. The shared formatters of figures/fmt.py still read the JSON
+form of a record (sweeps.analysis.adapter.record). Three tables read dicts that are not the
+analysis: `arms` the sweep's spec, `problems` and `unstable` the run rows their callers
+(figures/what_ran.py, tests) hand them, and `thresholds` the analysis dict (tests build it
+partly by hand).
 
 A rung (a depth or a width) is named by the sweep's ladder (figures/ladder.py) in every
 header: "depth 4 off" on a depth ladder, "width 96 off" on a width ladder."""
@@ -10,10 +18,18 @@ import math
 import pandas as pd
 
 from figures import fmt, ladder, present
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import from_json, record
 from sweeps.core.norms import qk_norm
 from sweeps.study.rules import Comparison, left_out_lrs
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
+
+
+def typed(analysis: m.Analysis | dict) -> m.Analysis:
+    """The typed analysis; analysis.json's dict of one (schema 4) read back typed, as the tables
+    read it (figures/report.py reads it once; figures/what_ran.py still hands the dict)."""
+    return analysis if isinstance(analysis, m.Analysis) else from_json(analysis)
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -24,14 +40,31 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _depths(result: dict) -> list[str]:
-    return sorted(result["depths"], key=int)
+def _rung(analysis: m.Analysis) -> ladder.Ladder:
+    """The sweep's ladder (ladder.of, from the typed settings)."""
+    return ladder.Ladder(analysis.settings.ladder.field)
 
 
-def _arm_columns(result: dict) -> list[tuple[str, str]]:
+def _failure_names(analysis: m.Analysis) -> dict[str, str]:
+    """The failure definitions shown, the deciding one first, each with its printed name
+    (present.failure_names: with the baseline rule off, stuck prints as diverged)."""
+    s = analysis.settings
+    definitions = s.failure_definitions or [present.STUCK]
+    return present.failures_shown(definitions, s.primary_failure, s.baseline_rule == "none")
+
+
+def _depths(analysis: m.Analysis) -> list[str]:
+    return sorted(analysis.depths, key=int)
+
+
+def _arm_columns(analysis: m.Analysis) -> list[tuple[str, str]]:
     """(rung, arm) pairs: rung ascending, arms in spec order."""
-    arms = result["settings"]["arms"]
-    return [(d, a) for d in _depths(result) for a in arms if a in result["depths"][d]["arms"]]
+    return [
+        (d, a)
+        for d in _depths(analysis)
+        for a in analysis.settings.arms
+        if a in analysis.depths[d].arms
+    ]
 
 
 def qk_display(kind: str) -> str:
@@ -39,11 +72,13 @@ def qk_display(kind: str) -> str:
     return qk_norm(kind).display
 
 
-def arms(spec: dict, result: dict) -> str:
-    """Each arm: its QK-norm, settings, LRs, and the attention-logit std it starts with."""
+def arms(spec: dict, analysis: m.Analysis | dict) -> str:
+    """Each arm: its QK-norm, settings, LRs, and the attention-logit std it starts with. spec
+    is the sweep's spec (sweep.toml as a dict), not the analysis: read by its keys."""
+    analysis = typed(analysis)
     rows = []
-    kinds = {r["arm"]: r["qk_norm"] for r in result["runs"]}
-    for arm in result["settings"]["arms"]:
+    kinds = {r.arm: r.qk_norm for r in analysis.runs}
+    for arm in analysis.settings.arms:
         body = (spec.get("arms") or {}).get(arm, {})
         settings = ", ".join(f"{k}={v}" for k, v in body.get("set", {}).items()) or "-"
         lrs = ", ".join(fmt.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
@@ -53,7 +88,7 @@ def arms(spec: dict, result: dict) -> str:
                 qk_display(kinds[arm]) if arm in kinds else "-",
                 settings,
                 lrs,
-                _start_std(result, arm),
+                _start_std(analysis, arm),
             ]
         )
     return markdown(["arm", "QK-norm", "settings", "LRs", "initial attention-logit std"], rows)
@@ -62,17 +97,18 @@ def arms(spec: dict, result: dict) -> str:
 ALIKE = 1.05  # rungs whose initial logit stds lie within 5% start alike (seed noise)
 
 
-def _start_std(result: dict, arm: str) -> str:
+def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
     """An arm's initial attention-logit std (mean over its runs, per rung): one number (the
     rungs' mean) where every rung starts alike, else each rung's ('0.025 (width 64), 0.050
     (width 128)': a width ladder's off starts warmer as it widens, the start temperature the
     low-LR gap follows)."""
-    rung = ladder.of(result)
+    analysis = typed(analysis)
+    rung = _rung(analysis)
     per = {}
-    for d in _depths(result):
-        a = result["depths"][d]["arms"].get(arm) or {}
-        if a.get("init_logit_std") is not None:
-            per[d] = float(a["init_logit_std"])
+    for d in _depths(analysis):
+        a = analysis.depths[d].arms.get(arm)
+        if a is not None and a.init_logit_std is not None:
+            per[d] = float(a.init_logit_std)
     if not per:
         return "n/a"
     if max(per.values()) <= ALIKE * min(per.values()):
@@ -80,14 +116,15 @@ def _start_std(result: dict, arm: str) -> str:
     return ", ".join(f"{fmt.num(v, 3)} ({rung.label(d)})" for d, v in per.items())
 
 
-def outcome_grid(result: dict) -> str:
+def outcome_grid(analysis: m.Analysis | dict) -> str:
     """One row per LR, one column per (rung, arm): a letter per seed."""
-    cols, rung = _arm_columns(result), ladder.of(result)
+    analysis = typed(analysis)
+    cols, rung = _arm_columns(analysis), _rung(analysis)
     cells: dict = {}
-    for r in result["runs"]:
-        value = r.get(rung.field)
-        key = (str(value and int(value)), r["arm"], r["lr"])
-        cells.setdefault(key, []).append((r["seed"], LETTERS.get(r["outcome"], "-")))
+    for r in analysis.runs:
+        value = getattr(r, rung.field)
+        key = (str(value and int(value)), r.arm, r.lr)
+        cells.setdefault(key, []).append((r.seed, LETTERS.get(r.outcome, "-")))
     lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
     rows = [
         [fmt.lr(lr)]
@@ -97,6 +134,8 @@ def outcome_grid(result: dict) -> str:
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
+# problems and unstable read run rows as dicts: their callers (figures/what_ran.py, tests) hand
+# analysis.json's rows, not the typed runs
 def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     rows = [
         [
@@ -134,94 +173,94 @@ def unstable(runs: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     return markdown(["run", rung.name, "arm", "LR", "seed", "why"], rows)
 
 
-def _by_lr(result: dict, cell) -> str:
-    """A table with one row per LR and one column per (rung, arm); cell(arm dict, lr)."""
-    cols, rung = _arm_columns(result), ladder.of(result)
-    lrs = sorted({c["lr"] for d, a in cols for c in result["depths"][d]["arms"][a]["cells"]})
+def _by_lr(analysis: m.Analysis, cell) -> str:
+    """A table with one row per LR and one column per (rung, arm); cell(m.Cell)."""
+    cols, rung = _arm_columns(analysis), _rung(analysis)
+    lrs = sorted({c.lr for d, a in cols for c in analysis.depths[d].arms[a].cells})
     rows = []
     for lr in lrs:
         row = [fmt.lr(lr)]
         for d, a in cols:
-            found = [c for c in result["depths"][d]["arms"][a]["cells"] if c["lr"] == lr]
+            found = [c for c in analysis.depths[d].arms[a].cells if c.lr == lr]
             row.append(cell(found[0]) if found else "-")
         rows.append(row)
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-def final_loss(result: dict) -> str:
+def final_loss(analysis: m.Analysis | dict) -> str:
     """Per LR and arm: the effective loss (capped, every finished run), mean ± sd over seeds,
     its perplexity, and how many runs ended unstable or diverged."""
 
-    def cell(c):
-        mean, sd = c.get("loss_mean"), c.get("loss_sd")
-        text = fmt.pm(mean, sd) if mean is not None else ""
-        if c.get("perplexity") is not None:
-            text += f" (ppl {c['perplexity']:.2f})"
-        failed = [f"{c['outcomes'][o]} {o}" for o in ("unstable", "diverged") if c["outcomes"][o]]
+    def cell(c: m.Cell):
+        text = fmt.pm(c.loss_mean, c.loss_sd) if c.loss_mean is not None else ""
+        if c.perplexity is not None:
+            text += f" (ppl {c.perplexity:.2f})"
+        failed = [f"{c.outcomes[o]} {o}" for o in ("unstable", "diverged") if c.outcomes[o]]
         return " ".join(filter(None, [text, f"[{', '.join(failed)}]" if failed else ""]))
 
-    return _by_lr(result, cell)
+    return _by_lr(typed(analysis), cell)
 
 
-def steps(result: dict) -> str:
+def steps(analysis: m.Analysis | dict) -> str:
     """Steps to the spec's target loss / to the bigram baseline, seed means."""
 
     # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
-    def cell(c):
+    def cell(c: m.Cell):
         return " / ".join(
-            "-" if c.get(k) is None else fmt.num(c[k], 1)
-            for k in ("steps_to_target", "steps_to_baseline")
+            "-" if x is None else fmt.num(x, 1) for x in (c.steps_to_target, c.steps_to_baseline)
         )
 
-    return _by_lr(result, cell)
+    return _by_lr(typed(analysis), cell)
 
 
-def critical_lr(result: dict) -> str:
+def critical_lr(analysis: m.Analysis | dict) -> str:
     """Per arm, the critical LR under each failure definition (docs/STUDY.md section 3), the
     primary one first with its per-seed values."""
-    names = present.failure_names(result)  # the deciding one first
+    analysis = typed(analysis)
+    names = _failure_names(analysis)  # the deciding one first
     primary = next(iter(names))
     rows = []
-    for d, a in _arm_columns(result):
-        arm = result["depths"][d]["arms"][a]
-        by = arm.get("eta_crit_by_definition") or {primary: arm["eta_crit"]}
+    for d, a in _arm_columns(analysis):
+        arm = analysis.depths[d].arms[a]
+        by = arm.eta_crit_by_definition or {primary: arm.eta_crit}
         rows.append(
-            [d, a, fmt.lr(arm.get("best_lr"))]
-            + [fmt.median_range(by[x]) if x in by else "-" for x in names]
-            + [fmt.seed_grid(arm["eta_crit"]["seeds"])]
+            [d, a, fmt.lr(arm.best_lr)]
+            + [fmt.median_range(record(by[x])) if x in by else "-" for x in names]
+            + [fmt.seed_grid(record(arm.eta_crit.seeds))]
         )
-    header = [ladder.of(result).name, "arm", "best LR"] + [
+    header = [_rung(analysis).name, "arm", "best LR"] + [
         f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
     ]
     return markdown(header + [f"per seed ({names[primary]})"], rows)
 
 
-def early_warning(result: dict) -> str:
+def early_warning(analysis: m.Analysis | dict) -> str:
     """Per rung, arm and early predictor: the AUC of telling failing runs from the others."""
+    analysis = typed(analysis)
     rows = []
-    for d, arms in sorted((result.get("early_warning") or {}).items(), key=lambda kv: int(kv[0])):
+    for d, arms in sorted(analysis.early_warning.items(), key=lambda kv: int(kv[0])):
         for a, predictors in arms.items():
             for p in predictors.values():
-                lo, hi = p["ci90"]
+                lo, hi = p.ci90
                 value = (
                     "n/a (one class)"
-                    if p["auc"] is None
-                    else f"{fmt.num(p['auc'], 2)} [{fmt.num(lo, 2)}, {fmt.num(hi, 2)}]"
+                    if p.auc is None
+                    else f"{fmt.num(p.auc, 2)} [{fmt.num(lo, 2)}, {fmt.num(hi, 2)}]"
                 )
-                at = p.get("step_fraction")
+                at = p.step_fraction
                 rows.append(
                     [
                         d,
                         a,
-                        p["label"],
+                        p.label,
                         value,
-                        f"{p['n_fail']} / {p['n_ok']}",
+                        f"{p.n_fail} / {p.n_ok}",
                         "-" if at is None else f"{at:.0%}",
                     ]
                 )
     return markdown(
         [
-            ladder.of(result).name,
+            _rung(analysis).name,
             "arm",
             "predictor",
             "AUC [90%]",
@@ -232,37 +271,37 @@ def early_warning(result: dict) -> str:
     )
 
 
-def eta_max(result: dict) -> str:
+def eta_max(analysis: m.Analysis | dict) -> str:
+    analysis = typed(analysis)
     rows = []
-    for d, a in _arm_columns(result):
-        e = result["depths"][d]["arms"][a]["eta_max"]
-        rows.append([d, a, fmt.num(e["l_star"]), fmt.grid(e)])
-    return markdown([ladder.of(result).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
+    for d, a in _arm_columns(analysis):
+        e = analysis.depths[d].arms[a].eta_max
+        rows.append([d, a, fmt.num(e.l_star), fmt.grid(record(e))])
+    return markdown([_rung(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
-def sensitivity(result: dict) -> str:
+def sensitivity(analysis: m.Analysis | dict) -> str:
+    analysis = typed(analysis)
+    rung_lr = analysis.settings.rung_lr or {}
     rows = []
-    for d, a in _arm_columns(result):
-        s = result["depths"][d]["arms"][a]["sensitivity"]
-        seeds = ", ".join(
-            fmt.num(v) for _, v in sorted(s["seeds"].items(), key=lambda kv: int(kv[0]))
-        )
-        value = fmt.pm(s["mean"], s["sd"]) if s["complete"] else "incomplete"
-        count = str(len(s["lrs"]))
+    for d, a in _arm_columns(analysis):
+        s = analysis.depths[d].arms[a].sensitivity
+        seeds = ", ".join(fmt.num(v) for _, v in sorted(s.seeds.items(), key=lambda kv: kv[0]))
+        value = fmt.pm(s.mean, s.sd) if s.complete else "incomplete"
+        count = str(len(s.lrs))
         # a rung on a [rung_lr] subset that leaves out LRs of the range: not judged (H2b)
-        left = left_out_lrs(s["lrs"], result["settings"].get("rung_lr", {}).get(d))
+        left = left_out_lrs(s.lrs, rung_lr.get(d))
         if left:
-            value, count = "not judged ([rung_lr])", f"{len(s['lrs']) - len(left)} of {count}"
+            value, count = "not judged ([rung_lr])", f"{len(s.lrs) - len(left)} of {count}"
         rows.append([d, a, value, seeds, count])
-    header = [ladder.of(result).name, "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"]
+    header = [_rung(analysis).name, "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"]
     return markdown(header, rows)
 
 
-def effects(result: dict, key: str) -> str:
-    depths = [d for d in _depths(result) if key in result["depths"][d]["comparisons"]]
-    entries = {
-        d: {e["lr"]: e for e in result["depths"][d]["comparisons"][key]["per_lr"]} for d in depths
-    }
+def effects(analysis: m.Analysis | dict, key: str) -> str:
+    analysis = typed(analysis)
+    depths = [d for d in _depths(analysis) if key in analysis.depths[d].comparisons]
+    entries = {d: {e.lr: e for e in analysis.depths[d].comparisons[key].per_lr} for d in depths}
     lrs = sorted({lr for d in depths for lr in entries[d]})
     rows = []
     for lr in lrs:
@@ -272,13 +311,13 @@ def effects(result: dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = fmt.effect(e)
+            text = fmt.effect(record(e))
             row += [
-                f"**{text}**" if e["necessary"] else text,
-                "-" if e["speedup"] is None else f"x{e['speedup']:.2f}",
+                f"**{text}**" if e.necessary else text,
+                "-" if e.speedup is None else f"x{e.speedup:.2f}",
             ]
         rows.append(row)
-    label, rung = "90%", ladder.of(result)
+    label, rung = "90%", _rung(analysis)
     header = ["LR"] + [
         h
         for d in depths
@@ -288,12 +327,15 @@ def effects(result: dict, key: str) -> str:
 
 
 def thresholds(result: dict) -> str:
+    """Per rung and comparison, the necessity threshold, each seed's, the ceilings and the runs
+    that alone move it. Reads the analysis dict by key: tests build one partly by hand."""
     rows = []
-    for d in _depths(result):
+    for d in sorted(result["depths"], key=int):
         for key, c in result["depths"][d]["comparisons"].items():
             # each run once, with where the threshold lies without it
             movers = {
-                str(m["run_id"]): fmt.bracket(m.get("threshold_without")) for m in c["influence"]
+                str(run["run_id"]): fmt.bracket(run.get("threshold_without"))
+                for run in c["influence"]
             }
             rows.append(
                 [
@@ -306,7 +348,7 @@ def thresholds(result: dict) -> str:
                     ),
                     ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
                     ", ".join(fmt.lr(x) for x in c["partial_ceiling"]) or "-",
-                    ", ".join(f"`{m}` (without it: {to})" for m, to in sorted(movers.items()))
+                    ", ".join(f"`{run}` (without it: {to})" for run, to in sorted(movers.items()))
                     or "none",
                 ]
             )
@@ -345,36 +387,37 @@ def diagnostics(
     return markdown(header, rows)
 
 
-def ladder_rungs(result: dict) -> str:
+def ladder_rungs(analysis: m.Analysis | dict) -> str:
     """A ladder's rungs side by side (docs/STUDY.md section 11, descriptive): per rung the
     tokens per parameter, the primary comparison's threshold bracket, each compared arm's
     median critical LR under each failure definition, the reference arm's initial
     attention-logit std (its start temperature) and the low-LR gap (reference minus primary at
     the two lowest grid LRs, with its 90% interval)."""
-    s, rung = result["settings"], ladder.of(result)
-    ref, primary = s["reference"], s["primary"]
-    names = present.failure_names(result)
-    definitions = [x for x in s.get("failure_definitions") or ["stuck"] if x in names]
-    low = sorted(s.get("base_lrs") or [])[:2]
+    analysis = typed(analysis)
+    s, rung = analysis.settings, _rung(analysis)
+    ref, primary = s.reference, s.primary
+    names = _failure_names(analysis)
+    definitions = [x for x in s.failure_definitions or [present.STUCK] if x in names]
+    low = sorted(s.base_lrs or [])[:2]
     key = Comparison(ref, primary).key
     rows = []
-    for d in _depths(result):
-        depth = result["depths"][d]
-        c = depth["comparisons"].get(key)
+    for d in _depths(analysis):
+        depth = analysis.depths[d]
+        c = depth.comparisons.get(key)
         if c is None:
             continue
-        by_lr = {e["lr"]: e for e in c["per_lr"]}
-        budget = str(int(depth["arms"][ref]["budget"]))
-        tokens = depth["tokens_per_param"]["by_budget"].get(budget)
+        by_lr = {e.lr: e for e in c.per_lr}
+        budget = str(int(depth.arms[ref].budget))
+        tokens = depth.tokens_per_param.by_budget.get(budget)
         per = "n/a" if tokens is None else f"{tokens:.3g}"
-        row = [rung.label(d), per, fmt.threshold_with_interval(c)]
+        row = [rung.label(d), per, fmt.threshold_with_interval(record(c))]
         for arm in (ref, primary):
-            by = depth["arms"][arm].get("eta_crit_by_definition") or {}
+            by = depth.arms[arm].eta_crit_by_definition or {}
             row.append(
-                " / ".join(fmt.grid(by[x]["median"]) if x in by else "-" for x in definitions)
+                " / ".join(fmt.grid(record(by[x].median)) if x in by else "-" for x in definitions)
             )
-        row.append(fmt.num(depth["arms"][ref].get("init_logit_std"), 3))
-        row += [fmt.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
+        row.append(fmt.num(depth.arms[ref].init_logit_std, 3))
+        row += [fmt.effect(record(by_lr[lr])) if lr in by_lr else "-" for lr in low]
         rows.append(row)
     words = " / ".join(names[x] for x in definitions)
     header = [
