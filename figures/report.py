@@ -28,7 +28,6 @@ from figures import (
     present,
     rejudged,
     tables,
-    token_check,
     what_ran,
 )
 from figures.formats import DEFAULT_FORMATS
@@ -66,12 +65,9 @@ def make_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     if source:
         _keep_previous(Path(from_report), out_dir, source["kind"])
-    result = study.analyze(results, curves)
-    check = (results.spec or {}).get("token_check")
-    if check:  # a depth ladder's token-matched check (docs/STUDY.md section 11)
-        result["token_check"] = token_check.entry(result, check, sweep_dir, from_report)
-    if source and source["gaps"]:
-        result["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
+    # complete as returned: a token-matched check's judgement against its ladder (found beside
+    # sweep_dir or from_report) and a re-rendered report's source included
+    result = study.analyze(results, curves, sweep_dir, from_report, source)
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
     view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
@@ -400,7 +396,10 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
 
 
 def _tables(result: dict, curves: pd.DataFrame) -> str:
-    s, rung = result["settings"], ladder.of(result)
+    # the tables read the typed analysis, read back from result once (tables.typed); the words
+    # below read it too, and pass result to the helpers that still read the dict
+    analysis = tables.typed(result)
+    s, rung = analysis.settings, ladder.of(result)
     lines = [
         "## Tables",
         "",
@@ -410,7 +409,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         f"### Effective loss ({present.loss_unit(result)}, mean ± sd over seeds, perplexity; "
         "[runs that failed])",
         "",
-        tables.final_loss(result),
+        tables.final_loss(analysis),
         "### Critical learning rate (the max stable LR)",
         "",
         "The first LR above a seed's best LR at which its run fails, interpolated "
@@ -428,20 +427,20 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "lower bound); '<=': even the best LR fails. Best LR: the arm's lowest seed-mean "
         "effective loss.",
         "",
-        tables.critical_lr(result),
-        f"### eta_max(delta = {s['delta']:g} nats)",
+        tables.critical_lr(analysis),
+        f"### eta_max(delta = {s.delta:g} nats)",
         "",
         "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
         f"best seed-mean loss of all arms at that {ladder.of(result).name} and budget.",
         "",
-        tables.eta_max(result),
+        tables.eta_max(analysis),
         "### LR sensitivity (Wortsman et al. 2023)",
         "",
         f"mean - min of the effective loss over the base-grid LRs in "
-        f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}], per seed; "
+        f"[{s.sensitivity_range[0]:g}, {s.sensitivity_range[1]:g}], per seed; "
         "'incomplete' when one of those runs is missing.",
         "",
-        tables.sensitivity(result),
+        tables.sensitivity(analysis),
     ]
     fails_as = next(iter(present.failure_names(result).values()))  # stuck, or diverged
     for key in _comparison_keys(result):
@@ -451,15 +450,15 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             f"Mean over seeds of the baseline minus treatment effective loss with its "
             f"two-sided 90% t interval from that LR's own seeds, whose lower end is the "
             f"one-sided 95% bound that decides: necessary where it exceeds "
-            f"{s['min_effect']:g}. Where a run failed ({fails_as}), the LR rests on the pairs "
+            f"{s.min_effect:g}. Where a run failed ({fails_as}), the LR rests on the pairs "
             f"without a failure when 3 remain (the others are named, set aside); 'ceiling': "
             f"every run of both arms failed; 'both arms fail': too few pairs without a "
             f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
-            f"{fmt.num(s['target_loss'], 2)} nats, baseline / treatment. {fmt.FLOORED}: the "
-            f"interval is as wide as the precision floor ({s.get('precision', 0.01):g} nats), "
+            f"{fmt.num(s.target_loss, 2)} nats, baseline / treatment. {fmt.FLOORED}: the "
+            f"interval is as wide as the precision floor ({s.precision:g} nats), "
             f"wider than this LR's seeds would make it.",
             "",
-            tables.effects(result, key),
+            tables.effects(analysis, key),
         ]
     lines += [
         "### Necessity thresholds",
@@ -469,15 +468,14 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "across it (interpolated), '(a, b]' where a run changes failure class between a and b.",
         "",
         tables.thresholds(result),
-        f"### Steps to the target loss {fmt.num(s['target_loss'], 2)} nats / to the bigram "
-        "baseline",
+        f"### Steps to the target loss {fmt.num(s.target_loss, 2)} nats / to the bigram baseline",
         "",
         "Seed mean of the step where the quick validation loss (every 2% of the run) first "
         "reaches the target, interpolated; '-' when not every seed reaches it.",
         "",
-        tables.steps(result),
+        tables.steps(analysis),
     ]
-    if result.get("early_warning"):
+    if analysis.early_warning:
         lines += [
             "### Early warning: does early logit growth predict a failure?",
             "",
@@ -487,9 +485,9 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             "another's; 0.5: no signal) with a 90% bootstrap interval (docs/STUDY.md section 4; "
             "it decides nothing).",
             "",
-            tables.early_warning(result),
+            tables.early_warning(analysis),
         ]
-    finished = {r["run_id"] for r in result["runs"] if r["outcome"] in ("ok", "unstable")}
+    finished = {r.run_id for r in analysis.runs if r.outcome in ("ok", "unstable")}
     curves = curves[curves.run_id.isin(finished)]  # a diverged run's last eval is mid-run
     if not curves.empty:
         columns = {d.name: d.label for d in DIAGNOSTICS.values() if d.in_report}
@@ -500,7 +498,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
             "(the lowest for entropy).",
             "",
             tables.diagnostics(
-                _final_diagnostics(curves, list(columns), rung.field), columns, s["arms"], rung
+                _final_diagnostics(curves, list(columns), rung.field), columns, s.arms, rung
             ),
         ]
     return "\n".join(lines)
