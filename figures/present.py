@@ -14,8 +14,16 @@ import math
 
 import pandas as pd
 
+from sweeps.analysis import model as m
 from sweeps.analysis import run_table
+from sweeps.analysis.adapter import from_json
 from sweeps.study.rules import DIVERGED, STUCK, Comparison
+
+
+def typed(analysis: m.Analysis | dict) -> m.Analysis:
+    """The typed analysis; analysis.json's dict of one (schema 4) read back typed, for a caller
+    that still holds the dict (figures/report.py reads it once and hands the typed one on)."""
+    return analysis if isinstance(analysis, m.Analysis) else from_json(analysis)
 
 
 def _num(x) -> float | None:

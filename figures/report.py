@@ -396,9 +396,9 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
 
 
 def _tables(result: dict, curves: pd.DataFrame) -> str:
-    # the tables read the typed analysis, read back from result once (tables.typed); the words
+    # the tables read the typed analysis, read back from result once (present.typed); the words
     # below read it too, and pass result to the helpers that still read the dict
-    analysis = tables.typed(result)
+    analysis = present.typed(result)
     s, rung = analysis.settings, ladder.of(result)
     lines = [
         "## Tables",

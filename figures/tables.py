@@ -1,7 +1,7 @@
 """Markdown tables of the analysis, rows and columns sorted so the text is deterministic.
 
 The tables read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute, as
-analysis.json holds it (NaN and Inf as None); `typed` reads analysis.json's dict back as one
+analysis.json holds it (NaN and Inf as None); present.typed reads analysis.json's dict back as one
 for a caller that holds the dict. The shared formatters of figures/fmt.py still read the JSON
 form of a record (sweeps.analysis.adapter.record). Three tables read dicts that are not the
 analysis: `arms` the sweep's spec, `problems` and `unstable` the run rows their callers
@@ -18,18 +18,13 @@ import math
 import pandas as pd
 
 from figures import fmt, ladder, present
+from figures.present import typed
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import from_json, record
+from sweeps.analysis.adapter import record
 from sweeps.core.norms import qk_norm
 from sweeps.study.rules import Comparison, left_out_lrs
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
-
-
-def typed(analysis: m.Analysis | dict) -> m.Analysis:
-    """The typed analysis; analysis.json's dict of one (schema 4) read back typed, as the tables
-    read it (figures/report.py reads it once; figures/what_ran.py still hands the dict)."""
-    return analysis if isinstance(analysis, m.Analysis) else from_json(analysis)
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
