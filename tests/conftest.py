@@ -49,3 +49,19 @@ def train_steps(trainer, tokens, lr: float, steps: int = 1, batch_size: int = 4)
     T = trainer.cfg.model.block_size
     starts = np.linspace(0, len(tokens) - T - 1, batch_size).astype(np.int64)
     return [tuple(v) for v in trainer.read([trainer.train_step(starts, lr) for _ in range(steps)])]
+
+
+# Module fixtures that train and render a whole ladder (10-25 s each on 2 cores). Every test
+# that uses one is slow, so the developer's fast tier (`-m "not slow"`, README) never builds
+# them; CI's full suite runs them all.
+HEAVY_FIXTURES = {
+    "test_charts_read.py": {"ladder"},
+    "test_opening.py": {"ladder", "interventions"},
+    "test_grown_ladder.py": {"grown"},
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if HEAVY_FIXTURES.get(item.path.name, set()) & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)

@@ -19,6 +19,7 @@ def reported(tmp_path_factory):
     return root, report
 
 
+@pytest.mark.slow
 def test_a_report_regenerates_from_its_own_data_alone(reported, tmp_path):
     """The same analysis and report.md from runs.parquet and curves.parquet as from the run
     directories; the curves are thinned to what the charts draw."""
@@ -56,6 +57,7 @@ def _pre_v4_report(root, tmp_path):
     return old
 
 
+@pytest.mark.slow
 def test_a_pre_v4_report_is_rejudged_in_place_from_its_runs_table(reported, tmp_path):
     root, report = reported
     old = _pre_v4_report(root, tmp_path)

@@ -150,6 +150,7 @@ def test_preset_sizes_match_their_purpose():
     assert get_preset("core-L12").model.n_layer == 12
 
 
+@pytest.mark.slow
 def test_config_show_prints_json_with_parameter_counts():
     result = CliRunner().invoke(
         make_cli("mlx"), ["config", "show", "tiny", "--set", "model.qk_norm=rms"]

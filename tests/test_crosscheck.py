@@ -142,6 +142,7 @@ def test_a_model_mismatch_fails_at_forward(name, monkeypatch):
     assert first_failure(checks).name.startswith("forward/"), [c.to_dict() for c in checks]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
@@ -360,6 +361,7 @@ def test_every_level_of_every_intervention_has_a_planted_bug():
     assert all(level in LEVELS for _, level in levels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [i.name for i in INTERVENTIONS.values() if i.levels])
 def test_each_intervention_passes_on_the_real_trainers_and_acts(name):
     checks = intervention_checks(name)
@@ -377,6 +379,7 @@ def test_each_intervention_passes_on_the_real_trainers_and_acts(name):
         assert "nonzero on torch 0 " not in heads.detail and heads.abs_err == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", PLANTED, ids=lambda k: "-".join(k))
 def test_a_planted_intervention_bug_fails_at_its_level(key, monkeypatch):
     patch, mlx_trainer, expected = PLANTED[key]
@@ -447,6 +450,7 @@ def invoke(*args):
     return CliRunner().invoke(cli, [*args, *sets])
 
 
+@pytest.mark.slow
 def test_the_smoke_preset_passes_end_to_end(tmp_path):
     out = tmp_path / "cc.json"
     result = invoke("--preset", "smoke", "--steps", "20", "--out", str(out))

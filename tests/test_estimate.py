@@ -87,6 +87,7 @@ class UnsteadyTrainer(SlowTrainer):
         return 0
 
 
+@pytest.mark.slow
 def test_the_estimate_is_a_range_over_repeats_and_says_when_the_machine_looked_busy():
     cfg = get_preset("smoke")
     probe = estimate.measure(UnsteadyTrainer, cfg, seconds=0.6, pilot=False)

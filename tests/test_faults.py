@@ -147,6 +147,7 @@ def assert_same_as_clean(path: Path, clean_run) -> None:
 
 
 # == 1. verified artifacts ====================================================================
+@pytest.mark.slow
 def test_garbage_config_or_cut_metrics_of_a_finished_run_are_moved_aside_and_rerun(
     clean_sweep, tmp_path
 ):
@@ -409,6 +410,7 @@ def test_an_unreachable_ray_cluster_is_one_line_and_exit_1_in_seconds(tmp_path, 
         probe_address("10.0.0.9:6379", timeout=0.2)
 
 
+@pytest.mark.slow
 def test_a_huge_grid_is_refused_in_seconds_before_expanding(tmp_path):
     lrs = [float(f"{1e-4 * 1.001**i:.6g}") for i in range(1000)]
     spec = write_spec(tmp_path, "huge", lrs, seed=range(1000))  # 2 arms: 2,000,000 runs
@@ -586,6 +588,7 @@ def tmpfs(path: Path, size: str):
         subprocess.run(["umount", "-l", str(path)], check=False)
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_real_full_disk_stops_in_one_line_then_finishes(clean_sweep, tmp_path):
     spec, clean_dir = clean_sweep
     with tmpfs(tmp_path / "disk", "1m") as disk:
@@ -819,6 +822,7 @@ def _wait_for(condition, seconds: float = 120) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
     out = tmp_path / "run"
@@ -847,6 +851,7 @@ def test_a_signal_mid_train_is_one_line_with_its_exit_code(tmp_path, sig, code):
     assert RunDir(out).state() == "interrupted" and not leftovers(out)
 
 
+@pytest.mark.slow
 def test_an_interrupted_crosscheck_says_it_starts_over_and_writes_nothing(tmp_path):
     """crosscheck keeps nothing to resume from: its interruption line must not promise one."""
     from crosscheck.cli import INTERRUPTED
@@ -865,6 +870,7 @@ def test_an_interrupted_crosscheck_says_it_starts_over_and_writes_nothing(tmp_pa
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_sigterm_mid_sweep_exits_143_and_leaves_no_run_locked(tmp_path):
     # 40 runs of about 0.4 s: the signal must land mid-sweep even when the test process is slow
     # to see the first summary (12 runs once finished before it on a loaded machine)

@@ -63,6 +63,7 @@ CONFIGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", CONFIGS)
 def test_each_fused_model_steps_as_its_run_alone(backend, name):
@@ -125,6 +126,7 @@ def test_fused_evaluation_grads_and_probes_are_each_models_own(backend):
 WORST: dict = {}  # per quantity, the worst relative difference seen (printed with -s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fused_runs_equal_runs_trained_alone(backend, tmp_path, capsys):
     """The run directories of a fused group against the same runs trained alone: every
@@ -174,6 +176,7 @@ def test_fused_runs_equal_runs_trained_alone(backend, tmp_path, capsys):
             print(f"  {k:28s} {v:.2e}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_planted_divergent_model_is_stopped_and_the_others_are_unchanged(backend, tmp_path):
     """LR 1e4 among three: its loss goes non-finite (NaN in its own slices) and it is
@@ -222,6 +225,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_a_fused_group_killed_with_sigkill_resumes_to_the_same_results(tmp_path):
     """A group (one member diverges at step 4) stalled after 45 steps (past its step-30
     checkpoint, with rows past it written) and killed with SIGKILL; the same call then
@@ -255,6 +259,7 @@ def test_a_fused_group_killed_with_sigkill_resumes_to_the_same_results(tmp_path)
         assert ra.problem() is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_runs_resumed_from_different_steps_train_as_one_group(backend, tmp_path):
     """Run A stopped after 35 steps (checkpoint at 30) and a fresh run B go on as one group:
@@ -330,6 +335,7 @@ def test_crosscheck_fails_a_fused_step_with_a_global_clip(monkeypatch):
     assert not checks["fused/train_loss"].passed
 
 
+@pytest.mark.slow
 def test_the_compiled_fused_torch_step_equals_the_eager_one():
     """torch.compile of the whole fused step (the CUDA default; CUDA graphs there): the same
     per-model losses and gradient norms as eager within crosscheck's tolerances, with a model

@@ -118,6 +118,7 @@ def rel_ok(kind, a, b) -> None:
     assert series_errors(a, b)[1] <= TOLERANCES[kind].rel, (kind, a, b)
 
 
+@pytest.mark.slow
 def test_a_fused_sweep_gives_the_unfused_sweeps_results(tmp_path):
     """2 LRs (the top one diverges) x 2 arms x 3 seeds in groups of 6 (one per arm) on one
     worker, against the same sweep unfused: the same statuses, losses within crosscheck's
@@ -179,6 +180,7 @@ def test_watch_shows_a_fused_groups_runs_as_runs(tmp_path):
         assert 5 <= int(re.search(r"\b(\d+)/60\b", row).group(1)) <= 25, row
 
 
+@pytest.mark.slow
 def test_estimate_prints_the_fused_cost_beside_the_unfused_one(tmp_path):
     spec = write_spec(tmp_path, "est", [1e-2, 1e-1])
     args = ["--estimate", "--dry-run"]
@@ -198,6 +200,7 @@ def number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+@pytest.mark.slow
 def test_the_fused_benchmark_runs_on_the_cpu(tmp_path):
     """benchmarks/fused.py, the python part of gpu_check.sh's fused section, on a tiny
     config: per M (1 and 2) one run alone, the fused program and M separate processes, eager;
@@ -229,6 +232,7 @@ def test_the_fused_benchmark_runs_on_the_cpu(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_the_fused_benchmarks_processes_are_separate_processes():
     """The `processes` case of M is M worker processes of their own, each training its run of
     the group (its seed), answering the round's `run N` at once."""
@@ -253,6 +257,7 @@ def test_the_fused_benchmarks_processes_are_separate_processes():
     assert all(w.proc.poll() is not None for w in groups["processes"])
 
 
+@pytest.mark.slow
 def test_the_fused_sweep_benchmark_times_both_ways_and_compares_results(tmp_path):
     """benchmarks/fused_sweep.py, gpu_check.sh's end-to-end section, at smoke scale: the same
     ad-hoc grid swept fused (--fuse 6: a group per arm) and unfused through the command, both
@@ -297,6 +302,7 @@ def test_the_fused_sweep_benchmark_times_both_ways_and_compares_results(tmp_path
         assert fused["provenance"]["fused"] == {"models": 6} and "fused" not in alone["provenance"]
 
 
+@pytest.mark.slow
 def test_the_fused_sweep_benchmark_stops_the_unfused_sweep_at_its_limit(tmp_path):
     """--limit-s stops the unfused sweep with every process it started (no run finishes
     afterwards) and counts the runs it finished, saying it was stopped."""

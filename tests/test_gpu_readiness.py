@@ -31,6 +31,7 @@ def torch_steps(trainer, steps: int = 6) -> np.ndarray:
     )
 
 
+@pytest.mark.slow
 def test_the_compiled_torch_step_mutates_only_static_inputs(monkeypatch):
     """Inductor records a CUDA graph only when every input the graph mutates is static (a
     parameter or a marked buffer, cudagraph_utils.check_for_mutation_ignore_cuda_graph_managed_
@@ -307,6 +308,7 @@ loop.train_run = train_run
 """
 
 
+@pytest.mark.slow
 def test_a_worker_that_hits_a_cuda_error_is_replaced_and_the_sweep_goes_on(tmp_path, monkeypatch):
     """One worker, three runs: the first hits a (simulated) sticky CUDA error. Reused, the
     worker would fail the two after it too; replaced, they train."""
@@ -465,6 +467,7 @@ def test_without_mlx_qkmlx_says_what_to_install_and_qktorch_still_works(monkeypa
 
 
 # -- sweep --estimate before a sweep: the probe in a child process --------------------------------
+@pytest.mark.slow
 def test_an_estimate_before_a_sweep_probes_in_a_child_process(tmp_path):
     import subprocess
     import sys
@@ -505,6 +508,7 @@ print(result["threads"])
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_throughput_prints_each_row_as_measured_and_the_table_to_a_summary(tmp_path):
     import subprocess
     import sys
@@ -548,6 +552,7 @@ def test_throughput_prints_each_row_as_measured_and_the_table_to_a_summary(tmp_p
     assert "case " in written and "2 worker(s):" in written and "round " not in written
 
 
+@pytest.mark.slow
 def test_gpu_check_needs_only_python3_and_ends_with_its_summary(tmp_path):
     """The script's skeleton in seconds: python3 only on PATH (no `python`), the environment
     section, then a budget too small for the rest, which is skipped and listed."""

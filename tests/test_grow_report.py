@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from test_sweeps import sweep, write_spec
 
@@ -30,6 +31,7 @@ def _report(tmp_path):
     return report.parent
 
 
+@pytest.mark.slow
 def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it(tmp_path):
     report = _report(tmp_path)
     held = set(pd.read_parquet(report / RUNS_FILE).run_id)
@@ -77,6 +79,7 @@ def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it
     assert json.loads((again.parent / "analysis.json").read_text()) == analysis
 
 
+@pytest.mark.slow
 def test_another_sweeps_report_or_add_runs_without_a_report_is_one_line(tmp_path):
     report = _report(tmp_path)
     other = write_spec(tmp_path, "other", LRS)

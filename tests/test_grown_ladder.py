@@ -64,6 +64,7 @@ def grown(tmp_path_factory):
     return report, held, runs / "ladder", trained, merged
 
 
+@pytest.mark.slow
 def test_a_report_grown_by_a_subset_rung_covers_every_run_and_says_why_h2b_is_not_judged(
     grown, tmp_path
 ):

@@ -2,6 +2,7 @@
 and a wording row (figures/wording.py). Walked through here with a toy one, end to end."""
 
 import figures_fakes as ff
+import pytest
 
 from figures import opening, report, verdicts
 from figures.analysis import words
@@ -33,6 +34,7 @@ TOY = Words(
 )
 
 
+@pytest.mark.slow
 def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monkeypatch, tmp_path):
     """Registered at runtime only: the analysis decides it per rung and combines the rungs, the
     verdicts and the opening word it from its row, the report's Verdicts section lists it; and

@@ -160,6 +160,7 @@ def test_a_hook_declared_only_in_the_registry_reaches_the_trainer(registry, back
     np.testing.assert_allclose(values[:, 3], 2 * before.max((1, 2)), rtol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_loop_keeps_a_registry_hooks_tally_alone_and_fused(registry, backend, tmp_path):
     """Its step values reach metrics.jsonl and its tally summary.json (under its field's

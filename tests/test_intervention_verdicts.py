@@ -87,6 +87,7 @@ def test_an_arm_like_qk_norm_and_an_arm_like_nothing_with_no_low_lr_gap(tmp_path
     assert "  - I1 **supported**: needed against off from " in text
 
 
+@pytest.mark.slow
 def test_a_low_lr_gap_closed_by_one_arm_and_not_by_the_other(tmp_path):
     v = verdicts(judged(tmp_path, 0.3))
     assert v["off-softcap"]["I3"] == SUPPORTED
@@ -140,6 +141,7 @@ def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
     assert "seeds 0, 1" in setup  # a list of a field's values stays a list
 
 
+@pytest.mark.slow
 def test_a_start_temperature_control_is_no_intervention(tmp_path):
     """off-warm has both comparisons (off vs off-warm, off-warm vs on) but switches no
     intervention: no I1-I4 verdicts and no interventions table for it."""

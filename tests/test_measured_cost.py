@@ -42,6 +42,7 @@ def test_an_entry_prices_only_its_program_dtype_width_and_batch_shape():
     assert not applies(EAGER, get_preset("cpu"), "torch")
 
 
+@pytest.mark.slow
 def test_the_depth_spec_dry_run_prices_every_planned_run_and_names_what_is_unmeasured():
     spec = load_spec("depth")
     cfgs = spec.configs("torch")

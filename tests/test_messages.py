@@ -118,6 +118,7 @@ def test_the_blas_line_waits_until_crosschecks_input_is_checked(monkeypatch, cap
     assert "slow reference BLAS" in os.environ[blas.NOTE]  # still kept: nothing ran
 
 
+@pytest.mark.slow
 def test_crosscheck_says_the_blas_line_once_its_input_is_checked(monkeypatch):
     from crosscheck.cli import cli as crosscheck
 

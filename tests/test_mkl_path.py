@@ -70,6 +70,7 @@ def test_a_missing_compiler_is_one_clear_error_and_nothing_is_written(tmp_path, 
     assert not any(tmp_path.rglob("*.so"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ON_X86_LINUX or not shutil.which("cc"), reason="x86 Linux with cc")
 def test_the_opt_in_library_moves_mkl_off_its_generic_path_and_the_run_records_it(tmp_path):
     torch = pytest.importorskip("torch")

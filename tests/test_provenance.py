@@ -48,6 +48,7 @@ def test_the_sweep_plan_warns_exactly_when_this_checkout_is_dirty(tmp_path):
     assert warned == bool(checkout()[1]), shown.output
 
 
+@pytest.mark.slow
 def test_the_report_names_the_hosts_runs_went_on_on(tmp_path):
     """A run resumed (or restarted) by another process trained from there on that process's
     host: the report's provenance says so, and says nothing when no run went on."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import chart_marks as cm
 import figures_fakes as ff
+import pytest
 
 from figures import archive
 from figures.report import _figures, make_report
@@ -48,6 +49,7 @@ def write_uneven_ladder(root) -> None:
     ff.write_plan(root, "uneven", cfgs, lrs=ff.LRS)
 
 
+@pytest.mark.slow
 def test_a_ladder_draws_each_rung_only_at_the_lrs_it_trained(tmp_path):
     root = tmp_path / "uneven"
     write_uneven_ladder(root)

@@ -15,6 +15,7 @@ def mean_abs_logit(layer) -> float:
     return float(np.abs(layer.scores).mean())
 
 
+@pytest.mark.slow
 def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
     """Registered at runtime only (sweeps/core/diagnostics.py untouched otherwise): the loop
     records it per layer, the figures reduce it by its rule, the report's table shows it."""

@@ -258,6 +258,7 @@ FAST = [
 ]
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_subset_rung_runs_resumes_and_reports_exactly_its_plan(tmp_path):
     raw = raw_spec(lr=[0.1, 1.0, 3.16], warm=False, rung_lr={"1": [1.0, 3.16]})
     raw["extend"] = {"max_extra_lrs": 0}

@@ -59,6 +59,7 @@ def copy(folder: Path, where: Path) -> Path:
     return where / "runs" / folder.name
 
 
+@pytest.mark.slow
 def test_a_new_sweep_folder_records_its_backend_and_device_kind(torch_sweep):
     plan = json.loads((torch_sweep / "plan.json").read_text())
     assert plan["backend"] == "torch" and plan["device_kind"] == "cpu"
@@ -119,6 +120,7 @@ def test_the_committed_torch_sweep_folder_is_still_accepted():
         folder.check_for_sweep("mlx")
 
 
+@pytest.mark.slow
 def test_a_run_directory_from_train_out_is_not_adopted(tmp_path):
     runs = tmp_path / "runs"
     trained = invoke("torch", "train", *SETS, "--out", runs / "grid", "--device", "cpu")

@@ -477,6 +477,7 @@ def finished_sweep(tmp_path_factory):
     return spec, tmp / "runs", result
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_to_completion_and_a_rerun_skips_everything(finished_sweep):
     spec, runs, result = finished_sweep
     assert result.exit_code == 0, result.output
@@ -514,6 +515,7 @@ def foreign_run(sweep_dir: Path, rows: int = 50) -> Path:
     return run.path
 
 
+@pytest.mark.slow
 def test_bookkeeping_reads_each_run_once_and_never_a_foreign_one(tmp_path, monkeypatch):
     """The sweep hashes each finished run's metrics once, when it finishes, and a run it did
     not plan never; figures hashes every run directory once."""
@@ -580,6 +582,7 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     assert unknown.exit_code == 2 and "unknown sweep 'nope': no " in unknown.output
 
 
+@pytest.mark.slow
 def test_the_grid_extends_until_a_run_diverges(tmp_path):
     spec = write_spec(
         tmp_path, "grows", [1e-3, 1e-2], seed=(0, 1, 2), extend={"factor": 10.0, "max_extra_lrs": 3}
@@ -601,6 +604,7 @@ def test_the_grid_extends_until_a_run_diverges(tmp_path):
     assert "nothing to run" in again.output and "extend n_layer 2" in again.output
 
 
+@pytest.mark.slow
 def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
     spec = write_spec(tmp_path, "faulty", [1e-2, 1.0])
     runs = tmp_path / "runs"
@@ -636,6 +640,7 @@ print(time.time(), flush=True)
 """
 
 
+@pytest.mark.slow
 def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
     spec = write_spec(tmp_path, "locked", [1e-2, 1.0])
     runs = tmp_path / "runs"
@@ -658,6 +663,7 @@ def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
     assert steps == sorted(set(steps)) and final_losses(runs / "locked")[victim.run_id][0]
 
 
+@pytest.mark.slow
 def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
     spec = write_spec(tmp_path, "shared", [1e-2, 1.0])
     runs = tmp_path / "runs"
@@ -685,6 +691,7 @@ def test_two_sweeps_on_one_directory_share_the_work(tmp_path):
         assert steps == sorted(set(steps))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [["--workers", "2"], ["--fuse", "6"]],
@@ -758,6 +765,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@pytest.mark.slow
 def test_sigint_to_the_sweep_process_alone_stops_it_as_ctrl_c_does(tmp_path):
     """`kill -INT PID` (as `timeout -s INT` or a job runner sends it) reaches the main process
     only, which may have started with SIGINT ignored: it stops its workers and exits 130, and
@@ -811,6 +819,7 @@ def test_sigint_to_the_sweep_process_alone_stops_it_as_ctrl_c_does(tmp_path):
     assert f"; {12 - len(resumable)} to run" in plan.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["mlx"])
 def test_an_mlx_sweep_writes_the_same_layout(backend, tmp_path):
     spec = write_spec(tmp_path, "mlx", [1e-2, 1.0])
@@ -827,6 +836,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_the_ray_executor_on_a_real_local_cluster(finished_sweep, tmp_path):
     pytest.importorskip("ray", reason="ray is not installed (pip install 'qknorm-study[cluster]')")
     spec, local_runs, _ = finished_sweep

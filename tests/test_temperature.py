@@ -19,6 +19,7 @@ def start(cfg, backend="torch", x=None):
     return initial_logit_std(cfg, trainer_factory(backend, "cpu"), x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["tiny", "core"])
 def test_matched_arms_start_within_5_percent_of_the_other_arm(preset):
     base = get_preset(preset).with_overrides(["train.diag_sequences=2"])
@@ -39,6 +40,7 @@ def test_matched_arms_start_within_5_percent_of_the_other_arm(preset):
     assert std["off"] < 0.2 * std["on"] and std["on"] == pytest.approx(1.0, rel=0.05)
 
 
+@pytest.mark.slow
 def test_both_backends_measure_the_same_start():
     cfg = get_preset("tiny").with_overrides(["model.qk_init=matched"])
     x, _ = probe_batch(cfg)
@@ -57,6 +59,7 @@ def test_config_show_prints_the_starting_temperature():
     assert shown["qk_init"]["w_q_w_k_std"] == pytest.approx(0.25)  # 1 / sqrt(16)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "intervention",
     [i for i in INTERVENTIONS.values() if i.new_field],

@@ -209,6 +209,7 @@ def losses(backend, compile: bool, steps: int = 12):
     )
 
 
+@pytest.mark.slow
 def test_the_compiled_torch_step_is_one_graph_and_matches_the_eager_step():
     """One small model, compiled once (inductor on the CPU takes a while): forward, backward,
     clipping and AdamW in a single graph that twelve different LRs do not recompile."""
@@ -275,6 +276,7 @@ def smoke_probe(tmp_path_factory):
     return sweep, measure(lambda c: make_trainer("torch", c), cfg, seconds=0.3)
 
 
+@pytest.mark.slow
 def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
     sweep, probe = smoke_probe
     configs = list(sweep.configs.values())
@@ -294,6 +296,7 @@ def test_a_sweep_estimate_adds_up(smoke_probe, monkeypatch):
     assert "no known peak" in text  # a CPU
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp_path, monkeypatch):
     import sweeps.sweep.grid
@@ -314,6 +317,7 @@ def test_estimate_sweep_probes_the_largest_config_and_asks_the_grid(backend, tmp
     assert result["per_run"]["flops"] == largest  # n_layer 3 with QK-norm's gains
 
 
+@pytest.mark.slow
 def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
     result = CliRunner().invoke(
         make_cli("torch"),
@@ -349,6 +353,7 @@ def test_sweeps_estimate_imports_no_trainer():
 
 
 # -- the benchmark ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_benchmark_runs_at_smoke_scale():
     out = subprocess.run(
         [

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from figures import token_check
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import from_json, record, to_json
@@ -125,6 +127,7 @@ def write_check(root, ladder: str, outcome) -> None:
     (root / "plan.json").write_text(json.dumps(plan))
 
 
+@pytest.mark.slow
 def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
     import json
 
@@ -165,6 +168,7 @@ def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
     assert "same --runs-dir" in report.read_text()
 
 
+@pytest.mark.slow
 def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
     """sweeps.analysis.analyze of a check sweep: the Analysis it returns holds the check, typed
     and decided (nothing is added to it afterwards); figures/ writes it as analysis.json's
@@ -193,6 +197,7 @@ def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
     assert plain.token_check is None and "token_check" not in to_json(plain)
 
 
+@pytest.mark.slow
 def test_a_re_rendered_check_reads_the_ladders_report_beside_it_not_its_stale_record(tmp_path):
     """docs/cpu-depth-tokens re-rendered after docs/cpu-depth grew: the reference values come
     from the ladder's report as it now is, not from what the check's analysis once recorded."""

@@ -20,6 +20,7 @@ def run(backend, tmp_path, *overrides, name="run", **kwargs):
     return summary, RunDir(tmp_path / name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_run_learns_and_writes_the_run_directory(backend, tmp_path):
     summary, run_dir = run(backend, tmp_path, "train.lr=1e-2")
@@ -67,6 +68,7 @@ def hand_loss(backend, run_dir, starts) -> float:
     return float(np.mean(losses))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_final_val_loss_is_the_mean_over_the_whole_validation_split(backend, tmp_path):
     # batch 5: the split's windows do not fill the last batch, which weighs its tokens only
@@ -130,6 +132,7 @@ def test_a_divergent_learning_rate_is_recorded_as_diverged(backend, tmp_path):
     assert loss is None or loss > summary["init_loss"] + 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_resume_after_an_interruption_is_bit_identical(backend, tmp_path):
     full, full_dir = run(backend, tmp_path, "train.lr=1e-2", name="full")
@@ -151,6 +154,7 @@ def test_resume_after_an_interruption_is_bit_identical(backend, tmp_path):
     assert "continued" not in json.loads(full_dir.config_path.read_text())["provenance"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_same_seed_same_losses_other_seed_other_losses(backend, tmp_path):
     losses = {}

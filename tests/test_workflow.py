@@ -82,6 +82,7 @@ def grid_sweep(tmp_path_factory):
     return runs, tb, result.output
 
 
+@pytest.mark.slow
 def test_an_adhoc_grid_runs_writes_its_spec_and_resumes(grid_sweep):
     runs, _, output = grid_sweep
     spec = (runs / "grid" / "spec.toml").read_text()
@@ -323,6 +324,7 @@ def test_a_plan_json_from_before_records_keeps_its_overrides(tmp_path):
         record.plan(runs, record.base_raw("smoke", runs), ["train.max_steps=60"])
 
 
+@pytest.mark.slow
 def test_figures_says_when_it_reports_fewer_runs_than_the_folder_holds(grid_sweep, tmp_path):
     import shutil
 
