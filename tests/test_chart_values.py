@@ -198,12 +198,13 @@ def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
     assert f"{h3['at_bound']['value']:+.3f} decades per doubling" in spec
     # a censored point is a triangle pointing where its value lies beyond the bound
     from figures.charts.summary import _trend_rows
+    from sweeps.analysis.model import TrendPoint
 
     rows = _trend_rows(
         [
-            {"rung": 4, "lr": 3e-4, "beyond": 1e-4, "censored": True},
-            {"rung": 4, "lr": 0.5, "beyond": 1.6, "censored": True},
-            {"rung": 4, "lr": 0.02, "beyond": 0.02, "censored": False},
+            TrendPoint(rung=4, lr=3e-4, beyond=1e-4, censored=True),
+            TrendPoint(rung=4, lr=0.5, beyond=1.6, censored=True),
+            TrendPoint(rung=4, lr=0.02, beyond=0.02, censored=False),
         ],
         "n_layer",
     )
@@ -217,7 +218,14 @@ def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_on
     result, _ = multi
     assert "uncensored" not in cm.panels(charts.trend(result))[0]
     fit = {"slope": -0.2, "intercept": -1.5}
-    inside = {"n": 7, "value": -0.2, "lower": -0.35, "upper": -0.05, "line": fit}
+    inside = {
+        "n": 7,
+        "value": -0.2,
+        "lower": -0.35,
+        "upper": -0.05,
+        "ci90": [-0.35, -0.05],
+        "line": fit,
+    }
     (panel,) = cm.panels(charts.trend({**result, "h3": {**result["h3"], "uncensored": inside}}))
     rungs = sorted({p["rung"] for p in result["h3"]["points"]})
     ends = {round(m["depth (layers)"]): m["lr"] for m in panel["uncensored"]}

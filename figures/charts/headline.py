@@ -8,9 +8,16 @@ unstable, stuck, diverged: a diverged run has no final loss and sits on the top 
 through the seed median (a bimodal cell's mean is a loss no seed had); the arms a few pixels
 apart along the LR axis (where arms coincide each still shows); a critical LR only where an arm
 failed, as a triangle of the arm's colour on the bottom edge (stacked where arms share one);
-the threshold as the bracket it is, a short bar above the data, not a shaded region."""
+the threshold as the bracket it is, a short bar above the data, not a shaded region.
+
+The chart reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute;
+final_loss and headline_rows take it or analysis.json's dict of one (present.typed reads the
+dict back). The shared helpers of figures/fmt.py and figures/present.py still read a record's
+JSON form (adapter.record). The chart's own rows are dicts (its data table)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import altair as alt
 import pandas as pd
@@ -31,6 +38,9 @@ from figures.charts.style import (
     panel_width,
     rung_column,
 )
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study import hypotheses
 
 FATE_SHAPES = {
     "ok": "circle",
@@ -47,20 +57,33 @@ FATE_LABELS = {
 WIDE = 400  # px: a panel this wide also says each arm's fate in words
 
 
-def final_loss(analysis: dict) -> alt.FacetChart | None:
+def _settings(analysis: m.Analysis) -> dict:
+    """The settings as present's helpers (baselines, loss_unit, fate) read them: their JSON
+    form under "settings"."""
+    return {"settings": record(analysis.settings)}
+
+
+def _rung(analysis: m.Analysis) -> ladder.Ladder:
+    """The sweep's ladder (ladder.of, from the typed settings)."""
+    return ladder.Ladder(analysis.settings.ladder.field)
+
+
+def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     """Per rung: every run's effective final loss by fate, the seed median per arm with the
     range over seeds as a band, each failing arm's critical LR, the necessity threshold's
     bracket, and the bigram baseline."""
-    runs = pd.DataFrame([r for r in analysis["runs"] if r["outcome"]])
+    analysis = present.typed(analysis)
+    runs = pd.DataFrame([dataclasses.asdict(r) for r in analysis.runs if r.outcome])
     if runs.empty:
         return None
-    arms = [a for a in analysis["settings"]["arms"] if a in set(runs.arm)]
-    base_loss = present.baselines(analysis)
+    arms = [a for a in analysis.settings.arms if a in set(runs.arm)]
+    settings = _settings(analysis)
+    base_loss = present.baselines(settings)  # {"bigram", "unigram", "rule"}
     bigram = base_loss["bigram"]
     low, high = _loss_range(runs, bigram)
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
-    rung = ladder.of(analysis)
+    rung = _rung(analysis)
     depths = sorted({int(r) for r in runs[rung.field]})
     width = panel_width(len(depths))
     lrs = sorted(runs.lr.unique())
@@ -70,7 +93,7 @@ def final_loss(analysis: dict) -> alt.FacetChart | None:
     ceiling = stack_labels(rows, low - pad, top)
     data = pd.DataFrame(rows)
     x = alt.X("x:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
-    y_title = f"effective final loss ({present.loss_unit(analysis)})"
+    y_title = f"effective final loss ({present.loss_unit(settings)})"
     y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
@@ -250,7 +273,7 @@ def _baseline_note(baseline: dict, low: float, top: float, wide: bool = True) ->
 
 
 def headline_rows(
-    analysis: dict,
+    analysis: m.Analysis | dict,
     top: float,
     note: str = "",
     shift: dict | None = None,
@@ -259,49 +282,52 @@ def headline_rows(
     """The headline chart's table: kind = run | cell | critical | threshold | threshold_end |
     label. `x` is where a mark is drawn (its LR moved by its arm's `shift`), `lr` the LR. A
     loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
+    analysis = present.typed(analysis)
     shift = shift or {}
-    field = ladder.of(analysis).field
-    runs = [r for r in analysis["runs"] if r["outcome"]]
-    rows = [_run_row(r, top, shift.get(r["arm"], 1.0), analysis, field) for r in runs]
-    for depth, d in analysis["depths"].items():
+    field = _rung(analysis).field
+    settings = _settings(analysis)
+    runs = [r for r in analysis.runs if r.outcome]
+    rows = [_run_row(r, top, shift.get(r.arm, 1.0), settings, field) for r in runs]
+    for depth, d in analysis.depths.items():
         n = {field: int(depth)}  # the rung every row of this panel carries
-        at = [r for r in runs if int(r[field]) == n[field]]
+        at = [r for r in runs if int(getattr(r, field)) == n[field]]
         rows += _cell_rows(n, d, at, top, shift)
-        critical, labels = _critical_rows(n, d, analysis["settings"]["subset_arms"], shift)
+        critical, labels = _critical_rows(n, d, analysis.settings.subset_arms, shift)
         rows += critical  # their y: stack_labels, one step up per arm sharing the LR
-        threshold = _threshold_rows(n, d, present.primary_key(analysis), wide)
+        threshold = _threshold_rows(n, hypotheses.primary(analysis, d), wide)
         if threshold is not None:
             bracket, label = threshold
             rows += bracket
             labels.insert(0, label)
-        lrs = sorted({r["lr"] for r in at})
+        lrs = sorted({r.lr for r in at})
         rows += _label_rows(n, labels if wide else labels[:1], note, lrs[0] if lrs else 1.0, top)
     return rows
 
 
-def _run_row(r: dict, top: float, shift: float, analysis: dict, field: str) -> dict:
-    fate = present.fate(r, analysis)
+def _run_row(r: m.Run, top: float, shift: float, settings: dict, field: str) -> dict:
+    """settings: _settings(analysis), what present.fate reads of the analysis."""
+    fate = present.fate(record(r), settings)
     return {
         "kind": "run",
-        field: int(r[field]),
-        "arm": r["arm"],
-        "lr": r["lr"],
-        "x": r["lr"] * shift,
-        "seed": r["seed"],
+        field: int(getattr(r, field)),
+        "arm": r.arm,
+        "lr": r.lr,
+        "x": r.lr * shift,
+        "seed": r.seed,
         "fate": FATE_LABELS[fate],
-        "run_id": r["run_id"],
-        "loss": r["loss"],
-        "y": min(r["loss"], top),
+        "run_id": r.run_id,
+        "loss": r.loss,
+        "y": min(r.loss, top),
     }
 
 
-def _cell_rows(n: dict, d: dict, at: list[dict], top: float, shift: dict) -> list[dict]:
+def _cell_rows(n: dict, d: m.Rung, at: list[m.Run], top: float, shift: dict) -> list[dict]:
     """One row per arm and LR with runs: the seed median and the range over seeds. A cell
     without runs here has nothing to draw."""
     rows = []
-    for arm, a in d["arms"].items():
-        for c in a["cells"]:
-            seeds = sorted(r["loss"] for r in at if r["arm"] == arm and r["lr"] == c["lr"])
+    for arm, a in d.arms.items():
+        for c in a.cells:
+            seeds = sorted(r.loss for r in at if r.arm == arm and r.lr == c.lr)
             if not seeds:
                 continue
             k = len(seeds)
@@ -311,9 +337,9 @@ def _cell_rows(n: dict, d: dict, at: list[dict], top: float, shift: dict) -> lis
                     "kind": "cell",
                     **n,
                     "arm": arm,
-                    "lr": c["lr"],
-                    "x": c["lr"] * shift.get(arm, 1.0),
-                    "mean": c["loss_mean"],
+                    "lr": c.lr,
+                    "x": c.lr * shift.get(arm, 1.0),
+                    "mean": c.loss_mean,
                     "median": median,
                     "shown": min(median, top),
                     "y": min(seeds[0], top),
@@ -323,33 +349,33 @@ def _cell_rows(n: dict, d: dict, at: list[dict], top: float, shift: dict) -> lis
     return rows
 
 
-def _critical_rows(n: dict, d: dict, subset_arms, shift: dict) -> tuple[list[dict], list[tuple]]:
+def _critical_rows(n: dict, d: m.Rung, subset_arms, shift: dict) -> tuple[list[dict], list[tuple]]:
     """Each arm's critical LR where its runs failed inside the grid (an arm that never failed
     has none to draw; the subset arms have none worth drawing), and the labels that say each
     arm's fate, as (LR, text) so they sort by LR."""
     rows, fates = [], {}
-    for arm, a in d["arms"].items():
-        median = a["eta_crit"]["median"]
-        if arm in subset_arms or not median or median["value"] is None:
+    for arm, a in d.arms.items():
+        median = a.eta_crit.median
+        if arm in subset_arms or median is None or median.value is None:
             continue
-        if median["kind"] == "":
-            share = sum(1 for r in rows if r["lr"] == median["value"])
+        if median.kind == "":
+            share = sum(1 for r in rows if r["lr"] == median.value)
             rows.append(
                 {
                     "kind": "critical",
                     **n,
                     "arm": arm,
-                    "lr": median["value"],
-                    "x": median["value"],
+                    "lr": median.value,
+                    "x": median.value,
                     "stack": share,
                 }
             )
         fate = (
-            f": no failure up to {fmt.lr(median['value'])}"
-            if median["kind"] == "above"
-            else f" fail{{s}} from {fmt.grid(median)}"
+            f": no failure up to {fmt.lr(median.value)}"
+            if median.kind == "above"
+            else f" fail{{s}} from {fmt.grid(record(median))}"
         )
-        fates.setdefault((median["value"], fate), []).append(arm)
+        fates.setdefault((median.value, fate), []).append(arm)
     # Arms with the same fate share a line, its verb agreeing: 'off fails from 0.1', 'off and
     # on fail from 1.78', 'off and on: no failure up to 0.1'.
     labels = [
@@ -364,15 +390,14 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _threshold_rows(n: dict, d: dict, key: str, wide: bool) -> tuple[list[dict], str] | None:
-    """The primary comparison's necessity threshold at this rung as its bracket (a bar and
-    its two ends), and its label; None when there is no bracket on the grid (QK-norm never
-    needed, needed already at the lowest LR, or no comparison)."""
-    c = d["comparisons"].get(key)
-    if not c or c["threshold"]["kind"] not in ("", "below"):
+def _threshold_rows(n: dict, c: m.Comparison | None, wide: bool) -> tuple[list[dict], str] | None:
+    """The primary comparison's necessity threshold at this rung (c, None without one) as its
+    bracket (a bar and its two ends), and its label; None when there is no bracket on the grid
+    (QK-norm never needed, needed already at the lowest LR, or no comparison)."""
+    if c is None or c.threshold.kind not in ("", "below"):
         return None
-    lo, hi, _ = present.threshold_interval(c, d)
-    if c["threshold"]["kind"] == "below" or lo is None:
+    lo, hi, _ = present.threshold_interval(record(c))
+    if c.threshold.kind == "below" or lo is None:
         return (
             [],
             "QK-norm needed already at the lowest LR" if wide else "needed from the lowest LR",

@@ -1,6 +1,10 @@
 """The summary charts by rung (depth or width, figures/ladder.py): critical LR and necessity
 threshold (stability), the points the ladder's trend is decided on (trend), the max-LR ratio
-over the margin delta, and each arm's LR sensitivity."""
+over the margin delta, and each arm's LR sensitivity.
+
+The charts read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; each
+public chart takes it or analysis.json's dict of one (present.typed reads the dict back). The
+shared helpers of figures/present.py still read a record's JSON form (adapter.record)."""
 
 from __future__ import annotations
 
@@ -23,17 +27,26 @@ from figures.charts.style import (
     lr_scale,
     rung_x,
 )
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study import hypotheses
 
 
-def stability(analysis: dict) -> alt.LayerChart | None:
+def _rung(analysis: m.Analysis) -> ladder.Ladder:
+    """The sweep's ladder (ladder.of, from the typed settings)."""
+    return ladder.Ladder(analysis.settings.ladder.field)
+
+
+def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """Critical LR per arm (median, interval) and the necessity threshold per rung."""
-    rung = ladder.of(analysis)
+    analysis = present.typed(analysis)
+    rung = _rung(analysis)
     rows = _stability_rows(analysis)
     if not rows:
         return None
     data = pd.DataFrame(rows)
     series = list(dict.fromkeys(data.series))
-    colors = {**arm_colors(analysis["settings"]["arms"]), "threshold": THRESHOLD_COLOR}
+    colors = {**arm_colors(analysis.settings.arms), "threshold": THRESHOLD_COLOR}
     # The series sit side by side within each rung (xOffset), so intervals never overlap.
     base = alt.Chart(data).encode(
         x=rung_x(rung),
@@ -78,41 +91,35 @@ def stability(analysis: dict) -> alt.LayerChart | None:
     )
 
 
-def _stability_rows(analysis: dict) -> list[dict]:
+def _stability_rows(analysis: m.Analysis) -> list[dict]:
     """Per rung: each arm's critical LR (not the subset arms'), then the primary
     comparison's necessity threshold; a series without a value is left out."""
-    s, field = analysis["settings"], ladder.of(analysis).field
+    s, field = analysis.settings, _rung(analysis).field
     rows = []
-    for depth, d in analysis["depths"].items():
-        for arm, a in d["arms"].items():
-            if arm in s["subset_arms"] or not a["eta_crit"]["median"]:
+    for depth, d in analysis.depths.items():
+        for arm, a in d.arms.items():
+            crit = a.eta_crit
+            if arm in s.subset_arms or crit.median is None:
                 continue
-            lo, hi = present.crit_span(a["eta_crit"])
-            ends = ((a["eta_crit"].get("min") or {}).get("kind", ""),)
-            ends += ((a["eta_crit"].get("max") or {}).get("kind", ""),)
+            lo, hi = present.crit_span(record(crit))
+            ends = tuple(end.kind if end is not None else "" for end in (crit.min, crit.max))
             rows.append(
                 _stability_row(
-                    f"critical LR, {arm}",
-                    arm,
-                    {field: int(depth)},
-                    a["eta_crit"]["median"],
-                    lo,
-                    hi,
-                    ends,
+                    f"critical LR, {arm}", arm, {field: int(depth)}, crit.median, lo, hi, ends
                 )
             )
-        primary = d["comparisons"].get(present.primary_key(analysis))
-        if primary and primary["threshold"]["kind"] in ("", "below"):
-            lo, hi, _ = present.threshold_interval(primary, d)
+        primary = hypotheses.primary(analysis, d)
+        if primary is not None and primary.threshold.kind in ("", "below"):
+            lo, hi, _ = present.threshold_interval(record(primary))
             rows.append(
                 _stability_row(
                     "necessity threshold",
                     "threshold",
                     {field: int(depth)},
-                    primary["threshold"],
+                    primary.threshold,
                     lo,
                     hi,
-                    (primary["threshold"]["kind"], ""),
+                    (primary.threshold.kind, ""),
                 )
             )
     return [r for r in rows if r["value"] is not None]
@@ -167,7 +174,7 @@ BOUND_SHAPES = {
 
 
 def _stability_row(
-    series: str, key: str, where: dict, median: dict, lo, hi, ends: tuple = ("", "")
+    series: str, key: str, where: dict, median: m.GridPoint, lo, hi, ends: tuple = ("", "")
 ) -> dict:
     """ends: the kind of the low and high end ('below', 'above': censored, '': on the grid);
     a censored end is drawn open (an arrow), not as a finite bar end."""
@@ -176,10 +183,10 @@ def _stability_row(
         "series": series,
         "key": key,
         **where,  # the rung: {field: value}
-        "value": median["value"],
-        "lo": lo if lo is not None else median["value"],
-        "hi": hi if hi is not None else median["value"],
-        "bound": BOUND_NAMES.get(median["kind"], "inside the grid"),
+        "value": median.value,
+        "lo": lo if lo is not None else median.value,
+        "hi": hi if hi is not None else median.value,
+        "bound": BOUND_NAMES.get(median.kind, "inside the grid"),
         "open_end": "triangle-up" if high_open else ("triangle-down" if low_open else ""),
         "open_at": hi if high_open else (lo if low_open else None),
     }
@@ -188,20 +195,21 @@ def _stability_row(
 SEED_SPREAD = 0.05  # doublings between neighbouring seeds' points at one rung
 
 
-def trend(analysis: dict) -> alt.LayerChart | None:
+def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """What H3 (W1 on a width ladder) regresses: every per-seed threshold by rung, a censored
     one at its bound, with the least-squares line and its slope. None before the trend was
     decided on points (one rung, too few points, or all censored alike)."""
-    rung = ladder.of(analysis)
+    analysis = present.typed(analysis)
+    rung = _rung(analysis)
     name = rung.trends[0]
-    t = analysis.get(name.lower()) or {}
-    if not t.get("points") or not t.get("line"):
+    t: m.Trend | None = getattr(analysis, name.lower())
+    if t is None or not t.points or t.line is None:
         return None
-    data = pd.DataFrame(_trend_rows(t["points"], rung.field))
-    rungs = sorted({p["rung"] for p in t["points"]})
-    line = _line_ends(t["line"], rungs, rung.field)
-    inside = t.get("uncensored")  # the fit without censored points: descriptive, dotted
-    inside_line = _line_ends(inside["line"], rungs, rung.field) if inside else None
+    data = pd.DataFrame(_trend_rows(t.points, rung.field))
+    rungs = sorted({p.rung for p in t.points})
+    line = _line_ends(t.line, rungs, rung.field)
+    inside = t.uncensored  # the fit without censored points: descriptive, dotted
+    inside_line = _line_ends(inside.line, rungs, rung.field) if inside is not None else None
     x = alt.X(
         "x:Q",
         title=f"{rung.name} ({rung.unit})",
@@ -235,16 +243,16 @@ def trend(analysis: dict) -> alt.LayerChart | None:
         )
         .properties(name="points")
     )
-    a = t["at_bound"]
+    a = t.at_bound
     notes = [
-        f"dashed: least squares with them at their bounds (the rule), {a['value']:+.3f} "
+        f"dashed: least squares with them at their bounds (the rule), {a.value:+.3f} "
         f"decades per doubling",
-        f"(90% interval {a['lower']:+.3f} to {a['upper']:+.3f})",
+        f"(90% interval {a.lower:+.3f} to {a.upper:+.3f})",
     ]
-    if inside:
+    if inside is not None:
         notes += [
-            f"dotted: without the censored ones (descriptive), {inside['value']:+.3f} "
-            f"({inside['lower']:+.3f} to {inside['upper']:+.3f})"
+            f"dotted: without the censored ones (descriptive), {inside.value:+.3f} "
+            f"({inside.lower:+.3f} to {inside.upper:+.3f})"
         ]
     return finish(
         alt.layer(*layers, points).properties(
@@ -261,51 +269,51 @@ def trend(analysis: dict) -> alt.LayerChart | None:
     )
 
 
-def _line_ends(fit: dict, rungs: list, field: str) -> pd.DataFrame:
+def _line_ends(fit: m.Line, rungs: list, field: str) -> pd.DataFrame:
     """A fitted line (intercept and slope of log10 LR on log2 rung) at the ends of the rungs."""
-    ends = [10 ** (fit["intercept"] + fit["slope"] * math.log2(r)) for r in (rungs[0], rungs[-1])]
+    ends = [10 ** (fit.intercept + fit.slope * math.log2(r)) for r in (rungs[0], rungs[-1])]
     return pd.DataFrame({field: [rungs[0], rungs[-1]], "lr": ends})
 
 
-def _trend_rows(points: list[dict], field: str) -> list[dict]:
+def _trend_rows(points: list[m.TrendPoint], field: str) -> list[dict]:
     """One row per point, seeds at one rung set a little apart along x (in doublings)."""
     rows, seen = [], {}
     for p in points:
-        i = seen[p["rung"]] = seen.get(p["rung"], -1) + 1
-        n = sum(q["rung"] == p["rung"] for q in points)
+        i = seen[p.rung] = seen.get(p.rung, -1) + 1
+        n = sum(q.rung == p.rung for q in points)
         shape = "circle"
-        if p["censored"]:
-            shape = "triangle-down" if p["beyond"] < p["lr"] else "triangle-up"
+        if p.censored:
+            shape = "triangle-down" if p.beyond < p.lr else "triangle-up"
         rows.append(
             {
-                field: p["rung"],
-                "x": p["rung"] * 2 ** (SEED_SPREAD * (i - (n - 1) / 2)),
-                "lr": p["lr"],
+                field: p.rung,
+                "x": p.rung * 2 ** (SEED_SPREAD * (i - (n - 1) / 2)),
+                "lr": p.lr,
                 "shape": shape,
-                "placed": "censored, at its bound" if p["censored"] else "inside the grid",
+                "placed": "censored, at its bound" if p.censored else "inside the grid",
             }
         )
     return rows
 
 
-def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
+def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
     the margin? The pre-registered delta is marked."""
-    s, rung = analysis["settings"], ladder.of(analysis)
+    analysis = present.typed(analysis)
+    s, rung = analysis.settings, _rung(analysis)
     rows = [
-        {rung.field: int(depth), "delta": r["delta"], "ratio": r["ratio"]}
-        for depth, d in analysis["depths"].items()
-        for key, c in d["comparisons"].items()
-        if key == present.primary_key(analysis)
-        for r in c["eta_max_ratio"]
-        if r["ratio"]
+        {rung.field: int(depth), "delta": r.delta, "ratio": r.ratio}
+        for depth, d in analysis.depths.items()
+        if (c := hypotheses.primary(analysis, d)) is not None
+        for r in c.eta_max_ratio
+        if r.ratio
     ]
     if not rows:
         return None
     data = pd.DataFrame(rows)
     # The x axis reaches the pre-registered delta even where the curve starts above it, so
     # its grey line is drawn; ticks every 0.1 (labels at 0.05 ran together).
-    lo, hi = min(float(data.delta.min()), s["delta"]), max(float(data.delta.max()), s["delta"])
+    lo, hi = min(float(data.delta.min()), s.delta), max(float(data.delta.max()), s.delta)
     ticks = [round(0.1 * k, 10) for k in range(int(lo * 10 - 1e-9), int(hi * 10 + 1e-9) + 1)]
     ticks = [t for t in ticks if lo - 1e-9 <= t <= hi + 1e-9]
     lines = (
@@ -314,16 +322,14 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
         .encode(
             x=alt.X(
                 "delta:Q",
-                title=f"delta: margin above the best loss ({present.loss_unit(analysis)})",
+                title=f"delta: margin above the best loss ({_loss_unit(s)})",
                 scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
                 axis=alt.Axis(values=ticks, format="~g"),
             ),
             y=alt.Y(
                 "ratio:Q",
                 scale=alt.Scale(type="log", domain=_ratio_domain([*data.ratio, 1.0]), nice=False),
-                axis=log_axis(
-                    [*data.ratio, 1.0], f"eta_max ratio {s['primary']} / {s['reference']}"
-                ),
+                axis=log_axis([*data.ratio, 1.0], f"eta_max ratio {s.primary} / {s.reference}"),
             ),
             color=alt.Color(f"{rung.field}:O", title=rung.name),
             tooltip=[f"{rung.field}:O", "delta:Q", alt.Tooltip("ratio:Q", format=".3g")],
@@ -334,7 +340,7 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
     chosen = (
         alt.Chart()
         .mark_rule(color="#777777", strokeWidth=2)
-        .encode(x=alt.datum(s["delta"], type="quantitative"))
+        .encode(x=alt.datum(s.delta, type="quantitative"))
     )
     return finish(
         alt.layer(lines, one, chosen).properties(
@@ -342,10 +348,15 @@ def eta_max_ratio(analysis: dict) -> alt.LayerChart | None:
             height=240,
             title=chart_title(
                 "Max-LR ratio vs the margin delta",
-                f"grey: the pre-registered delta ({s['delta']:g}); dashed: no difference",
+                f"grey: the pre-registered delta ({s.delta:g}); dashed: no difference",
             ),
         )
     )
+
+
+def _loss_unit(settings: m.Settings) -> str:
+    """present.loss_unit of the typed settings (its JSON form: present reads that)."""
+    return present.loss_unit({"settings": record(settings)})
 
 
 def _ratio_domain(values) -> list[float]:
@@ -356,19 +367,20 @@ def _ratio_domain(values) -> list[float]:
     return [lo / 2, hi * 2] if hi / lo < 4 else [lo, hi]
 
 
-def sensitivity(analysis: dict) -> alt.LayerChart | None:
-    rung = ladder.of(analysis)
+def sensitivity(analysis: m.Analysis | dict) -> alt.LayerChart | None:
+    analysis = present.typed(analysis)
+    rung = _rung(analysis)
     rows = [
         {"arm": arm, rung.field: int(depth), "seed": int(seed), "sensitivity": v}
-        for depth, d in analysis["depths"].items()
-        for arm, a in d["arms"].items()
-        if a["sensitivity"]["complete"]
-        for seed, v in a["sensitivity"]["seeds"].items()
+        for depth, d in analysis.depths.items()
+        for arm, a in d.arms.items()
+        if a.sensitivity.complete
+        for seed, v in a.sensitivity.seeds.items()
     ]
     if not rows:
         return None
     data = pd.DataFrame(rows)
-    arms = [a for a in analysis["settings"]["arms"] if a in set(data.arm)]
+    arms = [a for a in analysis.settings.arms if a in set(data.arm)]
     y_title = "LR sensitivity (nats)"
     base = alt.Chart(data).encode(
         x=rung_x(rung), xOffset=alt.XOffset("arm:N", sort=arms), color=arm_color(arms)
