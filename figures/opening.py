@@ -6,17 +6,28 @@ C1), the trend along a ladder (with depth: H3; with width: W1, W2 and the line c
 core width), whether the calls hold with more tokens (a budget check); then where QK-norm is
 necessary against no QK-norm at each rung (depth or width, figures/ladder.py); last every
 verdict with what it means and the interval that decided it. Short sentences, one point each. It
-words the analysis dict (analysis.json) and decides nothing: every number comes from there.
+words the analysis and decides nothing: every number comes from there.
+
+Its entry points (`blocks`, `terminal`, `markdown`) take analysis.json's dict, as figures/report.py
+and figures/cli.py hand it; each reads it back once as the typed Analysis
+(sweeps/analysis/model.py, present.typed) and reads that by attribute. The dict is read only for
+the words figures/ adds to it, which the typed Analysis does not hold (adapter.WORDED):
+"verdicts" (figures/verdicts.py) and "interventions" (figures/intervention_verdicts.py), passed
+on explicitly. The shared formatters (figures/fmt.py, budget.py, practitioner.rule_parts,
+token_check.lines, extrapolation.py, present.crit_interval) still read a record's JSON form
+(sweeps.analysis.adapter.record), as figures/tables.py and figures/verdicts.py hand it them.
 """
 
 from __future__ import annotations
 
 from figures import budget, fmt, ladder, present, token_check
 from figures.extrapolation import extrapolation_head, extrapolation_lines
-from figures.intervention_verdicts import intervention_arms
 from figures.practitioner import rule_parts
 from figures.verdicts import h2a_call, share_text
 from figures.wording import UNREGISTERED, WORDING
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study import hypotheses
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
@@ -28,18 +39,23 @@ Block = tuple[str, list[Item]]  # a title and its bullets
 
 
 def blocks(view: dict) -> list[Block]:
-    """The opening, question by question (none before any run finished)."""
+    """The opening, question by question (none before any run finished). view: analysis.json's
+    dict (schema 4), read back typed once; its words (verdicts, interventions: not in the typed
+    Analysis) are read from it and passed on."""
     if not view.get("depths"):
         return []
+    a = present.typed(view)
+    verdicts = view.get("verdicts") or {}  # figures/verdicts.py's words (adapter.WORDED)
+    judged = view.get("interventions") or {}  # figures/intervention_verdicts.py's (WORDED)
     found = [
-        _toy(view),
-        _interventions(view),
-        _control(view),
-        _trend(view),
-        _token_check(view),
-        _budget(view),
-        _off_on(view),
-        _verdicts(view),
+        _toy(a),
+        _interventions(a, judged),
+        _control(a),
+        _trend(a, verdicts),
+        _token_check(a),
+        _budget(a),
+        _off_on(a, verdicts),
+        _verdicts(a, verdicts),
     ]
     return [b for b in found if b and b[1]]
 
@@ -67,25 +83,41 @@ def markdown(view: dict) -> list[str]:
     return lines
 
 
+def _rung(a: m.Analysis) -> ladder.Ladder:
+    """The sweep's ladder (ladder.of, from the typed settings)."""
+    return ladder.Ladder(a.settings.ladder.field)
+
+
+def _failure_names(a: m.Analysis) -> dict[str, str]:
+    """The failure definitions shown, the deciding one first, each with its printed name
+    (present.failure_names: with the baseline rule off, stuck prints as diverged)."""
+    s = a.settings
+    definitions = s.failure_definitions or [present.STUCK]
+    return present.failures_shown(definitions, s.primary_failure, _rule_off(a))
+
+
+def _rule_off(a: m.Analysis) -> bool:
+    """The runs had no bigram-baseline rule (present.rule_off)."""
+    return a.settings.baseline_rule == "none"
+
+
 # -- whether the runs say anything at all -------------------------------------------------------
-def _toy(view: dict) -> Block | None:
-    """A sweep none of whose arms beats the bigram baseline (analysis.json's "baseline_check",
+def _toy(a: m.Analysis) -> Block | None:
+    """A sweep none of whose arms beats the bigram baseline (the analysis's baseline_check,
     decided by sweeps.study.rules.baseline_check): it demonstrates the harness, and says so
     before anything it computed."""
-    check = view.get("baseline_check") or {}
-    if check.get("beaten") is not False:
+    check = a.baseline_check
+    if check.beaten is not False:
         return None
-    best = check["best"]
-    arms = [a for a in view["settings"]["arms"] if a in best] + sorted(
-        set(best) - set(view["settings"]["arms"])
-    )
+    best = check.best
+    arms = [x for x in a.settings.arms if x in best] + sorted(set(best) - set(a.settings.arms))
     each = ", ".join(f"{arm} {best[arm]:.3f}" for arm in arms)
     return (
         "A harness demonstration, not an answer: no arm beats the bigram baseline, so nothing "
         "below is about QK-norm",
         [
             f"Every arm's best run (its lowest final loss at any LR and seed) ends worse than "
-            f"the corpus's bigram baseline, {check['baseline']:.3f} nats: {each}. These runs "
+            f"the corpus's bigram baseline, {check.baseline:.3f} nats: {each}. These runs "
             "have not learned what counting pairs of tokens gives, so what follows only shows "
             "the harness running end to end; QK-norm's effect on them is no evidence either "
             "way."
@@ -105,17 +137,25 @@ I_QUESTION = {
 }
 
 
-def _interventions(view: dict) -> Block | None:
+def _intervention_arms(a: m.Analysis) -> list[str]:
+    """The arms I1-I4 judged, in spec order (figures.intervention_verdicts.intervention_arms)."""
+    judged = set()
+    for arms in a.decisions.interventions.values():
+        judged |= set(arms)
+    return [x for x in a.settings.arms if x in judged]
+
+
+def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     """QK-norm against each cheaper fix (I1-I4): per question the arms it holds for and not,
     then each arm's reason with the interval that decided it (one depth), or where to find
-    them (several)."""
-    judged = view.get("interventions") or {}
+    them (several). judged: analysis.json's "interventions", {rung: {arm: {"I1": {"verdict",
+    "reason"}}}} (figures/intervention_verdicts.py's words, not in the typed Analysis)."""
     if not judged:
         return None
-    s = view["settings"]
-    ref, primary = s["reference"], s["primary"]
-    order = intervention_arms(view)
-    rung = ladder.of(view)
+    s = a.settings
+    ref, primary = s.reference, s.primary
+    order = _intervention_arms(a)
+    rung = _rung(a)
     depths = sorted(judged, key=int)
     items: list[Item] = []
     for h in ("I1", "I2", "I3", "I4"):
@@ -151,7 +191,8 @@ def _interventions(view: dict) -> Block | None:
 
 
 def _arms_with(calls: dict, verdict: str, depths: list[str], rung: ladder.Ladder) -> str:
-    """The arms with this verdict, each naming its rungs unless it has it at every rung."""
+    """The arms with this verdict, each naming its rungs unless it has it at every rung
+    (calls: the worded verdicts of analysis.json's "interventions")."""
     by_arm: dict[str, list[str]] = {}
     for (arm, d), v in calls.items():
         if v["verdict"] == verdict:
@@ -163,24 +204,24 @@ def _arms_with(calls: dict, verdict: str, depths: list[str], rung: ladder.Ladder
     )
 
 
-def _control(view: dict) -> Block | None:
+def _control(a: m.Analysis) -> Block | None:
     """The start temperature (C1): does off started at on's attention-logit scale close the
     low-LR gap? The answer, then the gaps at each LR where QK-norm is necessary."""
-    s = view["settings"]
-    control, ref, primary = s["start_control"], s["reference"], s["primary"]
-    decided = (view.get("decisions") or {}).get("C1") or {}
+    s = a.settings
+    control, ref, primary = s.start_control, s.reference, s.primary
+    decided = a.decisions.C1
     if not control or not decided:
         return None
     items: list[Item] = []
     for name in sorted(decided, key=int):
-        prefix = f"{ladder.of(view).cap(name)}: " if len(decided) > 1 else ""
-        answer = ANSWER[decided[name]["verdict"]]
+        prefix = f"{_rung(a).cap(name)}: " if len(decided) > 1 else ""
+        answer = ANSWER[decided[name].verdict]
         subs = [
             f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
-            + share_text(p["mean"], c["mean"])
-            for lr, p, c in _c1_rows(view["depths"][name], s)
+            + share_text(p.mean, c.mean)
+            for lr, p, c in _c1_rows(a.depths[name], s)
         ]
-        items.append((f"{prefix}{answer}: {_c1_says(view, name)}.", subs))
+        items.append((f"{prefix}{answer}: {_c1_says(a, {}, name)}.", subs))
     return (
         f"Is the low-LR gap between {ref} and {primary} the start temperature? (C1: {control} "
         f"is {ref} started at {primary}'s attention-logit scale; [a, b]: 90% interval)",
@@ -188,74 +229,74 @@ def _control(view: dict) -> Block | None:
     )
 
 
-def _c1_says(view: dict, name: str, depth: dict | None = None) -> str:
-    """C1 at one rung in words, with the largest gap of the control to the primary arm."""
-    s = view["settings"]
-    control, primary = s["start_control"], s["primary"]
-    why = view["decisions"]["C1"][name]["why"]
-    rows = _c1_rows(depth or view["depths"][name], s)
+def _c1_says(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung | None = None) -> str:
+    """C1 at one rung in words, with the largest gap of the control to the primary arm
+    (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
+    s = a.settings
+    control, primary = s.start_control, s.primary
+    why = a.decisions.C1[name].why
+    rows = _c1_rows(depth or a.depths[name], s)
     if why == "no gap" or not rows:
         return f"QK-norm is necessary at no LR that {control} ran"
-    lr, _, worst = max(rows, key=lambda r: r[2]["mean"])
+    lr, _, worst = max(rows, key=lambda r: r[2].mean)
     largest = f"largest gap {_nats(worst)}, at LR {fmt.lr(lr)}"
     if why == "control worse":
-        worse = [x for x, _, c in rows if c["necessary"]]
+        worse = [x for x, _, c in rows if c.necessary]
         return (
-            f"{control} is still worse than {primary} by more than {s['min_effect']:g} nats at "
+            f"{control} is still worse than {primary} by more than {s.min_effect:g} nats at "
             f"{fmt.lrs(worse)}; {largest}"
         )
     if why == "start":
         return (
-            f"{control} - {primary} lies inside ±{s['negligible']:g} nats at all {len(rows)} LRs "
+            f"{control} - {primary} lies inside ±{s.negligible:g} nats at all {len(rows)} LRs "
             f"where QK-norm is necessary; {largest}"
         )
     return (
-        f"{control} - {primary} is neither inside ±{s['negligible']:g} nats nor above "
-        f"{s['min_effect']:g} at some LR where QK-norm is necessary; {largest}"
+        f"{control} - {primary} is neither inside ±{s.negligible:g} nats nor above "
+        f"{s.min_effect:g} at some LR where QK-norm is necessary; {largest}"
     )
 
 
-def _nats(entry: dict) -> str:
+def _nats(entry: m.Paired) -> str:
     """A paired effect with its 90% interval, in nats: '0.274 [0.211, 0.337] nats'."""
-    lo, hi = entry.get("ci90") or (None, None)
+    lo, hi = entry.ci90 or (None, None)
     if lo is None:
-        return f"{fmt.num(entry.get('mean'))} nats"
-    return f"{fmt.num(entry['mean'])} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+        return f"{fmt.num(entry.mean)} nats"
+    return f"{fmt.num(entry.mean)} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
 
 
-def _c1_rows(depth: dict, s: dict) -> list[tuple[float, dict, dict]]:
+def _c1_rows(depth: m.Rung, s: m.Settings) -> list[tuple[float, m.LrEffect, m.LrEffect]]:
     """(LR, primary entry, control entry) where C1 looked: both judged, QK-norm necessary."""
-    key = Comparison(s["reference"], s["primary"]).key
-    primary = {e["lr"]: e for e in depth["comparisons"][key]["per_lr"] if e["judged"]}
-    control = depth["comparisons"].get(Comparison(s["start_control"], s["primary"]).key)
+    key = Comparison(s.reference, s.primary).key
+    primary = {e.lr: e for e in depth.comparisons[key].per_lr if e.judged}
+    control = depth.comparisons.get(Comparison(s.start_control, s.primary).key)
     return [
-        (e["lr"], primary[e["lr"]], e)
-        for e in (control or {}).get("per_lr", [])
-        if e["judged"] and e["lr"] in primary and primary[e["lr"]]["necessary"]
+        (e.lr, primary[e.lr], e)
+        for e in (control.per_lr if control else [])
+        if e.judged and e.lr in primary and primary[e.lr].necessary
     ]
 
 
-def _trend(view: dict) -> Block | None:
+def _trend(a: m.Analysis, verdicts: dict) -> Block | None:
     """A ladder (several rungs): the trend it was built to ask. With depth: does the
     necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
     rule's multiple of the best LR carry (W2), and what the line says at the core width,
-    marked as the extrapolation it is."""
-    rung = ladder.of(view)
-    depths = [n for n, d in view["depths"].items() if _primary(view, d) is not None]
+    marked as the extrapolation it is. verdicts: analysis.json's "verdicts" (words)."""
+    rung = _rung(a)
+    depths = [n for n, d in a.depths.items() if hypotheses.primary(a, d) is not None]
     if len(depths) < 2:
         return None
-    verdicts = view.get("verdicts") or {}
     items: list[Item] = []
     for name in rung.trends:
         v = verdicts.get(name) or {}
         answer = ANSWER.get(v.get("verdict"), "Not decided")
-        asked = question(name, view["settings"]["reference"])
-        text = f"{answer}: {_trend_says(view, name)}."
+        asked = question(name, a.settings.reference)
+        text = f"{answer}: {_trend_says(a, verdicts, name)}."
         items.append(text if len(rung.trends) == 1 else f"{asked} ({name}) {text}")
-    e = (view.get("w1") or {}).get("extrapolation")
+    e = a.w1.extrapolation if a.w1 else None
     if rung.is_width and e:
-        head = extrapolation_head(e)
-        items.append((f"At {head}:", extrapolation_lines(e)))
+        head = extrapolation_head(record(e))
+        items.append((f"At {head}:", extrapolation_lines(record(e))))
     rungs = ", ".join(sorted(depths, key=int))
     if rung.is_width:
         title = f"How do the threshold and the rule move with width? (W1, W2; widths {rungs})"
@@ -264,26 +305,27 @@ def _trend(view: dict) -> Block | None:
     return title, items
 
 
-def _token_check(view: dict) -> Block | None:
+def _token_check(a: m.Analysis) -> Block | None:
     """A depth ladder's token-matched check: does the fall with depth survive matching the
     tokens per parameter (docs/STUDY.md section 11)?"""
-    e = view.get("token_check")
+    e = a.token_check
     if not e:
         return None
-    depth, ref = (e.get("check") or {}).get("depth"), (e.get("reference") or {}).get("depth")
+    depth = e.check.depth if e.check else None
+    ref = e.reference.depth if e.reference else None
     at = f"depth {depth} at depth {ref}'s tokens per parameter" if depth and ref else "the check"
     title = (
-        f"Does the depth trend survive matching tokens per parameter? ({at}, against {e['ladder']})"
+        f"Does the depth trend survive matching tokens per parameter? ({at}, against {e.ladder})"
     )
-    return title, list(token_check.lines(e))
+    return title, list(token_check.lines(record(e)))
 
 
-def _budget(view: dict) -> Block | None:
+def _budget(a: m.Analysis) -> Block | None:
     """A budget check: do the calls hold with more tokens?"""
     items: list[Item] = []
-    for name in sorted(view["depths"], key=int):
-        d = view["depths"][name]
-        lines = budget.summary(ladder.of(view).label(name), d)
+    for name in sorted(a.depths, key=int):
+        d = record(a.depths[name])  # budget.py reads the rung's JSON form
+        lines = budget.summary(_rung(a).label(name), d)
         for (small, large), line in zip(budget.pairs(d), lines):
             lrs, differ = budget.held(small, large)
             answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
@@ -301,46 +343,43 @@ def _budget(view: dict) -> Block | None:
 
 
 # -- QK-norm against no QK-norm ------------------------------------------------------------------
-def _primary(view: dict, depth: dict) -> dict | None:
-    return depth["comparisons"].get(present.primary_key(view))
-
-
-def _off_on(view: dict) -> Block | None:
+def _off_on(a: m.Analysis, verdicts: dict) -> Block | None:
     """Where QK-norm is necessary, per rung: at one rung each point its own bullet (the
     threshold in absolute LRs and in multiples of the best LR without QK-norm, the effect at
     that best LR, where each arm's runs start to fail, the low-LR effect apart, the runs the
-    threshold hangs on); at several rungs one bullet each."""
-    s = view["settings"]
-    rules = (view.get("decisions") or {}).get("rules") or {}
-    names = [n for n in sorted(view["depths"], key=int) if n in rules]
+    threshold hangs on); at several rungs one bullet each. practitioner.rule_parts reads the
+    JSON form of the rung, its comparison, the settings and the rule."""
+    s = a.settings
+    rules = a.decisions.rules
+    names = [n for n in sorted(a.depths, key=int) if n in rules]
     if not names:
         return None
-    ref, primary, rung = s["reference"], s["primary"], ladder.of(view)
+    ref, primary, rung = s.reference, s.primary, _rung(a)
+    settings = record(s)
     if len(names) > 1:
         items: list[Item] = []
         for name in names:
-            d = view["depths"][name]
-            p = rule_parts(d, _primary(view, d), s, rules[name])
+            d = a.depths[name]
+            c = hypotheses.primary(a, d)
+            p = rule_parts(record(d), record(c), settings, record(rules[name]))
             items.append(
                 f"{rung.cap(name)}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} "
                 f"Critical LR: {_crit(d, [ref, primary])}."
             )
         return f"Where is QK-norm necessary? ({ref} vs {primary}, per {rung.name})", items
     name = names[0]
-    d = view["depths"][name]
-    c = _primary(view, d)
-    p = rule_parts(d, c, s, rules[name])
-    others = [a for a in d["arms"] if a not in (ref, primary) and a not in s["subset_arms"]]
+    d = a.depths[name]
+    c = hypotheses.primary(a, d)
+    p = rule_parts(record(d), record(c), settings, record(rules[name]))
+    others = [x for x in d.arms if x not in (ref, primary) and x not in s.subset_arms]
     items = [
         f"{p['head']} {p['threshold']} {p['seeds']}".strip(),
-        f"At that best LR (H1): {_h1(view, name, d, at=False)}.",
-        _failing(view, d, [ref, primary], others),
+        f"At that best LR (H1): {_h1(a, verdicts, name, d, at=False)}.",
+        _failing(a, d, [ref, primary], others),
         p["low"],
         p["fragile"],
     ]
-    tokens = d["tokens_per_param"]["by_budget"].get(
-        str(int(d["arms"][ref]["budget"])), float("nan")
-    )
+    tokens = d.tokens_per_param.by_budget.get(str(int(d.arms[ref].budget)), float("nan"))
     return (
         f"Where is QK-norm necessary? ({ref} vs {primary} at {rung.label(name)}, "
         f"{fmt.num(tokens, 2)} tokens/parameter)",
@@ -348,21 +387,21 @@ def _off_on(view: dict) -> Block | None:
     )
 
 
-def _crit(depth: dict, arms: list[str]) -> str:
+def _crit(depth: m.Rung, arms: list[str]) -> str:
     """Each arm's median critical LR, with its seed range where the seeds differ."""
     out = []
-    for arm in arms:
-        a = depth["arms"].get(arm)
-        median = (a or {}).get("eta_crit", {}).get("median")
+    for name in arms:
+        arm = depth.arms.get(name)
+        median = arm.eta_crit.median if arm else None
         if not median:
             continue
-        lo, hi, label = present.crit_interval(a["eta_crit"])
+        lo, hi, label = present.crit_interval(record(arm.eta_crit))
         span = (
             f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
-            if median["kind"] == "" and lo is not None and lo != hi
+            if median.kind == "" and lo is not None and lo != hi
             else ""
         )
-        out.append(f"{arm} {fmt.grid(median)}{span}")
+        out.append(f"{name} {fmt.grid(record(median))}{span}")
     return ", ".join(out) or "n/a"
 
 
@@ -373,19 +412,17 @@ WHEN = {  # the failure definitions (docs/STUDY.md section 3) as a clause
 }
 
 
-def _failing(view: dict, depth: dict, main: list[str], others: list[str]) -> str:
+def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -> str:
     """Where runs start to fail: the compared arms, the other arms, the other definitions;
     'no run failed' where no arm's runs failed inside the grid."""
-    s = view["settings"]
-    names = present.failure_names(view)
+    s = a.settings
+    names = _failure_names(a)
     definition = next(iter(names))  # the one that decides, as the report names it
-    said = names[definition] + (
-        "; the bigram-baseline rule is off" if present.rule_off(view) else ""
-    )
-    medians = [((depth["arms"].get(a) or {}).get("eta_crit") or {}).get("median") for a in main]
-    medians += [depth["arms"][a]["eta_crit"].get("median") for a in others]
-    tops = {m["value"] for m in medians if m and m["kind"] == "above"}
-    if len(tops) == 1 and all(m and m["kind"] == "above" for m in medians):
+    said = names[definition] + ("; the bigram-baseline rule is off" if _rule_off(a) else "")
+    medians = [depth.arms[x].eta_crit.median if x in depth.arms else None for x in main]
+    medians += [depth.arms[x].eta_crit.median for x in others]
+    tops = {x.value for x in medians if x and x.kind == "above"}
+    if len(tops) == 1 and all(x and x.kind == "above" for x in medians):
         text = (
             f"No arm's runs failed ({said}) up to LR {fmt.lr(tops.pop())}, the grid's top "
             "(critical LR above it)."
@@ -398,12 +435,13 @@ def _failing(view: dict, depth: dict, main: list[str], others: list[str]) -> str
         if other == definition:
             continue
         values = []
-        for arm in main:
-            by = (depth["arms"].get(arm) or {}).get("eta_crit_by_definition") or {}
-            if (by.get(other) or {}).get("median"):
-                values.append(f"{arm} {fmt.grid(by[other]['median'])}")
+        for name in main:
+            by = (depth.arms[name].eta_crit_by_definition if name in depth.arms else {}) or {}
+            found = by.get(other)
+            if found and found.median:
+                values.append(f"{name} {fmt.grid(record(found.median))}")
         if values:
-            when = WHEN[other].format(delta=s["delta"])
+            when = WHEN[other].format(delta=s.delta)
             text += f" {when[0].upper()}{when[1:]}: {', '.join(values)}."
     return text
 
@@ -414,19 +452,19 @@ def question(name: str, ref: str) -> str:
     return WORDING[name].question.format(ref=ref)
 
 
-def _verdicts(view: dict) -> Block | None:
+def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
     """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
-    at several rungs one sub-bullet per rung."""
-    verdicts = view.get("verdicts") or {}
+    at several rungs one sub-bullet per rung. verdicts: analysis.json's "verdicts"
+    (figures/verdicts.py's words: {hypothesis: {"verdict", "reason", "per_depth"}})."""
     if not verdicts:
         return None
-    s, rung = view["settings"], ladder.of(view)
+    s, rung = a.settings, _rung(a)
     says = {"H1": _h1, "H2a": _h2a, "H2b": _h2b, "C1": _c1_says}
     # a question the sweep was built to ask is answered first, with its numbers: not again
     above = {
-        "H1": len((view.get("decisions") or {}).get("rules") or {}) == 1,  # _off_on's bullet
-        **dict.fromkeys(rung.trends, _trend(view) is not None),
-        "C1": _control(view) is not None,
+        "H1": len(a.decisions.rules) == 1,  # _off_on's bullet
+        **dict.fromkeys(rung.trends, _trend(a, verdicts) is not None),
+        "C1": _control(a) is not None,
     }
     items: list[Item] = []
     for h in HYPOTHESES:
@@ -434,23 +472,23 @@ def _verdicts(view: dict) -> Block | None:
             continue
         v = verdicts[h]
         answer = ANSWER[v["verdict"]]
-        head = f"{h} {v['verdict']}. {question(h, s['reference'])}"
+        head = f"{h} {v['verdict']}. {question(h, s.reference)}"
         if h == "C1":
-            names = sorted((view.get("decisions") or {}).get("C1") or {}, key=int)
+            names = sorted(a.decisions.C1, key=int)
         else:
             names = sorted(v.get("per_depth") or {}, key=int)
-        if not s["preregistered"]:
+        if not s.preregistered:
             why = [UNREGISTERED]
-        elif h == "C1" and not s["start_control"]:
+        elif h == "C1" and not s.start_control:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
         elif h in rung.trends or not names:
-            why = [_trend_says(view, h) if h in rung.trends else v["reason"]]
+            why = [_trend_says(a, verdicts, h) if h in rung.trends else v["reason"]]
         elif h in says:
-            why = [says[h](view, name, view["depths"][name]) for name in names]
+            why = [says[h](a, verdicts, name, a.depths[name]) for name in names]
         else:  # no numbers of its own to say: each rung's reason
             why = [v["per_depth"][name]["reason"] for name in names]
-        if above.get(h) and s["preregistered"]:
-            items.append(f"{head} {_as_above(view, h, v, answer)}")
+        if above.get(h) and s.preregistered:
+            items.append(f"{head} {_as_above(a, h, v, answer)}")
         elif len(why) == 1:
             items.append(f"{head} {answer}: {why[0]}.")
         else:
@@ -468,20 +506,21 @@ def _verdicts(view: dict) -> Block | None:
     )
 
 
-def _as_above(view: dict, h: str, v: dict, answer: str) -> str:
+def _as_above(a: m.Analysis, h: str, v: dict, answer: str) -> str:
     """A verdict whose numbers the opening gave above, as its answer and what the verdict
     found, so the line reads as meant: a bare "No" to H1's "does QK-norm matter only above
     off's best LR?" would read as "it matters below it too" where it matters nowhere
     (docs/STUDY.md section 5: not supported is necessary at the best LR, harmful there, or no
-    threshold although off fails). Not decided: the block above says why."""
+    threshold although off fails). Not decided: the block above says why. v: the verdict's
+    words (analysis.json's "verdicts" entry)."""
     if v["verdict"] == INCONCLUSIVE:
         return f"{answer}, as above."
     per = v.get("per_depth") or {}
-    if h in ladder.of(view).trends or not per:
+    rung = _rung(a)
+    if h in rung.trends or not per:
         found = v["reason"]
     else:
         reasons = {r["reason"] for r in per.values()}
-        rung = ladder.of(view)
         found = (
             reasons.pop()
             if len(reasons) == 1
@@ -490,60 +529,62 @@ def _as_above(view: dict, h: str, v: dict, answer: str) -> str:
     return f"{answer}: {found}, as above."
 
 
-def _h1(view: dict, name: str, depth: dict, at: bool = True) -> str:
+def _h1(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung, at: bool = True) -> str:
     """H1 at one rung: the effect at the reference arm's best LR (named unless `at` is
-    False) and what it shows."""
-    s = view["settings"]
-    ref, primary = s["reference"], s["primary"]
-    h = depth.get("h1") or {}
-    reason = (view.get("verdicts") or {}).get("H1", {}).get("per_depth", {}).get(name, {})
-    if not h.get("stats"):
+    False) and what it shows (the rung's reason from verdicts, analysis.json's words, where
+    there are no numbers)."""
+    s = a.settings
+    ref, primary = s.reference, s.primary
+    h = depth.h1
+    reason = verdicts.get("H1", {}).get("per_depth", {}).get(name, {})
+    if not (h and h.stats):
         return reason.get("reason", "not judged")
-    effect = f"{ref} - {primary} = {_nats(h['stats'])}"
-    effect = f"at LR {fmt.lr(h['lr'])}, {effect}" if at else f"{effect} (90% interval)"
-    bound = f"{s['negligible']:g}"
-    c = _primary(view, depth)
+    effect = f"{ref} - {primary} = {_nats(h.stats)}"
+    effect = f"at LR {fmt.lr(h.lr)}, {effect}" if at else f"{effect} (90% interval)"
+    bound = f"{s.negligible:g}"
+    c = hypotheses.primary(a, depth)
     return {
         "negligible": f"{effect}, inside ±{bound} (negligible); "
-        f"{fmt.threshold_bracket(c) if c else 'no threshold'}",
+        f"{fmt.threshold_bracket(record(c)) if c else 'no threshold'}",
         "necessary": f"{effect}: QK-norm already matters there",
         "harms": f"{effect}: QK-norm harms there",
         "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
-        f"(above {s['min_effect']:g})",
-    }.get(h.get("why"), f"{effect}; {reason.get('reason', '')}".rstrip("; "))
+        f"(above {s.min_effect:g})",
+    }.get(h.why, f"{effect}; {reason.get('reason', '')}".rstrip("; "))
 
 
-def _h2a(view: dict, name: str, depth: dict) -> str:
+def _h2a(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
     """H2a at one rung: the ratio of critical LRs (primary / reference) with its interval,
-    under the definition that decides and, as verdicts.py judges them, under the others."""
-    s = view["settings"]
-    ref, primary = s["reference"], s["primary"]
-    h = depth.get("h2a") or {}
+    under the definition that decides and, as verdicts.py judges them, under the others
+    (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
+    s = a.settings
+    ref, primary = s.reference, s.primary
+    h = depth.h2a
     if not h:
         return "not judged"
-    definition = h.get("definition", s.get("primary_failure", "stuck"))
+    definition = h.definition if h.definition is not None else s.primary_failure
     said = _h2a_says(h, ref, primary)
     text = said
-    by = depth.get("h2a_by_definition") or {}
-    for other in present.failure_names(view):  # with the baseline rule off: not diverged
+    by = depth.h2a_by_definition or {}
+    for other in _failure_names(a):  # with the baseline rule off: not diverged
         if other == definition or other not in by:
             continue
         again = _h2a_says(by[other], ref, primary, short=True)
         same = again == _h2a_says(h, ref, primary, short=True)
-        when = WHEN[other].format(delta=s["delta"])
+        when = WHEN[other].format(delta=s.delta)
         text += f". {when[0].upper()}{when[1:]}: " + ("the same" if same else again)
     return text
 
 
-def _h2a_says(h: dict, ref: str, primary: str, short: bool = False) -> str:
+def _h2a_says(h: m.H2a, ref: str, primary: str, short: bool = False) -> str:
     """One definition's H2a: the ratio with its interval (short: and its verdict), or why
-    there is none."""
-    verdict, why = h2a_call(h, ref)
-    if h.get("censored") or h.get("lower") is None:
+    there is none (verdicts.h2a_call and fmt.ratio read its JSON form)."""
+    verdict, why = h2a_call(record(h), ref)
+    if h.censored or h.lower is None:
         return why
     if short:
-        return f"{fmt.ratio(h)}, {verdict}"
-    return f"{primary}'s critical LR is {fmt.ratio(h)} {ref}'s"
+        return f"{fmt.ratio(record(h))}, {verdict}"
+    return f"{primary}'s critical LR is {fmt.ratio(record(h))} {ref}'s"
 
 
 H2B_SAYS = {
@@ -553,47 +594,50 @@ H2B_SAYS = {
 }
 
 
-def _h2b(view: dict, name: str, depth: dict) -> str:
-    """H2b at one rung: the paired difference of LR sensitivity with its interval."""
-    s = view["settings"]
-    h = depth.get("h2b") or {}
-    reason = (view.get("verdicts") or {}).get("H2b", {}).get("per_depth", {}).get(name, {})
-    if h.get("lower") is None or h.get("why") or reason.get("reason", "").startswith("incomplete"):
+def _h2b(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
+    """H2b at one rung: the paired difference of LR sensitivity with its interval (the rung's
+    verdict and reason from verdicts, analysis.json's words)."""
+    s = a.settings
+    h = depth.h2b
+    reason = verdicts.get("H2b", {}).get("per_depth", {}).get(name, {})
+    if h is None or h.lower is None or h.why or reason.get("reason", "").startswith("incomplete"):
         return reason.get("reason", "not judged")
-    says = H2B_SAYS[reason.get("verdict", h["verdict"])].format(m=s["min_sensitivity"])
-    return f"LR sensitivity {s['reference']} - {s['primary']} = {_nats(h)}, {says}"
+    says = H2B_SAYS[reason.get("verdict", h.verdict)].format(m=s.min_sensitivity)
+    return f"LR sensitivity {s.reference} - {s.primary} = {_nats(h)}, {says}"
 
 
-def _trend_says(view: dict, name: str = "H3") -> str:
+def _trend_says(a: m.Analysis, verdicts: dict, name: str = "H3") -> str:
     """A ladder's trend (H3, W1, W2): the slope per doubling of the rung with its 90%
     interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
-    differs); W2 against its bound."""
-    rung = ladder.of(view)
-    t = view.get(name.lower()) or {}
-    a, b = t.get("at_bound"), t.get("beyond")
-    if not a or t.get("why") == "censored alike":  # no slope worth printing
-        return (view.get("verdicts") or {}).get(name, {}).get("reason", "not decided")
+    differs); W2 against its bound. verdicts: analysis.json's "verdicts" (words), whose reason
+    is said where there is no slope."""
+    rung = _rung(a)
+    t = hypotheses.trend_of(a, name)
+    at, beyond = (t.at_bound, t.beyond) if t else (None, None)
+    if not at or t.why == "censored alike":  # no slope worth printing
+        return verdicts.get(name, {}).get("reason", "not decided")
     of = (
-        f"the threshold's bracket top as a multiple of {view['settings']['reference']}'s best LR"
+        f"the threshold's bracket top as a multiple of {a.settings.reference}'s best LR"
         if name == "W2"
         else "the threshold"
     )
     text = (
-        f"{of} changes x{10 ** a['value']:.2f} per doubling of {rung.name} (slope "
-        f"{a['value']:.3f} decades per doubling, 90% interval {a['lower']:.3f} to "
-        f"{a['upper']:.3f}; {a['n']} per-seed thresholds, {t['censored']} censored)"
+        f"{of} changes x{10**at.value:.2f} per doubling of {rung.name} (slope "
+        f"{at.value:.3f} decades per doubling, 90% interval {at.lower:.3f} to "
+        f"{at.upper:.3f}; {at.n} per-seed thresholds, {t.censored} censored)"
     )
-    if b and (b["lower"], b["upper"]) != (a["lower"], a["upper"]):
+    if beyond and (beyond.lower, beyond.upper) != (at.lower, at.upper):
         text += (
-            f"; with the censored ones moved beyond their bounds: {b['value']:.3f} "
-            f"({b['lower']:.3f} to {b['upper']:.3f})"
+            f"; with the censored ones moved beyond their bounds: {beyond.value:.3f} "
+            f"({beyond.lower:.3f} to {beyond.upper:.3f})"
         )
-    u = t.get("uncensored")
+    u = t.uncensored
     if u:  # descriptive: what the values inside the grid alone say (not the rule)
         text += (
-            f"; without the censored ones (descriptive, not the rule): {u['value']:.3f} "
-            f"({u['lower']:.3f} to {u['upper']:.3f}, {u['n']} thresholds)"
+            f"; without the censored ones (descriptive, not the rule): {u.value:.3f} "
+            f"({u.lower:.3f} to {u.upper:.3f}, {u.n} thresholds)"
         )
     if name == "W2":
-        text += f"; it carries when the interval lies inside ±{t.get('bound', 0.15):g}"
+        bound = t.bound if t.bound is not None else 0.15
+        text += f"; it carries when the interval lies inside ±{bound:g}"
     return text
