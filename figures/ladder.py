@@ -69,6 +69,11 @@ def of_runs(runs) -> Ladder:
     return Ladder(ladder_field(runs))
 
 
+def of_analysis(analysis) -> Ladder:
+    """The ladder of a typed Analysis (sweeps/analysis/model.py), from its settings."""
+    return Ladder(analysis.settings.ladder.field)
+
+
 def of(analysis: dict) -> Ladder:
     """The ladder an analysis dict records (settings["ladder"]); depth when it records none."""
     found = (analysis.get("settings") or {}).get("ladder") or {}

@@ -83,24 +83,6 @@ def markdown(view: dict) -> list[str]:
     return lines
 
 
-def _rung(a: m.Analysis) -> ladder.Ladder:
-    """The sweep's ladder (ladder.of, from the typed settings)."""
-    return ladder.Ladder(a.settings.ladder.field)
-
-
-def _failure_names(a: m.Analysis) -> dict[str, str]:
-    """The failure definitions shown, the deciding one first, each with its printed name
-    (present.failure_names: with the baseline rule off, stuck prints as diverged)."""
-    s = a.settings
-    definitions = s.failure_definitions or [present.STUCK]
-    return present.failures_shown(definitions, s.primary_failure, _rule_off(a))
-
-
-def _rule_off(a: m.Analysis) -> bool:
-    """The runs had no bigram-baseline rule (present.rule_off)."""
-    return a.settings.baseline_rule == "none"
-
-
 # -- whether the runs say anything at all -------------------------------------------------------
 def _toy(a: m.Analysis) -> Block | None:
     """A sweep none of whose arms beats the bigram baseline (the analysis's baseline_check,
@@ -155,7 +137,7 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     s = a.settings
     ref, primary = s.reference, s.primary
     order = _intervention_arms(a)
-    rung = _rung(a)
+    rung = ladder.of_analysis(a)
     depths = sorted(judged, key=int)
     items: list[Item] = []
     for h in ("I1", "I2", "I3", "I4"):
@@ -214,7 +196,7 @@ def _control(a: m.Analysis) -> Block | None:
         return None
     items: list[Item] = []
     for name in sorted(decided, key=int):
-        prefix = f"{_rung(a).cap(name)}: " if len(decided) > 1 else ""
+        prefix = f"{ladder.of_analysis(a).cap(name)}: " if len(decided) > 1 else ""
         answer = ANSWER[decided[name].verdict]
         subs = [
             f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
@@ -282,7 +264,7 @@ def _trend(a: m.Analysis, verdicts: dict) -> Block | None:
     necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
     rule's multiple of the best LR carry (W2), and what the line says at the core width,
     marked as the extrapolation it is. verdicts: analysis.json's "verdicts" (words)."""
-    rung = _rung(a)
+    rung = ladder.of_analysis(a)
     depths = [n for n, d in a.depths.items() if hypotheses.primary(a, d) is not None]
     if len(depths) < 2:
         return None
@@ -325,7 +307,7 @@ def _budget(a: m.Analysis) -> Block | None:
     items: list[Item] = []
     for name in sorted(a.depths, key=int):
         d = record(a.depths[name])  # budget.py reads the rung's JSON form
-        lines = budget.summary(_rung(a).label(name), d)
+        lines = budget.summary(ladder.of_analysis(a).label(name), d)
         for (small, large), line in zip(budget.pairs(d), lines):
             lrs, differ = budget.held(small, large)
             answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
@@ -354,7 +336,7 @@ def _off_on(a: m.Analysis, verdicts: dict) -> Block | None:
     names = [n for n in sorted(a.depths, key=int) if n in rules]
     if not names:
         return None
-    ref, primary, rung = s.reference, s.primary, _rung(a)
+    ref, primary, rung = s.reference, s.primary, ladder.of_analysis(a)
     settings = record(s)
     if len(names) > 1:
         items: list[Item] = []
@@ -416,9 +398,11 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     """Where runs start to fail: the compared arms, the other arms, the other definitions;
     'no run failed' where no arm's runs failed inside the grid."""
     s = a.settings
-    names = _failure_names(a)
+    names = present.failures_of(a)
     definition = next(iter(names))  # the one that decides, as the report names it
-    said = names[definition] + ("; the bigram-baseline rule is off" if _rule_off(a) else "")
+    said = names[definition] + (
+        "; the bigram-baseline rule is off" if present.rule_off_of(a) else ""
+    )
     medians = [depth.arms[x].eta_crit.median if x in depth.arms else None for x in main]
     medians += [depth.arms[x].eta_crit.median for x in others]
     tops = {x.value for x in medians if x and x.kind == "above"}
@@ -458,7 +442,7 @@ def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
     (figures/verdicts.py's words: {hypothesis: {"verdict", "reason", "per_depth"}})."""
     if not verdicts:
         return None
-    s, rung = a.settings, _rung(a)
+    s, rung = a.settings, ladder.of_analysis(a)
     says = {"H1": _h1, "H2a": _h2a, "H2b": _h2b, "C1": _c1_says}
     # a question the sweep was built to ask is answered first, with its numbers: not again
     above = {
@@ -516,7 +500,7 @@ def _as_above(a: m.Analysis, h: str, v: dict, answer: str) -> str:
     if v["verdict"] == INCONCLUSIVE:
         return f"{answer}, as above."
     per = v.get("per_depth") or {}
-    rung = _rung(a)
+    rung = ladder.of_analysis(a)
     if h in rung.trends or not per:
         found = v["reason"]
     else:
@@ -566,7 +550,7 @@ def _h2a(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
     said = _h2a_says(h, ref, primary)
     text = said
     by = depth.h2a_by_definition or {}
-    for other in _failure_names(a):  # with the baseline rule off: not diverged
+    for other in present.failures_of(a):  # with the baseline rule off: not diverged
         if other == definition or other not in by:
             continue
         again = _h2a_says(by[other], ref, primary, short=True)
@@ -611,7 +595,7 @@ def _trend_says(a: m.Analysis, verdicts: dict, name: str = "H3") -> str:
     interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
     differs); W2 against its bound. verdicts: analysis.json's "verdicts" (words), whose reason
     is said where there is no slope."""
-    rung = _rung(a)
+    rung = ladder.of_analysis(a)
     t = hypotheses.trend_of(a, name)
     at, beyond = (t.at_bound, t.beyond) if t else (None, None)
     if not at or t.why == "censored alike":  # no slope worth printing

@@ -128,6 +128,18 @@ def failures_shown(definitions: list[str], primary: str, no_rule: bool) -> dict[
     return {x: DIVERGED if x == STUCK else x for x in order if x != DIVERGED or STUCK not in order}
 
 
+def failures_of(analysis: m.Analysis) -> dict[str, str]:
+    """failure_names of a typed Analysis."""
+    s = analysis.settings
+    definitions = s.failure_definitions or [STUCK]
+    return failures_shown(definitions, s.primary_failure, rule_off_of(analysis))
+
+
+def rule_off_of(analysis: m.Analysis) -> bool:
+    """rule_off of a typed Analysis."""
+    return analysis.settings.baseline_rule == "none"
+
+
 def rule_off(analysis: dict) -> bool:
     """The runs had no bigram-baseline rule (train.baseline = none): none of them is stuck."""
     return baselines(analysis)["rule"] == "none"

@@ -35,19 +35,6 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rung(analysis: m.Analysis) -> ladder.Ladder:
-    """The sweep's ladder (ladder.of, from the typed settings)."""
-    return ladder.Ladder(analysis.settings.ladder.field)
-
-
-def _failure_names(analysis: m.Analysis) -> dict[str, str]:
-    """The failure definitions shown, the deciding one first, each with its printed name
-    (present.failure_names: with the baseline rule off, stuck prints as diverged)."""
-    s = analysis.settings
-    definitions = s.failure_definitions or [present.STUCK]
-    return present.failures_shown(definitions, s.primary_failure, s.baseline_rule == "none")
-
-
 def _depths(analysis: m.Analysis) -> list[str]:
     return sorted(analysis.depths, key=int)
 
@@ -98,7 +85,7 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
     (width 128)': a width ladder's off starts warmer as it widens, the start temperature the
     low-LR gap follows)."""
     analysis = typed(analysis)
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     per = {}
     for d in _depths(analysis):
         a = analysis.depths[d].arms.get(arm)
@@ -114,7 +101,7 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
 def outcome_grid(analysis: m.Analysis | dict) -> str:
     """One row per LR, one column per (rung, arm): a letter per seed."""
     analysis = typed(analysis)
-    cols, rung = _arm_columns(analysis), _rung(analysis)
+    cols, rung = _arm_columns(analysis), ladder.of_analysis(analysis)
     cells: dict = {}
     for r in analysis.runs:
         value = getattr(r, rung.field)
@@ -170,7 +157,7 @@ def unstable(runs: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
 
 def _by_lr(analysis: m.Analysis, cell) -> str:
     """A table with one row per LR and one column per (rung, arm); cell(m.Cell)."""
-    cols, rung = _arm_columns(analysis), _rung(analysis)
+    cols, rung = _arm_columns(analysis), ladder.of_analysis(analysis)
     lrs = sorted({c.lr for d, a in cols for c in analysis.depths[d].arms[a].cells})
     rows = []
     for lr in lrs:
@@ -212,7 +199,7 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
     """Per arm, the critical LR under each failure definition (docs/STUDY.md section 3), the
     primary one first with its per-seed values."""
     analysis = typed(analysis)
-    names = _failure_names(analysis)  # the deciding one first
+    names = present.failures_of(analysis)  # the deciding one first
     primary = next(iter(names))
     rows = []
     for d, a in _arm_columns(analysis):
@@ -223,7 +210,7 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
             + [fmt.median_range(record(by[x])) if x in by else "-" for x in names]
             + [fmt.seed_grid(record(arm.eta_crit.seeds))]
         )
-    header = [_rung(analysis).name, "arm", "best LR"] + [
+    header = [ladder.of_analysis(analysis).name, "arm", "best LR"] + [
         f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
     ]
     return markdown(header + [f"per seed ({names[primary]})"], rows)
@@ -255,7 +242,7 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                 )
     return markdown(
         [
-            _rung(analysis).name,
+            ladder.of_analysis(analysis).name,
             "arm",
             "predictor",
             "AUC [90%]",
@@ -272,7 +259,7 @@ def eta_max(analysis: m.Analysis | dict) -> str:
     for d, a in _arm_columns(analysis):
         e = analysis.depths[d].arms[a].eta_max
         rows.append([d, a, fmt.num(e.l_star), fmt.grid(record(e))])
-    return markdown([_rung(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
+    return markdown([ladder.of_analysis(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
 def sensitivity(analysis: m.Analysis | dict) -> str:
@@ -289,7 +276,13 @@ def sensitivity(analysis: m.Analysis | dict) -> str:
         if left:
             value, count = "not judged ([rung_lr])", f"{len(s.lrs) - len(left)} of {count}"
         rows.append([d, a, value, seeds, count])
-    header = [_rung(analysis).name, "arm", "sensitivity (nats, mean ± sd)", "per seed", "LRs"]
+    header = [
+        ladder.of_analysis(analysis).name,
+        "arm",
+        "sensitivity (nats, mean ± sd)",
+        "per seed",
+        "LRs",
+    ]
     return markdown(header, rows)
 
 
@@ -312,7 +305,7 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
                 "-" if e.speedup is None else f"x{e.speedup:.2f}",
             ]
         rows.append(row)
-    label, rung = "90%", _rung(analysis)
+    label, rung = "90%", ladder.of_analysis(analysis)
     header = ["LR"] + [
         h
         for d in depths
@@ -389,9 +382,9 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
     attention-logit std (its start temperature) and the low-LR gap (reference minus primary at
     the two lowest grid LRs, with its 90% interval)."""
     analysis = typed(analysis)
-    s, rung = analysis.settings, _rung(analysis)
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
     ref, primary = s.reference, s.primary
-    names = _failure_names(analysis)
+    names = present.failures_of(analysis)
     definitions = [x for x in s.failure_definitions or [present.STUCK] if x in names]
     low = sorted(s.base_lrs or [])[:2]
     key = Comparison(ref, primary).key

@@ -18,9 +18,8 @@ inconclusive, and says why.
 
 from __future__ import annotations
 
-from figures import fmt, present
+from figures import fmt, ladder, present
 from figures.extrapolation import extrapolation_head, extrapolation_lines
-from figures.ladder import Ladder
 from figures.wording import PAIRED, UNREGISTERED, WORDING, reason
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
@@ -42,16 +41,12 @@ def judge(analysis: m.Analysis) -> dict:
     return verdicts
 
 
-def _rung(analysis: m.Analysis) -> Ladder:
-    return Ladder(analysis.settings.ladder.field)
-
-
 def _verdict(
     analysis: m.Analysis, name: str, decided: m.Decision, per_depth: dict, evidence: list[str]
 ) -> dict:
     """The verdict dict: each rung's (verdict, reason) named in the reason, or why no rung was
     judged."""
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
     return {
         "hypothesis": name,
@@ -66,7 +61,7 @@ def _verdict(
 
 def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """A hypothesis without evidence of its own to show: its reasons, worded from their codes."""
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     if not decided.per_rung and decided.why != hypotheses.NO_RUNG:  # decided once
         return {
             **_verdict(analysis, name, decided, {}, []),
@@ -80,14 +75,16 @@ def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
 
 
 def claim(analysis: m.Analysis, name: str) -> str:
-    return WORDING[name].claim.format(rung=_rung(analysis).name)
+    return WORDING[name].claim.format(rung=ladder.of_analysis(analysis).name)
 
 
 def test(analysis: m.Analysis, name: str) -> str:
     words = WORDING[name]
-    rule_off = analysis.settings.baseline_rule == "none"  # present.rule_off
+    rule_off = present.rule_off_of(analysis)
     text = words.test_rule_off if words.test_rule_off and rule_off else words.test
-    return text.format(rung=_rung(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2))
+    return text.format(
+        rung=ladder.of_analysis(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2)
+    )
 
 
 def _effect(s: m.Settings) -> str:
@@ -104,7 +101,7 @@ def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
 # -- H1 ------------------------------------------------------------------------------------------
 def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """H1 as sweeps.study.rules.h1_decision decided it per depth (the rung's h1)."""
-    s, rung = analysis.settings, _rung(analysis)
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
@@ -140,10 +137,8 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
-    s, rung = analysis.settings, _rung(analysis)
-    # the baseline rule off: stuck shown as diverged (present.failure_names)
-    definitions = s.failure_definitions or [present.STUCK]
-    names = present.failures_shown(definitions, s.primary_failure, s.baseline_rule == "none")
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    names = present.failures_of(analysis)  # the baseline rule off: stuck shown as diverged
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
         words = {}
@@ -189,7 +184,7 @@ def h2a_call(h: dict, ref: str) -> tuple[str, str]:
 
 def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     per_depth, evidence = {}, []
-    s, rung = analysis.settings, _rung(analysis)
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
     least = s.min_sensitivity
     for d, call in decided.per_rung.items():
         h, arms = analysis.depths[d].h2b, analysis.depths[d].arms
@@ -254,7 +249,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
     rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
-    rung, s = _rung(analysis), analysis.settings
+    rung, s = ladder.of_analysis(analysis), analysis.settings
     depths = {int(n): hypotheses.primary(analysis, d) for n, d in analysis.depths.items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
@@ -346,7 +341,7 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     if not s.start_control:
         return {**_verdict(analysis, name, decided, {}, []), "reason": reason(name, decided.why)}
     per_depth, evidence = {}, []
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
         control = depth.comparisons[rules.Comparison(s.start_control, s.primary).key]

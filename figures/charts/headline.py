@@ -63,11 +63,6 @@ def _settings(analysis: m.Analysis) -> dict:
     return {"settings": record(analysis.settings)}
 
 
-def _rung(analysis: m.Analysis) -> ladder.Ladder:
-    """The sweep's ladder (ladder.of, from the typed settings)."""
-    return ladder.Ladder(analysis.settings.ladder.field)
-
-
 def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     """Per rung: every run's effective final loss by fate, the seed median per arm with the
     range over seeds as a band, each failing arm's critical LR, the necessity threshold's
@@ -83,7 +78,7 @@ def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     low, high = _loss_range(runs, bigram)
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     depths = sorted({int(r) for r in runs[rung.field]})
     width = panel_width(len(depths))
     lrs = sorted(runs.lr.unique())
@@ -284,7 +279,7 @@ def headline_rows(
     loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
     analysis = present.typed(analysis)
     shift = shift or {}
-    field = _rung(analysis).field
+    field = ladder.of_analysis(analysis).field
     settings = _settings(analysis)
     runs = [r for r in analysis.runs if r.outcome]
     rows = [_run_row(r, top, shift.get(r.arm, 1.0), settings, field) for r in runs]

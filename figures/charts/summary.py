@@ -32,15 +32,10 @@ from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses
 
 
-def _rung(analysis: m.Analysis) -> ladder.Ladder:
-    """The sweep's ladder (ladder.of, from the typed settings)."""
-    return ladder.Ladder(analysis.settings.ladder.field)
-
-
 def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """Critical LR per arm (median, interval) and the necessity threshold per rung."""
     analysis = present.typed(analysis)
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     rows = _stability_rows(analysis)
     if not rows:
         return None
@@ -94,7 +89,7 @@ def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
 def _stability_rows(analysis: m.Analysis) -> list[dict]:
     """Per rung: each arm's critical LR (not the subset arms'), then the primary
     comparison's necessity threshold; a series without a value is left out."""
-    s, field = analysis.settings, _rung(analysis).field
+    s, field = analysis.settings, ladder.of_analysis(analysis).field
     rows = []
     for depth, d in analysis.depths.items():
         for arm, a in d.arms.items():
@@ -200,7 +195,7 @@ def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     one at its bound, with the least-squares line and its slope. None before the trend was
     decided on points (one rung, too few points, or all censored alike)."""
     analysis = present.typed(analysis)
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     name = rung.trends[0]
     t: m.Trend | None = getattr(analysis, name.lower())
     if t is None or not t.points or t.line is None:
@@ -300,7 +295,7 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
     the margin? The pre-registered delta is marked."""
     analysis = present.typed(analysis)
-    s, rung = analysis.settings, _rung(analysis)
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
     rows = [
         {rung.field: int(depth), "delta": r.delta, "ratio": r.ratio}
         for depth, d in analysis.depths.items()
@@ -369,7 +364,7 @@ def _ratio_domain(values) -> list[float]:
 
 def sensitivity(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     analysis = present.typed(analysis)
-    rung = _rung(analysis)
+    rung = ladder.of_analysis(analysis)
     rows = [
         {"arm": arm, rung.field: int(depth), "seed": int(seed), "sensitivity": v}
         for depth, d in analysis.depths.items()
