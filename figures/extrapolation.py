@@ -4,6 +4,10 @@ each arm's critical-LR line under every failure definition and the low-LR gap's 
 with the 90% interval of the line and of one new seed (sweeps/analysis/trends.py fits them;
 docs/STUDY.md section 11 pre-registers what they are compared with). Every core-width value is an
 extrapolation beyond the widest rung, and each sentence says so or sits under a head that does.
+
+It reads the typed analysis (sweeps/analysis/model.py) by attribute: each public helper takes
+the typed record or its JSON form (a whole analysis through present.typed, an extrapolation or
+one of its lines through adapter.read), so callers holding either keep working.
 """
 
 from __future__ import annotations
@@ -11,82 +15,105 @@ from __future__ import annotations
 import math
 
 from figures import fmt, ladder, present
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import read
+from sweeps.study import hypotheses
 from sweeps.study.rules import FAILURE_DEFINITIONS
 
+Line = m.Prediction | m.CriticalLine  # a line read at the core width
 
-def extrapolation_head(e: dict) -> str:
+
+def _extrapolation(e: m.Extrapolation | dict) -> m.Extrapolation:
+    """W1's extrapolation typed; its JSON form (analysis.json's, adapter.record's) read back."""
+    return read(m.Extrapolation, e) if isinstance(e, dict) else e
+
+
+def _line(p: Line | dict) -> Line:
+    """A line at the core width typed: its JSON form read back, an arm's critical-LR line (it
+    counts its censored values) or the threshold's."""
+    if not isinstance(p, dict):
+        return p
+    return read(m.CriticalLine if "censored" in p else m.Prediction, p)
+
+
+def extrapolation_head(e: m.Extrapolation | dict) -> str:
     """What W1's line at the core width is: 'width 384, the core width, ...'."""
+    e = _extrapolation(e)
     return (
-        f"width {e['width']}, the core width, {e['doublings']:.2f} doublings past the widest "
+        f"width {e.width}, the core width, {e.doublings:.2f} doublings past the widest "
         "rung: the least-squares line carried beyond the data (an extrapolation, not a "
         "measurement)"
     )
 
 
-def extrapolation_lines(e: dict) -> list[str]:
+def extrapolation_lines(e: m.Extrapolation | dict) -> list[str]:
     """W1's line read at the core width: the threshold (censored per-seed thresholds at their
     bounds, and moved beyond them where that differs), each compared arm's critical LR and the
     low-LR gap, each with the 90% interval of the line and of one new seed."""
-    t, grid = e["threshold"], e.get("grid")
+    e = _extrapolation(e)
+    t, grid = e.threshold, e.grid
     lines = []
-    if t.get("at_bound"):
-        lines.append(f"necessity threshold {predicted(t['at_bound'], grid)}")
-        b = t.get("beyond")
-        if b and b["ci90"] != t["at_bound"]["ci90"]:
+    if t.at_bound is not None:
+        lines.append(f"necessity threshold {predicted(t.at_bound, grid)}")
+        b = t.beyond
+        if b is not None and b.ci90 != t.at_bound.ci90:
             lines.append(
                 "with the censored per-seed thresholds moved beyond their bounds: "
                 + predicted(b, grid)
             )
-    crit = e.get("critical_lr") or {}
-    lines += critical_lines(crit.get("definition"), crit.get("arms") or {}, grid)
-    lines += [_gap_at(g) for g in e.get("low_lr_gap") or []]
+    crit = e.critical_lr
+    if crit is not None:
+        lines += critical_lines(crit.definition, crit.arms or {}, grid)
+    lines += [_gap_at(g) for g in e.low_lr_gap or []]
     return lines
 
 
-def critical_lines(definition: str, arms: dict, grid: list | None = None) -> list[str]:
+def critical_lines(
+    definition: str, arms: dict[str, m.CriticalLine | dict], grid: list | None = None
+) -> list[str]:
     """Each arm's critical-LR line at the core width under one failure definition (grid: the
     lowest and highest LR the rungs ran, to say when the line leaves them)."""
     lines = []
     for arm, p in arms.items():
+        p = _line(p)
         said = f"{arm}'s critical LR ({definition})"
-        if p.get("value") is None:
+        if p.value is None:
             lines.append(
-                f"{said}: no line, all {p['n']} per-seed values are censored (bounds at the "
+                f"{said}: no line, all {p.n} per-seed values are censored (bounds at the "
                 "grid's edge)"
             )
             continue
-        censored = (
-            f"; {p['censored']} of its {p['n']} per-seed values censored" if p["censored"] else ""
-        )
+        censored = f"; {p.censored} of its {p.n} per-seed values censored" if p.censored else ""
         lines.append(f"{said} {predicted(p, grid)}{censored}{_per_doubling(p)}")
     return lines
 
 
-def other_definitions_lines(e: dict) -> list[str]:
+def other_definitions_lines(e: m.Extrapolation | dict) -> list[str]:
     """The critical-LR lines under the failure definitions other than the primary one (the
     descriptive prediction is for all three; the report's ladder section lists them). Analyses
     written before they were kept have none."""
-    primary = (e.get("critical_lr") or {}).get("definition")
-    by = e.get("critical_lr_by_definition") or {}
+    e = _extrapolation(e)
+    primary = e.critical_lr.definition if e.critical_lr is not None else None
+    by = e.critical_lr_by_definition or {}
     return [
         line
         for definition in FAILURE_DEFINITIONS  # the order the tables give them in
         if definition != primary and definition in by
-        for line in critical_lines(definition, by[definition], e.get("grid"))
+        for line in critical_lines(definition, by[definition], e.grid)
     ]
 
 
-def _gap_at(g: dict) -> str:
+def _gap_at(g: m.GapLine) -> str:
     """'off - on at LR 0.000316 ~0.120 nats (...); per doubling of width -0.050 nats (...)':
     the low-LR gap's line read at the core width, in nats (analyses written before it was kept
     have none)."""
-    lo, hi = g["ci90"]
-    plo, phi = g["point90"]
-    slo, shi = g["slope90"]
+    lo, hi = g.ci90
+    plo, phi = g.point90
+    slo, shi = g.slope90
     return (
-        f"{g['of']} at LR {fmt.lr(g['lr'])} ~{g['value']:.3f} nats (90% interval of the line "
-        f"{lo:.3f} to {hi:.3f}; of one seed {plo:.3f} to {phi:.3f}; {g['n']} pairs); per doubling "
-        f"of width {g['slope']:+.3f} nats (90% interval {slo:+.3f} to {shi:+.3f})"
+        f"{g.of} at LR {fmt.lr(g.lr)} ~{g.value:.3f} nats (90% interval of the line "
+        f"{lo:.3f} to {hi:.3f}; of one seed {plo:.3f} to {phi:.3f}; {g.n} pairs); per doubling "
+        f"of width {g.slope:+.3f} nats (90% interval {slo:+.3f} to {shi:+.3f})"
     )
 
 
@@ -96,47 +123,45 @@ INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1
 GAP_SHRINK = 2 / 3
 
 
-def gap_line(result: dict) -> str | None:
+def gap_line(result: m.Analysis | dict) -> str | None:
     """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
     the means and their ratio against the pre-registered shrink (descriptive: a ratio of
     means, no interval). None where a rung lacks the gap."""
-    s, rung = result["settings"], ladder.of(result)
-    key, widths = present.primary_key(result), sorted(result["depths"], key=int)
+    result = present.typed(result)
+    s, rung = result.settings, ladder.of_analysis(result)
+    widths = sorted(result.depths, key=int)
     if len(widths) < 2:
         return None
-    ends = [result["depths"][w]["comparisons"].get(key) for w in (widths[0], widths[-1])]
-    if None in ends:
+    ends = [hypotheses.primary(result, result.depths[w]) for w in (widths[0], widths[-1])]
+    if any(c is None for c in ends):
         return None
     parts = []
-    for lr in sorted(s.get("base_lrs") or [])[:2]:
-        a, b = ({e["lr"]: e for e in c["per_lr"]}.get(lr) for c in ends)
-        if not (a and b and a.get("mean") and b.get("mean") is not None and a["mean"] > 0):
+    for lr in sorted(s.base_lrs or [])[:2]:
+        a, b = ({e.lr: e for e in c.per_lr}.get(lr) for c in ends)
+        if not (a and b and a.mean and b.mean is not None and a.mean > 0):
             return None
         parts.append(
-            f"{a['mean']:.3f} to {b['mean']:.3f} nats at LR {fmt.lr(lr)} "
-            f"(x{b['mean'] / a['mean']:.2f})"
+            f"{a.mean:.3f} to {b.mean:.3f} nats at LR {fmt.lr(lr)} (x{b.mean / a.mean:.2f})"
         )
     return (
-        f"The low-LR gap ({present.primary_effect(result)}), {rung.label(widths[0])} to "
+        f"The low-LR gap ({s.reference} - {s.primary}), {rung.label(widths[0])} to "
         f"{rung.label(widths[-1])}: {'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
         f"it shrinks by at least a third (x{GAP_SHRINK:.2f} or less); a ratio of means, "
         "descriptive."
     )
 
 
-def _per_doubling(p: dict) -> str:
+def _per_doubling(p: m.CriticalLine) -> str:
     """'; per doubling of width -0.290 decades (90% interval ...; 1/width: -0.301)': the line's
     slope against the pre-registered 1/width (docs/STUDY.md section 11). Analyses written
     before the slope was kept have none."""
-    if "slope" not in p:
+    if p.slope is None:
         return ""
     if no_scatter(p):
-        return (
-            f"; per doubling of width {p['slope']:+.3f} decades (as 1/width: {INVERSE_WIDTH:+.3f})"
-        )
-    lo, hi = p["slope90"]
+        return f"; per doubling of width {p.slope:+.3f} decades (as 1/width: {INVERSE_WIDTH:+.3f})"
+    lo, hi = p.slope90
     return (
-        f"; per doubling of width {p['slope']:+.3f} decades (90% interval {lo:+.3f} to "
+        f"; per doubling of width {p.slope:+.3f} decades (90% interval {lo:+.3f} to "
         f"{hi:+.3f}; as 1/width: {INVERSE_WIDTH:+.3f})"
     )
 
@@ -150,43 +175,45 @@ NO_SCATTER = (
 )
 
 
-def no_scatter(p: dict) -> bool:
+def no_scatter(p: Line | dict) -> bool:
     """The line's 90% interval has no width: its points lie on it exactly."""
-    lo, hi = p["ci90"]
+    lo, hi = _line(p).ci90
     return math.isclose(lo, hi, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def predicted(p: dict, grid: list | None = None) -> str:
+def predicted(p: Line | dict, grid: list | None = None) -> str:
     """'~0.012 (90% interval of the line 0.006 to 0.024; of one seed 0.004 to 0.035)', and,
     when the value lies outside the LRs the rungs ran (grid: lowest, highest), that no run saw
     it: a line carried past the grid's top says no more than that the runs never failed."""
-    lo, hi = p["ci90"]
-    plo, phi = p["point90"]
+    p = _line(p)
+    lo, hi = p.ci90
+    plo, phi = p.point90
     if no_scatter(p):
-        return f"~{fmt.lr(p['value'])} ({NO_SCATTER})"
+        return f"~{fmt.lr(p.value)} ({NO_SCATTER})"
     outside = ""
-    if grid and p["value"] > grid[1]:
+    if grid and p.value > grid[1]:
         outside = f", above the grid's top LR {fmt.lr(grid[1])}, where no run trained"
-    elif grid and p["value"] < grid[0]:
+    elif grid and p.value < grid[0]:
         outside = f", below the grid's lowest LR {fmt.lr(grid[0])}, where no run trained"
     return (
-        f"~{fmt.lr(p['value'])} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
+        f"~{fmt.lr(p.value)} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
         f"seed {fmt.lr(plo)} to {fmt.lr(phi)}){outside}"
     )
 
 
-def sensitivity_trend_line(result: dict) -> str | None:
+def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
     """'LR sensitivity per doubling of depth (descriptive, ...): off +0.068 nats (90% interval
     ...)': each compared arm's and their difference's slope, the number a depth ladder and a
     width ladder can be set side by side on (Wortsman et al. 2023). None in analyses written
     before it was kept."""
-    t, rung = result.get("sensitivity_trend") or {}, ladder.of(result)
-    if not t.get("lines"):
+    result = present.typed(result)
+    t, rung = result.sensitivity_trend, ladder.of_analysis(result)
+    if t is None or not t.lines:
         return None
     parts = [
-        f"{name} {x['value']:+.3f} nats (90% interval {x['ci90'][0]:+.3f} to "
-        f"{x['ci90'][1]:+.3f}, {x['n']} seed values)"
-        for name, x in t["lines"].items()
+        f"{name} {x.value:+.3f} nats (90% interval {x.ci90[0]:+.3f} to "
+        f"{x.ci90[1]:+.3f}, {x.n} seed values)"
+        for name, x in t.lines.items()
     ]
     return (
         f"LR sensitivity per doubling of {rung.name}, least squares over each seed's value "

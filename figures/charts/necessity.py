@@ -1,7 +1,11 @@
 """The necessity map: LR x rung (depth or width) cells coloured by the primary comparison's
 paired effect, a dot where QK-norm is necessary, and each rung's necessity threshold with its
 bracket. A row is named by the ladder ('depth 4', 'width 96'), in a column of the ladder's
-name, beside the rung's value in the ladder's field (n_layer or n_embd)."""
+name, beside the rung's value in the ladder's field (n_layer or n_embd).
+
+It reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; necessity_map
+takes it or analysis.json's dict of one (present.typed reads the dict back). The shared helpers
+of figures/present.py still read a record's JSON form (adapter.record)."""
 
 from __future__ import annotations
 
@@ -20,22 +24,27 @@ from figures.charts.style import (
     finish,
     lr_axis,
 )
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study import hypotheses
 
 
-def necessity_map(analysis: dict) -> alt.LayerChart | None:
+def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """LR x rung, colour = the primary comparison's paired effect (off - on); a dot where
     QK-norm is necessary; the necessity threshold of each depth as a black tick with its
     interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
-    rung = ladder.of(analysis)
+    analysis = present.typed(analysis)
+    rung = ladder.of_analysis(analysis)
     rows = _necessity_rows(analysis)
     cells = [r for r in rows if r["kind"] == "cell"]
     if not cells:
         return None
     data = pd.DataFrame(rows)
-    effect = present.primary_effect(analysis)  # "off - on": the primary comparison's arms
+    s = analysis.settings
+    effect = f"{s.reference} - {s.primary}"  # "off - on": the primary comparison's arms
     order = [rung.label(d) for d in sorted({r[rung.field] for r in cells})]
-    m = analysis["settings"]["min_effect"]
-    span = colour_span(cells, m)
+    min_effect = s.min_effect
+    span = colour_span(cells, min_effect)
     lrs = sorted({r["lr"] for r in cells})
     x = alt.X(
         "x:Q",
@@ -58,8 +67,8 @@ def necessity_map(analysis: dict) -> alt.LayerChart | None:
                 "Where QK-norm is necessary",
                 f"colour: paired effect {effect} (nats), full at +-{span:.2f}; larger effects "
                 "(where runs failed) are clamped",
-                f"dot: necessary (the interval's lower end clears {m:g} nats; a strong colour "
-                "without a dot did not)",
+                f"dot: necessary (the interval's lower end clears {min_effect:g} nats; a strong "
+                "colour without a dot did not)",
                 "grey: every run of both arms failed (no effect to measure)",
                 "light grey with x: not judged (too few pairs); black bar on top: the threshold's "
                 "bracket",
@@ -79,38 +88,38 @@ def colour_span(cells: list[dict], min_effect: float) -> float:
     return float(max(np.quantile(effects, 0.9) if effects else 0.0, 5 * min_effect))
 
 
-def _necessity_rows(analysis: dict) -> list[dict]:
+def _necessity_rows(analysis: m.Analysis) -> list[dict]:
     """The map's table, kind = cell | threshold: per rung the primary comparison's cells,
     then its threshold."""
-    key, rung = present.primary_key(analysis), ladder.of(analysis)
+    rung = ladder.of_analysis(analysis)
     rows = []
-    for depth, d in analysis["depths"].items():
-        c = d["comparisons"].get(key)
+    for depth, d in analysis.depths.items():
+        c = hypotheses.primary(analysis, d)
         if c is None:
             continue
         where = {rung.name: rung.label(depth), rung.field: int(depth)}
         rows += _cell_rows(where, c)
-        t = c["threshold"]
-        if t["kind"] in ("", "below"):
-            lo, hi, label = present.threshold_interval(c, d)
+        t = c.threshold
+        if t.kind in ("", "below"):
+            lo, hi, label = present.threshold_interval(record(c))
             rows.append(
                 {
                     "kind": "threshold",
                     **where,
-                    "lr": t["value"],
-                    "x": lo if lo is not None else t["value"],
-                    "x2": hi if hi is not None else t["value"],
+                    "lr": t.value,
+                    "x": lo if lo is not None else t.value,
+                    "x2": hi if hi is not None else t.value,
                     "interval": label,
                 }
             )
     return rows
 
 
-def _cell_rows(where: dict, c: dict) -> list[dict]:
+def _cell_rows(where: dict, c: m.Comparison) -> list[dict]:
     """One cell per LR with a paired seed, spanning [x, x2] on the LR axis. A cell at the
     loss ceiling has no effect to colour (it is drawn grey)."""
-    entries = [e for e in c["per_lr"] if e["n"] >= 1]
-    lrs = [e["lr"] for e in entries]
+    entries = [e for e in c.per_lr if e.n >= 1]
+    lrs = [e.lr for e in entries]
     rows = []
     for i, e in enumerate(entries):
         lo, hi = _cell_edges(lrs, i)
@@ -118,17 +127,17 @@ def _cell_rows(where: dict, c: dict) -> list[dict]:
             {
                 "kind": "cell",
                 **where,
-                "lr": e["lr"],
+                "lr": e.lr,
                 "x": lo,
                 "x2": hi,
-                "effect": None if e["ceiling"] else e["mean"],
-                "lower": present.lower_bound(e),
-                "necessary": bool(e["necessary"]),
-                "ceiling": bool(e["ceiling"]),
+                "effect": None if e.ceiling else e.mean,
+                "lower": present.lower_bound(record(e)),
+                "necessary": bool(e.necessary),
+                "ceiling": bool(e.ceiling),
                 # an LR the rule could not test (too few pairs where a run trained): drawn
                 # apart, so its mean does not read as an effect that was tested and missed
-                "unjudged": not e["ceiling"] and not e.get("judged", True),
-                "fails": sum((e.get("fails") or {}).values()),
+                "unjudged": not e.ceiling and not e.judged,
+                "fails": sum((e.fails or {}).values()),
             }
         )
     return rows

@@ -1,6 +1,10 @@
 """The paired-effect chart: per comparison and rung (depth or width), the paired difference
 baseline - treatment per LR with its decided interval, cut (and marked) where it leaves the
-axis."""
+axis.
+
+It reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; paired_effect
+takes it or analysis.json's dict of one (present.typed reads the dict back). The shared helpers
+of figures/present.py and figures/fmt.py still read a record's JSON form (adapter.record)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from figures.charts.style import (
     once,
     rung_label,
 )
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
 from sweeps.study.rules import Comparison
 
 PANEL_WIDTH = 190  # each comparison's panel: three side by side fit a laptop screen
@@ -28,22 +34,23 @@ VERDICTS = {  # glyph per verdict at an LR: shape, fill
 }
 
 
-def paired_effect(analysis: dict) -> alt.FacetChart | None:
+def paired_effect(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     """Per comparison (rows) and rung (columns): the paired difference baseline - treatment
     per LR with the interval the analysis decided with; the minimum effect dashed; necessary
     LRs filled. An interval beyond the axis is cut at its edge and marked with a triangle."""
-    m = analysis["settings"]["min_effect"]
+    analysis = present.typed(analysis)
+    min_effect = analysis.settings.min_effect
     entries = _paired_entries(analysis)
     if not entries:
         return None
     low, high = effect_domain(
-        [e["mean"] for _, _, e, *_ in entries],
+        [e.mean for _, _, e, *_ in entries],
         [x for *_, lo, hi, _ in entries for x in (lo, hi)],
-        m,
+        min_effect,
     )
-    rung = ladder.of(analysis)
+    rung = ladder.of_analysis(analysis)
     field = rung.field
-    rows = _paired_rows(entries, low, high, m, rung) + _skipped_rows(analysis)
+    rows = _paired_rows(entries, low, high, min_effect, rung) + _skipped_rows(analysis)
     data = pd.DataFrame(rows)
     interval = next(lab for *_, lab in entries)
     lrs = sorted(data.lr.unique())
@@ -54,12 +61,12 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
     # A symmetric log scale: linear within +-min effect, logarithmic beyond, so an effect of
     # 0.05 nats and a failure's 4 nats both read on one axis that every panel shares (per-panel
     # scales would hide how the comparisons differ; split panels would double the charts).
-    y_scale = alt.Scale(type="symlog", constant=m, domain=[low, high], nice=False)
+    y_scale = alt.Scale(type="symlog", constant=min_effect, domain=[low, high], nice=False)
     y_title = "baseline - treatment (nats)"
     base = alt.Chart().encode(x=x)
     layers = [
-        *_reference_layers(m, y_scale, y_title, _ticks(low, high, m)),
-        *_interval_layers(base, y_scale, y_title, _ticks(low, high, m), field),
+        *_reference_layers(min_effect, y_scale, y_title, _ticks(low, high, min_effect)),
+        *_interval_layers(base, y_scale, y_title, _ticks(low, high, min_effect), field),
         _effect_layer(base, y_scale, field),
         _skipped_layer(base, y_scale, field),
     ]
@@ -70,44 +77,44 @@ def paired_effect(analysis: dict) -> alt.FacetChart | None:
                 "Paired effect per learning rate",
                 f"mean over paired seeds with its {interval} interval",
                 f"dotted interval: widened to the precision floor ({fmt.FLOORED} in the tables)",
-                f"dashed: minimum effect {m:g} nats; grey x on zero: an LR not judged",
+                f"dashed: minimum effect {min_effect:g} nats; grey x on zero: an LR not judged",
             )
         )
     ).configure_axisY(labelOverlap=False)  # the facet's shared axis drops its own setting
 
 
-def _ticks(low: float, high: float, m: float) -> list[float]:
+def _ticks(low: float, high: float, min_effect: float) -> list[float]:
     """The y ticks of the symmetric log scale: 0, the minimum effect and 1-3-10 steps."""
-    steps = [0.0, m, 0.1, 0.3, 1.0, 3.0, 10.0]
+    steps = [0.0, min_effect, 0.1, 0.3, 1.0, 3.0, 10.0]
     ticks = sorted({s * sign for s in steps for sign in (1, -1)})
     return [t for t in ticks if low <= t <= high]
 
 
-def _paired_entries(analysis: dict) -> list[tuple]:
+def _paired_entries(analysis: m.Analysis) -> list[tuple]:
     """(comparison, rung, entry, lo, hi, interval) for each LR the analysis judged with at
     least two paired seeds (one has no spread) and below the loss ceiling."""
     entries = []
-    for depth, d in analysis["depths"].items():
-        for key, c in d["comparisons"].items():
-            for e in c["per_lr"]:
-                if e["n"] >= 2 and not e["ceiling"] and e.get("judged", True):
-                    lo, hi, label = present.effect_interval(e)
+    for depth, d in analysis.depths.items():
+        for key, c in d.comparisons.items():
+            for e in c.per_lr:
+                if e.n >= 2 and not e.ceiling and e.judged:
+                    lo, hi, label = present.effect_interval(record(e))
                     entries.append((key, int(depth), e, lo, hi, label))
     return entries
 
 
-def _verdict(e: dict, hi, m: float) -> str:
-    """necessary (the lower bound clears m), harm (the upper bound below -m: the treatment
-    is worse), or no effect shown."""
-    if e["necessary"]:
+def _verdict(e: m.LrEffect, hi, min_effect: float) -> str:
+    """necessary (the lower bound clears the minimum effect), harm (the upper bound below
+    -min_effect: the treatment is worse), or no effect shown."""
+    if e.necessary:
         return "necessary"
-    if hi is not None and hi < -m:
+    if hi is not None and hi < -min_effect:
         return "harm"
     return "no effect shown"
 
 
 def _paired_rows(
-    entries: list[tuple], low: float, high: float, m: float, rung: ladder.Ladder
+    entries: list[tuple], low: float, high: float, min_effect: float, rung: ladder.Ladder
 ) -> list[dict]:
     """The chart's table, kind = effect | clipped: each effect with its interval cut to the
     axis [low, high], and after it a row for each end that was cut (drawn as a triangle)."""
@@ -118,16 +125,16 @@ def _paired_rows(
             "comparison": key,
             "panel": _panel(key, n, rung),
             rung.field: n,
-            "lr": e["lr"],
-            "mean": e["mean"],
+            "lr": e.lr,
+            "mean": e.mean,
             "lo": lo,
             "hi": hi,
             "interval": label,
-            "necessary": "necessary" if e["necessary"] else "not necessary",
-            "verdict": _verdict(e, hi, m),
-            "floored": "floored" if fmt.floored(e) else "own seeds",
-            "y_lo": max(lo, low) if lo is not None else e["mean"],
-            "y_hi": min(hi, high) if hi is not None else e["mean"],
+            "necessary": "necessary" if e.necessary else "not necessary",
+            "verdict": _verdict(e, hi, min_effect),
+            "floored": "floored" if fmt.floored(record(e)) else "own seeds",
+            "y_lo": max(lo, low) if lo is not None else e.mean,
+            "y_hi": min(hi, high) if hi is not None else e.mean,
         }
         rows.append(row)
         for end, edge, shape in ((lo, low, "triangle-down"), (hi, high, "triangle-up")):
@@ -138,7 +145,7 @@ def _paired_rows(
                         "comparison": key,
                         "panel": _panel(key, n, rung),
                         rung.field: n,
-                        "lr": e["lr"],
+                        "lr": e.lr,
                         "edge": edge,
                         "end": end,
                         "shape": shape,
@@ -151,19 +158,19 @@ def _panel(key: str, n: int, rung: ladder.Ladder) -> str:
     return f"{key}, {rung_label(rung, n)}"
 
 
-def _skipped_rows(analysis: dict) -> list[dict]:
+def _skipped_rows(analysis: m.Analysis) -> list[dict]:
     """The LRs of a comparison the analysis did not judge, marked on zero with the reason:
     every run of both arms failed (ceiling), fewer than two paired seeds, or set aside."""
-    rows, rung = [], ladder.of(analysis)
-    for depth, d in analysis["depths"].items():
-        for key, c in d["comparisons"].items():
-            for e in c["per_lr"]:
-                if e["n"] >= 2 and not e["ceiling"] and e.get("judged", True):
+    rows, rung = [], ladder.of_analysis(analysis)
+    for depth, d in analysis.depths.items():
+        for key, c in d.comparisons.items():
+            for e in c.per_lr:
+                if e.n >= 2 and not e.ceiling and e.judged:
                     continue
                 why = (
                     "every run of both arms failed"
-                    if e["ceiling"]
-                    else ("fewer than two paired seeds" if e["n"] < 2 else "not judged")
+                    if e.ceiling
+                    else ("fewer than two paired seeds" if e.n < 2 else "not judged")
                 )
                 rows.append(
                     {
@@ -171,7 +178,7 @@ def _skipped_rows(analysis: dict) -> list[dict]:
                         "comparison": key,
                         "panel": _panel(key, int(depth), rung),
                         rung.field: int(depth),
-                        "lr": e["lr"],
+                        "lr": e.lr,
                         "why": why,
                     }
                 )
@@ -291,15 +298,15 @@ def _skipped_layer(base, y_scale, field: str) -> alt.Chart:
     )
 
 
-def _facet(layer, data: pd.DataFrame, analysis: dict):
+def _facet(layer, data: pd.DataFrame, analysis: m.Analysis):
     """One panel per comparison and rung, wrapped: as many columns as rungs (three for one),
     the comparisons in the settings' order (the study's first, any other after, by name);
     each panel names its comparison and which way is better, and labels its LRs."""
-    order = [Comparison(b, t).key for b, t in analysis["settings"]["all_comparisons"]]
+    order = [Comparison(b, t).key for b, t in analysis.settings.all_comparisons]
     comparisons = sorted(
         set(data.comparison), key=lambda k: (k not in order, order.index(k) if k in order else 0, k)
     )
-    rung = ladder.of(analysis)
+    rung = ladder.of_analysis(analysis)
     rungs = sorted(set(data[rung.field]))
     panels = [_panel(k, n, rung) for k in comparisons for n in rungs]
     columns = len(rungs) if len(rungs) > 1 else min(3, len(panels))
