@@ -1,9 +1,12 @@
 """make_report: run directories -> analysis.json -> charts -> report.md, all from disk.
 
-Every number the report prints comes from the analysis dict (figures/analysis.py), written
-beside it as analysis.json. Deterministic: the same run directories give a byte-identical
-report.md, analysis.json and chart specs (everything sorted, numbers at fixed precision, no
-clock reads).
+Every number the report prints comes from the analysis (figures/analysis.py), written beside
+it as analysis.json; make_report reads that dict back typed once (present.typed) and the
+sections read the typed Analysis (sweeps/analysis/model.py) by attribute. The words it holds
+and the typed model does not (verdicts, rules, warnings: sweeps.analysis.adapter.WORDED) are
+read from the dict, as are the helpers that still take it. Deterministic: the same run
+directories give a byte-identical report.md, analysis.json and chart specs (everything sorted,
+numbers at fixed precision, no clock reads).
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ from figures import (
     what_ran,
 )
 from figures.formats import DEFAULT_FORMATS
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
 from sweeps.analysis.results import SweepResults, load_curves, load_results
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
 from sweeps.study.hypotheses import HYPOTHESES
+from sweeps.study.rules import Comparison
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
@@ -71,16 +77,19 @@ def make_report(
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
     view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
-    sections = [what_ran.header(results, result)]
-    if not result["depths"]:
+    # typed once, from the view (its settings are result's but where an older analysis lacks
+    # the baselines); the dict stays for the words and the helpers that still read it
+    a = present.typed(view)
+    sections = [what_ran.header(results, a)]
+    if not a.depths:
         sections += [
-            what_ran.setup(results, result),
-            what_ran.runs(view),
+            what_ran.setup(results, a),
+            what_ran.runs(a),
             "## Results\n\nNo run has finished yet (ok, unstable or diverged): "
             "nothing to analyse. Rerun this command when runs have finished.\n",
         ]
     else:
-        figures = _figures(view, curves)
+        figures = _figures(view, curves, a)
         if source:  # the earlier report's charts of what its runs' curves drew, where kept
             _keep_charts(
                 Path(from_report), out_dir, [n for n, (_, c) in figures.items() if c is None]
@@ -91,13 +100,13 @@ def make_report(
             if chart is not None:
                 charts.save(chart, out_dir, name, formats)
         sections += [
-            _answer(results, view, figures, formats),
+            _answer(results, a, view, figures, formats),
             rejudged.section(source["previous"] if source else None, result, source),
-            what_ran.setup(results, result),
-            what_ran.runs(view),
-            _verdicts(result),
+            what_ran.setup(results, a),
+            what_ran.runs(a),
+            _verdicts(result),  # words only (verdicts, rules): the dict's
             _figure_section(figures, formats, out_dir),
-            _tables(result, curves),
+            _tables(a, result, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets
         sections += filter(None, [interventions.section(result), budget.section(result)])
@@ -107,47 +116,49 @@ def make_report(
     return path
 
 
-def _figures(result: dict, curves: pd.DataFrame) -> dict:
-    """name -> (caption, chart or None), in report order."""
-    arms = result["settings"]["arms"]
-    runs = pd.DataFrame([r for r in result["runs"] if r["outcome"]])
+def _figures(view: dict, curves: pd.DataFrame, a: m.Analysis | None = None) -> dict:
+    """name -> (caption, chart or None), in report order. a: view typed (present.typed reads it
+    when not given); the necessity map and the paired effect still take the dict."""
+    a = present.typed(view) if a is None else a
+    arms = a.settings.arms
+    runs = _finished(a)
     lrs = sorted(runs.lr.unique())
     picks = sorted(
         {lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs))).round().astype(int)}
     )
-    differ = _most_different_lr(result)
+    differ = _most_different_lr(a)
     if differ is not None and differ not in picks:  # where the arms differ most, always
         nearest = min(picks, key=lambda lr: abs(np.log(lr) - np.log(differ)))
         picks = sorted({*picks, differ} - ({nearest} if len(picks) >= CURVE_LRS else set()))
-    high = _high_stable_lr(result)
+    high = _high_stable_lr(a)
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
-    outcomes = {r["run_id"]: r["outcome"] for r in result["runs"]}
+    outcomes = {r.run_id: r.outcome for r in a.runs}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
-    unit = present.loss_unit(result)
-    rung = ladder.of(result)
+    unit = _loss_unit(a)
+    rung = ladder.of_analysis(a)
     # the trend's points: only on a ladder (one rung has no trend to draw) whose trend placed
     # some (the verdict says why when none: too few, or all censored alike)
     trend = {
         "threshold_trend": (
             f"Each seed's necessity threshold vs {rung.name}: the points "
             f"{rung.trends[0]} is decided on",
-            charts.trend(result),
+            charts.trend(a),
         )
     }
     return {
-        "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(result)),
-        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(result)),
+        "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(a)),
+        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(view)),
         "stability_vs_depth": (  # the file's name from before ladders had a width
             f"Critical learning rate and necessity threshold vs {rung.name}",
-            charts.stability(result),
+            charts.stability(a),
         ),
         **(trend if trend["threshold_trend"][1] is not None else {}),
-        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(result)),
+        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(view)),
         "eta_max_ratio": (
             "How the max-LR ratio depends on the margin delta",
-            charts.eta_max_ratio(result),
+            charts.eta_max_ratio(a),
         ),
-        "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(result)),
+        "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(a)),
         "training_curves": (
             "Training curves at a few learning rates",
             charts.training_curves(curves, arms, picks, y_max, outcomes, unit, rung)
@@ -156,7 +167,7 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
         ),
         "attention": (
             f"Attention logits and entropy over training at LR {high:.3g}",
-            charts.attention(curves, arms, high, _capped(result), rung) if trained else None,
+            charts.attention(curves, arms, high, _capped(a), rung) if trained else None,
         ),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
@@ -165,35 +176,47 @@ def _figures(result: dict, curves: pd.DataFrame) -> dict:
     }
 
 
-def _capped(result: dict) -> dict:
+def _finished(a: m.Analysis) -> pd.DataFrame:
+    """The runs with an outcome (ok, unstable, diverged), one row each as analysis.json writes
+    it."""
+    return pd.DataFrame([record(r) for r in a.runs if r.outcome])
+
+
+def _loss_unit(a: m.Analysis) -> str:
+    """present.loss_unit of a typed Analysis: nats/byte for the byte-level tokenizer."""
+    return "nats/byte" if a.settings.baselines.tokenizer == "bytes" else "nats/token"
+
+
+def _capped(a: m.Analysis) -> dict:
     """{arm: its attention soft cap} for the arms that cap their attention logits."""
     out = {}
-    for d in result["depths"].values():
-        for arm, a in d["arms"].items():
-            cap = (a.get("interventions") or {}).get("attn-softcap")
+    for d in a.depths.values():
+        for arm, x in d.arms.items():
+            cap = (x.interventions or {}).get("attn-softcap")  # keyed by intervention name
             if cap:
                 out[arm] = cap
     return out
 
 
-def _most_different_lr(result: dict) -> float | None:
+def _most_different_lr(analysis: m.Analysis | dict) -> float | None:
     """The LR where the primary comparison's paired effect is largest (any depth), or where
     the arms' outcomes differ most when no LR has two pairs."""
-    key = present.primary_key(result)
+    a = present.typed(analysis)
+    key = Comparison(a.settings.reference, a.settings.primary).key
     best, size = None, -1.0
-    for d in result["depths"].values():
-        c = d["comparisons"].get(key)
-        for e in (c or {}).get("per_lr", []):
-            if e["n"] >= 1 and not e["ceiling"] and e["mean"] is not None and abs(e["mean"]) > size:
-                best, size = e["lr"], abs(e["mean"])
+    for d in a.depths.values():
+        c = d.comparisons.get(key)
+        for e in c.per_lr if c else []:
+            if e.n >= 1 and not e.ceiling and e.mean is not None and abs(e.mean) > size:
+                best, size = e.lr, abs(e.mean)
     return best
 
 
-def _high_stable_lr(result: dict) -> float:
+def _high_stable_lr(a: m.Analysis) -> float:
     """The largest LR at which every run of the primary treatment arm is ok, at every depth:
     where it still trains and the reference arm's trouble, if any, shows."""
-    primary = result["settings"]["primary"]
-    runs = pd.DataFrame([r for r in result["runs"] if r["outcome"]])
+    primary = a.settings.primary
+    runs = _finished(a)
     on = runs[runs.arm == primary]
     calm = on.groupby("lr").outcome.apply(lambda s: (s == "ok").all())
     lrs = sorted(runs.lr.unique())
@@ -251,9 +274,11 @@ def answer_lines(view: dict) -> list[str]:
     return opening.terminal(view)
 
 
-def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
-    """The opening: what the sweep says, on what data and budget, and the headline figures."""
-    s = view["settings"]
+def _answer(results: SweepResults, a: m.Analysis, view: dict, figures: dict, formats) -> str:
+    """The opening: what the sweep says, on what data and budget, and the headline figures.
+    a: view typed; view, the dict, for the opening (figures/opening.py reads its verdicts) and
+    the warnings, words the typed analysis does not hold."""
+    s = a.settings
     runs = results.runs
     corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs else "?"
     tokenizer = (
@@ -264,29 +289,29 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
     lines = ["## The answer", "", *opening.markdown(view)]
     lines += [
-        f"These runs: corpus {corpus} (tokenizer {tokenizer}), {what_ran.budgets(view)}, seeds "
-        f"{seeds}; {len(view['runs'])} runs, primary comparison {s['reference']} vs "
-        f"{s['primary']}, minimum effect {s['min_effect']:g} nats.",
+        f"These runs: corpus {corpus} (tokenizer {tokenizer}), {what_ran.budgets(a)}, seeds "
+        f"{seeds}; {len(a.runs)} runs, primary comparison {s.reference} vs "
+        f"{s.primary}, minimum effect {s.min_effect:g} nats.",
         "",
     ]
-    for warning in view.get("budget_warnings") or []:
+    for warning in view.get("budget_warnings") or []:  # words (figures/caveats.py): the dict's
         lines += [f"**Budget warning:** {warning}.", ""]
     for warning in view.get("refinement_warnings") or []:
         lines += [f"**Refinement warning:** {warning}.", ""]
     lines += [
-        (EFFECTIVE_LOSS_RULE_OFF if present.rule_off(view) else EFFECTIVE_LOSS)
+        (EFFECTIVE_LOSS_RULE_OFF if present.rule_off_of(a) else EFFECTIVE_LOSS)
         + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
-        f"bound of the paired effect ({s['reference']} - {s['primary']} effective loss) exceeds "
-        f"{s['min_effect']:g} nats. The *necessity threshold* is the LR from which it "
+        f"bound of the paired effect ({s.reference} - {s.primary} effective loss) exceeds "
+        f"{s.min_effect:g} nats. The *necessity threshold* is the LR from which it "
         "stays necessary; an arm's *critical LR* is where its runs start to fail.",
         "",
     ]
-    b = present.baselines(view)
-    if b["rule"] == "none":
+    bigram_loss = s.baselines.bigram
+    if present.rule_off_of(a):
         lines += [
             "The bigram-baseline rule is **off** for this sweep (train.baseline = none): "
             "runs are unstable only by a loss spike, not by ending worse than the bigram "
-            "baseline" + (f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else "") + ".",
+            "baseline" + (f" ({bigram_loss:.3f} nats)" if bigram_loss is not None else "") + ".",
             "",
         ]
     image = next((ext for ext in ("png", "svg") if ext in formats), None)
@@ -294,8 +319,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         caption, chart = figures.get(name, ("", None))
         if chart is not None and image:
             lines += [f"![{caption}]({name}.{image})", ""]
-    bigram = "; dotted: the bigram baseline" if b["bigram"] is not None else ""
-    ref, primary, m = s["reference"], s["primary"], s["min_effect"]
+    bigram = "; dotted: the bigram baseline" if bigram_loss is not None else ""
+    ref, primary, least = s.reference, s.primary, s.min_effect
     lines += [
         "Reading the two figures:",
         "",
@@ -305,7 +330,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         "- Each run is a glyph by its fate: circle ok, triangle unstable, "
         + (
             ""
-            if present.rule_off(view)
+            if present.rule_off_of(a)
             else "square stuck (finished worse than the bigram baseline), "
         )
         + "cross diverged (on the top edge).",
@@ -314,7 +339,7 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
         f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
         f"- {primary} (blue: QK-norm better; orange: better without), full colour at the span "
         "its legend gives; larger effects (where runs failed) are clamped to it.",
-        f"- A dot: QK-norm is necessary there (the interval's lower end clears {m:g} nats). A "
+        f"- A dot: QK-norm is necessary there (the interval's lower end clears {least:g} nats). A "
         "strong colour without a dot: a large mean whose interval still reaches below that (the "
         "seeds disagree).",
         "- Grey: every run of both arms failed, so there is no effect to measure. Light grey "
@@ -326,6 +351,8 @@ def _answer(results: SweepResults, view: dict, figures: dict, formats) -> str:
 
 
 def _verdicts(result: dict) -> str:
+    """The verdicts and the practitioner's rules: words (figures/verdicts.py, practitioner.py)
+    that analysis.json holds and the typed analysis does not, read from the dict."""
     lines = [
         "## Verdicts",
         "",
@@ -395,18 +422,17 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def _tables(result: dict, curves: pd.DataFrame) -> str:
-    # the tables read the typed analysis, read back from result once (present.typed); the words
-    # below read it too, and pass result to the helpers that still read the dict
-    analysis = present.typed(result)
-    s, rung = analysis.settings, ladder.of(result)
+def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
+    # the tables and the words read the typed analysis; result (the dict) goes to the helpers
+    # that still read it (tables.thresholds, figures/extrapolation.py)
+    s, rung = analysis.settings, ladder.of_analysis(analysis)
     lines = [
         "## Tables",
         "",
         "Every number here is in analysis.json beside this report.",
         "",
-        *_ladder_section(result),
-        f"### Effective loss ({present.loss_unit(result)}, mean ± sd over seeds, perplexity; "
+        *_ladder_section(analysis, result),
+        f"### Effective loss ({_loss_unit(analysis)}, mean ± sd over seeds, perplexity; "
         "[runs that failed])",
         "",
         tables.final_loss(analysis),
@@ -418,7 +444,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         + (
             "*diverged* (stopped; the bigram-baseline rule is off, so no run is stuck and it "
             "decides H2a)"
-            if present.rule_off(result)
+            if present.rule_off_of(analysis)
             else "*stuck* (diverged or worse than the bigram baseline; it decides H2a), "
             "*diverged* (stopped)"
         )
@@ -431,7 +457,7 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         f"### eta_max(delta = {s.delta:g} nats)",
         "",
         "The largest LR (log-interpolated) at which every seed ends within delta of L*, the "
-        f"best seed-mean loss of all arms at that {ladder.of(result).name} and budget.",
+        f"best seed-mean loss of all arms at that {rung.name} and budget.",
         "",
         tables.eta_max(analysis),
         "### LR sensitivity (Wortsman et al. 2023)",
@@ -442,8 +468,8 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
         "",
         tables.sensitivity(analysis),
     ]
-    fails_as = next(iter(present.failure_names(result).values()))  # stuck, or diverged
-    for key in _comparison_keys(result):
+    fails_as = next(iter(present.failures_of(analysis).values()))  # stuck, or diverged
+    for key in _comparison_keys(analysis):
         lines += [
             f"### Paired effect, {key} (nats; bold: QK-norm necessary)",
             "",
@@ -504,23 +530,24 @@ def _tables(result: dict, curves: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _ladder_section(result: dict) -> list[str]:
+def _ladder_section(analysis: m.Analysis, result: dict) -> list[str]:
     """A ladder's rungs side by side (several rungs): what each says, and on a width ladder
-    the line carried to the core width, said as the extrapolation it is."""
-    rung = ladder.of(result)
-    if len(result["depths"]) < 2:
+    the line carried to the core width, said as the extrapolation it is. result: the dict, for
+    figures/extrapolation.py, which still reads it."""
+    rung, s = ladder.of_analysis(analysis), analysis.settings
+    if len(analysis.depths) < 2:
         return []
     lines = [
         f"### The ladder: per {rung.name}",
         "",
         f"Descriptive (docs/STUDY.md section 11): tokens per parameter, the necessity "
         f"threshold's bracket, each compared arm's median critical LR under each failure "
-        f"definition, {result['settings']['reference']}'s initial attention-logit std (the "
-        f"start temperature) and the low-LR gap ({result['settings']['reference']} - "
-        f"{result['settings']['primary']} effective loss at the two lowest grid LRs, nats, with "
+        f"definition, {s.reference}'s initial attention-logit std (the "
+        f"start temperature) and the low-LR gap ({s.reference} - "
+        f"{s.primary} effective loss at the two lowest grid LRs, nats, with "
         f"its 90% interval) at each {rung.name}.",
         "",
-        tables.ladder_rungs(result),
+        tables.ladder_rungs(analysis),
     ]
     gap = extrapolation.gap_line(result) if rung.is_width else None
     if gap:
@@ -528,8 +555,9 @@ def _ladder_section(result: dict) -> list[str]:
     sensitivity = extrapolation.sensitivity_trend_line(result)
     if sensitivity:
         lines += ["", sensitivity, ""]
-    e = (result.get("w1") or {}).get("extrapolation")
-    if rung.is_width and e:
+    found = analysis.w1.extrapolation if analysis.w1 else None
+    if rung.is_width and found:
+        e = record(found)  # as analysis.json writes it: figures/extrapolation.py reads that
         head = extrapolation.extrapolation_head(e)
         lines += [
             f"**At {head}.** It assumes each trend stays a straight line per doubling of width "
@@ -551,10 +579,10 @@ def _ladder_section(result: dict) -> list[str]:
     return lines
 
 
-def _comparison_keys(result: dict) -> list[str]:
+def _comparison_keys(analysis: m.Analysis) -> list[str]:
     keys = []
-    for d in result["depths"].values():
-        keys += [k for k in d["comparisons"] if k not in keys]
+    for d in analysis.depths.values():
+        keys += [k for k in d.comparisons if k not in keys]
     return keys
 
 

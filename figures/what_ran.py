@@ -1,6 +1,11 @@
 """The report's sections on what ran and where: its header (the corpus banner, the runs
 left out), Setup (data, model, optimizer, grid, budgets, crosscheck, compute), Runs (every
-run's outcome) and Provenance (commits, versions, hosts, devices)."""
+run's outcome) and Provenance (commits, versions, hosts, devices).
+
+The sections read the typed analysis (sweeps/analysis/model.py) by attribute: each public one
+takes it or analysis.json's dict of one (present.typed reads the dict back). What is not the
+analysis stays as it comes: the runs table and its provenance, the sweep's spec and its
+crosscheck.json are read by their keys."""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from figures import archive, fmt, ladder, present, tables
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
 from sweeps.analysis.results import SweepResults
 from sweeps.data import shakespeare
 from sweeps.study.stats import STUDY_SHA256
@@ -54,7 +61,8 @@ def corpus_banners(configs: list) -> list[str]:
     return lines
 
 
-def header(results: SweepResults, result: dict) -> str:
+def header(results: SweepResults, analysis: m.Analysis | dict) -> str:
+    analysis = present.typed(analysis)
     lines = [f"# QK-norm study: sweep `{results.name}`", ""]
     lines += corpus_banners(_configs(results))
     if results.spec.get("description"):
@@ -65,7 +73,7 @@ def header(results: SweepResults, result: dict) -> str:
         f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
         + (
             ""
-            if result["settings"]["preregistered"]
+            if analysis.settings.preregistered
             else " (the plan has no pre-registered [study]: verdicts are inconclusive)"
         )
         + ".",
@@ -89,8 +97,9 @@ def left_out_notice(results: SweepResults) -> str:
     )
 
 
-def setup(results: SweepResults, result: dict) -> str:
-    configs, s = _configs(results), result["settings"]
+def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
+    analysis = present.typed(analysis)
+    configs, s = _configs(results), analysis.settings
 
     def values(field: str, f=str, sep=", "):
         """The distinct values of a RunConfig field ("model.n_embd") over the runs, sorted."""
@@ -102,10 +111,10 @@ def setup(results: SweepResults, result: dict) -> str:
         return values(field, sep=" or ")
 
     crosscheck = _crosscheck_text(results)
-    c = result["compute"]
+    c = analysis.compute
     hours = "; ".join(
         f"{present.seconds(h * 3600)} of device time on {d}"
-        for d, h in sorted(c["device_hours"].items())
+        for d, h in sorted(c.device_hours.items())
     )
     return "\n".join(
         [
@@ -122,30 +131,30 @@ def setup(results: SweepResults, result: dict) -> str:
             f"on 2-D weights, warmup {either('train.warmup_steps')} steps then cosine to "
             f"{either('train.min_lr_ratio')} x peak, gradient clip {either('train.grad_clip')}",
             f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
-            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}{_rung_lr(result)}",
-            f"- Token budget: {budgets(result)}",
-            f"- Pre-registered (docs/STUDY.md): primary comparison {s['reference']} vs "
-            f"{s['primary']}; delta {s['delta']:g} nats; LR sensitivity over "
-            f"[{s['sensitivity_range'][0]:g}, {s['sensitivity_range'][1]:g}]; minimum effect "
-            f"{s['min_effect']:g} nats; negligible below {s['negligible']:g} nats; H2b minimum "
-            f"effect {s['min_sensitivity']:g} nats; target loss "
-            f"{fmt.num(s['target_loss'], 2)} nats",
+            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}{_rung_lr(analysis)}",
+            f"- Token budget: {budgets(analysis)}",
+            f"- Pre-registered (docs/STUDY.md): primary comparison {s.reference} vs "
+            f"{s.primary}; delta {s.delta:g} nats; LR sensitivity over "
+            f"[{s.sensitivity_range[0]:g}, {s.sensitivity_range[1]:g}]; minimum effect "
+            f"{s.min_effect:g} nats; negligible below {s.negligible:g} nats; H2b minimum "
+            f"effect {s.min_sensitivity:g} nats; target loss "
+            f"{fmt.num(s.target_loss, 2)} nats",
             f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
-            f"- Compute spent: {hours or 'n/a'}; {c['tokens'] / 1e6:,.2f}M tokens; "
-            f"{c['flops']:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
-            f"{c['runs']} runs",
+            f"- Compute spent: {hours or 'n/a'}; {c.tokens / 1e6:,.2f}M tokens; "
+            f"{c.flops:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
+            f"{c.runs} runs",
             "",
             "### Arms",
             "",
-            tables.arms(results.spec, result),
+            tables.arms(results.spec, analysis),
             "",
         ]
     )
 
 
-def _rung_lr(result: dict) -> str:
+def _rung_lr(analysis: m.Analysis) -> str:
     """The spec's [rung_lr] as the grid line reads it ("" without one)."""
-    subsets, rung = result["settings"].get("rung_lr"), ladder.of(result)
+    subsets, rung = analysis.settings.rung_lr, ladder.of_analysis(analysis)
     if not subsets:
         return ""
     each = "; ".join(
@@ -169,29 +178,31 @@ def _crosscheck_text(results: SweepResults) -> str:
     )
 
 
-def budgets(result: dict) -> str:
+def budgets(analysis: m.Analysis | dict) -> str:
     """Tokens per run, and tokens per parameter at every rung (all parameters)."""
-    parts, rung = [], ladder.of(result)
-    for depth in sorted(result["depths"], key=int):
-        t = result["depths"][depth]["tokens_per_param"]
+    analysis = present.typed(analysis)
+    parts, rung = [], ladder.of_analysis(analysis)
+    for depth in sorted(analysis.depths, key=int):
+        t = analysis.depths[depth].tokens_per_param
         per = ", ".join(
-            f"{int(b):,} tokens ({r:.3g} per parameter)" for b, r in t["by_budget"].items()
+            f"{int(b):,} tokens ({r:.3g} per parameter)" for b, r in t.by_budget.items()
         )
-        parts.append(f"{rung.label(depth)} ({t['params']:,} parameters): {per}")
+        parts.append(f"{rung.label(depth)} ({t.params:,} parameters): {per}")
     return "; ".join(parts) or "n/a"
 
 
-def runs(result: dict) -> str:
-    runs = result["runs"]
-    counts = Counter(r["status"] for r in runs)
-    counts["missing"] = sum(p["status"] == "missing" for p in result["problems"])
+def runs(analysis: m.Analysis | dict) -> str:
+    analysis = present.typed(analysis)
+    runs, rung = analysis.runs, ladder.of_analysis(analysis)
+    counts = Counter(r.status for r in runs)
+    counts["missing"] = sum(p.status == "missing" for p in analysis.problems)
     order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]
     lines = [
         "## Runs",
         "",
         "Outcomes (docs/STUDY.md section 3): **ok**; **unstable** (finished, but its "
         "smoothed train loss ended above its minimum by more than the spike margin"
-        + _baseline_clause(result)
+        + _baseline_clause(analysis)
         + "); **diverged** (stopped: "
         "non-finite or far above its initial loss). Failed, incomplete, corrupt and "
         "missing runs are left out of every statistic.",
@@ -204,29 +215,29 @@ def runs(result: dict) -> str:
         "",
         "One letter per seed: o ok, u unstable, d diverged, - not in the statistics.",
         "",
-        tables.outcome_grid(result),
+        tables.outcome_grid(analysis),
     ]
-    if result["problems"]:
-        problems = tables.problems(result["problems"], ladder.of(result))
+    # tables.problems and tables.unstable read run rows as analysis.json writes them (record)
+    if analysis.problems:
+        problems = tables.problems([record(p) for p in analysis.problems], rung)
         lines += ["### Runs not in the statistics", "", problems]
-    unstable = [r for r in runs if r["status"] == "unstable"]
+    unstable = [record(r) for r in runs if r.status == "unstable"]
     if unstable:
-        lines += ["### Why runs are unstable", "", tables.unstable(unstable, ladder.of(result))]
+        lines += ["### Why runs are unstable", "", tables.unstable(unstable, rung)]
     return "\n".join(lines)
 
 
-def _baseline_clause(view: dict) -> str:
+def _baseline_clause(analysis: m.Analysis) -> str:
     """How the baseline rule reads in the outcome definition: on, or switched off."""
-    b = present.baselines(view)
-    rule = b["rule"]
+    b, rule = analysis.settings.baselines, analysis.settings.baseline_rule
     if rule == "none":
-        value = f" ({b['bigram']:.3f} nats)" if b["bigram"] is not None else ""
+        value = f" ({b.bigram:.3f} nats)" if b.bigram is not None else ""
         return (
             f"; the baseline rule is **off** for this sweep (train.baseline = none): a run "
             f"worse than the bigram baseline{value} still counts as ok"
         )
     name = rule or "bigram"
-    value = b.get(name) if name in ("bigram", "unigram") else None
+    value = getattr(b, name) if name in ("bigram", "unigram") else None
     return f", or its final loss is worse than the data's {name} baseline" + (
         f" ({value:.3f} nats)" if value is not None else ""
     )
