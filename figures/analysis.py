@@ -69,9 +69,10 @@ def words(analysis: Analysis, source: dict | None = None) -> dict:
     found = analysis.caveats
     out["budget_warnings"] = caveats.budget_lines(found.budget, rung) if found else []
     out["refinement_warnings"] = caveats.unrefined_lines(found.unrefined, rung) if found else []
-    out["verdicts"] = judge(as_written(analysis, out))
-    out["rules"] = practitioner_rules(out)
-    out["interventions"] = intervention_verdicts.judge(out)  # docs/STUDY.md section 9
+    written = as_written(analysis, out)
+    out["verdicts"] = judge(written)
+    out["rules"] = practitioner_rules(written)
+    out["interventions"] = intervention_verdicts.judge(written)  # docs/STUDY.md section 9
     if source and source["gaps"]:
         out["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
     return clean_json(out)

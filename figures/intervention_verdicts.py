@@ -1,12 +1,15 @@
 """I1-I4 in words: QK-norm against the alternatives, as sweeps.study.alternatives decided them
-per depth and arm (analysis.json "decisions"), each with its reason and the numbers behind it
-(docs/STUDY.md section 9). Nothing here decides: it reads the decision's code, the LRs it names
-and the per-LR entries of the comparisons it quotes.
+per depth and arm (the typed analysis's decisions), each with its reason and the numbers behind
+it (docs/STUDY.md section 9). Nothing here decides: it reads the decision's code, the LRs it
+names and the per-LR entries of the comparisons it quotes.
 """
 
 from __future__ import annotations
 
-from figures import fmt
+from figures import fmt, present
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study.alternatives import Decision
 from sweeps.study.rules import Comparison
 
 CLAIMS = {
@@ -17,24 +20,26 @@ CLAIMS = {
 }
 
 
-def intervention_arms(result: dict) -> list[str]:
+def intervention_arms(result: m.Analysis | dict) -> list[str]:
     """The arms I1-I4 judged, in spec order (sweeps.study.alternatives.intervention_arms)."""
+    a = present.typed(result)
     judged = set()
-    for arms in (result.get("decisions") or {}).get("interventions", {}).values():
+    for arms in a.decisions.interventions.values():
         judged |= set(arms)
-    return [a for a in result["settings"]["arms"] if a in judged]
+    return [x for x in a.settings.arms if x in judged]
 
 
-def judge(result: dict) -> dict:
+def judge(result: m.Analysis | dict) -> dict:
     """{depth: {arm: {"I1": {"verdict", "reason"}, ...}}} for the intervention arms; {} when
     the spec has none."""
-    s = result["settings"]
+    a = present.typed(result)
+    s = a.settings
     out = {}
-    for name, arms in ((result.get("decisions") or {}).get("interventions") or {}).items():
-        depth = result["depths"][name]
+    for name, arms in a.decisions.interventions.items():
+        depth = a.depths[name]
         out[name] = {
             arm: {
-                h: {"verdict": d["verdict"], "reason": REASONS[h](d, depth, arm, s)}
+                h: {"verdict": d.verdict, "reason": REASONS[h](d, depth, arm, s)}
                 for h, d in hs.items()
             }
             for arm, hs in arms.items()
@@ -42,84 +47,86 @@ def judge(result: dict) -> dict:
     return out
 
 
-def _entry(depth: dict, baseline: str, treatment: str, lr) -> dict | None:
-    c = depth["comparisons"].get(Comparison(baseline, treatment).key)
+def _entry(depth: m.Rung, baseline: str, treatment: str, lr) -> dict | None:
+    """The per-LR entry of baseline vs treatment at lr, in its JSON form (for fmt), or None."""
+    c = depth.comparisons.get(Comparison(baseline, treatment).key)
     if c is None or lr is None:
         return None
-    return next((e for e in c["per_lr"] if e["lr"] == lr), None)
+    return next((record(e) for e in c.per_lr if e.lr == lr), None)
 
 
-def _crit(depth: dict, arm: str) -> dict | None:
-    return depth["arms"][arm]["eta_crit"]["median"]
+def _crit(depth: m.Rung, arm: str) -> dict | None:
+    median = depth.arms[arm].eta_crit.median
+    return None if median is None else record(median)
 
 
-def _i1(d: dict, depth: dict, arm: str, s: dict) -> str:
-    ref = s["reference"]
-    t = depth["comparisons"][Comparison(ref, arm).key]["threshold"]
+def _i1(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
+    ref = s.reference
+    t = record(depth.comparisons[Comparison(ref, arm).key].threshold)
     crit = (
         f"critical LR {fmt.grid(_crit(depth, arm))} against {ref}'s {fmt.grid(_crit(depth, ref))}"
     )
-    if d["why"] == "needed":
+    if d.why == "needed":
         return f"needed against {ref} from {fmt.bracket(t)}; {crit}"
-    if d["why"] == "not needed":
+    if d.why == "not needed":
         fails = fmt.grid(_crit(depth, ref))
         return f"not needed against {ref} at any LR, though {ref} fails from {fails}"
     return f"threshold against {ref} {fmt.bracket(t)}; {crit}"
 
 
-def _i2(d: dict, depth: dict, arm: str, s: dict) -> str:
-    ref, primary = s["reference"], s["primary"]
+def _i2(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
+    ref, primary = s.reference, s.primary
     where = f"judged LRs from {ref}'s critical LR {fmt.grid(_crit(depth, ref))}"
-    if d["why"] == "off does not break":
+    if d.why == "off does not break":
         return f"{ref} does not break inside the grid"
-    if d["why"] == "necessary":
-        worst = _entry(depth, arm, primary, d["at"])
+    if d.why == "necessary":
+        worst = _entry(depth, arm, primary, d.at)
         return (
-            f"{primary} is necessary over it at {fmt.lrs(d['lrs'])}, of {d['n']} {where} up "
-            f"(largest gap {fmt.pm_interval(worst)} at {fmt.lr(d['at'])})"
+            f"{primary} is necessary over it at {fmt.lrs(d.lrs)}, of {d.n} {where} up "
+            f"(largest gap {fmt.pm_interval(worst)} at {fmt.lr(d.at)})"
         )
-    if d["why"] == "too few":
-        return f"{d['n']} {where} up (2 needed)"
-    return f"{primary} is necessary over it at none of the {d['n']} {where} up"
+    if d.why == "too few":
+        return f"{d.n} {where} up (2 needed)"
+    return f"{primary} is necessary over it at none of the {d.n} {where} up"
 
 
-def _i3(d: dict, depth: dict, arm: str, s: dict) -> str:
-    ref, primary, low = s["reference"], s["primary"], d["at"]
-    if d["why"] == "primary not judged":
+def _i3(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
+    ref, primary, low = s.reference, s.primary, d.at
+    if d.why == "primary not judged":
         return f"the primary comparison is not judged at the lowest LR {fmt.lr(low)}"
-    if d["why"] == "no gap":
+    if d.why == "no gap":
         at = _entry(depth, ref, primary, low)
         return (
             f"no low-LR gap to close: {primary} is not necessary at {fmt.lr(low)} "
             f"({ref} - {primary} {fmt.pm_interval(at)})"
         )
-    if d["why"] == "not judged":
+    if d.why == "not judged":
         return f"{arm} vs {primary} is not judged at {fmt.lr(low)}"
     said = (
         f"{arm} - {primary} at {fmt.lr(low)}: {fmt.pm_interval(_entry(depth, arm, primary, low))}"
     )
-    if d["why"] == "necessary":
+    if d.why == "necessary":
         return f"{primary} is still necessary over it; {said}"
-    if d["why"] == "closes":
+    if d.why == "closes":
         return f"the gap is negligible or reversed; {said}"
     return f"the gap is neither negligible nor shown; {said}"
 
 
-def _i4(d: dict, depth: dict, arm: str, s: dict) -> str:
-    primary = s["primary"]
-    if d["why"] == "none judged":
+def _i4(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
+    primary = s.primary
+    if d.why == "none judged":
         return f"no LR of {arm} vs {primary} is judged"
-    if d["why"] in ("hurts", "helps"):
-        quoted = f"{arm} - {primary} {fmt.pm_interval(_entry(depth, arm, primary, d['at']))}"
-        if d["why"] == "hurts":
-            return f"it hurts at {fmt.lrs(d['lrs'])} ({quoted} at {fmt.lr(d['at'])})"
+    if d.why in ("hurts", "helps"):
+        quoted = f"{arm} - {primary} {fmt.pm_interval(_entry(depth, arm, primary, d.at))}"
+        if d.why == "hurts":
+            return f"it hurts at {fmt.lrs(d.lrs)} ({quoted} at {fmt.lr(d.at)})"
         return (
-            f"better than {primary} by more than {s['min_effect']:g} nats at "
-            f"{fmt.lrs(d['lrs'])} ({quoted} at {fmt.lr(d['at'])}), worse at none"
+            f"better than {primary} by more than {s.min_effect:g} nats at "
+            f"{fmt.lrs(d.lrs)} ({quoted} at {fmt.lr(d.at)}), worse at none"
         )
     return (
-        f"neither better nor worse than {primary} by more than {s['min_effect']:g} nats at any "
-        f"of {d['n']} judged LRs"
+        f"neither better nor worse than {primary} by more than {s.min_effect:g} nats at any "
+        f"of {d.n} judged LRs"
     )
 
 

@@ -1,7 +1,7 @@
 """The report's interventions table: QK-norm against the alternatives a spec runs as arms
 (z-loss, attention soft cap, QK-clip, longer warmup; sweeps/core/interventions.py).
 
-Rendered from the analysis dict alone (figures/analysis.py): each arm's critical LR and LR
+Rendered from the typed analysis alone (sweeps/analysis/model.py): each arm's critical LR and LR
 sensitivity, its best loss, and two of the spec's pre-registered comparisons, `reference vs
 ARM` (where ARM is needed against no intervention: its necessity threshold) and `ARM vs
 primary` (where QK-norm still beats it: the gap across the grid), decided by the rules of
@@ -11,19 +11,22 @@ arm gets no table.
 
 from __future__ import annotations
 
-from figures import fmt, ladder
+from figures import fmt, intervention_verdicts, ladder, present
 from figures.intervention_verdicts import CLAIMS, intervention_arms
 from figures.tables import markdown
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
 from sweeps.study.rules import Comparison
 
 
-def section(result: dict) -> str:
+def section(result: m.Analysis | dict) -> str:
     """The markdown section, or "" when the spec compares no intervention arm both ways."""
-    arms = intervention_arms(result)
-    if not arms or not result.get("depths"):
+    a = present.typed(result)
+    arms = intervention_arms(a)
+    if not arms or not a.depths:
         return ""
-    s = result["settings"]
-    ref, primary = s["reference"], s["primary"]
+    s = a.settings
+    ref, primary = s.reference, s.primary
     return "\n".join(
         [
             "### Interventions: each arm against no intervention and against QK-norm",
@@ -31,20 +34,22 @@ def section(result: dict) -> str:
             f"Per arm: its critical LR (median and seed range) and LR sensitivity; its best "
             f"seed-mean effective loss and the LR of it; its necessity threshold against "
             f"`{ref}` (the smallest LR from which the arm beats `{ref}` by more than "
-            f"{s['min_effect']:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
+            f"{s.min_effect:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
             f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "
             f"{primary}`) and the largest mean gap (arm minus {primary}, nats) with its two-sided "
             f"90% t interval, whose ends are the one-sided 95% bounds that decide.",
             "",
-            table(result, [ref, primary, *arms]),
+            table(a, [ref, primary, *arms]),
             "",
-            verdicts(result),
+            verdicts(a),
         ]
     )
 
 
-def verdicts(result: dict) -> str:
-    """I1-I4 per rung and arm as figures/intervention_verdicts.py decided them."""
+def verdicts(result: m.Analysis | dict) -> str:
+    """I1-I4 per rung and arm as figures/intervention_verdicts.py words them (analysis.json's
+    "interventions", worded again from the typed analysis's decisions)."""
+    a = present.typed(result)
     lines = [
         "#### Verdicts (docs/STUDY.md section 9)",
         "",
@@ -52,11 +57,9 @@ def verdicts(result: dict) -> str:
         + " I1-I3 judge an arm built on off, I4 one built on QK-norm.",
         "",
     ]
-    arms = intervention_arms(result)  # in spec order (analysis.json sorts its keys)
-    rung = ladder.of(result)
-    for depth, per_arm in sorted(
-        result.get("interventions", {}).items(), key=lambda kv: int(kv[0])
-    ):
+    arms = intervention_arms(a)  # in spec order (analysis.json sorts its keys)
+    rung = ladder.of_analysis(a)
+    for depth, per_arm in sorted(intervention_verdicts.judge(a).items(), key=lambda kv: int(kv[0])):
         for arm in sorted(per_arm, key=arms.index):
             judged = per_arm[arm]
             lines.append(f"- {rung.label(depth)}, `{arm}`:")
@@ -64,32 +67,33 @@ def verdicts(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table(result: dict, arms: list[str]) -> str:
-    s = result["settings"]
-    ref, primary = s["reference"], s["primary"]
+def table(result: m.Analysis | dict, arms: list[str]) -> str:
+    a = present.typed(result)
+    s = a.settings
+    ref, primary = s.reference, s.primary
     rows = []
-    for depth in sorted(result["depths"], key=int):
-        d = result["depths"][depth]
+    for depth in sorted(a.depths, key=int):
+        d = a.depths[depth]
         for arm in arms:
-            a = d["arms"].get(arm)
-            if a is None:
+            x = d.arms.get(arm)
+            if x is None:
                 continue
-            against_ref = d["comparisons"].get(Comparison(ref, arm).key)
-            against_primary = d["comparisons"].get(Comparison(arm, primary).key)
+            against_ref = d.comparisons.get(Comparison(ref, arm).key)
+            against_primary = d.comparisons.get(Comparison(arm, primary).key)
             rows.append(
                 [
                     depth,
                     arm,
-                    fmt.median_range(a["eta_crit"]),
-                    _sensitivity(a),
-                    _best(a),
+                    fmt.median_range(record(x.eta_crit)),
+                    _sensitivity(x),
+                    _best(x),
                     "-" if arm == ref else _threshold(against_ref),
                     "-" if arm in (ref, primary) else _gap(against_primary),
                 ]
             )
     return markdown(
         [
-            ladder.of(result).name,
+            ladder.of_analysis(a).name,
             "arm",
             "critical LR: median (seeds)",
             "LR sensitivity (nats)",
@@ -101,36 +105,36 @@ def table(result: dict, arms: list[str]) -> str:
     )
 
 
-def _sensitivity(arm: dict) -> str:
-    s = arm.get("sensitivity") or {}
-    return fmt.pm(s.get("mean"), s.get("sd")) if s.get("complete") else "incomplete"
+def _sensitivity(arm: m.Arm) -> str:
+    s = arm.sensitivity
+    return fmt.pm(s.mean, s.sd) if s.complete else "incomplete"
 
 
-def _best(arm: dict) -> str:
-    cells = [c for c in arm.get("cells", []) if c.get("loss_mean") is not None]
+def _best(arm: m.Arm) -> str:
+    cells = [c for c in arm.cells if c.loss_mean is not None]
     if not cells:
         return "n/a"
-    best = min(cells, key=lambda c: c["loss_mean"])
-    return f"{fmt.num(best['loss_mean'])} ({fmt.lr(best['lr'])})"
+    best = min(cells, key=lambda c: c.loss_mean)
+    return f"{fmt.num(best.loss_mean)} ({fmt.lr(best.lr)})"
 
 
-def _threshold(comparison: dict | None) -> str:
+def _threshold(comparison: m.Comparison | None) -> str:
     if comparison is None:
         return "n/a"
-    seeds = comparison.get("seed_thresholds") or {}
+    seeds = record(comparison.seed_thresholds)
     spread = f"; per seed {fmt.seed_brackets(seeds)}" if seeds else ""
-    return fmt.threshold_with_interval(comparison) + spread
+    return fmt.threshold_with_interval(record(comparison)) + spread
 
 
-def _gap(comparison: dict | None) -> str:
+def _gap(comparison: m.Comparison | None) -> str:
     """Where the primary arm is still necessary over this one, and the largest gap."""
     if comparison is None:
         return "n/a"
-    judged = [e for e in comparison["per_lr"] if e.get("judged") and e.get("mean") is not None]
+    judged = [e for e in comparison.per_lr if e.judged and e.mean is not None]
     if not judged:
         return "n/a"
-    widest = max(judged, key=lambda e: e["mean"])
+    widest = max(judged, key=lambda e: e.mean)
     return (
-        f"{fmt.threshold_with_interval(comparison)}; largest {fmt.pm_interval(widest)} at "
-        f"{fmt.lr(widest['lr'])}"
+        f"{fmt.threshold_with_interval(record(comparison))}; largest "
+        f"{fmt.pm_interval(record(widest))} at {fmt.lr(widest.lr)}"
     )

@@ -1,110 +1,119 @@
 """The practitioner's rule per rung, in words: where QK-norm becomes necessary as a multiple of
 the best LR without it, where each arm starts to fail, and which single runs the threshold
-rests on (leave-one-run-out), from the analysis dict's decisions (sweeps/study/rules.py)."""
+rests on (leave-one-run-out), from the typed analysis's decisions (sweeps/study/rules.py)."""
 
 from __future__ import annotations
 
 import math
 
 from figures import fmt, ladder, present
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import read, record
+from sweeps.study import hypotheses
+from sweeps.study.rules import Rule
 
 
-def practitioner_rules(analysis: dict) -> dict:
+def practitioner_rules(analysis: m.Analysis | dict) -> dict:
     """Per rung: {"text": the rule a practitioner can use, "influence": the runs whose removal
     alone moves the threshold (leave-one-run-out), each with the threshold without it}."""
-    s = analysis["settings"]
+    a = present.typed(analysis)
     out = {}
-    for name, depth in analysis["depths"].items():
-        c = depth["comparisons"].get(present.primary_key(analysis))
+    for name, depth in a.depths.items():
+        c = hypotheses.primary(a, depth)
         if c is None:
             continue
-        rule = (analysis.get("decisions") or {}).get("rules", {}).get(name)
+        rule = a.decisions.rules.get(name)
         if rule is None:
             continue
-        text = _rule_text(ladder.of(analysis).label(name), depth, c, s, rule)
-        out[name] = {"text": text, "influence": c["influence"]}
+        text = _rule_text(ladder.of_analysis(a).label(name), depth, c, a.settings, rule)
+        out[name] = {"text": text, "influence": record(c.influence)}
     return out
 
 
-def _rule_text(where: str, depth: dict, c: dict, s: dict, rule: dict) -> str:
+def _rule_text(where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> str:
     """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
-    ref = depth["arms"][s["reference"]]
+    ref = depth.arms[s.reference]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
-    tokens = depth["tokens_per_param"]["by_budget"].get(str(int(ref["budget"])), math.nan)
+    tokens = depth.tokens_per_param.by_budget.get(str(int(ref.budget)), math.nan)
     parts = rule_parts(depth, c, s, rule)
     text = " ".join(p for p in parts.values() if p)
     return f"At {where} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
-def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
+def rule_parts(
+    depth: m.Rung | dict, c: m.Comparison | dict, s: m.Settings | dict, rule: Rule | dict
+) -> dict[str, str]:
     """The practitioner's rule as short sentences, by what each says (figures/opening.py
     shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
     is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
     per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
     effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
-    the threshold); "" where a part has nothing to say."""
-    ref = depth["arms"][s["reference"]]
-    best, low = rule["best_lr"], list(rule["low_lrs"])
+    the threshold); "" where a part has nothing to say. Each argument typed, or its record's
+    JSON form (sweeps.analysis.adapter.record), as figures/opening.py hands them."""
+    depth, c = _typed(m.Rung, depth), _typed(m.Comparison, c)
+    s, rule = _typed(m.Settings, s), _typed(Rule, rule)
+    ref = depth.arms[s.reference]
+    best, low = rule.best_lr, list(rule.low_lrs)
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
     edge = (
         ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
         "lower bound"
-        if rule.get("best_at_bottom")
+        if rule.best_at_bottom
         else ""
     )
     head = (
         f"Without QK-norm the best LR is {fmt.lr(best)}{edge}." if best else "No best LR was found."
     )
     seeds = ""
-    if rule["kind"] == "":
-        lo, hi = rule["bracket"]
+    if rule.kind == "":
+        lo, hi = rule.bracket
         threshold = (
             f"QK-norm is necessary from LR {fmt.lr(hi)} up ({times(hi)} that best LR); at "
             f"{fmt.lr(lo)} ({times(lo)}) it was not shown necessary. The threshold lies in "
             f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
             + (
-                f", at ~{fmt.lr(c['threshold']['value'])} interpolated"
-                if c["threshold"].get("interpolated")
+                f", at ~{fmt.lr(c.threshold.value)} interpolated"
+                if c.threshold.interpolated
                 else ""
             )
             + "."
         )
-        seeds = f"Per seed: {fmt.seed_brackets(c['seed_thresholds'])}."
-    elif rule["kind"] == "below":
+        seeds = f"Per seed: {fmt.seed_brackets(record(c.seed_thresholds))}."
+    elif rule.kind == "below":
         threshold = (
             f"QK-norm was necessary already at the lowest LR judged "
-            f"({fmt.lr(c['threshold']['value'])}) and at every LR above: keep it at every LR "
+            f"({fmt.lr(c.threshold.value)}) and at every LR above: keep it at every LR "
             "of this grid."
         )
     else:
-        top = rule["top_lr"] if rule["top_lr"] is not None else math.nan
+        top = rule.top_lr if rule.top_lr is not None else math.nan
         threshold = (
             f"QK-norm was not shown necessary at any LR up to {fmt.lr(top)} (the top LR "
             f"judged; {times(top)} that best LR)."
         )
     control = (
         "The start-temperature control tests that (C1)."
-        if s["start_control"]
+        if s.start_control
         else "This sweep has no control arm to tell."
     )
-    movers = {str(m["run_id"]) for m in c["influence"]}
-    at = sorted({m["lr"] for m in c["influence"] if m.get("lr") is not None})
+    movers = {str(x.run_id) for x in c.influence}
+    at = sorted({x.lr for x in c.influence if x.lr is not None})
     return {
         "head": head,
         "threshold": threshold,
         "seeds": seeds,
-        "failing": _failing(ref["eta_crit"]["median"], s) + ".",
+        "failing": _failing(ref.eta_crit.median, s) + ".",
         "low": (
             f"Separately, QK-norm also helped below that best LR: at {fmt.lrs(low)}. This "
             f"low-LR effect may be the start temperature, not stability. {control}"
-            if low and rule["kind"] != "below"
+            if low and rule.kind != "below"
             else ""
         ),
         "fragile": (
             f"{_runs(len(movers))}"
             + (f" at LR {fmt.lrs(at)}" if at else "")
             + (" moves" if len(movers) == 1 else " each move")
-            + f" the threshold when left out, to {fmt.moved_to(c['influence'])} "
+            + f" the threshold when left out, to {fmt.moved_to(record(c.influence))} "
             "(leave-one-run-out; named in the thresholds table)."
             if movers
             else ""
@@ -112,20 +121,25 @@ def rule_parts(depth: dict, c: dict, s: dict, rule: dict) -> dict[str, str]:
     }
 
 
+def _typed(cls, x):
+    """x as the typed record cls: as given, or read from its JSON form."""
+    return x if isinstance(x, cls) else read(cls, x)
+
+
 def _runs(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def _failing(median: dict | None, s: dict) -> str:
+def _failing(median: m.GridPoint | None, s: m.Settings) -> str:
     """Where the reference arm's runs start to fail (its median critical LR), censoring said
     in words: a critical LR above the grid means its runs did not fail at all. With the
     bigram-baseline rule off (settings s) no run is stuck: they fail by diverging."""
-    if not median or median["kind"] == "none":
+    if not median or median.kind == "none":
         return "Without QK-norm no critical LR could be found"
-    if median["kind"] == "above":
-        top = fmt.lr(median["value"])
+    if median.kind == "above":
+        top = fmt.lr(median.value)
         return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
-    if median["kind"] == "below":
-        return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median['value'])}"
-    how = "diverged" if present.rule_off({"settings": s}) else "stuck or diverged"
-    return f"Without QK-norm runs fail ({how}) from LR ~{fmt.grid(median)}"
+    if median.kind == "below":
+        return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median.value)}"
+    how = "diverged" if s.baseline_rule == "none" else "stuck or diverged"
+    return f"Without QK-norm runs fail ({how}) from LR ~{fmt.grid(record(median))}"

@@ -9,6 +9,7 @@ start-matched control that closes the low-LR gap.
 
 import math
 import re
+from dataclasses import fields, replace
 
 import figures_fakes as ff
 import pytest
@@ -26,6 +27,12 @@ MAX_WORDS = 40  # per sentence: the issue's ~90-word sentence would fail this
 def analysed(root):
     results = load_results(root)
     return analyze(results, load_curves(results.runs))
+
+
+def only(cls, **given):
+    """A typed record (sweeps/analysis/model.py) with the given fields and None elsewhere: what
+    a test of one reader needs, without a whole analysis."""
+    return cls(**{f.name: None for f in fields(cls) if not f.metadata.get("local")} | given)
 
 
 def opening_of(report_text: str) -> str:
@@ -291,28 +298,31 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     without each run that moves it, so a reader sees which way it is fragile."""
     from figures import tables
     from figures.practitioner import rule_parts
+    from sweeps.analysis import model as m
+    from sweeps.analysis.adapter import record
+    from sweeps.study.rules import Rule
 
-    without = {"value": 0.0204, "kind": "", "bracket": [0.0178, 0.0316], "interpolated": True}
-    influence = [
-        {"run_id": f"{arm}-s3", "lr": 0.0316, "threshold_without": without} for arm in ("off", "on")
-    ]
-    c = {
-        "threshold": {"value": 0.042, "kind": "", "bracket": [0.0316, 0.0562]},
-        "threshold_interval": None,
-        "seed_thresholds": {"0": without},
-        "influence": influence,
-        "ceiling": [],
-        "partial_ceiling": [],
-    }
-    depth = {"arms": {"off": {"eta_crit": {"median": {"value": 0.075, "kind": ""}}}}}
-    rule = {"kind": "", "best_lr": 0.0178, "bracket": [0.0316, 0.0562], "low_lrs": []}
-    s = {"reference": "off", "start_control": None}
+    without = m.GridPoint(0.0204, "", [0.0178, 0.0316], True)
+    influence = [m.Influence(f"{arm}-s3", 0.0316, without) for arm in ("off", "on")]
+    c = only(
+        m.Comparison,
+        threshold=m.GridPoint(0.042, "", [0.0316, 0.0562], False),
+        seed_thresholds={0: without},
+        influence=influence,
+        ceiling=[],
+        partial_ceiling=[],
+    )
+    crit = only(m.CriticalLRs, median=m.GridPoint(0.075, "", None, False))
+    depth = only(m.Rung, arms={"off": only(m.Arm, eta_crit=crit)})
+    rule = Rule("", 0.0178, (0.0316, 0.0562), (), None)
+    s = only(m.Settings, reference="off", start_control=None)
     said = rule_parts(depth, c, s, rule)["fragile"]
     assert said.startswith("2 runs at LR 0.0316 each move the threshold when left out, to ")
     assert "to ~0.0204 in (0.0178, 0.0316] (leave-one-run-out" in said  # said once, not twice
-    other = {**influence[1], "threshold_without": {"value": math.nan, "kind": "none"}}
-    said = rule_parts(depth, {**c, "influence": [influence[0], other]}, s, rule)["fragile"]
+    other = m.Influence("on-s3", 0.0316, m.GridPoint(math.nan, "none", None, False))
+    said = rule_parts(depth, replace(c, influence=[influence[0], other]), s, rule)["fragile"]
     assert "to ~0.0204 in (0.0178, 0.0316] or none in the grid" in said
+    c = record(c)  # the thresholds table reads the comparison's JSON form
     result = {"depths": {"8": {"comparisons": {"off vs on": c}}}, "settings": {}}
     table = tables.thresholds(result)
     assert "`off-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
