@@ -89,7 +89,7 @@ def make_report(
             "nothing to analyse. Rerun this command when runs have finished.\n",
         ]
     else:
-        figures = _figures(view, curves, a)
+        figures = _figures(a, curves)
         if source:  # the earlier report's charts of what its runs' curves drew, where kept
             _keep_charts(
                 Path(from_report), out_dir, [n for n, (_, c) in figures.items() if c is None]
@@ -116,10 +116,10 @@ def make_report(
     return path
 
 
-def _figures(view: dict, curves: pd.DataFrame, a: m.Analysis | None = None) -> dict:
-    """name -> (caption, chart or None), in report order. a: view typed (present.typed reads it
-    when not given); the necessity map and the paired effect still take the dict."""
-    a = present.typed(view) if a is None else a
+def _figures(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
+    """name -> (caption, chart or None), in report order; analysis: the typed view, or the dict
+    of one (present.typed reads it back)."""
+    a = present.typed(analysis)
     arms = a.settings.arms
     runs = _finished(a)
     lrs = sorted(runs.lr.unique())
@@ -147,13 +147,13 @@ def _figures(view: dict, curves: pd.DataFrame, a: m.Analysis | None = None) -> d
     }
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(a)),
-        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(view)),
+        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(a)),
         "stability_vs_depth": (  # the file's name from before ladders had a width
             f"Critical learning rate and necessity threshold vs {rung.name}",
             charts.stability(a),
         ),
         **(trend if trend["threshold_trend"][1] is not None else {}),
-        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(view)),
+        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(a)),
         "eta_max_ratio": (
             "How the max-LR ratio depends on the margin delta",
             charts.eta_max_ratio(a),
@@ -423,15 +423,15 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
 
 
 def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
-    # the tables and the words read the typed analysis; result (the dict) goes to the helpers
-    # that still read it (tables.thresholds, figures/extrapolation.py)
+    # the tables and the words read the typed analysis; result (the dict) goes to
+    # tables.thresholds, which still reads it
     s, rung = analysis.settings, ladder.of_analysis(analysis)
     lines = [
         "## Tables",
         "",
         "Every number here is in analysis.json beside this report.",
         "",
-        *_ladder_section(analysis, result),
+        *_ladder_section(analysis),
         f"### Effective loss ({_loss_unit(analysis)}, mean ± sd over seeds, perplexity; "
         "[runs that failed])",
         "",
@@ -530,10 +530,9 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _ladder_section(analysis: m.Analysis, result: dict) -> list[str]:
+def _ladder_section(analysis: m.Analysis) -> list[str]:
     """A ladder's rungs side by side (several rungs): what each says, and on a width ladder
-    the line carried to the core width, said as the extrapolation it is. result: the dict, for
-    figures/extrapolation.py, which still reads it."""
+    the line carried to the core width, said as the extrapolation it is."""
     rung, s = ladder.of_analysis(analysis), analysis.settings
     if len(analysis.depths) < 2:
         return []
@@ -549,15 +548,14 @@ def _ladder_section(analysis: m.Analysis, result: dict) -> list[str]:
         "",
         tables.ladder_rungs(analysis),
     ]
-    gap = extrapolation.gap_line(result) if rung.is_width else None
+    gap = extrapolation.gap_line(analysis) if rung.is_width else None
     if gap:
         lines += ["", gap, ""]
-    sensitivity = extrapolation.sensitivity_trend_line(result)
+    sensitivity = extrapolation.sensitivity_trend_line(analysis)
     if sensitivity:
         lines += ["", sensitivity, ""]
-    found = analysis.w1.extrapolation if analysis.w1 else None
-    if rung.is_width and found:
-        e = record(found)  # as analysis.json writes it: figures/extrapolation.py reads that
+    e = analysis.w1.extrapolation if analysis.w1 else None
+    if rung.is_width and e:
         head = extrapolation.extrapolation_head(e)
         lines += [
             f"**At {head}.** It assumes each trend stays a straight line per doubling of width "
