@@ -109,7 +109,7 @@ def make_report(
             _tables(a, result, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets
-        sections += filter(None, [interventions.section(result), budget.section(result)])
+        sections += filter(None, [interventions.section(a), budget.section(a)])
     sections.append(what_ran.provenance(results.runs))
     path = out_dir / "report.md"
     write_atomic(path, "\n".join(sections))
