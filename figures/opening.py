@@ -584,7 +584,9 @@ def _h2b(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
     s = a.settings
     h = depth.h2b
     reason = verdicts.get("H2b", {}).get("per_depth", {}).get(name, {})
-    if h is None or h.lower is None or h.why or reason.get("reason", "").startswith("incomplete"):
+    # the registry's reason code says whether a run of the range is missing (not the words)
+    call = hypotheses.h2b(a).get(name)
+    if h is None or h.lower is None or h.why or (call is not None and call.why == "incomplete"):
         return reason.get("reason", "not judged")
     says = H2B_SAYS[reason.get("verdict", h.verdict)].format(m=s.min_sensitivity)
     return f"LR sensitivity {s.reference} - {s.primary} = {_nats(h)}, {says}"

@@ -327,3 +327,15 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     table = tables.thresholds(result)
     assert "`off-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
     assert "`on-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
+
+
+def test_h2b_with_a_run_of_its_range_missing_says_so_not_a_number(tmp_path):
+    """A missing run in the sensitivity range leaves H2b incomplete (the registry's reason code,
+    sweeps.study.hypotheses.h2b, which figures/opening.py now reads instead of the worded
+    reason): the opening says why, and prints no difference of S."""
+    root = tmp_path / "study"
+    ff.write_study(root, depths=[2])
+    next(root.glob("torch-on-L2-lr0.003-s1-*")).rename(tmp_path / "moved-away")
+    (line,) = [x for x in opening.markdown(analysed(root)) if x.startswith("- H2b ")]
+    assert "incomplete: a run of the sensitivity range is missing or failed" in line
+    assert "LR sensitivity off - on" not in line
