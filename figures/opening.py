@@ -27,7 +27,7 @@ from figures.verdicts import h2a_call, share_text
 from figures.wording import UNREGISTERED, WORDING
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
-from sweeps.study import hypotheses
+from sweeps.study import alternatives, hypotheses, ladders, rules
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
 
@@ -249,14 +249,10 @@ def _nats(entry: m.Paired) -> str:
 
 def _c1_rows(depth: m.Rung, s: m.Settings) -> list[tuple[float, m.LrEffect, m.LrEffect]]:
     """(LR, primary entry, control entry) where C1 looked: both judged, QK-norm necessary."""
-    key = Comparison(s.reference, s.primary).key
-    primary = {e.lr: e for e in depth.comparisons[key].per_lr if e.judged}
+    primary = depth.comparisons[Comparison(s.reference, s.primary).key].per_lr
     control = depth.comparisons.get(Comparison(s.start_control, s.primary).key)
-    return [
-        (e.lr, primary[e.lr], e)
-        for e in (control.per_lr if control else [])
-        if e.judged and e.lr in primary and primary[e.lr].necessary
-    ]
+    looked = alternatives.c1_lrs(primary, control.per_lr if control else [])
+    return [(c.lr, p, c) for p, c in looked]
 
 
 def _trend(a: m.Analysis, verdicts: dict) -> Block | None:
@@ -302,6 +298,9 @@ def _token_check(a: m.Analysis) -> Block | None:
     return title, list(token_check.lines(record(e)))
 
 
+HELD = {rules.CALLS_HOLD: "Yes", rules.CALLS_PARTLY: "Partly", rules.CALLS_CHANGE: "No"}
+
+
 def _budget(a: m.Analysis) -> Block | None:
     """A budget check: do the calls hold with more tokens?"""
     items: list[Item] = []
@@ -310,7 +309,7 @@ def _budget(a: m.Analysis) -> Block | None:
         lines = budget.summary(ladder.of_analysis(a).label(name), d)
         for (small, large), line in zip(budget.pairs(d), lines):
             lrs, differ = budget.held(small, large)
-            answer = "No" if len(differ) == len(lrs) else "Partly" if differ else "Yes"
+            answer = HELD[rules.budget_held(len(lrs), len(differ))]
             at = [fmt.threshold_with_interval(c) for c in (small, large)]
             where = (
                 f"{at[0]} at both budgets"
@@ -405,10 +404,10 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     )
     medians = [depth.arms[x].eta_crit.median if x in depth.arms else None for x in main]
     medians += [depth.arms[x].eta_crit.median for x in others]
-    tops = {x.value for x in medians if x and x.kind == "above"}
-    if len(tops) == 1 and all(x and x.kind == "above" for x in medians):
+    top = rules.common_top(medians)
+    if top is not None:
         text = (
-            f"No arm's runs failed ({said}) up to LR {fmt.lr(tops.pop())}, the grid's top "
+            f"No arm's runs failed ({said}) up to LR {fmt.lr(top)}, the grid's top "
             "(critical LR above it)."
         )
     else:
@@ -624,6 +623,6 @@ def _trend_says(a: m.Analysis, verdicts: dict, name: str = "H3") -> str:
             f"({u.lower:.3f} to {u.upper:.3f}, {u.n} thresholds)"
         )
     if name == "W2":
-        bound = t.bound if t.bound is not None else 0.15
+        bound = t.bound if t.bound is not None else ladders.CARRY_BOUND
         text += f"; it carries when the interval lies inside ±{bound:g}"
     return text

@@ -8,7 +8,7 @@ the reason quotes. The per-LR calls come from sweeps.study.rules.lr_calls.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, LRCall
 from sweeps.study.stats import GridValue
@@ -43,17 +43,28 @@ def above(a: GridValue | None, b: GridValue | None) -> bool:
 
 
 # -- C1 ----------------------------------------------------------------------------------------
+Call = TypeVar("Call")  # a per-LR call: an LRCall, or its typed JSON form (an LrEffect)
+
+
+def c1_lrs(primary: list[Call], control: list[Call]) -> list[tuple[Call, Call]]:
+    """The LRs C1 looks at, as (primary call, control call) in the control's order: both
+    judged and QK-norm necessary on the primary comparison (elsewhere there is no gap to
+    explain). Each call: anything with `lr`, `judged` and `necessary`."""
+    by_lr = {c.lr: c for c in primary if c.judged}
+    return [
+        (by_lr[c.lr], c) for c in control if c.judged and c.lr in by_lr and by_lr[c.lr].necessary
+    ]
+
+
 def c1(primary: list[LRCall], control: list[LRCall]) -> Decision:
     """At every LR where QK-norm is necessary on the primary comparison and the control's gap
-    to `on` is judged: supported when the gap is equivalent to zero everywhere; not supported
-    when the control is itself worse by a necessary margin somewhere; else inconclusive."""
-    by_lr = {c.lr: c for c in _judged(primary)}
-    outcomes = []
-    for c in _judged(control):
-        p = by_lr.get(c.lr)
-        if p is None or not p.necessary:
-            continue  # no gap to explain at this LR
-        outcomes.append(NOT_SUPPORTED if c.necessary else SUPPORTED if c.equivalent else "")
+    to `on` is judged (c1_lrs): supported when the gap is equivalent to zero everywhere; not
+    supported when the control is itself worse by a necessary margin somewhere; else
+    inconclusive."""
+    outcomes = [
+        NOT_SUPPORTED if c.necessary else SUPPORTED if c.equivalent else ""
+        for _, c in c1_lrs(primary, control)
+    ]
     if not outcomes:
         return Decision(INCONCLUSIVE, "no gap")
     if NOT_SUPPORTED in outcomes:

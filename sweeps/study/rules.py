@@ -339,6 +339,31 @@ def median_grid(values: list[GridValue]) -> tuple[GridValue, GridValue, GridValu
     return mid, ordered[0], ordered[-1]
 
 
+def common_top(medians: Iterable[GridValue | None]) -> float | None:
+    """The grid's top LR when every median critical LR given (one per arm) is censored above
+    it at that one LR: no arm's runs failed inside the grid. None otherwise: an arm without a
+    median, one that failed inside the grid, tops that differ between arms, or none given.
+    Each median: anything with `value` and `kind` (a GridValue or its typed JSON form)."""
+    medians = list(medians)
+    tops = {x.value for x in medians if x and x.kind == "above"}
+    if len(tops) == 1 and all(x and x.kind == "above" for x in medians):
+        return tops.pop()
+    return None
+
+
+# The budget check: does a comparison's per-LR call hold at a larger token budget?
+CALLS_HOLD, CALLS_PARTLY, CALLS_CHANGE = "hold", "partly", "change"
+
+
+def budget_held(lrs: int, differ: int) -> str:
+    """A budget pair's answer from the LRs both budgets ran (`lrs`) and those where the rule's
+    call differs between them (`differ`): CALLS_CHANGE where it differs at every one (also
+    where there is none: no call held), CALLS_PARTLY where at some, CALLS_HOLD where at none."""
+    if differ == lrs:
+        return CALLS_CHANGE
+    return CALLS_PARTLY if differ else CALLS_HOLD
+
+
 def best_mean_loss(cells: Cells, arms: Iterable[str]) -> float | None:
     """L* of eta_max (docs/STUDY.md section 4): the best seed-mean capped loss over the given
     arms (one token budget) and their LRs where every seed of the arm finished."""
@@ -605,6 +630,8 @@ __all__ = [
     "LRCall",
     "lr_calls",
     "median_grid",
+    "common_top",
+    "budget_held",
     "best_mean_loss",
     "BaselineCheck",
     "baseline_check",

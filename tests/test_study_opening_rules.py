@@ -1,0 +1,79 @@
+"""The rules figures/opening.py words but does not decide (issue 48: figures/ decides nothing):
+the budget check's answer, whether no arm's runs failed inside the grid, the LRs C1 looks at,
+and W2's bound, each on small hand-made input with its edge cases."""
+
+from typing import NamedTuple
+
+from sweeps.analysis import model as m
+from sweeps.study import alternatives, ladders, rules
+from sweeps.study.rules import LRCall
+from sweeps.study.stats import GridValue
+
+
+def test_the_budget_check_holds_partly_or_changes_by_the_lrs_whose_call_differs():
+    assert rules.budget_held(5, 0) == rules.CALLS_HOLD
+    assert rules.budget_held(5, 2) == rules.CALLS_PARTLY
+    assert rules.budget_held(5, 5) == rules.CALLS_CHANGE
+    assert rules.budget_held(1, 1) == rules.CALLS_CHANGE
+    # no LR run at both budgets: no call held
+    assert rules.budget_held(0, 0) == rules.CALLS_CHANGE
+    assert len({rules.CALLS_HOLD, rules.CALLS_PARTLY, rules.CALLS_CHANGE}) == 3
+
+
+def test_no_arm_failed_only_where_every_median_is_above_the_same_top():
+    top = GridValue(1e-2, "above")
+    assert rules.common_top([top, GridValue(1e-2, "above")]) == 1e-2
+    assert rules.common_top([top]) == 1e-2
+    # the typed analysis's GridPoint reads alike
+    assert rules.common_top([m.GridPoint(3e-3, "above", None, False)] * 2) == 3e-3
+    assert rules.common_top([top, GridValue(3e-3)]) is None  # one arm failed inside the grid
+    assert rules.common_top([top, GridValue(3e-2, "above")]) is None  # tops differ
+    assert rules.common_top([top, None]) is None  # an arm without a median
+    assert rules.common_top([top, GridValue(1e-4, "below")]) is None
+    assert rules.common_top([]) is None
+
+
+def _call(lr, judged=True, necessary=False, equivalent=False):
+    return LRCall(lr, judged, necessary, equivalent, None)
+
+
+def test_c1_looks_where_both_are_judged_and_qk_norm_is_necessary():
+    primary = [
+        _call(1e-4, necessary=True),
+        _call(3e-4, necessary=True),
+        _call(1e-3),  # not necessary: no gap to explain
+        _call(3e-3, judged=False, necessary=True),  # not judged
+        _call(1e-2, necessary=True),  # the control did not run it
+    ]
+    control = [
+        _call(3e-4, equivalent=True),
+        _call(1e-4, necessary=True),
+        _call(1e-3, equivalent=True),
+        _call(3e-3, equivalent=True),
+        _call(3e-2, equivalent=True),  # the primary did not run it
+    ]
+    got = alternatives.c1_lrs(primary, control)
+    assert [(p.lr, c.lr) for p, c in got] == [(3e-4, 3e-4), (1e-4, 1e-4)]  # control's order
+    assert got[0] == (primary[1], control[0])
+    assert alternatives.c1_lrs(primary, []) == [] and alternatives.c1_lrs([], control) == []
+    assert alternatives.c1_lrs(primary, [_call(1e-4, judged=False)]) == []  # control not judged
+    assert alternatives.c1(primary, control).why == "control worse"
+    assert alternatives.c1(primary, control[:1]).why == "start"
+    assert alternatives.c1(primary, control[2:]).why == "no gap"
+
+
+class _Effect(NamedTuple):  # the fields of the typed analysis's LrEffect C1 reads
+    lr: float
+    judged: bool
+    necessary: bool
+
+
+def test_c1_lrs_reads_any_call_with_lr_judged_and_necessary():
+    primary = [_Effect(1e-4, True, True), _Effect(3e-4, True, False)]
+    control = [_Effect(3e-4, True, False), _Effect(1e-4, True, False)]
+    assert alternatives.c1_lrs(primary, control) == [(primary[0], control[1])]
+
+
+def test_w2s_bound_is_the_one_the_carry_decision_uses_by_default():
+    assert ladders.CARRY_BOUND == 0.15
+    assert ladders.carry_decision.__defaults__[0] == ladders.CARRY_BOUND
