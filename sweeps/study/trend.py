@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sweeps.study.ladders import CARRY_BOUND  # W2's bound, declared once (section 11)
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
@@ -196,7 +197,6 @@ def both_placements(a: Slope, b: Slope, *outcomes) -> tuple[str, str]:
     return INCONCLUSIVE, "not shown"
 
 
-CARRY_BOUND = 0.15  # W2: decades per doubling within which the multiple carries (section 11)
 CARRIES, MOVES = "supported", "not supported"
 
 
