@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from sweeps.analysis import model as m
-from sweeps.analysis import run_table
 from sweeps.analysis.adapter import from_json
 from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
@@ -85,28 +82,6 @@ def baselines(analysis: dict) -> dict:
         "unigram": _num(b.get("unigram")),
         "rule": analysis["settings"].get("baseline_rule"),
     }
-
-
-def with_fallbacks(analysis: dict, runs: pd.DataFrame) -> dict:
-    """The analysis dict as the report draws it: settings["baselines"] from the run summaries
-    when the analysis has none (older analysis.json), and settings["baseline_rule"] (the
-    train.baseline of the runs: bigram, unigram or none) where an older analysis.json lacks
-    it. Never written to analysis.json."""
-    settings = dict(analysis["settings"])
-    if not settings.get("baselines"):
-        found = {}
-        for key in ("bigram", "unigram"):
-            column = f"{key}_loss"
-            values = (
-                pd.to_numeric(runs[column], errors="coerce").dropna()
-                if column in runs
-                else pd.Series(dtype=float)
-            )
-            found[key] = float(values.median()) if len(values) else None
-        settings["baselines"] = {**found, "unit": "nats/token"}
-    if not settings.get("baseline_rule"):  # an analysis from before it recorded the rule
-        settings["baseline_rule"] = run_table.baseline_rule(runs)
-    return {**analysis, "settings": settings}
 
 
 def failure_names(analysis: dict) -> dict[str, str]:

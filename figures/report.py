@@ -37,13 +37,21 @@ from figures.formats import DEFAULT_FORMATS
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.analysis.results import SweepResults, load_curves, load_results
+from sweeps.core.config import TrainConfig
 from sweeps.core.diagnostics import DIAGNOSTICS
 from sweeps.core.files import write_atomic
+from sweeps.study import stats
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import Comparison
 
 CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
+# the rules' numbers as the prose states them, formatted from where each is declared
+ONE_SIDED = f"{stats.CONFIDENCE:.0%}"  # the one-sided bound that decides (95%)
+TWO_SIDED = f"{stats.TWO_SIDED:.0%}"  # the interval its two bounds make (90%)
+AUC_LEVEL = f"{stats.AUC_QUANTILES[1] - stats.AUC_QUANTILES[0]:.0%}"  # the AUC's (90%)
+EARLY = f"{stats.EARLY_FRACTION:.0%}"  # the early-warning step: this far into the run (10%)
+LOSS_EVAL = f"{TrainConfig.loss_eval_fraction:.0%}"  # the quick val loss's interval (2%)
 
 
 def make_report(
@@ -76,10 +84,8 @@ def make_report(
     result = study.analyze(results, curves, sweep_dir, from_report, source)
     write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
-    view = present.with_fallbacks(result, results.runs)  # what the charts and text draw
-    # typed once, from the view (its settings are result's but where an older analysis lacks
-    # the baselines); the dict stays for the words and the helpers that still read it
-    a = present.typed(view)
+    # typed once; the dict stays for the words and the helpers that still read it
+    a = present.typed(result)
     sections = [what_ran.header(results, a)]
     if not a.depths:
         sections += [
@@ -100,7 +106,7 @@ def make_report(
             if chart is not None:
                 charts.save(chart, out_dir, name, formats)
         sections += [
-            _answer(results, a, view, figures, formats),
+            _answer(results, a, result, figures, formats),
             rejudged.section(source["previous"] if source else None, result, source),
             what_ran.setup(results, a),
             what_ran.runs(a),
@@ -117,7 +123,7 @@ def make_report(
 
 
 def _figures(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
-    """name -> (caption, chart or None), in report order; analysis: the typed view, or the dict
+    """name -> (caption, chart or None), in report order; analysis: the typed analysis, or the dict
     of one (present.typed reads it back)."""
     a = present.typed(analysis)
     arms = a.settings.arms
@@ -274,10 +280,10 @@ def answer_lines(view: dict) -> list[str]:
     return opening.terminal(view)
 
 
-def _answer(results: SweepResults, a: m.Analysis, view: dict, figures: dict, formats) -> str:
+def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, formats) -> str:
     """The opening: what the sweep says, on what data and budget, and the headline figures.
-    a: view typed; view, the dict, for the opening (figures/opening.py reads its verdicts) and
-    the warnings, words the typed analysis does not hold."""
+    a: result typed; result, the dict, for the opening (figures/opening.py reads its verdicts)
+    and the warnings, words the typed analysis does not hold."""
     s = a.settings
     runs = results.runs
     corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs else "?"
@@ -287,20 +293,20 @@ def _answer(results: SweepResults, a: m.Analysis, view: dict, figures: dict, for
         else "?"
     )
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
-    lines = ["## The answer", "", *opening.markdown(view)]
+    lines = ["## The answer", "", *opening.markdown(result)]
     lines += [
         f"These runs: corpus {corpus} (tokenizer {tokenizer}), {what_ran.budgets(a)}, seeds "
         f"{seeds}; {len(a.runs)} runs, primary comparison {s.reference} vs "
         f"{s.primary}, minimum effect {s.min_effect:g} nats.",
         "",
     ]
-    for warning in view.get("budget_warnings") or []:  # words (figures/caveats.py): the dict's
+    for warning in result.get("budget_warnings") or []:  # words (figures/caveats.py): the dict's
         lines += [f"**Budget warning:** {warning}.", ""]
-    for warning in view.get("refinement_warnings") or []:
+    for warning in result.get("refinement_warnings") or []:
         lines += [f"**Refinement warning:** {warning}.", ""]
     lines += [
         (EFFECTIVE_LOSS_RULE_OFF if present.rule_off_of(a) else EFFECTIVE_LOSS)
-        + " QK-norm is *necessary* at an LR when the one-sided 95% lower "
+        + f" QK-norm is *necessary* at an LR when the one-sided {ONE_SIDED} lower "
         f"bound of the paired effect ({s.reference} - {s.primary} effective loss) exceeds "
         f"{s.min_effect:g} nats. The *necessity threshold* is the LR from which it "
         "stays necessary; an arm's *critical LR* is where its runs start to fail.",
@@ -474,10 +480,11 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
             f"### Paired effect, {key} (nats; bold: QK-norm necessary)",
             "",
             f"Mean over seeds of the baseline minus treatment effective loss with its "
-            f"two-sided 90% t interval from that LR's own seeds, whose lower end is the "
-            f"one-sided 95% bound that decides: necessary where it exceeds "
+            f"two-sided {TWO_SIDED} t interval from that LR's own seeds, whose lower end is the "
+            f"one-sided {ONE_SIDED} bound that decides: necessary where it exceeds "
             f"{s.min_effect:g}. Where a run failed ({fails_as}), the LR rests on the pairs "
-            f"without a failure when 3 remain (the others are named, set aside); 'ceiling': "
+            f"without a failure when {stats.MIN_PAIRS} remain (the others are named, set aside); "
+            f"'ceiling': "
             f"every run of both arms failed; 'both arms fail': too few pairs without a "
             f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
             f"{fmt.num(s.target_loss, 2)} nats, baseline / treatment. {fmt.FLOORED}: the "
@@ -496,8 +503,8 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
         tables.thresholds(result),
         f"### Steps to the target loss {fmt.num(s.target_loss, 2)} nats / to the bigram baseline",
         "",
-        "Seed mean of the step where the quick validation loss (every 2% of the run) first "
-        "reaches the target, interpolated; '-' when not every seed reaches it.",
+        f"Seed mean of the step where the quick validation loss (every {LOSS_EVAL} of the run) "
+        "first reaches the target, interpolated; '-' when not every seed reaches it.",
         "",
         tables.steps(analysis),
     ]
@@ -506,9 +513,10 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
             "### Early warning: does early logit growth predict a failure?",
             "",
             "Per arm, each run's largest max attention logit over layers and its max output "
-            "logit at its first evaluation at or after 10% of the run, against whether the run "
-            f"failed ({fails_as}): the AUC (the chance a failing run's value exceeds "
-            "another's; 0.5: no signal) with a 90% bootstrap interval (docs/STUDY.md section 4; "
+            f"logit at its first evaluation at or after {EARLY} of the run, against whether the "
+            f"run failed ({fails_as}): the AUC (the chance a failing run's value exceeds "
+            f"another's; 0.5: no signal) with a {AUC_LEVEL} bootstrap interval (docs/STUDY.md "
+            "section 4; "
             "it decides nothing).",
             "",
             tables.early_warning(analysis),
@@ -544,7 +552,7 @@ def _ladder_section(analysis: m.Analysis) -> list[str]:
         f"definition, {s.reference}'s initial attention-logit std (the "
         f"start temperature) and the low-LR gap ({s.reference} - "
         f"{s.primary} effective loss at the two lowest grid LRs, nats, with "
-        f"its 90% interval) at each {rung.name}.",
+        f"its {TWO_SIDED} interval) at each {rung.name}.",
         "",
         tables.ladder_rungs(analysis),
     ]
@@ -560,7 +568,8 @@ def _ladder_section(analysis: m.Analysis) -> list[str]:
         lines += [
             f"**At {head}.** It assumes each trend stays a straight line per doubling of width "
             "that far (in log LR; the low-LR gap in nats, which a line can carry below 0); the "
-            "line's 90% interval is its uncertainty there, one seed's adds the seeds' scatter.",
+            f"line's {TWO_SIDED} interval is its uncertainty there, one seed's adds the seeds' "
+            "scatter.",
             "",
             *(f"- {x}" for x in extrapolation.extrapolation_lines(e)),
             "",

@@ -376,10 +376,9 @@ def write_width(
 
 def drawn(root: Path) -> tuple[dict, object]:
     """(the analysis as the charts draw it, the curves) of the sweep written under root."""
-    from figures import present
     from figures.analysis import analyze
     from sweeps.analysis.results import load_curves, load_results
 
     results = load_results(root)
     curves = load_curves(results.runs)
-    return present.with_fallbacks(analyze(results, curves), results.runs), curves
+    return analyze(results, curves), curves

@@ -262,6 +262,26 @@ def test_critical_lrs_under_the_three_failure_definitions():
     assert rules.best_lr(cells, "off") == 1e-2
 
 
+def test_harm_is_the_upper_bound_below_minus_the_minimum_effect():
+    """rules.harms (the paired chart's harm): the treatment is shown worse only where the
+    one-sided 95% upper bound of baseline - treatment lies below -min_effect, strictly; an
+    LR without a bound (None, NaN: a tie no floor covers) shows no harm."""
+    worse = stats.paired([-0.5, -0.45, -0.55])  # upper ~ -0.42
+    assert rules.harms(worse.upper, 0.02) and not rules.harms(worse.upper, 0.5)
+    assert not rules.harms(stats.paired([0.3, 0.28, 0.31]).upper, 0.02)
+    assert not rules.harms(-0.02, 0.02) and rules.harms(-0.0201, 0.02)  # the edge: strict
+    assert not rules.harms(None, 0.02) and not rules.harms(math.nan, 0.02)
+    tie = stats.paired([-0.5, -0.5, -0.5])  # no spread and no floor: no bound
+    assert math.isnan(tie.upper) and not rules.harms(tie.upper, 0.02)
+
+
+def test_the_words_interval_levels_follow_the_declared_constants():
+    """The two-sided interval is the two one-sided CONFIDENCE bounds; the AUC's bootstrap
+    interval lies between its quantiles (the report formats both from these)."""
+    assert f"{stats.CONFIDENCE:.0%}" == "95%" and f"{stats.TWO_SIDED:.0%}" == "90%"
+    assert f"{stats.AUC_QUANTILES[1] - stats.AUC_QUANTILES[0]:.0%}" == "90%"
+
+
 def test_h2b_needs_its_minimum_effect():
     p = stats.paired([0.03, 0.028, 0.031])  # clearly positive, but below 0.05
     assert p.lower > 0 and rules.paired_verdict(p, 0.05) == rules.NOT_SUPPORTED

@@ -24,7 +24,7 @@ from figures.charts.style import (
 )
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
-from sweeps.study.rules import Comparison
+from sweeps.study.rules import Comparison, harms
 
 PANEL_WIDTH = 190  # each comparison's panel: three side by side fit a laptop screen
 VERDICTS = {  # glyph per verdict at an LR: shape, fill
@@ -91,24 +91,26 @@ def _ticks(low: float, high: float, min_effect: float) -> list[float]:
 
 
 def _paired_entries(analysis: m.Analysis) -> list[tuple]:
-    """(comparison, rung, entry, lo, hi, interval) for each LR the analysis judged with at
-    least two paired seeds (one has no spread) and below the loss ceiling."""
+    """(comparison, rung, entry, lo, hi, interval) for each LR the analysis judged (the
+    necessity rule judges an LR only below the common ceiling and on at least MIN_PAIRS pairs:
+    sweeps.study.stats.judge_lrs)."""
     entries = []
     for depth, d in analysis.depths.items():
         for key, c in d.comparisons.items():
             for e in c.per_lr:
-                if e.n >= 2 and not e.ceiling and e.judged:
+                if e.judged:
                     lo, hi, label = present.effect_interval(record(e))
                     entries.append((key, int(depth), e, lo, hi, label))
     return entries
 
 
 def _verdict(e: m.LrEffect, hi, min_effect: float) -> str:
-    """necessary (the lower bound clears the minimum effect), harm (the upper bound below
-    -min_effect: the treatment is worse), or no effect shown."""
+    """The glyph's name for what the rules decided at the LR: necessary (the analysis'
+    necessity rule), harm (sweeps.study.rules.harms on the interval's upper end), or no effect
+    shown."""
     if e.necessary:
         return "necessary"
-    if hi is not None and hi < -min_effect:
+    if harms(hi, min_effect):
         return "harm"
     return "no effect shown"
 
@@ -165,7 +167,7 @@ def _skipped_rows(analysis: m.Analysis) -> list[dict]:
     for depth, d in analysis.depths.items():
         for key, c in d.comparisons.items():
             for e in c.per_lr:
-                if e.n >= 2 and not e.ceiling and e.judged:
+                if e.judged:  # drawn by _paired_entries
                     continue
                 why = (
                     "every run of both arms failed"

@@ -565,6 +565,13 @@ def paired_verdict(p: Paired, min_effect: float = 0.0) -> str:
     return INCONCLUSIVE
 
 
+def harms(upper: float | None, min_effect: float) -> bool:
+    """The treatment is shown worse at an LR: the one-sided 95% upper bound of baseline -
+    treatment (the upper end of the two-sided 90% interval) below -min_effect; never without a
+    bound (None or NaN)."""
+    return upper is not None and upper < -min_effect
+
+
 def negligible(p: Paired, bound: float) -> bool:
     """H1 / C1: the effect is shown smaller than the bound in both directions (TOST: the 90%
     interval inside (-bound, bound)); a wide interval is never negligible."""
@@ -652,6 +659,7 @@ __all__ = [
     "left_out_lrs",
     "H2B_RUNG_SUBSET",
     "paired_verdict",
+    "harms",
     "negligible",
     "round_lr",
 ]

@@ -21,6 +21,7 @@ import numpy as np
 STUDY_SHA256 = "7b0e75da7fdd791912a89626098907e171d1b49170c4fdc81923cf776fcc76e3"
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
+TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words
 SIZE_CONFIDENCE = 0.75  # the effect above a necessity threshold: larger than m at 75%
 MIN_PAIRS = 3  # every paired rule needs 3 pairs (docs/STUDY.md section 4)
 TIE = 1e-9  # a sample sd at or below this (relative to the values) is a tie
@@ -366,6 +367,7 @@ def _seed_threshold(lrs, rows: list[int], margin, fail_b, fail_t) -> GridValue:
 # -- early warning -------------------------------------------------------------------------
 EARLY_FRACTION = 0.1  # the early step: the first evaluation at or after 10% of the run
 BOOTSTRAP = 2000  # resamples of the AUC's interval (docs/STUDY.md section 4)
+AUC_QUANTILES = (0.05, 0.95)  # the ends of the AUC's bootstrap interval: a 90% interval
 
 
 def auc(positive, negative) -> float:
@@ -387,7 +389,7 @@ def auc_interval(positive, negative, resamples: int = BOOTSTRAP, seed: int = 0):
         return value, math.nan, math.nan
     rng = np.random.default_rng(seed)
     draws = [auc(rng.choice(pos, len(pos)), rng.choice(neg, len(neg))) for _ in range(resamples)]
-    lo, hi = np.quantile(draws, [0.05, 0.95])
+    lo, hi = np.quantile(draws, list(AUC_QUANTILES))
     return value, float(lo), float(hi)
 
 
