@@ -603,7 +603,7 @@ def h1_decision(
     above = t.kind == "" and t.bracket[1] > best * (1 + 1e-9)
     if at.lower > min_effect:
         return H1(NOT_SUPPORTED, "necessary", best, at)
-    if at.upper < -min_effect:
+    if harms(at.upper, min_effect):
         return H1(NOT_SUPPORTED, "harms", best, at)
     if t.kind == "none" and off_fails:
         return H1(NOT_SUPPORTED, "no threshold", best, at)
