@@ -4,6 +4,7 @@ paired by recipe, its calls side by side LR by LR."""
 from __future__ import annotations
 
 import figures_fakes as ff
+import pytest
 
 from figures.analysis import analyze
 from figures.budget import call, section
@@ -40,6 +41,7 @@ def rows_of(text):
     return [line.split(" | ") for line in text.splitlines() if line.startswith("| 0.")]
 
 
+@pytest.mark.slow
 def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path):
     root = tmp_path / "budget"
     result = write(root, {"comparisons": [["off-4x", "on-4x"], ["off", "off-4x"]]})

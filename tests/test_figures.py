@@ -316,6 +316,7 @@ def test_figures_exist_and_open_offline(report):
         assert "cdn.jsdelivr" not in (report.parent / f"{name}.html").read_text()
 
 
+@pytest.mark.slow
 def test_same_runs_give_identical_report_and_analysis(report, study, tmp_path):
     again = make_report(study, tmp_path / "again")
     assert again.read_text() == report.read_text()
@@ -323,6 +324,7 @@ def test_same_runs_give_identical_report_and_analysis(report, study, tmp_path):
         assert (tmp_path / "again" / name).read_text() == (report.parent / name).read_text()
 
 
+@pytest.mark.slow
 def test_report_names_failed_incomplete_corrupt_and_missing_runs(tmp_path):
     root = tmp_path / "messy"
     cfgs = [
@@ -373,6 +375,7 @@ def test_empty_sweep_directory_raises(tmp_path):
         make_report(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
     from click.testing import CliRunner
 
@@ -441,6 +444,7 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
     assert "n_layer 2:" not in text  # verdict text speaks of depth
 
 
+@pytest.mark.slow
 def test_figures_command_prints_the_answer(study, tmp_path):
     from click.testing import CliRunner
 

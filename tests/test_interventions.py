@@ -347,6 +347,7 @@ def intervention_outcome(arm, n_layer, lr, seed):
     return "diverged", None
 
 
+@pytest.mark.slow
 def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     import figures_fakes as ff
 

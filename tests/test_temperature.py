@@ -47,6 +47,7 @@ def test_both_backends_measure_the_same_start():
     assert start(cfg, "mlx", x) == pytest.approx(start(cfg, "torch", x), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_config_show_prints_the_starting_temperature():
     result = CliRunner().invoke(
         make_cli("torch"), ["config", "show", "smoke", "--set", "model.qk_init=matched"]
