@@ -84,18 +84,8 @@ def baselines(analysis: dict) -> dict:
     }
 
 
-def failure_names(analysis: dict) -> dict[str, str]:
-    """The failure definitions (docs/STUDY.md section 3) the report shows, the one that decides
-    first, each with the name it prints. With the bigram-baseline rule off (train.baseline =
-    none) no run can finish stuck: `stuck` holds exactly the runs `diverged` does, so it
-    prints as `diverged` and `diverged` is not shown again beside it."""
-    s = analysis["settings"]
-    definitions = s.get("failure_definitions") or [STUCK]
-    return failures_shown(definitions, s.get("primary_failure", STUCK), rule_off(analysis))
-
-
 def failures_shown(definitions: list[str], primary: str, no_rule: bool) -> dict[str, str]:
-    """failure_names from its parts: the definitions, the one that decides, and whether the
+    """failures_of from its parts: the definitions, the one that decides, and whether the
     runs had no bigram-baseline rule."""
     order = [primary] + [x for x in definitions if x != primary]
     if not no_rule:
@@ -104,20 +94,18 @@ def failures_shown(definitions: list[str], primary: str, no_rule: bool) -> dict[
 
 
 def failures_of(analysis: m.Analysis) -> dict[str, str]:
-    """failure_names of a typed Analysis."""
+    """The failure definitions (docs/STUDY.md section 3) the report shows, the one that decides
+    first, each with the name it prints. With the bigram-baseline rule off (train.baseline =
+    none) no run can finish stuck: `stuck` holds exactly the runs `diverged` does, so it
+    prints as `diverged` and `diverged` is not shown again beside it."""
     s = analysis.settings
     definitions = s.failure_definitions or [STUCK]
     return failures_shown(definitions, s.primary_failure, rule_off_of(analysis))
 
 
 def rule_off_of(analysis: m.Analysis) -> bool:
-    """rule_off of a typed Analysis."""
-    return analysis.settings.baseline_rule == "none"
-
-
-def rule_off(analysis: dict) -> bool:
     """The runs had no bigram-baseline rule (train.baseline = none): none of them is stuck."""
-    return baselines(analysis)["rule"] == "none"
+    return analysis.settings.baseline_rule == "none"
 
 
 def loss_unit(analysis: dict) -> str:
@@ -154,11 +142,10 @@ def primary_key(analysis: dict) -> str:
     return Comparison(s["reference"], s["primary"]).key
 
 
-def primary_effect(analysis: dict) -> str:
+def primary_effect(s: m.Settings) -> str:
     """The primary comparison's paired effect as the charts and verdicts name it: 'off - on'
     (baseline minus treatment)."""
-    s = analysis["settings"]
-    return f"{s['reference']} - {s['primary']}"
+    return f"{s.reference} - {s.primary}"
 
 
 def seconds(total: float) -> str:

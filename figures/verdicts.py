@@ -87,11 +87,6 @@ def test(analysis: m.Analysis, name: str) -> str:
     )
 
 
-def _effect(s: m.Settings) -> str:
-    """The primary comparison's paired effect as the verdicts name it (present.primary_effect)."""
-    return f"{s.reference} - {s.primary}"
-
-
 def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
     """The LRs the necessity rule judged (sweeps.study.rules: enough pairs, not a common or
     partial ceiling)."""
@@ -192,7 +187,7 @@ def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
         evidence.append(
             f"{rung.label(d)}: LR sensitivity {s.reference} "
             f"{fmt.pm(off.mean, off.sd)}, {s.primary} {fmt.pm(on.mean, on.sd)} "
-            f"nats; {_effect(s)} "
+            f"nats; {present.primary_effect(s)} "
             f"{fmt.pm_interval(record(h))} (90% interval; minimum effect {fmt.num(least)})"
         )
         if call.why in WORDING[name].reasons and call.why not in PAIRED:
@@ -350,7 +345,7 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
             p = by_lr.get(e.lr)
             if p is not None:
                 evidence.append(
-                    f"{rung.label(d)}, LR {fmt.lr(e.lr)}: {_effect(s)} "
+                    f"{rung.label(d)}, LR {fmt.lr(e.lr)}: {present.primary_effect(s)} "
                     f"{fmt.pm_interval(record(p))}; {s.start_control} - {s.primary} "
                     f"{fmt.pm_interval(record(e))}{share_text(p.mean, e.mean)}"
                 )

@@ -41,7 +41,7 @@ def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         return None
     data = pd.DataFrame(rows)
     s = analysis.settings
-    effect = f"{s.reference} - {s.primary}"  # "off - on": the primary comparison's arms
+    effect = present.primary_effect(s)  # "off - on": the primary comparison's arms
     order = [rung.label(d) for d in sorted({r[rung.field] for r in cells})]
     min_effect = s.min_effect
     span = colour_span(cells, min_effect)
