@@ -1,18 +1,13 @@
-"""The analysis in words: sweeps.analysis computes every number of a sweep once, typed and
-without prose (sweeps/analysis/model.py's Analysis); this module adds what figures/ says
-about it and returns the dict report/analysis.json holds (schema 4), which the report
-(figures/report.py) and the charts render from.
+"""The analysis in words: sweeps.analysis computes every number and decision of a sweep once,
+typed and without prose (sweeps/analysis/model.py's Analysis, which analysis.json holds:
+schema 5, sweeps/analysis/adapter.py); this module words it for the report (figures/report.py)
+and the terminal, as a view that is never written.
 
-Layout (JSON, `schema` 4: the study v4 rules): {"schema", "study_sha256", "sweep",
-"settings", "runs": [...], "depths": {"<L>": {"arms": {arm: {...}}, "comparisons": {"B vs
-T": {...}}, "h1", "h2a", "h2a_by_definition", "h2b", ...}}, "verdicts": {"H1", "H2a", "H2b",
-"H3", "C1"}, "rules": {"<L>": {"text": sentence, "influence": [{run_id, threshold_without}]}},
-"compute": {...}, "problems": [...]}: sweeps.analysis.adapter.to_json's numbers, and the
-words added here: "verdicts" (figures/verdicts.py), "rules" (figures/practitioner.py),
-"interventions" (figures/intervention_verdicts.py), "budget_warnings" and
-"refinement_warnings" (figures/caveats.py), and a re-rendered report's "source" (its kind and
-gaps, figures/archive.py). A token-matched check sweep's "token_check" is the typed analysis's
-(sweeps/analysis/token_check.py), its reason code worded by figures/token_check.py.
+The view is analysis.json's dict with the words added: "verdicts" (figures/verdicts.py),
+"rules" (figures/practitioner.py), "interventions" (figures/intervention_verdicts.py),
+"budget_warnings" and "refinement_warnings" (figures/caveats.py). A token-matched check sweep's
+"token_check" is the typed analysis's (sweeps/analysis/token_check.py), its reason code worded
+by figures/token_check.py.
 
 The ladder (figures/ladder.py): settings["ladder"] = {"field", "name"} names the field the
 sweep's rungs differ in, n_layer (depth) or n_embd (width). "depths" keeps its name, but its
@@ -24,7 +19,7 @@ H3's place.
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -44,35 +39,31 @@ def analyze(
     curves: pd.DataFrame,
     sweep_dir: Path | None = None,
     previous: Path | None = None,
-    source: dict | None = None,
 ) -> dict:
-    """The analysis dict of a sweep (runs table and training curves of sweeps.analysis.results):
-    sweeps.analysis.analyze's numbers, worded; complete (figures/report.py writes it as is).
-    sweep_dir (the sweep's folder) and previous (a re-rendered report's folder) are where a
-    token-matched check finds its ladder (sweeps/analysis/token_check.py); source: a re-rendered
-    report's (figures.archive.load), recorded where some of it could not be recomputed."""
-    return words(typed.analyze(results, curves, sweep_dir, previous), source)
+    """The worded view of a sweep's analysis (runs table and training curves of
+    sweeps.analysis.results): sweeps.analysis.analyze's Analysis as analysis.json writes it,
+    read back, and worded (`words`). sweep_dir (the sweep's folder) and previous (a re-rendered
+    report's folder) are where a token-matched check finds its ladder
+    (sweeps/analysis/token_check.py)."""
+    return words(from_json(to_json(typed.analyze(results, curves, sweep_dir, previous))))
 
 
-def as_written(analysis: Analysis, out: dict) -> Analysis:
-    """analysis as its analysis.json holds it (out: to_json(analysis)), what the words read:
-    NaN and Inf as None, as the report reads them back, with the decisions analyze made."""
-    return dataclasses.replace(from_json(out), decided=analysis.decided, caveats=analysis.caveats)
+def read_view(report_dir: Path) -> dict:
+    """The worded view of a written report (its analysis.json, schema 5 or 4, read back typed
+    and worded again): what the terminal prints, and what a test reads the verdicts from."""
+    return words(from_json(json.loads((Path(report_dir) / "analysis.json").read_text())))
 
 
-def words(analysis: Analysis, source: dict | None = None) -> dict:
-    """An Analysis as analysis.json's dict, with the verdicts, the practitioner's rules, the
-    interventions' verdicts and the warnings in words; and a re-rendered report's source (its
-    kind and what it could not recompute, figures.archive.load) where it has gaps."""
+def words(analysis: Analysis) -> dict:
+    """An Analysis as analysis.json holds it (read back: NaN and Inf as None), with the
+    verdicts, the practitioner's rules, the interventions' verdicts and the warnings in words:
+    the view the report's words read; analysis.json itself holds no words."""
     out = to_json(analysis)
     rung = ladder.of(out)
     found = analysis.caveats
     out["budget_warnings"] = caveats.budget_lines(found.budget, rung) if found else []
     out["refinement_warnings"] = caveats.unrefined_lines(found.unrefined, rung) if found else []
-    written = as_written(analysis, out)
-    out["verdicts"] = judge(written)
-    out["rules"] = practitioner_rules(written)
-    out["interventions"] = intervention_verdicts.judge(written)  # docs/STUDY.md section 9
-    if source and source["gaps"]:
-        out["source"] = {"kind": source["kind"], "gaps": source["gaps"]}
+    out["verdicts"] = judge(analysis)
+    out["rules"] = practitioner_rules(analysis)
+    out["interventions"] = intervention_verdicts.judge(analysis)  # docs/STUDY.md section 9
     return clean_json(out)

@@ -49,9 +49,9 @@ from sweeps.cli import folder_path
 def figures(name, runs_dir, out, formats, from_report, add_runs):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone (or, with --from-report, from a report's own data)."""
-    import json
     from collections import Counter
 
+    from figures.analysis import read_view
     from figures.report import answer_lines, make_report
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir
@@ -75,7 +75,7 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
         from_report=Path(from_report) if from_report else None,
         add_runs=add_runs,
     )
-    analysis = json.loads((report.parent / "analysis.json").read_text())
+    analysis = read_view(report.parent)  # worded again for the terminal (figures/analysis.py)
     for warning in analysis.get("budget_warnings") or []:
         click.echo(f"budget warning: {warning}", err=True)
     for warning in analysis.get("refinement_warnings") or []:

@@ -3,8 +3,8 @@ n_layer; or width, n_embd: sweeps.core.ladder) and what a reader calls it.
 
 The analysis decides it once from the runs (`of_runs`) and records it in settings["ladder"];
 everything downstream (tables, charts, the report's words) reaches the rung through `of`,
-never through n_layer. analysis.json's per-rung dict keeps its name "depths" (schema 4, which
-every committed report and reader uses): its keys are the rung values of settings["ladder"],
+never through n_layer. analysis.json's per-rung dict keeps its name "depths" (from schema 4,
+which every reader of a committed report uses): its keys are the rung values of settings["ladder"],
 depths on a depth ladder, widths on a width ladder. An analysis without settings["ladder"]
 (one written before ladders had a width) is a depth ladder.
 """

@@ -39,9 +39,9 @@ Block = tuple[str, list[Item]]  # a title and its bullets
 
 
 def blocks(view: dict) -> list[Block]:
-    """The opening, question by question (none before any run finished). view: analysis.json's
-    dict (schema 4), read back typed once; its words (verdicts, interventions: not in the typed
-    Analysis) are read from it and passed on."""
+    """The opening, question by question (none before any run finished). view: figures/
+    analysis.py's worded view, read back typed once; its words (verdicts, interventions: not in
+    the typed Analysis) are read from it and passed on."""
     if not view.get("depths"):
         return []
     a = present.typed(view)

@@ -13,14 +13,17 @@ from __future__ import annotations
 import math
 
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import from_json
+from sweeps.analysis.adapter import WORDED, from_json
 from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
 
 def typed(analysis: m.Analysis | dict) -> m.Analysis:
-    """The typed analysis; analysis.json's dict of one (schema 4) read back typed, for a caller
-    that still holds the dict (figures/report.py reads it once and hands the typed one on)."""
-    return analysis if isinstance(analysis, m.Analysis) else from_json(analysis)
+    """The typed analysis; analysis.json's dict of one read back typed, or figures/analysis.py's
+    worded view of one (its words, adapter.WORDED, set aside), for a caller that still holds
+    the dict."""
+    if isinstance(analysis, m.Analysis):
+        return analysis
+    return from_json({k: v for k, v in analysis.items() if k not in WORDED})
 
 
 def _num(x) -> float | None:

@@ -120,6 +120,13 @@ def trend_record(t: trend.Trend) -> dict:
     }
 
 
+def _v4_verdicts(analysis: dict) -> dict:
+    """The committed report's verdicts under the v4 rules: schema 5's decisions, or the verdicts
+    schema 4 wrote in words."""
+    said = analysis.get("decided") or analysis.get("verdicts") or {}
+    return {k: v.get("verdict") for k, v in said.items()}
+
+
 def rejudge(report: Path) -> dict:
     analysis, cells, study, field = load(report)
     rungs = {size: judge_rung(c, study) for size, c in cells.items()}
@@ -129,7 +136,7 @@ def rejudge(report: Path) -> dict:
         "ladder": field,
         "settings": {"seed_margin": study.seed_margin, "fate_margin": study.fate_margin},
         "rungs": [rung_record(size, r) for size, r in rungs.items()],
-        "v4": {k: v.get("verdict") for k, v in (analysis.get("verdicts") or {}).items()},
+        "v4": _v4_verdicts(analysis),
         "v4_thresholds": {
             k: (d.get("comparisons", {}).get("off vs on", {}).get("threshold") or {})
             for k, d in (analysis.get("depths") or {}).items()

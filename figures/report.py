@@ -1,10 +1,10 @@
 """make_report: run directories -> analysis.json -> charts -> report.md, all from disk.
 
-Every number the report prints comes from the analysis (figures/analysis.py), written beside
-it as analysis.json; make_report reads that dict back typed once (present.typed) and the
-sections read the typed Analysis (sweeps/analysis/model.py) by attribute. The words it holds
-and the typed model does not (verdicts, rules, warnings: sweeps.analysis.adapter.WORDED) are
-read from the dict, as are the helpers that still take it. Deterministic: the same run
+Every number the report prints comes from the typed analysis (sweeps.analysis.analyze),
+written beside it as analysis.json (numbers and decisions, no prose) and read back from that
+form once; the sections read the typed Analysis (sweeps/analysis/model.py) by attribute. The
+words (verdicts, rules, warnings) come from figures/analysis.py's worded view of it, which the
+sections that still take a dict read. Deterministic: the same run
 directories give a byte-identical report.md, analysis.json and chart specs (everything sorted,
 numbers at fixed precision, no clock reads).
 """
@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from figures import analysis as study
 from figures import (
     archive,
     budget,
@@ -33,9 +32,11 @@ from figures import (
     tables,
     what_ran,
 )
+from figures.analysis import words
 from figures.formats import DEFAULT_FORMATS
+from sweeps.analysis import analyze
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
+from sweeps.analysis.adapter import from_json, record, to_json
 from sweeps.analysis.results import SweepResults, load_curves, load_results
 from sweeps.core.config import TrainConfig
 from sweeps.core.diagnostics import DIAGNOSTICS
@@ -79,13 +80,13 @@ def make_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     if source:
         _keep_previous(Path(from_report), out_dir, source["kind"])
-    # complete as returned: a token-matched check's judgement against its ladder (found beside
-    # sweep_dir or from_report) and a re-rendered report's source included
-    result = study.analyze(results, curves, sweep_dir, from_report, source)
-    write_atomic(out_dir / "analysis.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
+    # complete as returned, a token-matched check's judgement against its ladder (found beside
+    # sweep_dir or from_report) included; analysis.json holds it as is, no words
+    written = to_json(analyze(results, curves, sweep_dir, from_report))
+    write_atomic(out_dir / "analysis.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
-    # typed once; the dict stays for the words and the helpers that still read it
-    a = present.typed(result)
+    a = from_json(written)  # as analysis.json holds it: NaN and Inf as None
+    result = words(a)  # the worded view, for the sections that still read the dict
     sections = [what_ran.header(results, a)]
     if not a.depths:
         sections += [

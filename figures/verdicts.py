@@ -4,8 +4,8 @@ the registry decided it (the typed analysis's `decided`: sweeps.analysis.model.D
 its reason (figures/wording.py's text of each code) and the numbers behind it (the
 practitioner's rule per rung: figures/practitioner.py).
 
-It reads the typed Analysis by attribute, as analysis.json holds it (figures.analysis.
-as_written: NaN and Inf as None), and returns the "verdicts" dict analysis.json writes. The
+It reads the typed Analysis by attribute, as analysis.json holds it (read back: NaN and Inf
+as None), and returns the "verdicts" dict of figures/analysis.py's worded view. The
 shared formatters of figures/fmt.py and figures/extrapolation.py still read the JSON form of a
 record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of analysis.json for the
 opening, read back typed.

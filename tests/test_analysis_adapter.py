@@ -17,20 +17,54 @@ COMMITTED = sorted(DOCS.glob("*/analysis.json"))
 WITH_SCHEMA = [p for p in COMMITTED if "schema" in json.loads(p.read_text())]
 
 
-def test_the_committed_reports_hold_schema_4_analyses():
+def test_the_committed_reports_hold_schema_5_analyses_without_words():
     assert len(WITH_SCHEMA) >= 8
-    assert {json.loads(p.read_text())["schema"] for p in WITH_SCHEMA} == {SCHEMA}
+    for path in WITH_SCHEMA:
+        data = json.loads(path.read_text())
+        assert data["schema"] == SCHEMA == 5
+        assert not set(data) & set(WORDED + ADDED), path  # numbers and decisions only
+        assert data["decided"] and data["caveats"] is not None
 
 
 @pytest.mark.parametrize("path", WITH_SCHEMA, ids=lambda p: p.parent.name)
 def test_each_committed_analysis_round_trips(path):
-    """from_json then to_json gives the committed numbers: everything but the prose figures/
-    words (WORDED) and what the report adds (ADDED)."""
+    """from_json then to_json gives the committed analysis.json back, key for key."""
     data = json.loads(path.read_text())
     analysis = from_json(data)
     assert isinstance(analysis, Analysis)
-    numbers = {k: v for k, v in data.items() if k not in WORDED + ADDED}
-    assert to_json(analysis) == numbers
+    assert to_json(analysis) == data
+
+
+def _strings(x):
+    if isinstance(x, dict):
+        return [s for v in x.values() for s in _strings(v)]
+    if isinstance(x, list):
+        return [s for v in x for s in _strings(v)]
+    return [x] if isinstance(x, str) else []
+
+
+def test_the_decisions_are_codes_not_prose():
+    """Every verdict and reason in analysis.json's decisions is a short code (figures/ words
+    it): no sentence, no clause, no number formatted into a string."""
+    for path in WITH_SCHEMA:
+        data = json.loads(path.read_text())
+        for said in _strings(data["decided"]) + _strings(data["decisions"]):
+            assert len(said.split()) <= 4 and not set(said) & set(".,:;()="), (path, said)
+
+
+def test_a_schema_4_analysis_is_read_with_its_words_set_aside_and_no_decisions():
+    """The layout before schema 5: figures/'s words beside the numbers, no decided or caveats."""
+    data = json.loads((DOCS / "cpu" / "analysis.json").read_text())
+    old = {k: v for k, v in data.items() if k not in ("decided", "caveats")}
+    old |= {"schema": 4, "verdicts": {"H1": {"verdict": "supported", "reason": "a sentence"}}}
+    old |= {"budget_warnings": ["a sentence"], "source": {"kind": "archive", "gaps": ""}}
+    analysis = from_json(old)
+    assert analysis.decided == {} and analysis.caveats is None
+    assert analysis.depths == from_json(data).depths  # the numbers as schema 5 reads them
+    with pytest.raises(SchemaError, match="verdicts"):  # schema 5 holds no words
+        from_json(data | {"verdicts": {}})
+    with pytest.raises(SchemaError, match="schema 3; this reader reads schemas 4 and 5"):
+        from_json(data | {"schema": 3})
 
 
 def test_the_typed_analysis_is_typed_all_the_way_down():
@@ -68,12 +102,14 @@ def test_the_typed_analysis_holds_each_decision_the_report_words():
     results, curves, _ = archive.load(DOCS / "cpu-control")
     analysis = analyze(results, curves)
     committed = json.loads((DOCS / "cpu-control" / "analysis.json").read_text())
-    assert set(analysis.decided) == set(committed["verdicts"])
+    said = (DOCS / "cpu-control" / "report.md").read_text()
+    assert set(analysis.decided) == set(committed["decided"])
     for name, decision in analysis.decided.items():
-        assert decision.verdict == committed["verdicts"][name]["verdict"]
+        assert decision.verdict == committed["decided"][name]["verdict"]
+        assert f"### {name}: " in said  # the report words each
         assert decision.section in (5, 11)
         assert set(decision.intervals) <= {*analysis.depths, ""}  # per rung, "" for a trend
     h2a = analysis.decided["H2a"].intervals  # read from the JSON form: NaN there is null
     rungs = to_json(analysis)["depths"]
     assert h2a == {name: rung["h2a"]["ci90"] for name, rung in rungs.items() if "h2a" in rung}
-    assert to_json(analysis) == {k: v for k, v in committed.items() if k not in WORDED + ADDED}
+    assert to_json(analysis) == committed

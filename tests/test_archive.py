@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from figures.archive import CURVES_FILE, OLD_ANALYSIS, OLD_REPORT, RUNS_FILE, SWEEP_FILE
 from figures.report import make_report
+from sweeps.analysis.adapter import SCHEMA
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def _pre_v4_report(root, tmp_path):
     (H1 'not supported'), report.md with its crosscheck line, no archive; its spec a file."""
     src = json.loads((root / "report" / "analysis.json").read_text())
     del src["schema"]
-    src["verdicts"]["H1"]["verdict"] = "not supported"
+    src["verdicts"] = {"H1": {"verdict": "not supported"}}  # v3 wrote its verdicts in words
     spec = tmp_path / "fixture.toml"
     spec.write_text(
         'name = "fixture"\npreset = "smoke"\n'
@@ -71,8 +72,8 @@ def test_a_pre_v4_report_is_rejudged_in_place_from_its_runs_table(reported, tmp_
     assert "report-v3.md beside this report records it" in text  # provenance stayed there
     now = json.loads((old / "analysis.json").read_text())
     first = json.loads((report.parent / "analysis.json").read_text())
-    assert now["verdicts"]["H2a"] == first["verdicts"]["H2a"]  # the same runs, the same rules
-    assert now["source"]["kind"] == "analysis"
+    assert now["decided"]["H2a"] == first["decided"]["H2a"]  # the same runs, the same rules
+    assert now["schema"] == SCHEMA and "source" not in now  # numbers only: the report says it
     # again from the archive it now has: still compared with v3, the gaps still said
     again = make_report(None, None, ("svg",), from_report=old).read_text()
     assert "| H1 | not supported | supported | **yes** |" in again

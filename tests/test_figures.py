@@ -304,7 +304,7 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
     assert f"### Effective loss ({unit}, mean" in text
     assert "| 0.03 | ooo | ooo | ddd | ooo | ddd | ooo |" in text  # off fails above its threshold
     doc = json.loads((report.parent / "analysis.json").read_text())
-    assert set(doc["verdicts"]) == {"H1", "H2a", "H2b", "H3", "C1"}
+    assert set(doc["decided"]) == {"H1", "H2a", "H2b", "H3", "C1"}
     assert doc["study_sha256"] == STUDY_SHA256 and len(doc["runs"]) == 90
 
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from test_sweeps import sweep, write_spec
 
+from figures.analysis import read_view
 from figures.archive import RUNS_FILE, SWEEP_FILE
 from figures.cli import figures
 from figures.report import make_report
@@ -73,7 +74,7 @@ def test_a_report_grown_by_a_subset_rung_covers_every_run_and_says_why_h2b_is_no
     assert len(trained) == 6 and not trained & held  # depth 3 at 1e-2 only
     assert all("-L3-" in r for r in trained)
     # one report of both: the report's runs from its table, the new ones from their folders
-    analysis = json.loads((merged / "analysis.json").read_text())
+    analysis = read_view(merged)  # analysis.json, worded again (its verdicts)
     assert {r["run_id"] for r in analysis["runs"]} == held | trained
     assert set(pd.read_parquet(merged / RUNS_FILE).run_id) == held | trained
     assert not [p for p in analysis["problems"] if p["status"] == "missing"]
@@ -105,7 +106,7 @@ def test_a_report_grown_by_a_subset_rung_covers_every_run_and_says_why_h2b_is_no
     assert "| 3 | off | not judged ([rung_lr]) |" in text and "| 1 of 2 |" in text
     # the merged report regenerates from itself alone
     again = make_report(None, tmp_path / "again", ("vl.json",), from_report=merged)
-    assert json.loads((again.parent / "analysis.json").read_text()) == analysis
+    assert read_view(again.parent) == analysis
 
 
 def _edit(plan: dict, what: str) -> dict:

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from figures import archive, charts, extrapolation, ladder, opening, present
-from figures.analysis import analyze
+from figures.analysis import analyze, read_view
 from figures.report import make_report
+from sweeps.analysis import analyze as typed_analyze
+from sweeps.analysis.adapter import to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -36,7 +38,7 @@ def falling(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "width"
     ff.write_width(root)
     report = make_report(root, root / "report", ("vl.json",))
-    result = json.loads((report.parent / "analysis.json").read_text())
+    result = read_view(report.parent)  # analysis.json, worded again (its verdicts)
     return result, report.read_text()
 
 
@@ -347,9 +349,8 @@ def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widt
     since ladders had a width: the ladder it records, depth, and each run's width); every
     verdict, table number and rule the same."""
     committed = json.loads((DOCS / "cpu" / "analysis.json").read_text())
-    results, curves, source = archive.load(DOCS / "cpu")
-    assert committed.pop("source")["gaps"] == source["gaps"]  # make_report adds it
-    now = json.loads(json.dumps(analyze(results, curves), sort_keys=True))
+    results, curves, _ = archive.load(DOCS / "cpu")
+    now = json.loads(json.dumps(to_json(typed_analyze(results, curves)), sort_keys=True))
     # the protocol digest names the docs/STUDY.md it ran under; sections added later (12)
     # change it without changing a rule docs/cpu is judged by
     assert now.pop("study_sha256") == STUDY_SHA256
@@ -361,7 +362,7 @@ def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widt
     assert now["baseline_check"]["beaten"] is True
     assert now["settings"]["baseline_rule"] is None
     assert now == committed
-    assert committed["verdicts"]["H3"]["verdict"] == INCONCLUSIVE  # one depth: no trend
+    assert committed["decided"]["H3"]["verdict"] == INCONCLUSIVE  # one depth: no trend
 
 
 def test_the_gap_line_fits_each_seeds_paired_gap_on_log2_width():

@@ -1,13 +1,14 @@
-"""The one place analysis.json (schema 4) meets the typed Analysis: `to_json` writes an
-Analysis as the dict analysis.json holds (less the prose figures/ words), `from_json` reads one
-back.
+"""The one place analysis.json meets the typed Analysis: `to_json` writes an Analysis as the
+dict analysis.json holds (schema 5: numbers and decisions, no prose), `from_json` reads one
+back, of schema 5 or 4.
 
 The mapping is by name: each dataclass field is the key of the same name
 (sweeps/analysis/model.py); dict keys that are seeds are ints in the object and strings in the
 JSON; the study's own NamedTuples (Rule, BaselineCheck, alternatives.Decision) are written as
-their fields. A committed analysis.json also holds what figures/ adds (its words, and a
-re-rendered report's source); those keys (WORDED, ADDED) are set aside on reading, and any
-other unknown key is refused, so a change of layout cannot pass unseen.
+their fields; a list of two kinds of record (the caveats) is read by which record's fields the
+entry has. Schema 4 (the reports before it) held figures/'s words beside the numbers and no
+`decided` or `caveats`: reading one sets those words (WORDED, ADDED) aside and leaves the
+decisions empty. Any other unknown key is refused, so a change of layout cannot pass unseen.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from sweeps.analysis.model import Analysis
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import clean_json
 
-SCHEMA = 4  # analysis.json's layout: 4 is study v4's (thresholds as brackets, three failure
-# definitions, per-LR intervals); this adapter reads this version only
-# the keys figures/analysis.py words from the typed analysis (prose, not numbers)
+SCHEMA = 5  # analysis.json's layout: 5 is schema 4 (study v4's: thresholds as brackets, three
+# failure definitions, per-LR intervals) with the decisions and caveats, and without prose
+READS = (4, 5)  # the schemas from_json reads
+# schema 4's keys of figures/'s words (prose, not numbers), set aside on reading one
 WORDED = ("verdicts", "rules", "interventions", "budget_warnings", "refinement_warnings")
-# what figures/analysis.py adds for a re-rendered report: its source (the archive's gaps, prose)
+# what schema 4 added for a re-rendered report: its source (the archive's gaps, prose)
 ADDED = ("source",)
 
 
@@ -51,17 +53,18 @@ def read(cls, data: dict):
 
 
 def from_json(data: dict) -> Analysis:
-    """An analysis.json dict (schema 4) as an Analysis; its prose and the report's additions
-    are set aside. Raises SchemaError for another schema (an analysis written before schemas,
-    such as docs/tiny's, has none) or a key the layout does not have."""
+    """An analysis.json dict (schema 5, or 4 with its prose set aside) as an Analysis. Raises
+    SchemaError for another schema (an analysis written before schemas, such as docs/tiny's,
+    has none) or a key the layout does not have."""
     schema = data.get("schema")
-    if schema != SCHEMA:
+    if schema not in READS:
         found = "no schema (written before study v4)" if schema is None else f"schema {schema}"
         raise SchemaError(
-            f"analysis.json has {found}; this reader reads schema {SCHEMA}: regenerate the "
-            "report (`qkmlx figures NAME --from-report docs/NAME`)"
+            f"analysis.json has {found}; this reader reads schemas "
+            f"{' and '.join(map(str, READS))}: regenerate the report "
+            "(`qkmlx figures NAME --from-report docs/NAME`)"
         )
-    body = {k: v for k, v in data.items() if k not in WORDED + ADDED}
+    body = {k: v for k, v in data.items() if schema == SCHEMA or k not in WORDED + ADDED}
     return _in(Analysis, body, "analysis")
 
 
@@ -71,8 +74,6 @@ def _out(x):
         for f in dataclasses.fields(x):
             omit = f.metadata.get("omit")
             value = getattr(x, f.name)
-            if f.metadata.get("local"):
-                continue
             if omit is True and value is None:
                 continue
             if isinstance(omit, str) and getattr(x, omit) is None:
@@ -102,7 +103,9 @@ def _in(tp, data, where: str):
         options = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(options) == 1:
             return _in(options[0], data, where)
-        return data  # a union of records is the typed analysis's own (LOCAL), never JSON
+        if not all(dataclasses.is_dataclass(o) for o in options):
+            return data  # a union of plain values (JSON's own)
+        return _in(_which(options, data, where), data, where)
     if dataclasses.is_dataclass(tp):
         return _record(tp, data, where)
     if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):
@@ -125,9 +128,17 @@ def _in(tp, data, where: str):
     return data
 
 
+def _which(options: list, data: dict, where: str):
+    """The record of a union (ShortBudget | StuckRuns) whose fields are data's keys."""
+    for cls in options:
+        if {f.name for f in dataclasses.fields(cls)} == set(data):
+            return cls
+    raise SchemaError(f"{where}: keys {sorted(data)} are no record of {options}")
+
+
 def _record(cls, data: dict, where: str):
-    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("local")}
-    unknown = sorted(set(data) - set(fields))
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - fields)
     if unknown:
         raise SchemaError(f"{where}: keys {unknown} are not in schema {SCHEMA}'s {cls.__name__}")
     hints = _hints(cls)

@@ -2,11 +2,11 @@
 width), an arm at a rung, a comparison of two arms, the trends over the ladder, the decisions
 and the Analysis that holds them, with no prose in any of them.
 
-Field names are analysis.json's keys (schema 4), so `Rung.arms["off"].eta_crit.median` is
+Field names are analysis.json's keys (schema 5), so `Rung.arms["off"].eta_crit.median` is
 `analysis["depths"]["4"]["arms"]["off"]["eta_crit"]["median"]`. Where the JSON leaves a key out
 rather than writing null, the field carries `OMIT` (left out when None) or `omit_with(name)`
-(left out when that other field is None); `LOCAL` fields are the typed object's alone and have
-no key in schema 4 (sweeps/analysis/adapter.py reads and writes the JSON).
+(left out when that other field is None). sweeps/analysis/adapter.py reads and writes the JSON
+(schema 5, and schema 4, which had no `decided` or `caveats` and held figures/'s words).
 """
 
 from __future__ import annotations
@@ -18,22 +18,17 @@ from sweeps.study.alternatives import Decision as AltDecision
 from sweeps.study.hypotheses import Call
 from sweeps.study.rules import BaselineCheck, Rule
 
-OMIT = {"omit": True}  # a key schema 4 leaves out when its value is None
+OMIT = {"omit": True}  # a key the JSON leaves out when its value is None
 
 
 def omit_with(other: str) -> dict:
-    """A key schema 4 writes (null or not) exactly when `other` is written."""
+    """A key the JSON writes (null or not) exactly when `other` is written."""
     return {"omit": other}
 
 
 def maybe(**kw):
-    """A field schema 4 leaves out when None."""
+    """A field the JSON leaves out when None."""
     return field(default=None, metadata=OMIT, **kw)
-
-
-def local(default_factory=dict):
-    """A field of the typed object that schema 4 does not hold (computed by analyze only)."""
-    return field(default_factory=default_factory, metadata={"local": True}, compare=False)
 
 
 # -- values on the LR grid and paired statistics ---
@@ -608,12 +603,13 @@ class TokenCheck:
 
 @dataclass(frozen=True)
 class Analysis:
-    """Every number of a sweep's analysis under docs/STUDY.md's rules (analysis.json, schema 4,
-    less its prose: verdicts, rules, interventions and the warnings are worded by figures/).
-    `depths` is keyed by the rung value of settings.ladder (depths or widths); the trend is `h3`
-    on a depth ladder, `w1` and `w2` on a width ladder; `token_check` on a sweep whose spec
-    has [token_check] (sweeps/analysis/token_check.py). Complete when analyze returns: only
-    figures/'s words (and a re-rendered report's source, prose) are added to its JSON."""
+    """Every number and decision of a sweep's analysis under docs/STUDY.md's rules
+    (analysis.json, schema 5), with no prose: figures/ words the verdicts, rules, interventions
+    and caveats from it when it renders the report. `depths` is keyed by the rung value of
+    settings.ladder (depths or widths); the trend is `h3` on a depth ladder, `w1` and `w2` on a
+    width ladder; `token_check` on a sweep whose spec has [token_check]
+    (sweeps/analysis/token_check.py); `decided`: each registered hypothesis's decision
+    (sweeps/study/hypotheses.py). Complete when analyze returns: nothing is added to it."""
 
     schema: int
     study_sha256: str
@@ -631,5 +627,5 @@ class Analysis:
     w2: Trend | None = maybe()
     sensitivity_trend: SensitivityTrend | None = maybe()
     token_check: TokenCheck | None = maybe()  # a check sweep's (its spec's [token_check])
-    caveats: Caveats | None = local(lambda: None)
-    decided: dict[str, Decision] = local()
+    caveats: Caveats | None = maybe()  # None only when read from schema 4, which lacked it
+    decided: dict[str, Decision] = field(default_factory=dict)  # {} when read from schema 4
