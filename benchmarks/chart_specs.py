@@ -14,7 +14,6 @@ the number of charts that differ, appear or vanish.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -33,7 +32,10 @@ import hashlib, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, {str(root)!r})
 from figures import charts
-from figures.report import make_report
+try:
+    from figures.report.assemble import make_report
+except ImportError:  # a commit before figures/ had its sub-packages
+    from figures.report import make_report
 found = {{}}
 current = [None]
 def save(chart, out_dir, name, formats):

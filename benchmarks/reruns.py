@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from figures import fmt  # noqa: E402
+from figures.words import numbers  # noqa: E402
 from sweeps.analysis.results import load_results  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
 from sweeps.platform.provenance import identity_expected  # noqa: E402
@@ -185,24 +185,26 @@ def rung_quantities(analysis: dict, key: str) -> dict[str, str]:
     reference, primary = settings["reference"], settings["primary"]
     comparison = rung["comparisons"][f"{reference} vs {primary}"]
     out = {
-        f"best LR ({reference})": fmt.lr(rung["arms"][reference]["best_lr"]),
-        "necessity threshold": fmt.bracket(comparison["threshold"]),
+        f"best LR ({reference})": numbers.lr(rung["arms"][reference]["best_lr"]),
+        "necessity threshold": numbers.bracket(comparison["threshold"]),
         "per seed": "; ".join(
-            f"{seed}: {fmt.bracket(v)}" for seed, v in sorted(comparison["seed_thresholds"].items())
+            f"{seed}: {numbers.bracket(v)}"
+            for seed, v in sorted(comparison["seed_thresholds"].items())
         ),
     }
     for arm in (reference, primary):
         by = rung["arms"][arm]["eta_crit_by_definition"]
         stuck = rung["arms"][arm]["eta_crit"]
         out[f"critical LR, {arm} (stuck; diverged; degraded)"] = "; ".join(
-            fmt.grid(d["median"]) for d in (stuck, by["diverged"], by["degraded"])
+            numbers.grid(d["median"]) for d in (stuck, by["diverged"], by["degraded"])
         )
         sensitivity = rung["arms"][arm].get("sensitivity")
-        out[f"LR sensitivity, {arm}"] = fmt.num((sensitivity or {}).get("mean"))
+        out[f"LR sensitivity, {arm}"] = numbers.num((sensitivity or {}).get("mean"))
     h2b = rung["h2b"]
     low, high = h2b.get("ci90") or (None, None)
     out["H2b: off - on sensitivity"] = (
-        f"{fmt.num(h2b.get('mean'))} [{fmt.num(low)}, {fmt.num(high)}], {h2b.get('verdict')}"
+        f"{numbers.num(h2b.get('mean'))} [{numbers.num(low)}, {numbers.num(high)}], "
+        f"{h2b.get('verdict')}"
     )
     return out
 

@@ -51,8 +51,8 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
     directories alone (or, with --from-report, from a report's own data)."""
     from collections import Counter
 
-    from figures.analysis import read_view
-    from figures.report import answer_lines, make_report
+    from figures.report.assemble import answer_lines, make_report
+    from figures.words.view import read_view
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir
 
@@ -61,7 +61,7 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
             "--add-runs adds runs to a committed report: give the report with --from-report DIR"
         )
     if from_report:
-        from figures.archive import has_archive
+        from figures.report.archive import has_archive
 
         if not has_archive(Path(from_report)):
             raise HarnessError(
@@ -75,7 +75,7 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
         from_report=Path(from_report) if from_report else None,
         add_runs=add_runs,
     )
-    analysis = read_view(report.parent)  # worded again for the terminal (figures/analysis.py)
+    analysis = read_view(report.parent)  # worded again for the terminal (figures/words/view.py)
     for warning in analysis.get("budget_warnings") or []:
         click.echo(f"budget warning: {warning}", err=True)
     for warning in analysis.get("refinement_warnings") or []:

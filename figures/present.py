@@ -1,7 +1,7 @@
 """How the report and the charts read the analysis dict's decided quantities: one place that
 knows the keys, so a chart and the table beside it print the same interval.
 
-The analysis (figures/analysis.py, sweeps/study/) gives intervals that say which decision
+The analysis (figures/words/view.py, sweeps/study/) gives intervals that say which decision
 they belong to: `lower` (the one-sided 95% bound that decided) and `ci90` ([lo, hi],
 two-sided 90%: its ends are the one-sided 95% bounds) on every decided quantity,
 `threshold_bracket` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
@@ -18,7 +18,7 @@ from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
 
 def typed(analysis: m.Analysis | dict) -> m.Analysis:
-    """The typed analysis; analysis.json's dict of one read back typed, or figures/analysis.py's
+    """The typed analysis; analysis.json's dict of one read back typed, or figures/words/view.py's
     worded view of one (its words, adapter.WORDED, set aside), for a caller that still holds
     the dict."""
     if isinstance(analysis, m.Analysis):

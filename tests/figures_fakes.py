@@ -14,7 +14,8 @@ from sweeps.core.files import write_json_atomic
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir
 
-# every chart a report writes, in report order (figures/report.py), as the tests expect them
+# every chart a report writes, in report order (figures/report/assemble.py), as the tests expect
+# them
 CHARTS = (
     "final_loss_vs_lr",
     "necessity_map",
@@ -50,13 +51,13 @@ ARM_SETTINGS = {
     "off": {"model.qk_norm": "none"},
     "on": {"model.qk_norm": "rms"},
     "off-warm": {"model.qk_norm": "none", "model.qk_init": "matched"},
-    # interventions (figures/intervention_verdicts.py)
+    # interventions (figures/words/intervention_verdicts.py)
     "off-softcap": {"model.qk_norm": "none", "model.attn_softcap": 20.0},
     "off-z-loss": {"model.qk_norm": "none", "train.z_loss": 1e-4},
     "off-qk-clip": {"model.qk_norm": "none", "model.qk_clip": 20.0},
     "on-z-loss": {"model.qk_norm": "rms", "train.z_loss": 1e-4},
     "off-long-warmup": {"model.qk_norm": "none", "train.warmup_steps": 12},
-    # off and on with 4x the steps (the budget check, figures/budget.py)
+    # off and on with 4x the steps (the budget check, figures/report/budget.py)
     "off-4x": {"model.qk_norm": "none", "train.max_steps": 120},
     "on-4x": {"model.qk_norm": "rms", "train.max_steps": 120},
 }
@@ -376,7 +377,7 @@ def write_width(
 
 def drawn(root: Path) -> tuple[dict, object]:
     """(the analysis as the charts draw it, the curves) of the sweep written under root."""
-    from figures.analysis import analyze
+    from figures.words.view import analyze
     from sweeps.analysis.results import load_curves, load_results
 
     results = load_results(root)

@@ -1,4 +1,5 @@
-"""figures/archive.py and figures/rejudged.py: a report regenerates from its own data, and a
+"""figures/report/archive.py and figures/report/rejudged.py: a report regenerates from its own
+data, and a
 report made before its data was kept is re-judged from its analysis.json's runs table."""
 
 import json
@@ -7,8 +8,8 @@ import figures_fakes as ff
 import pytest
 from click.testing import CliRunner
 
-from figures.archive import CURVES_FILE, OLD_ANALYSIS, OLD_REPORT, RUNS_FILE, SWEEP_FILE
-from figures.report import make_report
+from figures.report.archive import CURVES_FILE, OLD_ANALYSIS, OLD_REPORT, RUNS_FILE, SWEEP_FILE
+from figures.report.assemble import make_report
 from sweeps.analysis.adapter import SCHEMA
 
 

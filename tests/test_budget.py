@@ -1,4 +1,4 @@
-"""The report's budget check (figures/budget.py): the same comparison at two token budgets,
+"""The report's budget check (figures/report/budget.py): the same comparison at two token budgets,
 paired by recipe, its calls side by side LR by LR."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import figures_fakes as ff
 import pytest
 
-from figures.analysis import analyze
-from figures.budget import call, section
-from figures.report import answer_lines, make_report
+from figures.report.assemble import answer_lines, make_report
+from figures.report.budget import call, section
+from figures.words.view import analyze
 from sweeps.analysis.results import load_curves, load_results
 
 

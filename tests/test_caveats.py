@@ -1,4 +1,4 @@
-"""The report's refinement warning (figures/caveats.py): a rung whose brackets are wider than
+"""The report's refinement warning (figures/words/caveats.py): a rung whose brackets are wider than
 its spec's resolution is named with the LRs the runner's own rule would add, and agrees with
 the runner (sweeps/sweep/grid.py) on the same runs."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures.caveats import unrefined
 from figures.ladder import Ladder
+from figures.words.caveats import unrefined
 from sweeps.study import rules
 from sweeps.sweep.grid import grid_additions
 from sweeps.sweep.spec import parse_spec

@@ -239,7 +239,7 @@ def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_on
 
 
 def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
-    from figures.report import _figures
+    from figures.report.assemble import _figures
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")
@@ -361,7 +361,7 @@ def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
 
 
 def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
-    from figures.report import _figures, _most_different_lr
+    from figures.report.assemble import _figures, _most_different_lr
 
     result, curves = multi
     figures = _figures(result, curves)
@@ -389,7 +389,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
 
 # -- layout: no text leaves the canvas, plots fill the width ---------------------------------
 def test_no_chart_has_text_outside_its_canvas(multi):
-    from figures.report import _figures
+    from figures.report.assemble import _figures
 
     for name, (_, chart) in _figures(*multi).items():
         assert chart is not None, name
@@ -397,7 +397,7 @@ def test_no_chart_has_text_outside_its_canvas(multi):
 
 
 def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
-    from figures.report import _figures
+    from figures.report.assemble import _figures
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")

@@ -9,7 +9,8 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from figures import charts, report
+from figures import charts
+from figures.report import assemble as report
 from tests import chart_reader as cr
 from tests import figures_fakes as ff
 from tests.chart_marks import text_outside

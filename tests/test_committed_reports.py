@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from figures import charts
-from figures.report import make_report
+from figures.report.assemble import make_report
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 REPORTS = sorted(p.parent.name for p in DOCS.glob("*/runs.parquet"))

@@ -118,7 +118,7 @@ def test_a_report_whose_runs_carry_no_diagnostic_value_renders(tmp_path, monkeyp
     pandas 2 never did. The report says nothing on early warning then."""
     import json
 
-    from figures.report import make_report
+    from figures.report.assemble import make_report
     from tests import figures_fakes
 
     monkeypatch.setattr(figures_fakes, "_diagnostics", lambda cfg, progress: {})

@@ -13,9 +13,9 @@ import figures_fakes as ff
 import pytest
 
 from figures import charts, present
-from figures.analysis import analyze
-from figures.report import make_report
-from figures.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from figures.report.assemble import make_report
+from figures.words.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from figures.words.view import analyze
 from sweeps.analysis.compute import steps_to_target
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import HarnessError
@@ -390,7 +390,7 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
         "curves.parquet",
         "runs.parquet",
         "sweep.json",
-    ]  # the analysis, and the report's own data (figures/archive.py)
+    ]  # the analysis, and the report's own data (figures/report/archive.py)
     assert sorted(p.stem for p in out.glob("*.svg")) == sorted(CHARTS)
     bad = CliRunner().invoke(
         figures, ["study", "--runs-dir", str(study.parent), "--formats", "svg,gif"]
@@ -489,7 +489,7 @@ def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
 
 
 def test_steps_to_target_show_the_precision_their_speedup_uses(result):
-    from figures import tables
+    from figures.report.assemble import tables
 
     table = tables.steps(result)  # steps to the target loss / to the bigram baseline
     parts = [
@@ -532,9 +532,9 @@ def test_interval_readers_print_the_interval_that_decided():
 
 
 def fmt_pm(entry):
-    from figures import fmt
+    from figures.words import numbers
 
-    return fmt.pm_interval(entry)
+    return numbers.pm_interval(entry)
 
 
 def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
@@ -554,28 +554,28 @@ def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
 
 
 def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
-    from figures import fmt
+    from figures.words import numbers
 
     def g(value, kind=""):
         return {"value": value, "kind": kind, "bracket": None}
 
     none = g(None, "none")
-    assert fmt.seed_range({0: none, 1: none, 2: none}) == "none in the grid (3 seeds)"
+    assert numbers.seed_range({0: none, 1: none, 2: none}) == "none in the grid (3 seeds)"
     mixed = {0: g(0.0105), 1: g(0.0177), 2: g(3.16e-4, "below"), 3: g(0.0151)}
-    assert fmt.seed_range(mixed) == "0.0105 to 0.0177, <= 0.000316"
-    assert fmt.median_range({"median": g(0.562), "min": g(0.562), "max": g(0.562)}) == (
+    assert numbers.seed_range(mixed) == "0.0105 to 0.0177, <= 0.000316"
+    assert numbers.median_range({"median": g(0.562), "min": g(0.562), "max": g(0.562)}) == (
         "0.562 (every seed)"
     )
-    assert fmt.floored({"sd": 0.011, "sd_used": 0.603}) == " †"  # the floor set the width
-    assert fmt.floored({"sd": 0.2, "sd_used": 0.2}) == fmt.floored({"sd": None}) == ""
+    assert numbers.floored({"sd": 0.011, "sd_used": 0.603}) == " †"  # the floor set the width
+    assert numbers.floored({"sd": 0.2, "sd_used": 0.2}) == numbers.floored({"sd": None}) == ""
     spread = {"median": g(0.075), "min": g(0.042), "max": g(0.075)}
-    assert fmt.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
+    assert numbers.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
     # one LR per seed (W2's best LRs): agreeing seeds counted once, lowest first, none last
-    assert fmt.seed_lrs([0.01] * 4) == "0.01 (every seed)"
-    assert fmt.seed_lrs([0.0316, 0.01, float("nan"), 0.01]) == (
+    assert numbers.seed_lrs([0.01] * 4) == "0.01 (every seed)"
+    assert numbers.seed_lrs([0.0316, 0.01, float("nan"), 0.01]) == (
         "0.01 (2 seeds), 0.0316 (1 seed), none (1 seed)"
     )
-    assert fmt.seed_lrs([0.01]) == "0.01 (1 seed)"
+    assert numbers.seed_lrs([0.01]) == "0.01 (1 seed)"
 
 
 def test_runs_stuck_below_the_best_lr_are_a_budget_warning_not_a_failure(tmp_path):

@@ -1,12 +1,14 @@
 """A hypothesis is declared once: a registry entry with its decision (sweeps/study/hypotheses.py)
-and a wording row (figures/wording.py). Walked through here with a toy one, end to end."""
+and a wording row (figures/words/hypotheses.py). Walked through here with a toy one, end to end."""
 
 import figures_fakes as ff
 import pytest
 
-from figures import opening, report, verdicts
-from figures.analysis import words
-from figures.wording import WORDING, Words
+from figures.report import assemble as report
+from figures.report import opening
+from figures.words import verdicts
+from figures.words.hypotheses import WORDING, Words
+from figures.words.view import words
 from sweeps import analysis as typed
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.study import hypotheses

@@ -122,6 +122,36 @@ def test_sweeps_sub_packages_only_import_down():
     assert upward_in_sweeps(import_graph()) == []
 
 
+# figures/ in layers, bottom to top (docs/DESIGN.md): the shared readers, the words, the charts,
+# the report's assembly, the commands. A module imports its own layer and those below it.
+FIGURES_LAYERS = (
+    ("ladder", "present", "formats"),
+    ("words",),
+    ("charts",),
+    ("report",),
+    ("cli", "carry", "rejudge_v5"),
+)
+
+
+def figures_layer(module: str) -> int:
+    part = module.split(".")[1] if "." in module else "cli"
+    return next(i for i, names in enumerate(FIGURES_LAYERS) if part in names)
+
+
+def test_figures_is_words_charts_and_the_report_and_only_imports_down():
+    graph = import_graph()
+    inside = [m for m in graph if m.startswith("figures.")]
+    tops = {m.split(".")[1] for m in inside}
+    assert tops == {n for names in FIGURES_LAYERS for n in names}  # nothing else at the top
+    upward = sorted(
+        f"{m} -> {t}"
+        for m in inside
+        for t in graph[m]
+        if t.startswith("figures.") and figures_layer(t) > figures_layer(m)
+    )
+    assert upward == []
+
+
 def reach(graph: dict[str, set[str]], start: str) -> set[str]:
     seen, todo = set(), [start]
     while todo:
@@ -151,7 +181,7 @@ def test_importing_sweeps_and_figures_loads_no_trainer():
         "sweeps.sweep.runner, sweeps.sweep.status, sweeps.sweep.executors, sweeps.run.backends, "
         "sweeps.study.stats, sweeps.study.rules, sweeps.sweep.grid, sweeps.sweep.estimate, "
         "sweeps.analysis.results, "
-        "figures.analysis, figures.verdicts; "
+        "figures.words.view, figures.words.verdicts; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mlx', 'torch', 'qkmlx', 'qktorch', 'altair')))"
     )

@@ -1,4 +1,4 @@
-"""I1-I4 (figures/intervention_verdicts.py, docs/STUDY.md section 9) on sweeps with planted
+"""I1-I4 (figures/words/intervention_verdicts.py, docs/STUDY.md section 9) on sweeps with planted
 answers: an arm that does what QK-norm does, one that does nothing, and QK-norm plus an arm
 that helps it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import figures_fakes as ff
 import pytest
 
-from figures.analysis import analyze
+from figures.words.view import analyze
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.study import alternatives, rules, stats
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -80,7 +80,7 @@ def test_an_arm_like_qk_norm_and_an_arm_like_nothing_with_no_low_lr_gap(tmp_path
     # from off's critical LR (stuck at 1e-2 under v4): 1e-2, 3e-2 and 0.1
     assert "on is necessary over it at 0.01 to 0.1 (3 LRs)" in reasons["off-z-loss"]["I2"]["reason"]
     # the report prints each verdict in spec order with its reason
-    from figures.interventions import section
+    from figures.report.interventions import section
 
     text = section(result)
     assert text.index("`off-softcap`") < text.index("`off-z-loss`") < text.index("`on-z-loss`")
@@ -131,7 +131,7 @@ def test_c1_and_i2_decide_on_typed_calls():
 
 
 def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
-    from figures.what_ran import setup as _setup
+    from figures.report.what_ran import setup as _setup
 
     root = tmp_path / "warmups"
     ff.write_study(root, depths=[4], arms=("off", "on", "off-long-warmup"))
@@ -145,7 +145,7 @@ def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
 def test_a_start_temperature_control_is_no_intervention(tmp_path):
     """off-warm has both comparisons (off vs off-warm, off-warm vs on) but switches no
     intervention: no I1-I4 verdicts and no interventions table for it."""
-    from figures.interventions import section
+    from figures.report.interventions import section
 
     root = tmp_path / "multi"
     ff.write_multi(root)

@@ -1,4 +1,5 @@
-"""The answer a practitioner reads first (figures/opening.py): each report opens with what its
+"""The answer a practitioner reads first (figures/report/opening.py): each report opens with what
+its
 sweep was built to ask, in short sentences, every verdict with its words and its interval,
 cross-references only to what the report has; the terminal says the same.
 
@@ -14,9 +15,9 @@ from dataclasses import fields, replace
 import figures_fakes as ff
 import pytest
 
-from figures import fmt, opening
-from figures.analysis import analyze
-from figures.report import make_report
+from figures.report.assemble import make_report, opening
+from figures.words import numbers
+from figures.words.view import analyze
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
@@ -114,7 +115,7 @@ def test_the_interventions_report_answers_i1_to_i4_before_any_figure(interventio
         for e in result["depths"]["4"]["comparisons"]["off-softcap vs on"]["per_lr"]
         if e["lr"] == i2["at"]
     )
-    assert f"largest gap {fmt.pm_interval(gap)}" in block
+    assert f"largest gap {numbers.pm_interval(gap)}" in block
 
 
 def test_a_report_without_a_control_names_none_and_every_verdict_has_words(interventions, plain):
@@ -145,8 +146,8 @@ def test_the_low_lr_effect_is_named_apart_from_the_threshold(plain):
     threshold = next(x for x in bullets if "not shown necessary" in x)
     # the LRs where QK-norm was not shown necessary are the bracket's lower end only: no range
     # that runs over the low LRs where it helped
-    assert f"at {fmt.lr(lo)} (1x) it was not shown necessary" in threshold
-    assert fmt.lr(1e-3) not in threshold and " to " not in threshold.split("Per seed")[0]
+    assert f"at {numbers.lr(lo)} (1x) it was not shown necessary" in threshold
+    assert numbers.lr(1e-3) not in threshold and " to " not in threshold.split("Per seed")[0]
     low = next(x for x in bullets if x.startswith("- Separately"))
     assert low == (
         "- Separately, QK-norm also helped below that best LR: at 0.001. This low-LR effect may "
@@ -155,7 +156,10 @@ def test_the_low_lr_effect_is_named_apart_from_the_threshold(plain):
     # H1 at off's best LR, with its interval, and where each arm fails
     h1 = result["depths"]["2"]["h1"]["stats"]
     lo90, hi90 = h1["ci90"]
-    assert f"- At that best LR (H1): off - on = {fmt.num(h1['mean'])} [{fmt.num(lo90)}, " in head
+    assert (
+        f"- At that best LR (H1): off - on = {numbers.num(h1['mean'])} [{numbers.num(lo90)}, "
+        in head
+    )
     assert "- Runs start to fail (critical LR, stuck): off 0.0173, on > 0.1." in head
 
 
@@ -256,7 +260,7 @@ def _at(result, key, lr):
 
 def _nats(e):
     lo, hi = e["ci90"]
-    return f"{fmt.num(e['mean'])} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+    return f"{numbers.num(e['mean'])} [{numbers.num(lo)}, {numbers.num(hi)}] nats"
 
 
 def test_an_ad_hoc_grid_without_a_study_says_why_nothing_was_decided(tmp_path):
@@ -296,8 +300,8 @@ def test_a_best_lr_at_the_grids_bottom_is_said_to_bound_the_multiples(tmp_path, 
 def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     """Leave-one-run-out: the rule and the thresholds table say where the threshold lies
     without each run that moves it, so a reader sees which way it is fragile."""
-    from figures import tables
-    from figures.practitioner import rule_parts
+    from figures.report import tables
+    from figures.words.practitioner import rule_parts
     from sweeps.analysis import model as m
     from sweeps.analysis.adapter import record
     from sweeps.study.rules import Rule
@@ -331,7 +335,7 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
 
 def test_h2b_with_a_run_of_its_range_missing_says_so_not_a_number(tmp_path):
     """A missing run in the sensitivity range leaves H2b incomplete (the registry's reason code,
-    sweeps.study.hypotheses.h2b, which figures/opening.py now reads instead of the worded
+    sweeps.study.hypotheses.h2b, which figures/report/opening.py now reads instead of the worded
     reason): the opening says why, and prints no difference of S."""
     root = tmp_path / "study"
     ff.write_study(root, depths=[2])

@@ -56,7 +56,7 @@ def test_the_report_names_the_hosts_runs_went_on_on(tmp_path):
 
     import figures_fakes as ff
 
-    from figures.report import make_report
+    from figures.report.assemble import make_report
 
     root = tmp_path / "study"
     ff.write_study(root, depths=[2], seeds=[0, 1])

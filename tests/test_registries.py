@@ -19,7 +19,7 @@ def mean_abs_logit(layer) -> float:
 def test_a_new_diagnostic_is_one_registry_entry(monkeypatch, tmp_path):
     """Registered at runtime only (sweeps/core/diagnostics.py untouched otherwise): the loop
     records it per layer, the figures reduce it by its rule, the report's table shows it."""
-    from figures.report import make_report
+    from figures.report.assemble import make_report
     from sweeps.analysis.results import load_curves, load_results
     from sweeps.run.backends import trainer_factory
     from sweeps.run.loop import train_run
@@ -47,7 +47,7 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
     """With the registry entry alone the config, the parameter shapes and the chart colours
     know the kind; each backend's make_norm refuses it by name until it gets its branch."""
     from figures.charts import arm_colors
-    from figures.tables import qk_display
+    from figures.report.tables import qk_display
     from sweeps.core.params import param_shapes
 
     monkeypatch.setitem(
@@ -66,7 +66,7 @@ def test_a_new_qk_norm_kind_is_one_entry_plus_two_make_norm_branches(monkeypatch
 
 
 def test_an_unknown_kind_is_refused_with_the_known_ones_everywhere():
-    from figures.tables import qk_display
+    from figures.report.tables import qk_display
     from qkmlx.model import make_norm as mlx_norm
     from qktorch.model import make_norm as torch_norm
 

@@ -195,7 +195,7 @@ def test_the_installed_package_holds_38_plays_and_the_held_out_ones():
 def test_a_report_names_the_corpus_its_runs_trained_on():
     """The report's banner: Shakespeare's runs say real text and name the held-out plays; the
     synthetic warning is the builtin corpus's alone; one banner per corpus in a mixed table."""
-    from figures.what_ran import corpus_banners
+    from figures.report.what_ran import corpus_banners
     from sweeps.core.presets import get_preset
 
     smoke = get_preset("smoke")

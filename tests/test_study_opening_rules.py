@@ -1,4 +1,5 @@
-"""The rules figures/opening.py words but does not decide (issue 48: figures/ decides nothing):
+"""The rules figures/report/opening.py words but does not decide (issue 48: figures/ decides
+nothing):
 the budget check's answer, whether no arm's runs failed inside the grid, the LRs C1 looks at,
 and W2's bound, each on small hand-made input with its edge cases."""
 

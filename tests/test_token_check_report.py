@@ -1,6 +1,6 @@
 """The token-matched check (docs/STUDY.md section 11): read and decided in the typed analysis
 (sweeps/analysis/token_check.py, on typed values at each depth), worded by
-figures/token_check.py from analysis.json's "token_check"."""
+figures/words/token_check.py from analysis.json's "token_check"."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from figures import token_check
+from figures.words import token_check
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import from_json, record, to_json
 from sweeps.analysis.token_check import NO_CHECK, NO_LADDER, judge, values_at
@@ -131,7 +131,7 @@ def write_check(root, ladder: str, outcome) -> None:
 def test_a_check_sweeps_report_judges_it_against_its_ladders_runs(tmp_path):
     import json
 
-    from figures.report import make_report
+    from figures.report.assemble import make_report
     from tests.figures_fakes import study_outcome, write_study
 
     write_study(tmp_path / "study")  # the ladder: off's threshold 3e-2, 1e-2, 3e-3 at 2, 4, 8
@@ -173,7 +173,7 @@ def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
     """sweeps.analysis.analyze of a check sweep: the Analysis it returns holds the check, typed
     and decided (nothing is added to it afterwards); figures/ writes it as analysis.json's
     "token_check" unchanged. Without the sweep's folder the ladder is not found (a code)."""
-    from figures.analysis import words as worded
+    from figures.words.view import words as worded
     from sweeps.analysis import analyze
     from sweeps.analysis.results import load_curves, load_results
     from tests.figures_fakes import study_outcome, write_study
@@ -201,7 +201,7 @@ def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
 def test_a_re_rendered_check_reads_the_ladders_report_beside_it_not_its_stale_record(tmp_path):
     """docs/cpu-depth-tokens re-rendered after docs/cpu-depth grew: the reference values come
     from the ladder's report as it now is, not from what the check's analysis once recorded."""
-    from figures.report import make_report
+    from figures.report.assemble import make_report
     from tests.figures_fakes import study_outcome, write_study
 
     runs, docs = tmp_path / "runs", tmp_path / "docs"

@@ -1,6 +1,6 @@
 """A toy sweep's report reads as what it is (issue 49 point 4): a sweep none of whose arms beats
 the bigram baseline opens by saying it demonstrates the harness (sweeps.study.rules
-.baseline_check decides, figures/opening.py words it); a verdict answered above reads as
+.baseline_check decides, figures/report/opening.py words it); a verdict answered above reads as
 meant; with the bigram-baseline rule off no critical LR is labelled stuck; arms that share a
 critical LR share a label whose verb agrees.
 
@@ -13,8 +13,8 @@ import chart_marks as cm
 import figures_fakes as ff
 import pytest
 
-from figures import charts, opening
-from figures.report import make_report
+from figures import charts
+from figures.report.assemble import make_report, opening
 from sweeps.study import rules
 
 TOY_LOSS = 1.0  # nats above the fixture's usual losses: every run ends above BIGRAM (2.35)

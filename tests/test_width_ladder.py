@@ -14,9 +14,10 @@ import figures_fakes as ff
 import numpy as np
 import pytest
 
-from figures import archive, charts, extrapolation, ladder, opening, present
-from figures.analysis import analyze, read_view
-from figures.report import make_report
+from figures import charts, ladder, present
+from figures.report.assemble import archive, make_report, opening
+from figures.words import extrapolation
+from figures.words.view import analyze, read_view
 from sweeps.analysis import analyze as typed_analyze
 from sweeps.analysis.adapter import to_json
 from sweeps.analysis.results import load_curves, load_results
@@ -210,7 +211,7 @@ def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_w
 
 
 def test_censoring_that_decides_says_what_it_decides():
-    from figures.verdicts import censoring_words
+    from figures.words.verdicts import censoring_words
     from sweeps.analysis.model import Slope
 
     def slope(value, upper):
@@ -273,7 +274,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     # rungs within 5% of each other start alike (seed noise): one number, their mean
     import copy
 
-    from figures import tables
+    from figures.report import tables
 
     noisy = copy.deepcopy(result)
     for w, std in zip(ff.WIDTHS, (0.999, 0.996, 0.999)):
@@ -283,7 +284,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
 
 def test_the_unstable_table_names_each_runs_width():
     """Run ids name the depth, not the width: the table says which width each run is."""
-    from figures import tables
+    from figures.report import tables
 
     def run(width, lr, rid):
         return {

@@ -1,6 +1,6 @@
 """Altair charts of the study, and their export as PNG, SVG, HTML and JSON spec.
 
-The study's charts render from the analysis dict (figures/analysis.py), the training-dynamics
+The study's charts render from the analysis dict (figures/words/view.py), the training-dynamics
 charts from the curves (sweeps/analysis/results.py); each returns a chart, or None when the
 sweep has no data for it. One colour per arm in every chart: QK-norm off vermillion, on blue, the
 controls in their own colours (Okabe-Ito, colour-blind safe).

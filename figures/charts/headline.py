@@ -12,7 +12,8 @@ the threshold as the bracket it is, a short bar above the data, not a shaded reg
 
 The chart reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute;
 final_loss and headline_rows take it or analysis.json's dict of one (present.typed reads the
-dict back). The shared helpers of figures/fmt.py and figures/present.py still read a record's
+dict back). The shared helpers of figures/words/numbers.py and figures/present.py still read a
+record's
 JSON form (adapter.record). The chart's own rows are dicts (its data table)."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import dataclasses
 import altair as alt
 import pandas as pd
 
-from figures import fmt, ladder, present
+from figures import ladder, present
 from figures.charts.style import (
     BASELINE_COLOR,
     THRESHOLD_COLOR,
@@ -38,6 +39,7 @@ from figures.charts.style import (
     panel_width,
     rung_column,
 )
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses
@@ -366,9 +368,9 @@ def _critical_rows(n: dict, d: m.Rung, subset_arms, shift: dict) -> tuple[list[d
                 }
             )
         fate = (
-            f": no failure up to {fmt.lr(median.value)}"
+            f": no failure up to {numbers.lr(median.value)}"
             if median.kind == "above"
-            else f" fail{{s}} from {fmt.grid(record(median))}"
+            else f" fail{{s}} from {numbers.grid(record(median))}"
         )
         fates.setdefault((median.value, fate), []).append(arm)
     # Arms with the same fate share a line, its verb agreeing: 'off fails from 0.1', 'off and
@@ -399,9 +401,9 @@ def _threshold_rows(n: dict, c: m.Comparison | None, wide: bool) -> tuple[list[d
         )
     bar = {"kind": "threshold", **n, "x": lo, "x_lo": lo, "x_hi": hi}
     ends = [{"kind": "threshold_end", **n, "x": x, "lr": x} for x in (lo, hi)]
-    bracket = f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
+    bracket = f"({numbers.lr(lo)}, {numbers.lr(hi)}]"
     text = (
-        f"threshold in {bracket}: QK-norm needed from {fmt.lr(hi)} up"
+        f"threshold in {bracket}: QK-norm needed from {numbers.lr(hi)} up"
         if wide
         else f"threshold {bracket}"
     )

@@ -4,14 +4,15 @@ axis.
 
 It reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; paired_effect
 takes it or analysis.json's dict of one (present.typed reads the dict back). The shared helpers
-of figures/present.py and figures/fmt.py still read a record's JSON form (adapter.record)."""
+of figures/present.py and figures/words/numbers.py still read a record's JSON form
+(adapter.record)."""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-from figures import fmt, ladder, present
+from figures import ladder, present
 from figures.charts.style import (
     PLOT_WIDTH,
     chart_title,
@@ -22,6 +23,7 @@ from figures.charts.style import (
     once,
     rung_label,
 )
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study.rules import Comparison, harms
@@ -76,7 +78,8 @@ def paired_effect(analysis: m.Analysis | dict) -> alt.FacetChart | None:
             title=chart_title(
                 "Paired effect per learning rate",
                 f"mean over paired seeds with its {interval} interval",
-                f"dotted interval: widened to the precision floor ({fmt.FLOORED} in the tables)",
+                "dotted interval: widened to the precision floor "
+                f"({numbers.FLOORED} in the tables)",
                 f"dashed: minimum effect {min_effect:g} nats; grey x on zero: an LR not judged",
             )
         )
@@ -134,7 +137,7 @@ def _paired_rows(
             "interval": label,
             "necessary": "necessary" if e.necessary else "not necessary",
             "verdict": _verdict(e, hi, min_effect),
-            "floored": "floored" if fmt.floored(record(e)) else "own seeds",
+            "floored": "floored" if numbers.floored(record(e)) else "own seeds",
             "y_lo": max(lo, low) if lo is not None else e.mean,
             "y_hi": min(hi, high) if hi is not None else e.mean,
         }

@@ -1,4 +1,5 @@
-"""What may keep a sweep's runs from answering its question, as facts (figures/caveats.py words
+"""What may keep a sweep's runs from answering its question, as facts (figures/words/caveats.py
+words
 them beside the answer): a budget too short for the rules (docs/STUDY.md section 2), and a grid
 coarser than its own refinement rule asks (section 6).
 

@@ -1,6 +1,6 @@
 """A sweep's analysis computed once, typed: `analyze(results, curves) -> Analysis`
 (sweeps/analysis/model.py), every number the report prints under the rules of docs/STUDY.md,
-with no prose in it (figures/analysis.py words it and writes analysis.json).
+with no prose in it (figures/words/view.py words it and writes analysis.json).
 
 The study's rules live in sweeps/study (rules.py: the (arm, LR, seed) table, effective loss,
 paired differences, the necessity rule, critical LRs; stats.py: the bounds): this module lays
@@ -401,7 +401,8 @@ def arm_analysis(
 def recipe(part: pd.DataFrame) -> str | None:
     """What an arm trains, apart from the LR, the seed and the step count: a short hash of its
     config without them (and without its name), the same for every run of the arm. Two arms with
-    one recipe at two budgets are the same comparison with more tokens (figures/budget.py)."""
+    one recipe at two budgets are the same comparison with more tokens
+    (figures/report/budget.py)."""
     keys = set()
     for config in part.get("config", pd.Series(dtype=object)).dropna():
         d = config.to_dict()
@@ -416,7 +417,7 @@ def intervention_values(part: pd.DataFrame) -> dict | None:
     """The arm's value of each intervention (sweeps/core/interventions.py: z-loss, soft cap,
     QK-clip, warmup), the same for every run of the arm; None when its runs disagree or carry
     no config. An arm whose values differ from its base arm's is an intervention arm
-    (figures/intervention_verdicts.py); a start-temperature control is not."""
+    (figures/words/intervention_verdicts.py); a start-temperature control is not."""
     found = {
         tuple(
             (i.name, interventions.value(config, i)) for i in interventions.INTERVENTIONS.values()

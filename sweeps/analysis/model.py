@@ -491,7 +491,7 @@ class Decisions:
     rules: dict[str, Rule]
 
 
-# -- what may keep the runs from answering (worded by figures/caveats.py) ---
+# -- what may keep the runs from answering (worded by figures/words/caveats.py) ---
 @dataclass(frozen=True)
 class ShortBudget:
     """A rung under MIN_TOKENS_PER_PARAM tokens per parameter at one token budget."""

@@ -2,7 +2,7 @@
 `[token_check]` reruns a depth ladder's deepest rung at the tokens per parameter of a shallower
 reference depth. Its analysis sets the check's necessity threshold and the reference arm's
 median critical LR (primary failure definition) against the ladder's at the reference depth;
-sweeps.study.ladders decides. No prose: figures/token_check.py words the record.
+sweeps.study.ladders decides. No prose: figures/words/token_check.py words the record.
 
 The ladder's values are read from its analysis (its run directories beside the check's), or,
 for a report re-rendered from its own data, from the ladder's report beside it, else from what
@@ -27,7 +27,7 @@ from sweeps.study.ladders import token_check
 from sweeps.study.rules import INCONCLUSIVE, Comparison
 from sweeps.study.stats import GridValue
 
-# why a check is not decided: a side without values (figures/token_check.py words them)
+# why a check is not decided: a side without values (figures/words/token_check.py words them)
 NO_CHECK = "no check values"  # the check's own depth lacks finished runs of both arms
 NO_LADDER = "no ladder values"  # the ladder's reference depth was not found
 

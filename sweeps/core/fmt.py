@@ -1,6 +1,6 @@
 """Numbers as text for the command line, one way everywhere: counts with SI prefixes and
 durations (the estimate, the sweep's progress and plan). The report's own number formats
-(learning rates, losses at fixed precision) are figures/fmt.py's."""
+(learning rates, losses at fixed precision) are figures/words/numbers.py's."""
 
 from __future__ import annotations
 

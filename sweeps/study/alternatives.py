@@ -1,7 +1,8 @@
 """The decisions that compare arms beyond the primary comparison, on typed inputs: C1 (the
 start-temperature control, docs/STUDY.md section 5) and I1-I4 (QK-norm against the cheaper
 fixes, section 9). Each returns a Decision: the verdict, a short reason code the report words
-(figures/verdicts.py, figures/intervention_verdicts.py), and the LRs and the LR whose numbers
+(figures/words/verdicts.py, figures/words/intervention_verdicts.py), and the LRs and the LR whose
+numbers
 the reason quotes. The per-LR calls come from sweeps.study.rules.lr_calls.
 """
 

@@ -5,7 +5,8 @@ decide it, and its decision function. A decision reads the typed analysis's per-
 (sweeps/analysis/model.py: the quantities sweeps/study computed, as analysis.json holds them,
 NaN and Inf as None) by attribute and returns a `Call` per
 rung, or one `Call` for the whole sweep (a trend over the rungs): a verdict and a reason code
-with the numbers the reason needs, never prose (figures/wording.py words the codes). `decide`
+with the numbers the reason needs, never prose (figures/words/hypotheses.py words the codes).
+`decide`
 applies the rules every hypothesis shares: per-rung calls combine into one (all that count
 agree: that verdict; else inconclusive), and a sweep without a pre-registered [study] decides
 nothing. Adding a hypothesis is an entry here, its decision function, and a wording row.

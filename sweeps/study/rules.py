@@ -531,7 +531,7 @@ def h2b_stats(off: dict[int, float], on: dict[int, float], floor: float) -> Pair
     return paired([off[k] - on[k] for k in seeds], floor)
 
 
-# H2b's reason codes when a rung is not judged at all (figures/wording.py words them)
+# H2b's reason codes when a rung is not judged at all (figures/words/hypotheses.py words them)
 H2B_RUNG_SUBSET = "rung lr subset"
 
 

@@ -1,9 +1,9 @@
 """The finished runs a committed report holds, for a sweep that grows it
 (`sweep NAME --from-report DIR`, then `figures NAME --from-report DIR --add-runs`).
 
-A report keeps its runs as a table (runs.parquet, figures/archive.py) but not their run
+A report keeps its runs as a table (runs.parquet, figures/report/archive.py) but not their run
 directories, which stay with the machine that trained them. When the study's rules later ask
-for LRs the report lacks (a rung its refinement rule would still grow, figures/caveats.py),
+for LRs the report lacks (a rung its refinement rule would still grow, figures/words/caveats.py),
 the sweep plans its grid as usual and counts each planned run the report already holds as
 finished with the summary the report recorded: extension and refinement read them, and only
 the runs the report lacks train. Run ids are hashes of the whole config, so a run id the
@@ -21,7 +21,8 @@ import pandas as pd
 from sweeps.core.errors import HarnessError
 from sweeps.run.outcomes import OUTCOMES
 
-# a report's own data (figures/archive.py writes them; declared here, where a sweep reads them)
+# a report's own data (figures/report/archive.py writes them; declared here, where a sweep reads
+# them)
 RUNS_FILE, SWEEP_FILE = "runs.parquet", "sweep.json"
 # what the grid rules read of a summary (sweeps.study.rules.build_cells and the baselines)
 SUMMARY_FIELDS = ("status", "init_loss", "final_val_loss", "bigram_loss", "unigram_loss")

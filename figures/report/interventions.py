@@ -11,9 +11,10 @@ arm gets no table.
 
 from __future__ import annotations
 
-from figures import fmt, intervention_verdicts, ladder, present
-from figures.intervention_verdicts import CLAIMS, intervention_arms
-from figures.tables import markdown
+from figures import ladder, present
+from figures.report.tables import markdown
+from figures.words import intervention_verdicts, numbers
+from figures.words.intervention_verdicts import CLAIMS, intervention_arms
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study.rules import Comparison
@@ -47,7 +48,7 @@ def section(result: m.Analysis | dict) -> str:
 
 
 def verdicts(result: m.Analysis | dict) -> str:
-    """I1-I4 per rung and arm as figures/intervention_verdicts.py words them (analysis.json's
+    """I1-I4 per rung and arm as figures/words/intervention_verdicts.py words them (analysis.json's
     "interventions", worded again from the typed analysis's decisions)."""
     a = present.typed(result)
     lines = [
@@ -84,7 +85,7 @@ def table(result: m.Analysis | dict, arms: list[str]) -> str:
                 [
                     depth,
                     arm,
-                    fmt.median_range(record(x.eta_crit)),
+                    numbers.median_range(record(x.eta_crit)),
                     _sensitivity(x),
                     _best(x),
                     "-" if arm == ref else _threshold(against_ref),
@@ -107,7 +108,7 @@ def table(result: m.Analysis | dict, arms: list[str]) -> str:
 
 def _sensitivity(arm: m.Arm) -> str:
     s = arm.sensitivity
-    return fmt.pm(s.mean, s.sd) if s.complete else "incomplete"
+    return numbers.pm(s.mean, s.sd) if s.complete else "incomplete"
 
 
 def _best(arm: m.Arm) -> str:
@@ -115,15 +116,15 @@ def _best(arm: m.Arm) -> str:
     if not cells:
         return "n/a"
     best = min(cells, key=lambda c: c.loss_mean)
-    return f"{fmt.num(best.loss_mean)} ({fmt.lr(best.lr)})"
+    return f"{numbers.num(best.loss_mean)} ({numbers.lr(best.lr)})"
 
 
 def _threshold(comparison: m.Comparison | None) -> str:
     if comparison is None:
         return "n/a"
     seeds = record(comparison.seed_thresholds)
-    spread = f"; per seed {fmt.seed_brackets(seeds)}" if seeds else ""
-    return fmt.threshold_with_interval(record(comparison)) + spread
+    spread = f"; per seed {numbers.seed_brackets(seeds)}" if seeds else ""
+    return numbers.threshold_with_interval(record(comparison)) + spread
 
 
 def _gap(comparison: m.Comparison | None) -> str:
@@ -135,6 +136,6 @@ def _gap(comparison: m.Comparison | None) -> str:
         return "n/a"
     widest = max(judged, key=lambda e: e.mean)
     return (
-        f"{fmt.threshold_with_interval(record(comparison))}; largest "
-        f"{fmt.pm_interval(record(widest))} at {fmt.lr(widest.lr)}"
+        f"{numbers.threshold_with_interval(record(comparison))}; largest "
+        f"{numbers.pm_interval(record(widest))} at {numbers.lr(widest.lr)}"
     )

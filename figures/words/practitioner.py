@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from figures import fmt, ladder, present
+from figures import ladder, present
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
 from sweeps.study import hypotheses
@@ -37,19 +38,19 @@ def _rule_text(where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: 
     tokens = depth.tokens_per_param.by_budget.get(str(int(ref.budget)), math.nan)
     parts = rule_parts(depth, c, s, rule)
     text = " ".join(p for p in parts.values() if p)
-    return f"At {where} ({fmt.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
+    return f"At {where} ({numbers.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
 def rule_parts(
     depth: m.Rung | dict, c: m.Comparison | dict, s: m.Settings | dict, rule: Rule | dict
 ) -> dict[str, str]:
-    """The practitioner's rule as short sentences, by what each says (figures/opening.py
+    """The practitioner's rule as short sentences, by what each says (figures/report/opening.py
     shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
     is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
     per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
     effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
     the threshold); "" where a part has nothing to say. Each argument typed, or its record's
-    JSON form (sweeps.analysis.adapter.record), as figures/opening.py hands them."""
+    JSON form (sweeps.analysis.adapter.record), as figures/report/opening.py hands them."""
     depth, c = _typed(m.Rung, depth), _typed(m.Comparison, c)
     s, rule = _typed(m.Settings, s), _typed(Rule, rule)
     ref = depth.arms[s.reference]
@@ -62,33 +63,35 @@ def rule_parts(
         else ""
     )
     head = (
-        f"Without QK-norm the best LR is {fmt.lr(best)}{edge}." if best else "No best LR was found."
+        f"Without QK-norm the best LR is {numbers.lr(best)}{edge}."
+        if best
+        else "No best LR was found."
     )
     seeds = ""
     if rule.kind == "":
         lo, hi = rule.bracket
         threshold = (
-            f"QK-norm is necessary from LR {fmt.lr(hi)} up ({times(hi)} that best LR); at "
-            f"{fmt.lr(lo)} ({times(lo)}) it was not shown necessary. The threshold lies in "
-            f"({fmt.lr(lo)}, {fmt.lr(hi)}]"
+            f"QK-norm is necessary from LR {numbers.lr(hi)} up ({times(hi)} that best LR); at "
+            f"{numbers.lr(lo)} ({times(lo)}) it was not shown necessary. The threshold lies in "
+            f"({numbers.lr(lo)}, {numbers.lr(hi)}]"
             + (
-                f", at ~{fmt.lr(c.threshold.value)} interpolated"
+                f", at ~{numbers.lr(c.threshold.value)} interpolated"
                 if c.threshold.interpolated
                 else ""
             )
             + "."
         )
-        seeds = f"Per seed: {fmt.seed_brackets(record(c.seed_thresholds))}."
+        seeds = f"Per seed: {numbers.seed_brackets(record(c.seed_thresholds))}."
     elif rule.kind == "below":
         threshold = (
             f"QK-norm was necessary already at the lowest LR judged "
-            f"({fmt.lr(c.threshold.value)}) and at every LR above: keep it at every LR "
+            f"({numbers.lr(c.threshold.value)}) and at every LR above: keep it at every LR "
             "of this grid."
         )
     else:
         top = rule.top_lr if rule.top_lr is not None else math.nan
         threshold = (
-            f"QK-norm was not shown necessary at any LR up to {fmt.lr(top)} (the top LR "
+            f"QK-norm was not shown necessary at any LR up to {numbers.lr(top)} (the top LR "
             f"judged; {times(top)} that best LR)."
         )
     control = (
@@ -104,16 +107,16 @@ def rule_parts(
         "seeds": seeds,
         "failing": _failing(ref.eta_crit.median, s) + ".",
         "low": (
-            f"Separately, QK-norm also helped below that best LR: at {fmt.lrs(low)}. This "
+            f"Separately, QK-norm also helped below that best LR: at {numbers.lrs(low)}. This "
             f"low-LR effect may be the start temperature, not stability. {control}"
             if low and rule.kind != "below"
             else ""
         ),
         "fragile": (
             f"{_runs(len(movers))}"
-            + (f" at LR {fmt.lrs(at)}" if at else "")
+            + (f" at LR {numbers.lrs(at)}" if at else "")
             + (" moves" if len(movers) == 1 else " each move")
-            + f" the threshold when left out, to {fmt.moved_to(record(c.influence))} "
+            + f" the threshold when left out, to {numbers.moved_to(record(c.influence))} "
             "(leave-one-run-out; named in the thresholds table)."
             if movers
             else ""
@@ -137,9 +140,9 @@ def _failing(median: m.GridPoint | None, s: m.Settings) -> str:
     if not median or median.kind == "none":
         return "Without QK-norm no critical LR could be found"
     if median.kind == "above":
-        top = fmt.lr(median.value)
+        top = numbers.lr(median.value)
         return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
     if median.kind == "below":
-        return f"Without QK-norm runs fail already at the lowest LR, {fmt.lr(median.value)}"
+        return f"Without QK-norm runs fail already at the lowest LR, {numbers.lr(median.value)}"
     how = "diverged" if s.baseline_rule == "none" else "stuck or diverged"
-    return f"Without QK-norm runs fail ({how}) from LR ~{fmt.grid(record(median))}"
+    return f"Without QK-norm runs fail ({how}) from LR ~{numbers.grid(record(median))}"

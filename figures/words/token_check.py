@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from figures import fmt
+from figures.words import numbers
 from sweeps.analysis.token_check import NO_CHECK, NO_LADDER
 from sweeps.study.ladders import Span, median_span
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -48,10 +48,10 @@ def lines(entry: dict) -> list[str]:
     )
     groups: dict[tuple, list[str]] = {}  # runs that move a side to the same place, once
     for m in entry.get("fragile") or []:
-        key = (m["depth"], m.get("lr"), fmt.bracket(m["threshold"]), m["verdict"])
+        key = (m["depth"], m.get("lr"), numbers.bracket(m["threshold"]), m["verdict"])
         groups.setdefault(key, []).append(f"`{m['run_id']}`")
     for (depth, lr, moved, verdict), runs in groups.items():
-        at = f", LR {fmt.lr(lr)}" if lr is not None else ""
+        at = f", LR {numbers.lr(lr)}" if lr is not None else ""
         out.append(
             f"Leaving out one run changes it: without {' or '.join(runs)} (depth {depth}{at}), "
             f'depth {depth}\'s threshold is {moved}, and the answer becomes "{ANSWER[verdict]}".'
@@ -78,8 +78,8 @@ def _tokens(v: dict) -> str:
 def _values_words(v: dict) -> str:
     seeds = median_span([_grid(x) for x in v["critical_seeds"]])
     return (
-        f"threshold {fmt.bracket(v['threshold'])}, off's median critical LR "
-        f"{fmt.bracket(v['critical'])} (its seeds' brackets put it in {_span_words(seeds)})"
+        f"threshold {numbers.bracket(v['threshold'])}, off's median critical LR "
+        f"{numbers.bracket(v['critical'])} (its seeds' brackets put it in {_span_words(seeds)})"
     )
 
 
@@ -87,8 +87,8 @@ def _span_words(s: Span) -> str:
     """'(0.0562, 0.1]', '[0.05, 0.05]', '(0.1, inf)'."""
     if math.isinf(s.lo):
         return "no LR of the grid: a seed's value was not found"
-    hi = "inf)" if math.isinf(s.hi) else f"{fmt.lr(s.hi)}]"
-    return f"{'(' if s.lo_open else '['}{fmt.lr(s.lo)}, {hi}"
+    hi = "inf)" if math.isinf(s.hi) else f"{numbers.lr(s.hi)}]"
+    return f"{'(' if s.lo_open else '['}{numbers.lr(s.lo)}, {hi}"
 
 
 def _grid(value: dict) -> GridValue:

@@ -1,12 +1,13 @@
 """The verdicts in words: each hypothesis sweeps/study/hypotheses.py registers (H1, H2a, H2b,
 the ladder's trend: H3 on a depth ladder, W1 and W2 on a width ladder, and the control C1), as
 the registry decided it (the typed analysis's `decided`: sweeps.analysis.model.Decision), with
-its reason (figures/wording.py's text of each code) and the numbers behind it (the
-practitioner's rule per rung: figures/practitioner.py).
+its reason (figures/words/hypotheses.py's text of each code) and the numbers behind it (the
+practitioner's rule per rung: figures/words/practitioner.py).
 
 It reads the typed Analysis by attribute, as analysis.json holds it (read back: NaN and Inf
-as None), and returns the "verdicts" dict of figures/analysis.py's worded view. The
-shared formatters of figures/fmt.py and figures/extrapolation.py still read the JSON form of a
+as None), and returns the "verdicts" dict of figures/words/view.py's worded view. The
+shared formatters of figures/words/numbers.py and figures/words/extrapolation.py still read the
+JSON form of a
 record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of analysis.json for the
 opening, read back typed.
 
@@ -18,9 +19,10 @@ inconclusive, and says why.
 
 from __future__ import annotations
 
-from figures import fmt, ladder, present
-from figures.extrapolation import extrapolation_head, extrapolation_lines
-from figures.wording import PAIRED, UNREGISTERED, WORDING, reason
+from figures import ladder, present
+from figures.words import numbers
+from figures.words.extrapolation import extrapolation_head, extrapolation_lines
+from figures.words.hypotheses import PAIRED, UNREGISTERED, WORDING, reason
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
 from sweeps.study import hypotheses, ladders, rules
@@ -83,7 +85,7 @@ def test(analysis: m.Analysis, name: str) -> str:
     rule_off = present.rule_off_of(analysis)
     text = words.test_rule_off if words.test_rule_off and rule_off else words.test
     return text.format(
-        rung=ladder.of_analysis(analysis).name, bound=fmt.num(ladders.CARRY_BOUND, 2)
+        rung=ladder.of_analysis(analysis).name, bound=numbers.num(ladders.CARRY_BOUND, 2)
     )
 
 
@@ -103,17 +105,17 @@ def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
         h, c = depth.h1, record(hypotheses.primary(analysis, depth))
         if h.stats:
             evidence.append(
-                f"{rung.label(d)}: at {s.reference}'s best LR {fmt.lr(h.lr)} "
-                f"{s.reference} - {s.primary} = {fmt.pm_interval(record(h.stats))} (90% "
-                f"interval); {fmt.threshold_bracket(c)}"
+                f"{rung.label(d)}: at {s.reference}'s best LR {numbers.lr(h.lr)} "
+                f"{s.reference} - {s.primary} = {numbers.pm_interval(record(h.stats))} (90% "
+                f"interval); {numbers.threshold_bracket(c)}"
             )
         why = reason(
             name,
             call.why,
             ref=s.reference,
-            lr=fmt.lr(h.lr),
-            bound=fmt.num(s.negligible, 2),
-            threshold=fmt.threshold_bracket(c),
+            lr=numbers.lr(h.lr),
+            bound=numbers.num(s.negligible, 2),
+            threshold=numbers.threshold_bracket(c),
         )
         per_depth[d] = (call.verdict, why)
     return _verdict(analysis, name, decided, per_depth, evidence)
@@ -146,8 +148,9 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
             shown = names[definition]
             evidence.append(
                 f"{rung.label(d)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
-                f"LR off {fmt.median_range(record(off))}, on {fmt.median_range(record(on))}; "
-                f"ratio on/off {fmt.ratio(record(h))} (90% interval) over {h.n} paired seeds: "
+                f"LR off {numbers.median_range(record(off))}, "
+                f"on {numbers.median_range(record(on))}; "
+                f"ratio on/off {numbers.ratio(record(h))} (90% interval) over {h.n} paired seeds: "
                 f"{words[definition][0]}"
             )
         decides = depth.h2a.definition or rules.PRIMARY_FAILURE
@@ -186,12 +189,12 @@ def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
         off, on = arms[s.reference].sensitivity, arms[s.primary].sensitivity
         evidence.append(
             f"{rung.label(d)}: LR sensitivity {s.reference} "
-            f"{fmt.pm(off.mean, off.sd)}, {s.primary} {fmt.pm(on.mean, on.sd)} "
+            f"{numbers.pm(off.mean, off.sd)}, {s.primary} {numbers.pm(on.mean, on.sd)} "
             f"nats; {present.primary_effect(s)} "
-            f"{fmt.pm_interval(record(h))} (90% interval; minimum effect {fmt.num(least)})"
+            f"{numbers.pm_interval(record(h))} (90% interval; minimum effect {numbers.num(least)})"
         )
         if call.why in WORDING[name].reasons and call.why not in PAIRED:
-            lrs = {k: ", ".join(fmt.lr(x) for x in v) for k, v in call.numbers.items()}
+            lrs = {k: ", ".join(numbers.lr(x) for x in v) for k, v in call.numbers.items()}
             why = reason(name, call.why, rung=rung.name, **lrs)
         else:
             why = _paired_words(name, call, _values(h), m=least)
@@ -205,7 +208,7 @@ def _values(h: m.Paired) -> dict:
 
 
 def _paired_words(
-    name: str, call: hypotheses.Call, values: dict, show=fmt.num, m: float = 0.0
+    name: str, call: hypotheses.Call, values: dict, show=numbers.num, m: float = 0.0
 ) -> str:
     """The reason of a paired call (sweeps.study.hypotheses.paired_call), from the bounds and
     mean of its statistic (values). show: how a value reads (a log10 ratio reads as a ratio, 0
@@ -236,8 +239,8 @@ def _shipped_rungs(field: str) -> int:
 def _threshold_words(c: m.Comparison) -> str:
     """A rung's necessity threshold, with its interval when the grid places it."""
     if c.threshold.kind == "":
-        return f"necessity threshold {fmt.threshold_with_interval(record(c))}"
-    return fmt.threshold(record(c.threshold))
+        return f"necessity threshold {numbers.threshold_with_interval(record(c))}"
+    return numbers.threshold(record(c.threshold))
 
 
 def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
@@ -249,13 +252,13 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
         f"{rung.label(k)}: {_threshold_words(c)}; per seed: "
-        f"{fmt.seed_brackets(record(c.seed_thresholds))}"
+        f"{numbers.seed_brackets(record(c.seed_thresholds))}"
         for k, c in depths.items()
     ]
     t = hypotheses.trend_of(analysis, name)
     if name == "W2" and t and t.seed_best:
         evidence += [
-            f"{rung.label(k)}: {s.reference}'s best LR per seed {fmt.seed_lrs(v)}"
+            f"{rung.label(k)}: {s.reference}'s best LR per seed {numbers.seed_lrs(v)}"
             for k, v in sorted(t.seed_best.items(), key=lambda kv: int(kv[0]))
         ]
     base = {
@@ -285,9 +288,9 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
         if sl:
             evidence.append(
                 f"slope of {of} per doubling of {rung.name}, {label}: "
-                f"{fmt.num(sl.value)} (90% interval {fmt.num(sl.lower)} to "
-                f"{fmt.num(sl.upper)}, {sl.n} per-seed thresholds, {t.censored} "
-                f"censored); x{fmt.num(10**sl.value, 2)} per doubling"
+                f"{numbers.num(sl.value)} (90% interval {numbers.num(sl.lower)} to "
+                f"{numbers.num(sl.upper)}, {sl.n} per-seed thresholds, {t.censored} "
+                f"censored); x{numbers.num(10**sl.value, 2)} per doubling"
             )
     if t and t.extrapolation:
         e = record(t.extrapolation)
@@ -296,7 +299,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     if name != "W2" and a and b and decided.why == "censoring decides":
         why = censoring_words(a, b)
     elif decided.why in WORDING[name].reasons:
-        bound = fmt.num(t.bound if t and t.bound is not None else ladders.CARRY_BOUND, 2)
+        bound = numbers.num(t.bound if t and t.bound is not None else ladders.CARRY_BOUND, 2)
         why = reason(name, decided.why, rung=rung.name, bound=bound)
     else:
         why = "not decided"
@@ -345,9 +348,9 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
             p = by_lr.get(e.lr)
             if p is not None:
                 evidence.append(
-                    f"{rung.label(d)}, LR {fmt.lr(e.lr)}: {present.primary_effect(s)} "
-                    f"{fmt.pm_interval(record(p))}; {s.start_control} - {s.primary} "
-                    f"{fmt.pm_interval(record(e))}{share_text(p.mean, e.mean)}"
+                    f"{rung.label(d)}, LR {numbers.lr(e.lr)}: {present.primary_effect(s)} "
+                    f"{numbers.pm_interval(record(p))}; {s.start_control} - {s.primary} "
+                    f"{numbers.pm_interval(record(e))}{share_text(p.mean, e.mean)}"
                 )
         per_depth[d] = (call.verdict, reason(name, call.why, **call.numbers))
     return _verdict(analysis, name, decided, per_depth, evidence)

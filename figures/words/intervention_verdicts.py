@@ -6,7 +6,8 @@ names and the per-LR entries of the comparisons it quotes.
 
 from __future__ import annotations
 
-from figures import fmt, present
+from figures import present
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study.alternatives import Decision
@@ -48,7 +49,7 @@ def judge(result: m.Analysis | dict) -> dict:
 
 
 def _entry(depth: m.Rung, baseline: str, treatment: str, lr) -> dict | None:
-    """The per-LR entry of baseline vs treatment at lr, in its JSON form (for fmt), or None."""
+    """The per-LR entry of baseline vs treatment at lr, in its JSON form (for numbers), or None."""
     c = depth.comparisons.get(Comparison(baseline, treatment).key)
     if c is None or lr is None:
         return None
@@ -64,26 +65,27 @@ def _i1(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
     ref = s.reference
     t = record(depth.comparisons[Comparison(ref, arm).key].threshold)
     crit = (
-        f"critical LR {fmt.grid(_crit(depth, arm))} against {ref}'s {fmt.grid(_crit(depth, ref))}"
+        f"critical LR {numbers.grid(_crit(depth, arm))} against {ref}'s "
+        f"{numbers.grid(_crit(depth, ref))}"
     )
     if d.why == "needed":
-        return f"needed against {ref} from {fmt.bracket(t)}; {crit}"
+        return f"needed against {ref} from {numbers.bracket(t)}; {crit}"
     if d.why == "not needed":
-        fails = fmt.grid(_crit(depth, ref))
+        fails = numbers.grid(_crit(depth, ref))
         return f"not needed against {ref} at any LR, though {ref} fails from {fails}"
-    return f"threshold against {ref} {fmt.bracket(t)}; {crit}"
+    return f"threshold against {ref} {numbers.bracket(t)}; {crit}"
 
 
 def _i2(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
     ref, primary = s.reference, s.primary
-    where = f"judged LRs from {ref}'s critical LR {fmt.grid(_crit(depth, ref))}"
+    where = f"judged LRs from {ref}'s critical LR {numbers.grid(_crit(depth, ref))}"
     if d.why == "off does not break":
         return f"{ref} does not break inside the grid"
     if d.why == "necessary":
         worst = _entry(depth, arm, primary, d.at)
         return (
-            f"{primary} is necessary over it at {fmt.lrs(d.lrs)}, of {d.n} {where} up "
-            f"(largest gap {fmt.pm_interval(worst)} at {fmt.lr(d.at)})"
+            f"{primary} is necessary over it at {numbers.lrs(d.lrs)}, of {d.n} {where} up "
+            f"(largest gap {numbers.pm_interval(worst)} at {numbers.lr(d.at)})"
         )
     if d.why == "too few":
         return f"{d.n} {where} up (2 needed)"
@@ -93,18 +95,17 @@ def _i2(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
 def _i3(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
     ref, primary, low = s.reference, s.primary, d.at
     if d.why == "primary not judged":
-        return f"the primary comparison is not judged at the lowest LR {fmt.lr(low)}"
+        return f"the primary comparison is not judged at the lowest LR {numbers.lr(low)}"
     if d.why == "no gap":
         at = _entry(depth, ref, primary, low)
         return (
-            f"no low-LR gap to close: {primary} is not necessary at {fmt.lr(low)} "
-            f"({ref} - {primary} {fmt.pm_interval(at)})"
+            f"no low-LR gap to close: {primary} is not necessary at {numbers.lr(low)} "
+            f"({ref} - {primary} {numbers.pm_interval(at)})"
         )
     if d.why == "not judged":
-        return f"{arm} vs {primary} is not judged at {fmt.lr(low)}"
-    said = (
-        f"{arm} - {primary} at {fmt.lr(low)}: {fmt.pm_interval(_entry(depth, arm, primary, low))}"
-    )
+        return f"{arm} vs {primary} is not judged at {numbers.lr(low)}"
+    entry = _entry(depth, arm, primary, low)
+    said = f"{arm} - {primary} at {numbers.lr(low)}: {numbers.pm_interval(entry)}"
     if d.why == "necessary":
         return f"{primary} is still necessary over it; {said}"
     if d.why == "closes":
@@ -117,12 +118,12 @@ def _i4(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
     if d.why == "none judged":
         return f"no LR of {arm} vs {primary} is judged"
     if d.why in ("hurts", "helps"):
-        quoted = f"{arm} - {primary} {fmt.pm_interval(_entry(depth, arm, primary, d.at))}"
+        quoted = f"{arm} - {primary} {numbers.pm_interval(_entry(depth, arm, primary, d.at))}"
         if d.why == "hurts":
-            return f"it hurts at {fmt.lrs(d.lrs)} ({quoted} at {fmt.lr(d.at)})"
+            return f"it hurts at {numbers.lrs(d.lrs)} ({quoted} at {numbers.lr(d.at)})"
         return (
             f"better than {primary} by more than {s.min_effect:g} nats at "
-            f"{fmt.lrs(d.lrs)} ({quoted} at {fmt.lr(d.at)}), worse at none"
+            f"{numbers.lrs(d.lrs)} ({quoted} at {numbers.lr(d.at)}), worse at none"
         )
     return (
         f"neither better nor worse than {primary} by more than {s.min_effect:g} nats at any "

@@ -4,9 +4,10 @@ report) next to the same quantity under the current ones, the changes marked."""
 
 from __future__ import annotations
 
-from figures import fmt, ladder
-from figures.archive import OLD_ANALYSIS, OLD_REPORT
-from figures.tables import markdown
+from figures import ladder
+from figures.report.archive import OLD_ANALYSIS, OLD_REPORT
+from figures.report.tables import markdown
+from figures.words import numbers
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.stats import STUDY_SHA256
 
@@ -28,7 +29,7 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
                     [
                         f"necessity threshold, {k}, {rung.label(depth)}",
                         _old_threshold(o),
-                        fmt.bracket(c["threshold"]),
+                        numbers.bracket(c["threshold"]),
                     ]
                 )
         for arm, a in d["arms"].items():
@@ -36,19 +37,23 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
             if o is None:
                 continue
             by = a.get("eta_crit_by_definition") or {}
-            now = f"{fmt.grid(a['eta_crit']['median'])} (stuck)" + "".join(
-                f"; {x} {fmt.grid(v['median'])}"
+            now = f"{numbers.grid(a['eta_crit']['median'])} (stuck)" + "".join(
+                f"; {x} {numbers.grid(v['median'])}"
                 for x, v in by.items()
                 if x != "stuck" and v["median"]
             )
             out.append(
-                [f"critical LR, {arm}, {rung.label(depth)}", fmt.grid(o["eta_crit"]["median"]), now]
+                [
+                    f"critical LR, {arm}, {rung.label(depth)}",
+                    numbers.grid(o["eta_crit"]["median"]),
+                    now,
+                ]
             )
             out.append(
                 [
                     f"LR sensitivity, {arm}, {rung.label(depth)}",
-                    fmt.num(o["sensitivity"].get("mean")),
-                    fmt.num(a["sensitivity"].get("mean")),
+                    numbers.num(o["sensitivity"].get("mean")),
+                    numbers.num(a["sensitivity"].get("mean")),
                 ]
             )
     for depth, arms in (result.get("interventions") or {}).items():
@@ -93,10 +98,10 @@ def _old_threshold(c: dict) -> str:
     """An earlier analysis's threshold: its value with its 90% interval when it had one."""
     t = c.get("threshold") or {}
     if t.get("kind") != "":
-        return fmt.grid(t)
+        return numbers.grid(t)
     lo, hi = c.get("threshold_ci90") or [None, None]
-    low = "<= bottom" if lo is None else fmt.lr(lo)
-    return f"{fmt.lr(t['value'])} (90% {low} to {fmt.lr(hi)})"
+    low = "<= bottom" if lo is None else numbers.lr(lo)
+    return f"{numbers.lr(t['value'])} (90% {low} to {numbers.lr(hi)})"
 
 
 def _differs(before: str, now: str) -> bool:

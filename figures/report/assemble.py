@@ -3,7 +3,7 @@
 Every number the report prints comes from the typed analysis (sweeps.analysis.analyze),
 written beside it as analysis.json (numbers and decisions, no prose) and read back from that
 form once; the sections read the typed Analysis (sweeps/analysis/model.py) by attribute. The
-words (verdicts, rules, warnings) come from figures/analysis.py's worded view of it, which the
+words (verdicts, rules, warnings) come from figures/words/view.py's worded view of it, which the
 sections that still take a dict read. Deterministic: the same run
 directories give a byte-identical report.md, analysis.json and chart specs (everything sorted,
 numbers at fixed precision, no clock reads).
@@ -18,22 +18,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from figures import (
+from figures import charts, ladder, present
+from figures.formats import DEFAULT_FORMATS
+from figures.report import (
     archive,
     budget,
-    charts,
-    extrapolation,
-    fmt,
     interventions,
-    ladder,
     opening,
-    present,
     rejudged,
     tables,
     what_ran,
 )
-from figures.analysis import words
-from figures.formats import DEFAULT_FORMATS
+from figures.words import extrapolation, numbers
+from figures.words.view import words
 from sweeps.analysis import analyze
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import from_json, record, to_json
@@ -63,9 +60,9 @@ def make_report(
     add_runs: bool = False,
 ) -> Path:
     """Write analysis.json, the figure set (in `formats`), report.md and the report's own data
-    (figures.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
+    (figures.report.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
     from_report, re-render a committed report from its own data (default out_dir: in place,
-    keeping a pre-v4 report's analysis and report.md beside it, figures.archive.OLD_*); with
+    keeping a pre-v4 report's analysis and report.md beside it, figures.report.archive.OLD_*); with
     add_runs, also the finished runs of sweep_dir the report lacks (archive.add_runs)."""
     source = None
     if from_report is not None:
@@ -277,13 +274,14 @@ EFFECTIVE_LOSS_RULE_OFF = (
 
 
 def answer_lines(view: dict) -> list[str]:
-    """The answer as the terminal prints it: the report's opening (figures/opening.py)."""
+    """The answer as the terminal prints it: the report's opening (figures/report/opening.py)."""
     return opening.terminal(view)
 
 
 def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, formats) -> str:
     """The opening: what the sweep says, on what data and budget, and the headline figures.
-    a: result typed; result, the dict, for the opening (figures/opening.py reads its verdicts)
+    a: result typed; result, the dict, for the opening (figures/report/opening.py reads its
+    verdicts)
     and the warnings, words the typed analysis does not hold."""
     s = a.settings
     runs = results.runs
@@ -301,7 +299,9 @@ def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, f
         f"{s.primary}, minimum effect {s.min_effect:g} nats.",
         "",
     ]
-    for warning in result.get("budget_warnings") or []:  # words (figures/caveats.py): the dict's
+    for warning in (
+        result.get("budget_warnings") or []
+    ):  # words (figures/words/caveats.py): the dict's
         lines += [f"**Budget warning:** {warning}.", ""]
     for warning in result.get("refinement_warnings") or []:
         lines += [f"**Refinement warning:** {warning}.", ""]
@@ -358,7 +358,7 @@ def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, f
 
 
 def _verdicts(result: dict) -> str:
-    """The verdicts and the practitioner's rules: words (figures/verdicts.py, practitioner.py)
+    """The verdicts and the practitioner's rules: words (figures/words/verdicts.py, practitioner.py)
     that analysis.json holds and the typed analysis does not, read from the dict."""
     lines = [
         "## Verdicts",
@@ -488,7 +488,7 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
             f"'ceiling': "
             f"every run of both arms failed; 'both arms fail': too few pairs without a "
             f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
-            f"{fmt.num(s.target_loss, 2)} nats, baseline / treatment. {fmt.FLOORED}: the "
+            f"{numbers.num(s.target_loss, 2)} nats, baseline / treatment. {numbers.FLOORED}: the "
             f"interval is as wide as the precision floor ({s.precision:g} nats), "
             f"wider than this LR's seeds would make it.",
             "",
@@ -502,7 +502,8 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
         "across it (interpolated), '(a, b]' where a run changes failure class between a and b.",
         "",
         tables.thresholds(result),
-        f"### Steps to the target loss {fmt.num(s.target_loss, 2)} nats / to the bigram baseline",
+        f"### Steps to the target loss {numbers.num(s.target_loss, 2)} nats / to the bigram "
+        "baseline",
         "",
         f"Seed mean of the step where the quick validation loss (every {LOSS_EVAL} of the run) "
         "first reaches the target, interpolated; '-' when not every seed reaches it.",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from figures import fmt, ladder, present
+from figures import ladder, present
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read
 from sweeps.study import hypotheses
@@ -111,7 +112,7 @@ def _gap_at(g: m.GapLine) -> str:
     plo, phi = g.point90
     slo, shi = g.slope90
     return (
-        f"{g.of} at LR {fmt.lr(g.lr)} ~{g.value:.3f} nats (90% interval of the line "
+        f"{g.of} at LR {numbers.lr(g.lr)} ~{g.value:.3f} nats (90% interval of the line "
         f"{lo:.3f} to {hi:.3f}; of one seed {plo:.3f} to {phi:.3f}; {g.n} pairs); per doubling "
         f"of width {g.slope:+.3f} nats (90% interval {slo:+.3f} to {shi:+.3f})"
     )
@@ -141,7 +142,7 @@ def gap_line(result: m.Analysis | dict) -> str | None:
         if not (a and b and a.mean and b.mean is not None and a.mean > 0):
             return None
         parts.append(
-            f"{a.mean:.3f} to {b.mean:.3f} nats at LR {fmt.lr(lr)} (x{b.mean / a.mean:.2f})"
+            f"{a.mean:.3f} to {b.mean:.3f} nats at LR {numbers.lr(lr)} (x{b.mean / a.mean:.2f})"
         )
     return (
         f"The low-LR gap ({s.reference} - {s.primary}), {rung.label(widths[0])} to "
@@ -189,15 +190,15 @@ def predicted(p: Line | dict, grid: list | None = None) -> str:
     lo, hi = p.ci90
     plo, phi = p.point90
     if no_scatter(p):
-        return f"~{fmt.lr(p.value)} ({NO_SCATTER})"
+        return f"~{numbers.lr(p.value)} ({NO_SCATTER})"
     outside = ""
     if grid and p.value > grid[1]:
-        outside = f", above the grid's top LR {fmt.lr(grid[1])}, where no run trained"
+        outside = f", above the grid's top LR {numbers.lr(grid[1])}, where no run trained"
     elif grid and p.value < grid[0]:
-        outside = f", below the grid's lowest LR {fmt.lr(grid[0])}, where no run trained"
+        outside = f", below the grid's lowest LR {numbers.lr(grid[0])}, where no run trained"
     return (
-        f"~{fmt.lr(p.value)} (90% interval of the line {fmt.lr(lo)} to {fmt.lr(hi)}; of one "
-        f"seed {fmt.lr(plo)} to {fmt.lr(phi)}){outside}"
+        f"~{numbers.lr(p.value)} (90% interval of the line {numbers.lr(lo)} to "
+        f"{numbers.lr(hi)}; of one seed {numbers.lr(plo)} to {numbers.lr(phi)}){outside}"
     )
 
 

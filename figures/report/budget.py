@@ -12,8 +12,9 @@ count (each arm's `recipe` there), so the pairing needs no naming convention.
 
 from __future__ import annotations
 
-from figures import fmt, ladder, present
-from figures.tables import markdown
+from figures import ladder, present
+from figures.report.tables import markdown
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
 
@@ -23,7 +24,7 @@ Pair = tuple[m.Comparison, m.Comparison]
 def pairs(depth: m.Rung | dict) -> list[tuple]:
     """(comparison, the same comparison at a larger budget) at one rung, smaller first; in the
     form given: typed for a typed rung, each comparison's JSON form for a rung's JSON form (as
-    figures/opening.py hands it)."""
+    figures/report/opening.py hands it)."""
     found = _pairs(_typed(m.Rung, depth))
     return found if isinstance(depth, m.Rung) else [(record(a), record(b)) for a, b in found]
 
@@ -80,7 +81,7 @@ def summary(rung: str, depth: m.Rung | dict) -> list[str]:
     for small, large in _pairs(depth):
         lrs, differ = held(small, large)
         factor = depth.arms[large.baseline].budget / depth.arms[small.baseline].budget
-        where = f"; they differ at {fmt.lrs(differ)}" if differ else ""
+        where = f"; they differ at {numbers.lrs(differ)}" if differ else ""
         lines.append(
             f"  {rung}: with {factor:.3g}x the tokens ({large.baseline} vs "
             f"{large.treatment}) the calls of {small.baseline} vs {small.treatment} "
@@ -108,7 +109,7 @@ def section(result: m.Analysis | dict) -> str:
             "two-sided 90% interval, whose ends are the one-sided 95% bounds that decide "
             "(docs/STUDY.md section 4), the rule's call, and whether the call is the same at "
             "both budgets; "
-            f"{fmt.FLOORED}: an interval the precision floor widened beyond this LR's "
+            f"{numbers.FLOORED}: an interval the precision floor widened beyond this LR's "
             "own seed spread. The necessity threshold is only as fine as the LRs both budgets "
             "ran.",
             "",
@@ -137,7 +138,7 @@ def _pair(where: str, depth: m.Rung, small: m.Comparison, large: m.Comparison) -
         calls = [call(a.get(lr)) for a in at]
         rows.append(
             [
-                fmt.lr(lr),
+                numbers.lr(lr),
                 *(f"{_effect(a[lr])}: {c}" for a, c in zip(at, calls)),
                 "yes" if calls[0] == calls[1] else "**no**",
             ]
@@ -149,8 +150,8 @@ def _pair(where: str, depth: m.Rung, small: m.Comparison, large: m.Comparison) -
     )
     outcomes = _outcomes(depth, small, large, lrs, short)
     thresholds = (
-        f"Necessity threshold at {short[0]}: {fmt.threshold_with_interval(record(small))}; at "
-        f"{short[1]}: {fmt.threshold_with_interval(record(large))}."
+        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(record(small))}; at "
+        f"{short[1]}: {numbers.threshold_with_interval(record(large))}."
     )
     table = markdown(["LR", *(f"{s}: effect [90% CI]: call" for s in short), "holds"], rows)
     return "\n".join([title, "", table, "", thresholds, "", outcomes, ""])
@@ -168,7 +169,7 @@ def _outcomes(
             rows.append(
                 [
                     f"{arms[0]} / {arms[1]}",
-                    fmt.lr(lr),
+                    numbers.lr(lr),
                     *(_cell(c.get(lr)) for c in cells),
                 ]
             )
@@ -179,11 +180,11 @@ def _cell(cell: m.Cell | None) -> str:
     if cell is None:
         return "-"
     counts = ", ".join(f"{n} {o}" for o, n in cell.outcomes.items() if n)
-    return f"{fmt.num(cell.loss_mean)} ({counts})"
+    return f"{numbers.num(cell.loss_mean)} ({counts})"
 
 
 def _effect(entry: m.LrEffect) -> str:
-    return fmt.effect(record(entry)) if entry.judged else fmt.num(entry.mean)
+    return numbers.effect(record(entry)) if entry.judged else numbers.num(entry.mean)
 
 
 def _budget(depth: m.Rung, tokens: float) -> str:

@@ -8,23 +8,28 @@ necessary against no QK-norm at each rung (depth or width, figures/ladder.py); l
 verdict with what it means and the interval that decided it. Short sentences, one point each. It
 words the analysis and decides nothing: every number comes from there.
 
-Its entry points (`blocks`, `terminal`, `markdown`) take analysis.json's dict, as figures/report.py
+Its entry points (`blocks`, `terminal`, `markdown`) take analysis.json's dict, as
+figures/report/assemble.py
 and figures/cli.py hand it; each reads it back once as the typed Analysis
 (sweeps/analysis/model.py, present.typed) and reads that by attribute. The dict is read only for
 the words figures/ adds to it, which the typed Analysis does not hold (adapter.WORDED):
-"verdicts" (figures/verdicts.py) and "interventions" (figures/intervention_verdicts.py), passed
-on explicitly. The shared formatters (figures/fmt.py, budget.py, practitioner.rule_parts,
+"verdicts" (figures/words/verdicts.py) and "interventions"
+(figures/words/intervention_verdicts.py), passed
+on explicitly. The shared formatters (figures/words/numbers.py, budget.py, practitioner.rule_parts,
 token_check.lines, extrapolation.py, present.crit_interval) still read a record's JSON form
-(sweeps.analysis.adapter.record), as figures/tables.py and figures/verdicts.py hand it them.
+(sweeps.analysis.adapter.record), as figures/report/tables.py and figures/words/verdicts.py hand it
+them.
 """
 
 from __future__ import annotations
 
-from figures import budget, fmt, ladder, present, token_check
-from figures.extrapolation import extrapolation_head, extrapolation_lines
-from figures.practitioner import rule_parts
-from figures.verdicts import h2a_call, share_text
-from figures.wording import UNREGISTERED, WORDING
+from figures import ladder, present
+from figures.report import budget
+from figures.words import numbers, token_check
+from figures.words.extrapolation import extrapolation_head, extrapolation_lines
+from figures.words.hypotheses import UNREGISTERED, WORDING
+from figures.words.practitioner import rule_parts
+from figures.words.verdicts import h2a_call, share_text
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study import alternatives, hypotheses, ladders, rules
@@ -45,8 +50,8 @@ def blocks(view: dict) -> list[Block]:
     if not view.get("depths"):
         return []
     a = present.typed(view)
-    verdicts = view.get("verdicts") or {}  # figures/verdicts.py's words (adapter.WORDED)
-    judged = view.get("interventions") or {}  # figures/intervention_verdicts.py's (WORDED)
+    verdicts = view.get("verdicts") or {}  # figures/words/verdicts.py's words (adapter.WORDED)
+    judged = view.get("interventions") or {}  # figures/words/intervention_verdicts.py's (WORDED)
     found = [
         _toy(a),
         _interventions(a, judged),
@@ -120,7 +125,8 @@ I_QUESTION = {
 
 
 def _intervention_arms(a: m.Analysis) -> list[str]:
-    """The arms I1-I4 judged, in spec order (figures.intervention_verdicts.intervention_arms)."""
+    """The arms I1-I4 judged, in spec order
+    (figures.words.intervention_verdicts.intervention_arms)."""
     judged = set()
     for arms in a.decisions.interventions.values():
         judged |= set(arms)
@@ -131,7 +137,7 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     """QK-norm against each cheaper fix (I1-I4): per question the arms it holds for and not,
     then each arm's reason with the interval that decided it (one depth), or where to find
     them (several). judged: analysis.json's "interventions", {rung: {arm: {"I1": {"verdict",
-    "reason"}}}} (figures/intervention_verdicts.py's words, not in the typed Analysis)."""
+    "reason"}}}} (figures/words/intervention_verdicts.py's words, not in the typed Analysis)."""
     if not judged:
         return None
     s = a.settings
@@ -199,7 +205,7 @@ def _control(a: m.Analysis) -> Block | None:
         prefix = f"{ladder.of_analysis(a).cap(name)}: " if len(decided) > 1 else ""
         answer = ANSWER[decided[name].verdict]
         subs = [
-            f"LR {fmt.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
+            f"LR {numbers.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
             + share_text(p.mean, c.mean)
             for lr, p, c in _c1_rows(a.depths[name], s)
         ]
@@ -221,12 +227,12 @@ def _c1_says(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung | None = No
     if why == "no gap" or not rows:
         return f"QK-norm is necessary at no LR that {control} ran"
     lr, _, worst = max(rows, key=lambda r: r[2].mean)
-    largest = f"largest gap {_nats(worst)}, at LR {fmt.lr(lr)}"
+    largest = f"largest gap {_nats(worst)}, at LR {numbers.lr(lr)}"
     if why == "control worse":
         worse = [x for x, _, c in rows if c.necessary]
         return (
             f"{control} is still worse than {primary} by more than {s.min_effect:g} nats at "
-            f"{fmt.lrs(worse)}; {largest}"
+            f"{numbers.lrs(worse)}; {largest}"
         )
     if why == "start":
         return (
@@ -243,8 +249,8 @@ def _nats(entry: m.Paired) -> str:
     """A paired effect with its 90% interval, in nats: '0.274 [0.211, 0.337] nats'."""
     lo, hi = entry.ci90 or (None, None)
     if lo is None:
-        return f"{fmt.num(entry.mean)} nats"
-    return f"{fmt.num(entry.mean)} [{fmt.num(lo)}, {fmt.num(hi)}] nats"
+        return f"{numbers.num(entry.mean)} nats"
+    return f"{numbers.num(entry.mean)} [{numbers.num(lo)}, {numbers.num(hi)}] nats"
 
 
 def _c1_rows(depth: m.Rung, s: m.Settings) -> list[tuple[float, m.LrEffect, m.LrEffect]]:
@@ -310,7 +316,7 @@ def _budget(a: m.Analysis) -> Block | None:
         for (small, large), line in zip(budget.pairs(d), lines):
             lrs, differ = budget.held(small, large)
             answer = HELD[rules.budget_held(len(lrs), len(differ))]
-            at = [fmt.threshold_with_interval(c) for c in (small, large)]
+            at = [numbers.threshold_with_interval(c) for c in (small, large)]
             where = (
                 f"{at[0]} at both budgets"
                 if at[0] == at[1]
@@ -363,7 +369,7 @@ def _off_on(a: m.Analysis, verdicts: dict) -> Block | None:
     tokens = d.tokens_per_param.by_budget.get(str(int(d.arms[ref].budget)), float("nan"))
     return (
         f"Where is QK-norm necessary? ({ref} vs {primary} at {rung.label(name)}, "
-        f"{fmt.num(tokens, 2)} tokens/parameter)",
+        f"{numbers.num(tokens, 2)} tokens/parameter)",
         [i for i in items if i],
     )
 
@@ -378,11 +384,11 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
             continue
         lo, hi, label = present.crit_interval(record(arm.eta_crit))
         span = (
-            f" ({label} {fmt.lr(lo)} to {fmt.lr(hi)})"
+            f" ({label} {numbers.lr(lo)} to {numbers.lr(hi)})"
             if median.kind == "" and lo is not None and lo != hi
             else ""
         )
-        out.append(f"{name} {fmt.grid(record(median))}{span}")
+        out.append(f"{name} {numbers.grid(record(median))}{span}")
     return ", ".join(out) or "n/a"
 
 
@@ -407,7 +413,7 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     top = rules.common_top(medians)
     if top is not None:
         text = (
-            f"No arm's runs failed ({said}) up to LR {fmt.lr(top)}, the grid's top "
+            f"No arm's runs failed ({said}) up to LR {numbers.lr(top)}, the grid's top "
             "(critical LR above it)."
         )
     else:
@@ -422,7 +428,7 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
             by = (depth.arms[name].eta_crit_by_definition if name in depth.arms else {}) or {}
             found = by.get(other)
             if found and found.median:
-                values.append(f"{name} {fmt.grid(record(found.median))}")
+                values.append(f"{name} {numbers.grid(record(found.median))}")
         if values:
             when = WHEN[other].format(delta=s.delta)
             text += f" {when[0].upper()}{when[1:]}: {', '.join(values)}."
@@ -431,14 +437,14 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
 
 # -- the verdicts in words -----------------------------------------------------------------------
 def question(name: str, ref: str) -> str:
-    """What the opening asks of a hypothesis (figures/wording.py)."""
+    """What the opening asks of a hypothesis (figures/words/hypotheses.py)."""
     return WORDING[name].question.format(ref=ref)
 
 
 def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
     """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
     at several rungs one sub-bullet per rung. verdicts: analysis.json's "verdicts"
-    (figures/verdicts.py's words: {hypothesis: {"verdict", "reason", "per_depth"}})."""
+    (figures/words/verdicts.py's words: {hypothesis: {"verdict", "reason", "per_depth"}})."""
     if not verdicts:
         return None
     s, rung = a.settings, ladder.of_analysis(a)
@@ -523,12 +529,12 @@ def _h1(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung, at: bool = True
     if not (h and h.stats):
         return reason.get("reason", "not judged")
     effect = f"{ref} - {primary} = {_nats(h.stats)}"
-    effect = f"at LR {fmt.lr(h.lr)}, {effect}" if at else f"{effect} (90% interval)"
+    effect = f"at LR {numbers.lr(h.lr)}, {effect}" if at else f"{effect} (90% interval)"
     bound = f"{s.negligible:g}"
     c = hypotheses.primary(a, depth)
     return {
         "negligible": f"{effect}, inside ±{bound} (negligible); "
-        f"{fmt.threshold_bracket(record(c)) if c else 'no threshold'}",
+        f"{numbers.threshold_bracket(record(c)) if c else 'no threshold'}",
         "necessary": f"{effect}: QK-norm already matters there",
         "harms": f"{effect}: QK-norm harms there",
         "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
@@ -561,13 +567,13 @@ def _h2a(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
 
 def _h2a_says(h: m.H2a, ref: str, primary: str, short: bool = False) -> str:
     """One definition's H2a: the ratio with its interval (short: and its verdict), or why
-    there is none (verdicts.h2a_call and fmt.ratio read its JSON form)."""
+    there is none (verdicts.h2a_call and numbers.ratio read its JSON form)."""
     verdict, why = h2a_call(record(h), ref)
     if h.censored or h.lower is None:
         return why
     if short:
-        return f"{fmt.ratio(record(h))}, {verdict}"
-    return f"{primary}'s critical LR is {fmt.ratio(record(h))} {ref}'s"
+        return f"{numbers.ratio(record(h))}, {verdict}"
+    return f"{primary}'s critical LR is {numbers.ratio(record(h))} {ref}'s"
 
 
 H2B_SAYS = {

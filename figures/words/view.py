@@ -1,13 +1,15 @@
 """The analysis in words: sweeps.analysis computes every number and decision of a sweep once,
 typed and without prose (sweeps/analysis/model.py's Analysis, which analysis.json holds:
-schema 5, sweeps/analysis/adapter.py); this module words it for the report (figures/report.py)
+schema 5, sweeps/analysis/adapter.py); this module words it for the report
+(figures/report/assemble.py)
 and the terminal, as a view that is never written.
 
-The view is analysis.json's dict with the words added: "verdicts" (figures/verdicts.py),
-"rules" (figures/practitioner.py), "interventions" (figures/intervention_verdicts.py),
-"budget_warnings" and "refinement_warnings" (figures/caveats.py). A token-matched check sweep's
+The view is analysis.json's dict with the words added: "verdicts" (figures/words/verdicts.py),
+"rules" (figures/words/practitioner.py), "interventions" (figures/words/intervention_verdicts.py),
+"budget_warnings" and "refinement_warnings" (figures/words/caveats.py). A token-matched check
+sweep's
 "token_check" is the typed analysis's (sweeps/analysis/token_check.py), its reason code worded
-by figures/token_check.py.
+by figures/words/token_check.py.
 
 The ladder (figures/ladder.py): settings["ladder"] = {"field", "name"} names the field the
 sweep's rungs differ in, n_layer (depth) or n_embd (width). "depths" keeps its name, but its
@@ -24,9 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import caveats, intervention_verdicts, ladder
-from figures.practitioner import practitioner_rules
-from figures.verdicts import judge
+from figures import ladder
+from figures.words import caveats, intervention_verdicts
+from figures.words.practitioner import practitioner_rules
+from figures.words.verdicts import judge
 from sweeps import analysis as typed
 from sweeps.analysis.adapter import from_json, to_json
 from sweeps.analysis.model import Analysis

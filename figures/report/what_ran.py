@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import archive, fmt, ladder, present, tables
+from figures import ladder, present
+from figures.report import archive, tables
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.analysis.results import SweepResults
@@ -131,14 +133,14 @@ def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
             f"on 2-D weights, warmup {either('train.warmup_steps')} steps then cosine to "
             f"{either('train.min_lr_ratio')} x peak, gradient clip {either('train.grad_clip')}",
             f"- Grid: {len({cfg.train.lr for cfg in configs})} peak LRs "
-            f"{values('train.lr', fmt.lr)}; seeds {values('seed')}{_rung_lr(analysis)}",
+            f"{values('train.lr', numbers.lr)}; seeds {values('seed')}{_rung_lr(analysis)}",
             f"- Token budget: {budgets(analysis)}",
             f"- Pre-registered (docs/STUDY.md): primary comparison {s.reference} vs "
             f"{s.primary}; delta {s.delta:g} nats; LR sensitivity over "
             f"[{s.sensitivity_range[0]:g}, {s.sensitivity_range[1]:g}]; minimum effect "
             f"{s.min_effect:g} nats; negligible below {s.negligible:g} nats; H2b minimum "
             f"effect {s.min_sensitivity:g} nats; target loss "
-            f"{fmt.num(s.target_loss, 2)} nats",
+            f"{numbers.num(s.target_loss, 2)} nats",
             f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
             f"- Compute spent: {hours or 'n/a'}; {c.tokens / 1e6:,.2f}M tokens; "
             f"{c.flops:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
@@ -158,7 +160,7 @@ def _rung_lr(analysis: m.Analysis) -> str:
     if not subsets:
         return ""
     each = "; ".join(
-        f"{rung.label(r)} {', '.join(fmt.lr(x) for x in lrs)}"
+        f"{rung.label(r)} {', '.join(numbers.lr(x) for x in lrs)}"
         for r, lrs in sorted(subsets.items(), key=lambda kv: int(kv[0]))
     )
     return f"; [rung_lr] (LR subsets): {each} (the other {rung.plural}: the whole grid)"

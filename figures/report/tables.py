@@ -2,10 +2,11 @@
 
 The tables read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute, as
 analysis.json holds it (NaN and Inf as None); present.typed reads analysis.json's dict back as one
-for a caller that holds the dict. The shared formatters of figures/fmt.py still read the JSON
+for a caller that holds the dict. The shared formatters of figures/words/numbers.py still read the
+JSON
 form of a record (sweeps.analysis.adapter.record). Three tables read dicts that are not the
 analysis: `arms` the sweep's spec, `problems` and `unstable` the run rows their callers
-(figures/what_ran.py, tests) hand them, and `thresholds` the analysis dict (tests build it
+(figures/report/what_ran.py, tests) hand them, and `thresholds` the analysis dict (tests build it
 partly by hand).
 
 A rung (a depth or a width) is named by the sweep's ladder (figures/ladder.py) in every
@@ -17,8 +18,9 @@ import math
 
 import pandas as pd
 
-from figures import fmt, ladder, present
+from figures import ladder, present
 from figures.present import typed
+from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.core.norms import qk_norm
@@ -63,7 +65,7 @@ def arms(spec: dict, analysis: m.Analysis | dict) -> str:
     for arm in analysis.settings.arms:
         body = (spec.get("arms") or {}).get(arm, {})
         settings = ", ".join(f"{k}={v}" for k, v in body.get("set", {}).items()) or "-"
-        lrs = ", ".join(fmt.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
+        lrs = ", ".join(numbers.lr(x) for x in body["lr"]) if body.get("lr") else "whole grid"
         rows.append(
             [
                 arm,
@@ -94,8 +96,8 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
     if not per:
         return "n/a"
     if max(per.values()) <= ALIKE * min(per.values()):
-        return fmt.num(sum(per.values()) / len(per), 3)
-    return ", ".join(f"{fmt.num(v, 3)} ({rung.label(d)})" for d, v in per.items())
+        return numbers.num(sum(per.values()) / len(per), 3)
+    return ", ".join(f"{numbers.num(v, 3)} ({rung.label(d)})" for d, v in per.items())
 
 
 def outcome_grid(analysis: m.Analysis | dict) -> str:
@@ -109,14 +111,15 @@ def outcome_grid(analysis: m.Analysis | dict) -> str:
         cells.setdefault(key, []).append((r.seed, LETTERS.get(r.outcome, "-")))
     lrs = sorted({lr for (_, _, lr) in cells if lr is not None})
     rows = [
-        [fmt.lr(lr)]
+        [numbers.lr(lr)]
         + ["".join(x for _, x in sorted(cells.get((d, a, lr), []))) or " " for d, a in cols]
         for lr in lrs
     ]
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-# problems and unstable read run rows as dicts: their callers (figures/what_ran.py, tests) hand
+# problems and unstable read run rows as dicts: their callers (figures/report/what_ran.py, tests)
+# hand
 # analysis.json's rows, not the typed runs
 def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     rows = [
@@ -125,7 +128,7 @@ def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
             f"`{p['run_id']}`",
             str(p["arm"]),
             str(p.get(rung.field)),
-            fmt.lr(p["lr"]),
+            numbers.lr(p["lr"]),
             str(p["seed"]),
             p["error"],
         ]
@@ -146,7 +149,7 @@ def unstable(runs: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
             f"`{r['run_id']}`",
             str(r.get(rung.field)),
             str(r["arm"]),
-            fmt.lr(r["lr"]),
+            numbers.lr(r["lr"]),
             str(r["seed"]),
             "; ".join(r["unstable_reasons"] or []),
         ]
@@ -161,7 +164,7 @@ def _by_lr(analysis: m.Analysis, cell) -> str:
     lrs = sorted({c.lr for d, a in cols for c in analysis.depths[d].arms[a].cells})
     rows = []
     for lr in lrs:
-        row = [fmt.lr(lr)]
+        row = [numbers.lr(lr)]
         for d, a in cols:
             found = [c for c in analysis.depths[d].arms[a].cells if c.lr == lr]
             row.append(cell(found[0]) if found else "-")
@@ -174,7 +177,7 @@ def final_loss(analysis: m.Analysis | dict) -> str:
     its perplexity, and how many runs ended unstable or diverged."""
 
     def cell(c: m.Cell):
-        text = fmt.pm(c.loss_mean, c.loss_sd) if c.loss_mean is not None else ""
+        text = numbers.pm(c.loss_mean, c.loss_sd) if c.loss_mean is not None else ""
         if c.perplexity is not None:
             text += f" (ppl {c.perplexity:.2f})"
         failed = [f"{c.outcomes[o]} {o}" for o in ("unstable", "diverged") if c.outcomes[o]]
@@ -189,7 +192,8 @@ def steps(analysis: m.Analysis | dict) -> str:
     # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
     def cell(c: m.Cell):
         return " / ".join(
-            "-" if x is None else fmt.num(x, 1) for x in (c.steps_to_target, c.steps_to_baseline)
+            "-" if x is None else numbers.num(x, 1)
+            for x in (c.steps_to_target, c.steps_to_baseline)
         )
 
     return _by_lr(typed(analysis), cell)
@@ -206,9 +210,9 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
         arm = analysis.depths[d].arms[a]
         by = arm.eta_crit_by_definition or {primary: arm.eta_crit}
         rows.append(
-            [d, a, fmt.lr(arm.best_lr)]
-            + [fmt.median_range(record(by[x])) if x in by else "-" for x in names]
-            + [fmt.seed_grid(record(arm.eta_crit.seeds))]
+            [d, a, numbers.lr(arm.best_lr)]
+            + [numbers.median_range(record(by[x])) if x in by else "-" for x in names]
+            + [numbers.seed_grid(record(arm.eta_crit.seeds))]
         )
     header = [ladder.of_analysis(analysis).name, "arm", "best LR"] + [
         f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
@@ -227,7 +231,7 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                 value = (
                     "n/a (one class)"
                     if p.auc is None
-                    else f"{fmt.num(p.auc, 2)} [{fmt.num(lo, 2)}, {fmt.num(hi, 2)}]"
+                    else f"{numbers.num(p.auc, 2)} [{numbers.num(lo, 2)}, {numbers.num(hi, 2)}]"
                 )
                 at = p.step_fraction
                 rows.append(
@@ -258,7 +262,7 @@ def eta_max(analysis: m.Analysis | dict) -> str:
     rows = []
     for d, a in _arm_columns(analysis):
         e = analysis.depths[d].arms[a].eta_max
-        rows.append([d, a, fmt.num(e.l_star), fmt.grid(record(e))])
+        rows.append([d, a, numbers.num(e.l_star), numbers.grid(record(e))])
     return markdown([ladder.of_analysis(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
@@ -268,8 +272,8 @@ def sensitivity(analysis: m.Analysis | dict) -> str:
     rows = []
     for d, a in _arm_columns(analysis):
         s = analysis.depths[d].arms[a].sensitivity
-        seeds = ", ".join(fmt.num(v) for _, v in sorted(s.seeds.items(), key=lambda kv: kv[0]))
-        value = fmt.pm(s.mean, s.sd) if s.complete else "incomplete"
+        seeds = ", ".join(numbers.num(v) for _, v in sorted(s.seeds.items(), key=lambda kv: kv[0]))
+        value = numbers.pm(s.mean, s.sd) if s.complete else "incomplete"
         count = str(len(s.lrs))
         # a rung on a [rung_lr] subset that leaves out LRs of the range: not judged (H2b)
         left = left_out_lrs(s.lrs, rung_lr.get(d))
@@ -293,13 +297,13 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
     lrs = sorted({lr for d in depths for lr in entries[d]})
     rows = []
     for lr in lrs:
-        row = [fmt.lr(lr)]
+        row = [numbers.lr(lr)]
         for d in depths:
             e = entries[d].get(lr)
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = fmt.effect(record(e))
+            text = numbers.effect(record(e))
             row += [
                 f"**{text}**" if e.necessary else text,
                 "-" if e.speedup is None else f"x{e.speedup:.2f}",
@@ -322,20 +326,20 @@ def thresholds(result: dict) -> str:
         for key, c in result["depths"][d]["comparisons"].items():
             # each run once, with where the threshold lies without it
             movers = {
-                str(run["run_id"]): fmt.bracket(run.get("threshold_without"))
+                str(run["run_id"]): numbers.bracket(run.get("threshold_without"))
                 for run in c["influence"]
             }
             rows.append(
                 [
                     d,
                     key,
-                    fmt.threshold_with_interval(c),
+                    numbers.threshold_with_interval(c),
                     ", ".join(
-                        f"{k}: {fmt.bracket(v)}"
+                        f"{k}: {numbers.bracket(v)}"
                         for k, v in sorted(c["seed_thresholds"].items(), key=lambda kv: int(kv[0]))
                     ),
-                    ", ".join(fmt.lr(x) for x in c["ceiling"]) or "-",
-                    ", ".join(fmt.lr(x) for x in c["partial_ceiling"]) or "-",
+                    ", ".join(numbers.lr(x) for x in c["ceiling"]) or "-",
+                    ", ".join(numbers.lr(x) for x in c["partial_ceiling"]) or "-",
                     ", ".join(f"`{run}` (without it: {to})" for run, to in sorted(movers.items()))
                     or "none",
                 ]
@@ -365,7 +369,7 @@ def diagnostics(
     index = table.set_index([rung.field, "arm", "lr"])
     rows = []
     for d, lr in sorted(set(zip(table[rung.field], table.lr))):
-        row = [str(d), fmt.lr(lr)]
+        row = [str(d), numbers.lr(lr)]
         for col in columns:
             row += [
                 _num(index.loc[(d, a, lr), col]) if (d, a, lr) in index.index else "-" for a in arms
@@ -398,14 +402,16 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
         budget = str(int(depth.arms[ref].budget))
         tokens = depth.tokens_per_param.by_budget.get(budget)
         per = "n/a" if tokens is None else f"{tokens:.3g}"
-        row = [rung.label(d), per, fmt.threshold_with_interval(record(c))]
+        row = [rung.label(d), per, numbers.threshold_with_interval(record(c))]
         for arm in (ref, primary):
             by = depth.arms[arm].eta_crit_by_definition or {}
             row.append(
-                " / ".join(fmt.grid(record(by[x].median)) if x in by else "-" for x in definitions)
+                " / ".join(
+                    numbers.grid(record(by[x].median)) if x in by else "-" for x in definitions
+                )
             )
-        row.append(fmt.num(depth.arms[ref].init_logit_std, 3))
-        row += [fmt.effect(record(by_lr[lr])) if lr in by_lr else "-" for lr in low]
+        row.append(numbers.num(depth.arms[ref].init_logit_std, 3))
+        row += [numbers.effect(record(by_lr[lr])) if lr in by_lr else "-" for lr in low]
         rows.append(row)
     words = " / ".join(names[x] for x in definitions)
     header = [
@@ -415,10 +421,10 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
         f"{ref} critical LR ({words})",
         f"{primary} critical LR ({words})",
         f"{ref}'s initial attention-logit std",
-        *(f"{ref} - {primary} at LR {fmt.lr(lr)} [90% CI]" for lr in low),
+        *(f"{ref} - {primary} at LR {numbers.lr(lr)} [90% CI]" for lr in low),
     ]
     return markdown(header, rows)
 
 
 def _num(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.num(x, 2)
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else numbers.num(x, 2)
