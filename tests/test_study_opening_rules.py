@@ -1,8 +1,8 @@
 """The rules figures/report/opening.py words but does not decide (issue 48: figures/ decides
-nothing):
-the budget check's answer, whether no arm's runs failed inside the grid, the LRs C1 looks at,
-and W2's bound, each on small hand-made input with its edge cases."""
+nothing): the budget check's pairs, calls and answer, whether no arm's runs failed inside the
+grid, the LRs C1 looks at, and W2's bound, each on small hand-made input with its edge cases."""
 
+import dataclasses
 from typing import NamedTuple
 
 from sweeps.analysis import model as m
@@ -19,6 +19,52 @@ def test_the_budget_check_holds_partly_or_changes_by_the_lrs_whose_call_differs(
     # no LR run at both budgets: no call held
     assert rules.budget_held(0, 0) == rules.CALLS_CHANGE
     assert len({rules.CALLS_HOLD, rules.CALLS_PARTLY, rules.CALLS_CHANGE}) == 3
+
+
+def test_the_call_at_one_lr_is_necessary_not_necessary_or_why_not_judged():
+    assert rules.lr_call(True, True, False, False) == rules.NECESSARY
+    assert rules.lr_call(False, True, False, False) == rules.NOT_NECESSARY
+    assert rules.lr_call(False, False, True, False) == rules.BOTH_FAILED
+    assert rules.lr_call(False, False, False, True) == rules.BOTH_ARMS_FAIL
+    assert rules.lr_call(False, False, False, False) == rules.TOO_FEW_PAIRS
+
+
+def _effect(lr, necessary, judged=True):
+    return m.LrEffect(
+        n=4, mean=0.1, sd=0.1, sd_used=0.1, lower=0.0, upper=0.2, ci90=[0.0, 0.2], lower75=0.0,
+        lr=lr, judged=judged, necessary=necessary,
+    )  # fmt: skip
+
+
+def _arm(budget, recipe):
+    fields = {f.name: None for f in dataclasses.fields(m.Arm)}
+    return m.Arm(**fields | {"budget": budget, "recipe": recipe})
+
+
+def _comparison(baseline, treatment, per_lr):
+    fields = {f.name: None for f in dataclasses.fields(m.Comparison)}
+    return m.Comparison(**fields | {"baseline": baseline, "treatment": treatment, "per_lr": per_lr})
+
+
+def test_the_budget_check_pairs_the_same_recipes_at_two_budgets_and_finds_where_calls_differ():
+    from sweeps.analysis import budget_check
+
+    arms = {
+        "off": _arm(1e6, "a"), "on": _arm(1e6, "b"),
+        "off-4x": _arm(4e6, "a"), "on-4x": _arm(4e6, "b"),
+        "x": _arm(1e6, None),  # no recipe: pairs with nothing
+    }  # fmt: skip
+    small = _comparison("off", "on", [_effect(1e-2, True), _effect(1e-1, True)])
+    large = _comparison("off-4x", "on-4x", [_effect(1e-2, False), _effect(1e-1, True)])
+    across = _comparison("off", "off-4x", [_effect(1e-2, False)])  # two budgets: not a pair
+    other = _comparison("x", "on", [_effect(1e-2, False, judged=False)])
+    comparisons = {"off vs on": small, "off-4x vs on-4x": large, "off vs off-4x": across}
+    rung = m.Rung(arms, comparisons | {"x vs on": other}, {}, None)
+    (pair,) = budget_check.pairs(rung)
+    assert (pair.small, pair.large, pair.factor) == ("off vs on", "off-4x vs on-4x", 4.0)
+    assert pair.calls == {1e-2: [rules.NECESSARY, rules.NOT_NECESSARY], 1e-1: ["necessary"] * 2}
+    assert pair.differ == [1e-2] and pair.answer == rules.CALLS_PARTLY
+    assert budget_check.pairs(m.Rung(arms, {"off vs on": small}, {}, None)) == []
 
 
 def test_no_arm_failed_only_where_every_median_is_above_the_same_top():

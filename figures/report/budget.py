@@ -5,9 +5,9 @@ and `on` at 1x, `off-4x` and `on-4x` at 4x the steps). This section pairs such c
 and puts their calls side by side, LR by LR: the paired effect (baseline minus treatment,
 nats) with the two-sided 90% interval whose lower end is the one-sided 95% bound that
 decides, whether the rule calls the treatment necessary there, and whether that call is the
-same at both budgets. It reads the typed analysis alone (sweeps/analysis/model.py): two arms are
-"the same recipe" when their configs agree in everything but the LR, the seed and the step
-count (each arm's `recipe` there), so the pairing needs no naming convention.
+same at both budgets. It words the typed analysis alone: which comparisons pair, the calls
+and where they differ are the analysis's (sweeps/analysis/budget_check.py, in
+Analysis.decisions.budget).
 """
 
 from __future__ import annotations
@@ -17,75 +17,39 @@ from figures.report.tables import markdown
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
+from sweeps.study import rules
 
-Pair = tuple[m.Comparison, m.Comparison]
-
-
-def pairs(depth: m.Rung | dict) -> list[tuple]:
-    """(comparison, the same comparison at a larger budget) at one rung, smaller first; in the
-    form given: typed for a typed rung, each comparison's JSON form for a rung's JSON form (as
-    figures/report/opening.py hands it)."""
-    found = _pairs(_typed(m.Rung, depth))
-    return found if isinstance(depth, m.Rung) else [(record(a), record(b)) for a, b in found]
-
-
-def _pairs(depth: m.Rung) -> list[Pair]:
-    arms = depth.arms
-
-    def budget(c: m.Comparison) -> float | None:
-        a, b = arms[c.baseline].budget, arms[c.treatment].budget
-        return a if a == b else None  # a comparison across budgets is not one of these
-
-    def recipe(c: m.Comparison) -> tuple:
-        return arms[c.baseline].recipe, arms[c.treatment].recipe
-
-    same_budget = [c for c in depth.comparisons.values() if budget(c) is not None]
-    return [
-        (small, large)
-        for small in same_budget
-        for large in sorted(same_budget, key=budget)
-        if None not in recipe(small)
-        and recipe(large) == recipe(small)
-        and budget(large) > budget(small)
-    ]
+# the rule's call at one LR (sweeps.study.rules.lr_call's codes) as the table says it
+CALL_WORDS = {
+    rules.NECESSARY: "necessary",
+    rules.NOT_NECESSARY: "not necessary",
+    rules.BOTH_FAILED: "not judged (both failed)",
+    rules.BOTH_ARMS_FAIL: "not judged (both arms fail)",
+    rules.TOO_FEW_PAIRS: "not judged (too few pairs)",
+}
 
 
 def call(entry: m.LrEffect | dict | None) -> str:
-    """What the rule said at one LR: necessary, not necessary, or why it could not judge."""
+    """What the rule said at one LR, in words: necessary, not necessary, or why it could not
+    judge; "not run" where the comparison has no entry there."""
     if entry is None:
         return "not run"
-    entry = _typed(m.LrEffect, entry)
-    if entry.necessary:
-        return "necessary"
-    if entry.judged:
-        return "not necessary"
-    if entry.ceiling:
-        return "not judged (both failed)"
-    if entry.partial_ceiling:
-        return "not judged (both arms fail)"
-    return "not judged (too few pairs)"
+    e = entry if isinstance(entry, m.LrEffect) else read(m.LrEffect, entry)
+    return CALL_WORDS[rules.lr_call(e.necessary, e.judged, e.ceiling, e.partial_ceiling)]
 
 
-def held(small: m.Comparison | dict, large: m.Comparison | dict) -> tuple[list[float], list[float]]:
-    """(LRs both budgets ran, those where the call differs)."""
-    at = [_per_lr(_typed(m.Comparison, c)) for c in (small, large)]
-    lrs = sorted(set(at[0]) & set(at[1]))
-    return lrs, [lr for lr in lrs if call(at[0][lr]) != call(at[1][lr])]
-
-
-def summary(rung: str, depth: m.Rung | dict) -> list[str]:
-    """One line per budget pair, for the answer's opening and the terminal (rung: how the
-    rung reads, 'depth 4')."""
-    depth = _typed(m.Rung, depth)
-    lines = []
-    for small, large in _pairs(depth):
-        lrs, differ = held(small, large)
-        factor = depth.arms[large.baseline].budget / depth.arms[small.baseline].budget
-        where = f"; they differ at {numbers.lrs(differ)}" if differ else ""
+def summary(a: m.Analysis, rung: str) -> list[str]:
+    """One line per budget pair at a rung (the analysis's decisions), for the answer's opening
+    and the terminal."""
+    depth, lines = a.depths[rung], []
+    for p in a.decisions.budget.get(rung, []):
+        small, large = depth.comparisons[p.small], depth.comparisons[p.large]
+        where = f"; they differ at {numbers.lrs(p.differ)}" if p.differ else ""
         lines.append(
-            f"  {rung}: with {factor:.3g}x the tokens ({large.baseline} vs "
-            f"{large.treatment}) the calls of {small.baseline} vs {small.treatment} "
-            f"hold at {len(lrs) - len(differ)} of {len(lrs)} LRs{where}"
+            f"  {ladder.of_analysis(a).label(rung)}: with {p.factor:.3g}x the tokens "
+            f"({large.baseline} vs {large.treatment}) the calls of {small.baseline} vs "
+            f"{small.treatment} hold at {len(p.calls) - len(p.differ)} of {len(p.calls)} "
+            f"LRs{where}"
         )
     return lines
 
@@ -94,10 +58,9 @@ def section(result: m.Analysis | dict) -> str:
     """The markdown section, or "" when no comparison was run at two budgets."""
     a = present.typed(result)
     blocks = []
-    for name in sorted(a.depths, key=int):
-        depth = a.depths[name]
-        for small, large in _pairs(depth):
-            blocks.append(_pair(ladder.of_analysis(a).cap(name), depth, small, large))
+    for name in sorted(a.decisions.budget, key=int):
+        for p in a.decisions.budget[name]:
+            blocks.append(_pair(ladder.of_analysis(a).cap(name), a.depths[name], p))
     if not blocks:
         return ""
     return "\n".join(
@@ -118,40 +81,30 @@ def section(result: m.Analysis | dict) -> str:
     )
 
 
-def _typed(cls, x):
-    """x as the typed record cls: as given, or read from its JSON form."""
-    return x if isinstance(x, cls) else read(cls, x)
-
-
-def _per_lr(c: m.Comparison) -> dict[float, m.LrEffect]:
-    return {e.lr: e for e in c.per_lr}
-
-
-def _pair(where: str, depth: m.Rung, small: m.Comparison, large: m.Comparison) -> str:
+def _pair(where: str, depth: m.Rung, p: m.BudgetPair) -> str:
+    small, large = depth.comparisons[p.small], depth.comparisons[p.large]
     tokens = [depth.arms[c.baseline].budget for c in (small, large)]
     sizes = [_budget(depth, t) for t in tokens]
     short = [f"{t / tokens[0]:.3g}x" for t in tokens]  # the column labels: 1x, 4x
-    at = [_per_lr(c) for c in (small, large)]
-    lrs, differ = held(small, large)
-    rows = []
-    for lr in lrs:
-        calls = [call(a.get(lr)) for a in at]
-        rows.append(
-            [
-                numbers.lr(lr),
-                *(f"{_effect(a[lr])}: {c}" for a, c in zip(at, calls)),
-                "yes" if calls[0] == calls[1] else "**no**",
-            ]
-        )
+    at = [{e.lr: e for e in c.per_lr} for c in (small, large)]
+    rows = [
+        [
+            numbers.lr(lr),
+            *(f"{_effect(a[lr])}: {CALL_WORDS[c]}" for a, c in zip(at, calls)),
+            "**no**" if lr in p.differ else "yes",
+        ]
+        for lr, calls in sorted(p.calls.items())  # JSON keeps the keys as sorted strings
+    ]
+    held = len(p.calls) - len(p.differ)
     title = (
         f"{where}: `{small.baseline} vs {small.treatment}` at {short[0]} "
         f"({sizes[0]}) against `{large.baseline} vs {large.treatment}` at {short[1]} "
-        f"({sizes[1]}): the calls hold at {len(lrs) - len(differ)} of {len(lrs)} LRs."
+        f"({sizes[1]}): the calls hold at {held} of {len(p.calls)} LRs."
     )
-    outcomes = _outcomes(depth, small, large, lrs, short)
+    outcomes = _outcomes(depth, small, large, sorted(p.calls), short)
     thresholds = (
-        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(record(small))}; at "
-        f"{short[1]}: {numbers.threshold_with_interval(record(large))}."
+        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(record(small))}; "
+        f"at {short[1]}: {numbers.threshold_with_interval(record(large))}."
     )
     table = markdown(["LR", *(f"{s}: effect [90% CI]: call" for s in short), "holds"], rows)
     return "\n".join([title, "", table, "", thresholds, "", outcomes, ""])

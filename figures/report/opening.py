@@ -308,23 +308,23 @@ HELD = {rules.CALLS_HOLD: "Yes", rules.CALLS_PARTLY: "Partly", rules.CALLS_CHANG
 
 
 def _budget(a: m.Analysis) -> Block | None:
-    """A budget check: do the calls hold with more tokens?"""
+    """A budget check: do the calls hold with more tokens? (the analysis's budget pairs)"""
     items: list[Item] = []
-    for name in sorted(a.depths, key=int):
-        d = record(a.depths[name])  # budget.py reads the rung's JSON form
-        lines = budget.summary(ladder.of_analysis(a).label(name), d)
-        for (small, large), line in zip(budget.pairs(d), lines):
-            lrs, differ = budget.held(small, large)
-            answer = HELD[rules.budget_held(len(lrs), len(differ))]
-            at = [numbers.threshold_with_interval(c) for c in (small, large)]
+    for name in sorted(a.decisions.budget, key=int):
+        comparisons = a.depths[name].comparisons
+        lines = budget.summary(a, name)
+        for p, line in zip(a.decisions.budget[name], lines):
+            at = [
+                numbers.threshold_with_interval(record(comparisons[k])) for k in (p.small, p.large)
+            ]
             where = (
                 f"{at[0]} at both budgets"
                 if at[0] == at[1]
                 else f"{at[0]} at the smaller budget, {at[1]} at the larger"
             )
             items.append(
-                f"{answer}: {line.strip()}. Necessity threshold: {where} (Budget check, under "
-                "Tables)."
+                f"{HELD[p.answer]}: {line.strip()}. Necessity threshold: {where} (Budget check, "
+                "under Tables)."
             )
     return ("Do the calls hold with more tokens?", items) if items else None
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sweeps.analysis import caveats, early_warning, run_table, token_check, trends
+from sweeps.analysis import budget_check, caveats, early_warning, run_table, token_check, trends
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import SCHEMA, from_json, to_json
 from sweeps.analysis.results import SweepResults
@@ -215,7 +215,11 @@ def decisions(
     study = study_of(settings)
     ref, primary = study.reference, study.primary
     qk_norm = dict(zip(runs.arm, runs.qk_norm)) if "qk_norm" in runs else {}
-    out: dict = {"C1": {}, "interventions": {}, "rules": {}}
+    out: dict = {"C1": {}, "interventions": {}, "rules": {}, "budget": {}}
+    for name, depth in depths.items():  # every rung: a budget pair needs neither ref nor primary
+        found = budget_check.pairs(depth)
+        if found:
+            out["budget"][name] = found
     for name, depth in depths.items():
         c = cells[int(name)]
         if not (c.has(ref) and c.has(primary)):

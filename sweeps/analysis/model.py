@@ -482,13 +482,31 @@ class Auc:
 
 
 @dataclass(frozen=True)
+class BudgetPair:
+    """One comparison run at two token budgets at a rung (sweeps/analysis/budget_check.py): the
+    comparison's key at the smaller budget and at the larger, the larger budget as a multiple
+    of the smaller, the rule's call at each LR both ran (sweeps.study.rules.lr_call's codes,
+    smaller budget first), the LRs where the two calls differ, and the answer
+    (sweeps.study.rules.budget_held: the calls hold, partly hold, or change)."""
+
+    small: str
+    large: str
+    factor: float
+    calls: dict[float, list[str]]
+    differ: list[float]
+    answer: str
+
+
+@dataclass(frozen=True)
 class Decisions:
     """What sweeps/study decides beyond the registry's per-rung records, per rung: C1, I1-I4 per
-    intervention arm, and the practitioner's rule."""
+    intervention arm, the practitioner's rule, and the budget check's pairs (a rung without a
+    comparison at two budgets has none)."""
 
     C1: dict[str, AltDecision]
     interventions: dict[str, dict[str, dict[str, AltDecision]]]
     rules: dict[str, Rule]
+    budget: dict[str, list[BudgetPair]] = field(default_factory=dict)  # none in schema 4
 
 
 # -- what may keep the runs from answering (worded by figures/words/caveats.py) ---

@@ -353,6 +353,21 @@ def common_top(medians: Iterable[GridValue | None]) -> float | None:
 
 # The budget check: does a comparison's per-LR call hold at a larger token budget?
 CALLS_HOLD, CALLS_PARTLY, CALLS_CHANGE = "hold", "partly", "change"
+# what the necessity rule said at one LR, as the budget check compares the two budgets' calls
+NECESSARY, NOT_NECESSARY = "necessary", "not necessary"
+BOTH_FAILED, BOTH_ARMS_FAIL, TOO_FEW_PAIRS = "both failed", "both arms fail", "too few pairs"
+
+
+def lr_call(necessary: bool, judged: bool, ceiling: bool, partial_ceiling: bool) -> str:
+    """The rule's call at one LR as a code: necessary, not necessary, or why it was not judged
+    (every run of both arms failed; too few pairs without a failure; too few pairs)."""
+    if necessary:
+        return NECESSARY
+    if judged:
+        return NOT_NECESSARY
+    if ceiling:
+        return BOTH_FAILED
+    return BOTH_ARMS_FAIL if partial_ceiling else TOO_FEW_PAIRS
 
 
 def budget_held(lrs: int, differ: int) -> str:
@@ -639,6 +654,7 @@ __all__ = [
     "median_grid",
     "common_top",
     "budget_held",
+    "lr_call",
     "best_mean_loss",
     "BaselineCheck",
     "baseline_check",
