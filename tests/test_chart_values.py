@@ -489,3 +489,23 @@ def test_legends_have_titles(multi):
     ):
         legends = _legend_titles(charts.spec_of(chart), [])
         assert legends and all(title for _, title in legends), legends
+
+
+def test_an_lr_not_judged_is_marked_with_the_rules_own_reason():
+    """docs/interventions has LRs where every run of both arms failed and LRs with a partial
+    ceiling (both arms fail, too few pairs without a failure): the paired chart's grey x says
+    which, in the rule's terms (sweeps.study.rules.lr_call), never a count of its own."""
+    from pathlib import Path
+
+    from figures.charts.paired import NOT_JUDGED, _skipped_rows
+    from sweeps.analysis.adapter import from_json
+    from sweeps.study import rules
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    a = from_json(json.loads((docs / "interventions" / "analysis.json").read_text()))
+    rows = _skipped_rows(a)
+    said = {r["why"] for r in rows}
+    assert said == {NOT_JUDGED[rules.BOTH_FAILED], NOT_JUDGED[rules.BOTH_ARMS_FAIL]}
+    unjudged = [e for d in a.depths.values() for c in d.comparisons.values() for e in c.per_lr]
+    assert len(rows) == sum(not e.judged for e in unjudged)
+    assert "fewer than 3 pairs without a failure" in NOT_JUDGED[rules.BOTH_ARMS_FAIL]

@@ -26,7 +26,9 @@ from figures.charts.style import (
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
+from sweeps.study import rules
 from sweeps.study.rules import Comparison, harms
+from sweeps.study.stats import MIN_PAIRS
 
 PANEL_WIDTH = 190  # each comparison's panel: three side by side fit a laptop screen
 VERDICTS = {  # glyph per verdict at an LR: shape, fill
@@ -163,20 +165,25 @@ def _panel(key: str, n: int, rung: ladder.Ladder) -> str:
     return f"{key}, {rung_label(rung, n)}"
 
 
+# why the rule did not judge an LR (its codes), as the chart's tooltip says it
+NOT_JUDGED = {
+    rules.BOTH_FAILED: "every run of both arms failed",
+    rules.BOTH_ARMS_FAIL: f"both arms fail: fewer than {MIN_PAIRS} pairs without a failure",
+    rules.TOO_FEW_PAIRS: f"fewer than {MIN_PAIRS} paired seeds",
+}
+
+
 def _skipped_rows(analysis: m.Analysis) -> list[dict]:
     """The LRs of a comparison the analysis did not judge, marked on zero with the reason:
-    every run of both arms failed (ceiling), fewer than two paired seeds, or set aside."""
+    the rule's reason (sweeps.study.rules.lr_call: every run of both arms failed, too few pairs
+    without a failure, or too few pairs), in the words of NOT_JUDGED."""
     rows, rung = [], ladder.of_analysis(analysis)
     for depth, d in analysis.depths.items():
         for key, c in d.comparisons.items():
             for e in c.per_lr:
                 if e.judged:  # drawn by _paired_entries
                     continue
-                why = (
-                    "every run of both arms failed"
-                    if e.ceiling
-                    else ("fewer than two paired seeds" if e.n < 2 else "not judged")
-                )
+                why = NOT_JUDGED[rules.lr_call(e.necessary, e.judged, e.ceiling, e.partial_ceiling)]
                 rows.append(
                     {
                         "kind": "skipped",

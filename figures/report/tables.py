@@ -24,6 +24,7 @@ from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.core.norms import qk_norm
+from sweeps.study import ladders
 from sweeps.study.rules import Comparison, left_out_lrs
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
@@ -390,7 +391,7 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
     ref, primary = s.reference, s.primary
     names = present.failures_of(analysis)
     definitions = [x for x in s.failure_definitions or [present.STUCK] if x in names]
-    low = sorted(s.base_lrs or [])[:2]
+    low = ladders.gap_lrs(s.base_lrs)
     key = Comparison(ref, primary).key
     rows = []
     for d in _depths(analysis):

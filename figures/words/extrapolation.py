@@ -18,7 +18,7 @@ from figures import ladder, present
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read
-from sweeps.study import hypotheses
+from sweeps.study import hypotheses, ladders
 from sweeps.study.rules import FAILURE_DEFINITIONS
 
 Line = m.Prediction | m.CriticalLine  # a line read at the core width
@@ -137,7 +137,7 @@ def gap_line(result: m.Analysis | dict) -> str | None:
     if any(c is None for c in ends):
         return None
     parts = []
-    for lr in sorted(s.base_lrs or [])[:2]:
+    for lr in ladders.gap_lrs(s.base_lrs):
         a, b = ({e.lr: e for e in c.per_lr}.get(lr) for c in ends)
         if not (a and b and a.mean and b.mean is not None and a.mean > 0):
             return None

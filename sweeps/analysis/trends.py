@@ -183,7 +183,7 @@ def _gaps(
     the slope per doubling with its 90% interval and the line's reading, in nats."""
     out = []
     judged = {w: c for w, c in cells.items() if w in seeds}
-    for lr in sorted(settings.get("base_lrs") or [])[:2]:
+    for lr in ladders.gap_lrs(settings.get("base_lrs")):
         line = ladders.gap_line(judged, study.reference, study.primary, lr)
         if line is None:
             continue

@@ -25,7 +25,7 @@ midpoints at different LRs, and comparing those would report the grids' differen
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -239,6 +239,14 @@ def critical_lr_line(per_size: dict[int, list[GridValue]]) -> tuple[Line | None,
             y.append(math.log10(v.value))
             censored += not v.inside
     return line_fit(x, y), censored
+
+
+GAP_LRS = 2  # the low-LR gap is read at the grid's this many lowest LRs (section 11)
+
+
+def gap_lrs(base_lrs: Iterable[float] | None) -> list[float]:
+    """The LRs the low-LR gap is read at: the GAP_LRS lowest of the grid, lowest first."""
+    return sorted(base_lrs or [])[:GAP_LRS]
 
 
 def gap_line(cells: dict[int, Cells], reference: str, primary: str, lr: float) -> Line | None:
