@@ -52,7 +52,7 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
     from collections import Counter
 
     from figures.report.assemble import answer_lines, make_report
-    from figures.words.view import read_view
+    from figures.words.view import read_analysis, say
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir
 
@@ -75,17 +75,17 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
         from_report=Path(from_report) if from_report else None,
         add_runs=add_runs,
     )
-    analysis = read_view(report.parent)  # worded again for the terminal (figures/words/view.py)
-    for warning in analysis.get("budget_warnings") or []:
+    said = say(read_analysis(report.parent))  # worded again for the terminal
+    for warning in said.budget_warnings:
         click.echo(f"budget warning: {warning}", err=True)
-    for warning in analysis.get("refinement_warnings") or []:
+    for warning in said.refinement_warnings:
         click.echo(f"refinement warning: {warning}", err=True)
-    for line in answer_lines(analysis):
+    for line in answer_lines(said):
         click.echo(line)
-    left_out = Counter(p["status"] for p in analysis.get("problems") or [])
+    left_out = Counter(p.status for p in said.analysis.problems)
     if left_out:  # the report names each; the terminal says they exist
-        said = ", ".join(f"{n} {status}" for status, n in sorted(left_out.items()))
-        click.echo(f"left out of every statistic: {said} (named in the report)", err=True)
+        named = ", ".join(f"{n} {status}" for status, n in sorted(left_out.items()))
+        click.echo(f"left out of every statistic: {named} (named in the report)", err=True)
     click.echo(f"report: {report}")
     if from_report:
         return

@@ -8,7 +8,8 @@ from figures.report import assemble as report
 from figures.report import opening
 from figures.words import verdicts
 from figures.words.hypotheses import WORDING, Words
-from figures.words.view import words
+from figures.words.said import Worded
+from figures.words.view import say
 from sweeps import analysis as typed
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.study import hypotheses
@@ -47,16 +48,14 @@ def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monke
         m.setitem(HYPOTHESES, "T1", Hypothesis("T1", 5, threshold_inside))
         m.setitem(WORDING, "T1", TOY)
         typed_result = typed.analyze(results, load_curves(results.runs))
-        result = words(typed_result)
-        v = result["verdicts"]["T1"]
-        assert v["verdict"] == SUPPORTED
-        assert v["claim"] == "The grid places the necessity threshold at every depth."
-        assert v["per_depth"] == {
-            d: {"verdict": SUPPORTED, "reason": "the grid places it"} for d in ("2", "4")
-        }
+        result = say(typed_result)
+        v = result.verdicts["T1"]
+        assert v.verdict == SUPPORTED
+        assert v.claim == "The grid places the necessity threshold at every depth."
+        assert v.per_depth == {d: Worded(SUPPORTED, "the grid places it") for d in ("2", "4")}
         placed = "supported (the grid places it)"
-        assert v["reason"] == f"depth 2: {placed}; depth 4: {placed}"
-        assert list(result["verdicts"])[-1] == "T1"  # after the registered ones, in their order
+        assert v.reason == f"depth 2: {placed}; depth 4: {placed}"
+        assert list(result.verdicts)[-1] == "T1"  # after the registered ones, in their order
         said = "\n".join(opening.markdown(result))
         assert "T1 supported. Does the grid place the necessity threshold?" in said
         assert "### T1: The grid places the necessity threshold at every depth." in (

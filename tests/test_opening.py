@@ -33,7 +33,7 @@ def analysed(root):
 def only(cls, **given):
     """A typed record (sweeps/analysis/model.py) with the given fields and None elsewhere: what
     a test of one reader needs, without a whole analysis."""
-    return cls(**{f.name: None for f in fields(cls) if not f.metadata.get("local")} | given)
+    return cls(**{f.name: None for f in fields(cls)} | given)
 
 
 def opening_of(report_text: str) -> str:
@@ -303,7 +303,6 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     from figures.report import tables
     from figures.words.practitioner import rule_parts
     from sweeps.analysis import model as m
-    from sweeps.analysis.adapter import record
     from sweeps.study.rules import Rule
 
     without = m.GridPoint(0.0204, "", [0.0178, 0.0316], True)
@@ -326,9 +325,9 @@ def test_a_fragile_threshold_says_where_it_moves_without_each_run():
     other = m.Influence("on-s3", 0.0316, m.GridPoint(math.nan, "none", None, False))
     said = rule_parts(depth, replace(c, influence=[influence[0], other]), s, rule)["fragile"]
     assert "to ~0.0204 in (0.0178, 0.0316] or none in the grid" in said
-    c = record(c)  # the thresholds table reads the comparison's JSON form
-    result = {"depths": {"8": {"comparisons": {"off vs on": c}}}, "settings": {}}
-    table = tables.thresholds(result)
+    ladder_axis = only(m.Settings, ladder=m.LadderAxis("n_layer", "depth"))
+    rung = only(m.Rung, comparisons={"off vs on": c})
+    table = tables.thresholds(only(m.Analysis, depths={"8": rung}, settings=ladder_axis))
     assert "`off-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
     assert "`on-s3` (without it: ~0.0204 in (0.0178, 0.0316])" in table
 

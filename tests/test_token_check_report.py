@@ -173,7 +173,7 @@ def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
     """sweeps.analysis.analyze of a check sweep: the Analysis it returns holds the check, typed
     and decided (nothing is added to it afterwards); figures/ writes it as analysis.json's
     "token_check" unchanged. Without the sweep's folder the ladder is not found (a code)."""
-    from figures.words.view import words as worded
+    from figures.words.view import as_json, say
     from sweeps.analysis import analyze
     from sweeps.analysis.results import load_curves, load_results
     from tests.figures_fakes import study_outcome, write_study
@@ -187,7 +187,7 @@ def test_analyze_returns_a_check_sweeps_analysis_with_its_token_check(tmp_path):
     assert isinstance(found, m.TokenCheck) and isinstance(found.check, m.CheckSide)
     assert (found.verdict, found.why) == (SUPPORTED, "survives")
     assert (found.check.depth, found.reference.depth, found.same_depth.depth) == (8, 4, 8)
-    assert worded(analysis)["token_check"] == to_json(analysis)["token_check"]
+    assert as_json(say(analysis))["token_check"] == to_json(analysis)["token_check"]
     assert from_json(to_json(analysis)).token_check == found  # analysis.json reads back
     alone = analyze(results, curves).token_check
     assert (alone.verdict, alone.why, alone.reference) == (INCONCLUSIVE, NO_LADDER, None)

@@ -30,7 +30,7 @@ from figures.report import (
     what_ran,
 )
 from figures.words import extrapolation, numbers
-from figures.words.view import words
+from figures.words.view import Said, say
 from sweeps.analysis import analyze
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import from_json, record, to_json
@@ -83,7 +83,7 @@ def make_report(
     write_atomic(out_dir / "analysis.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
     a = from_json(written)  # as analysis.json holds it: NaN and Inf as None
-    result = words(a)  # the worded view, for the sections that still read the dict
+    said = say(a)  # the words: verdicts, rules, interventions, warnings
     sections = [what_ran.header(results, a)]
     if not a.depths:
         sections += [
@@ -104,13 +104,13 @@ def make_report(
             if chart is not None:
                 charts.save(chart, out_dir, name, formats)
         sections += [
-            _answer(results, a, result, figures, formats),
-            rejudged.section(source["previous"] if source else None, result, source),
+            _answer(results, said, figures, formats),
+            rejudged.section(source["previous"] if source else None, said, source),
             what_ran.setup(results, a),
             what_ran.runs(a),
-            _verdicts(result),  # words only (verdicts, rules): the dict's
+            _verdicts(said),
             _figure_section(figures, formats, out_dir),
-            _tables(a, result, curves),
+            _tables(a, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets
         sections += filter(None, [interventions.section(a), budget.section(a)])
@@ -273,16 +273,16 @@ EFFECTIVE_LOSS_RULE_OFF = (
 )
 
 
-def answer_lines(view: dict) -> list[str]:
-    """The answer as the terminal prints it: the report's opening (figures/report/opening.py)."""
+def answer_lines(view: Said | dict) -> list[str]:
+    """The answer as the terminal prints it: the report's opening (figures/report/opening.py;
+    view: the analysis in words, or figures.words.view.as_json's dict of it)."""
     return opening.terminal(view)
 
 
-def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, formats) -> str:
-    """The opening: what the sweep says, on what data and budget, and the headline figures.
-    a: result typed; result, the dict, for the opening (figures/report/opening.py reads its
-    verdicts)
-    and the warnings, words the typed analysis does not hold."""
+def _answer(results: SweepResults, said: Said, figures: dict, formats) -> str:
+    """The opening: what the sweep says, on what data and budget, and the headline figures
+    (said: the analysis in words, figures/words/view.py)."""
+    a = said.analysis
     s = a.settings
     runs = results.runs
     corpus = ", ".join(sorted(map(str, runs.corpus.dropna().unique()))) if "corpus" in runs else "?"
@@ -292,18 +292,16 @@ def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, f
         else "?"
     )
     seeds = ", ".join(str(int(x)) for x in sorted(runs.seed.dropna().unique()))
-    lines = ["## The answer", "", *opening.markdown(result)]
+    lines = ["## The answer", "", *opening.markdown(said)]
     lines += [
         f"These runs: corpus {corpus} (tokenizer {tokenizer}), {what_ran.budgets(a)}, seeds "
         f"{seeds}; {len(a.runs)} runs, primary comparison {s.reference} vs "
         f"{s.primary}, minimum effect {s.min_effect:g} nats.",
         "",
     ]
-    for warning in (
-        result.get("budget_warnings") or []
-    ):  # words (figures/words/caveats.py): the dict's
+    for warning in said.budget_warnings:  # figures/words/caveats.py
         lines += [f"**Budget warning:** {warning}.", ""]
-    for warning in result.get("refinement_warnings") or []:
+    for warning in said.refinement_warnings:
         lines += [f"**Refinement warning:** {warning}.", ""]
     lines += [
         (EFFECTIVE_LOSS_RULE_OFF if present.rule_off_of(a) else EFFECTIVE_LOSS)
@@ -357,9 +355,9 @@ def _answer(results: SweepResults, a: m.Analysis, result: dict, figures: dict, f
     return "\n".join(lines)
 
 
-def _verdicts(result: dict) -> str:
-    """The verdicts and the practitioner's rules: words (figures/words/verdicts.py, practitioner.py)
-    that analysis.json holds and the typed analysis does not, read from the dict."""
+def _verdicts(said: Said) -> str:
+    """The verdicts and the practitioner's rules, in words (figures/words/verdicts.py,
+    practitioner.py)."""
     lines = [
         "## Verdicts",
         "",
@@ -367,22 +365,19 @@ def _verdicts(result: dict) -> str:
         "(section 5); each with its reason and the numbers behind it.",
         "",
     ]
-    for name in (h for h in HYPOTHESES if h in result["verdicts"]):  # the registry's order
-        v = result["verdicts"][name]
+    for name in (h for h in HYPOTHESES if h in said.verdicts):  # the registry's order
+        v = said.verdicts[name]
         lines += [
-            f"### {name}: {v['claim']}",
+            f"### {name}: {v.claim}",
             "",
-            f"**Verdict: {v['verdict']}.** {v['reason']}",
+            f"**Verdict: {v.verdict}.** {v.reason}",
             "",
-            f"*Test:* {v['test']}",
+            f"*Test:* {v.test}",
             "",
         ]
-        lines += [f"- {e}" for e in v["evidence"]] + [""]
+        lines += [f"- {e}" for e in v.evidence] + [""]
     lines += ["### The practitioner's rule", ""]
-    lines += [
-        f"- {rule['text']}"
-        for _, rule in sorted(result["rules"].items(), key=lambda kv: int(kv[0]))
-    ] or ["- n/a"]
+    lines += [f"- {said.rules[k]}" for k in sorted(said.rules, key=int)] or ["- n/a"]
     return "\n".join(lines + [""])
 
 
@@ -429,9 +424,7 @@ def _figure_section(figures: dict, formats, out_dir: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
-    # the tables and the words read the typed analysis; result (the dict) goes to
-    # tables.thresholds, which still reads it
+def _tables(analysis: m.Analysis, curves: pd.DataFrame) -> str:
     s, rung = analysis.settings, ladder.of_analysis(analysis)
     lines = [
         "## Tables",
@@ -501,7 +494,7 @@ def _tables(analysis: m.Analysis, result: dict, curves: pd.DataFrame) -> str:
         "first from which it stays necessary; '~x in (a, b]' where the effect is continuous "
         "across it (interpolated), '(a, b]' where a run changes failure class between a and b.",
         "",
-        tables.thresholds(result),
+        tables.thresholds(analysis),
         f"### Steps to the target loss {numbers.num(s.target_loss, 2)} nats / to the bigram "
         "baseline",
         "",

@@ -64,7 +64,7 @@ def verdicts(result: m.Analysis | dict) -> str:
         for arm in sorted(per_arm, key=arms.index):
             judged = per_arm[arm]
             lines.append(f"- {rung.label(depth)}, `{arm}`:")
-            lines += [f"  - {h} **{v['verdict']}**: {v['reason']}" for h, v in judged.items()]
+            lines += [f"  - {h} **{v.verdict}**: {v.reason}" for h, v in judged.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -8,17 +8,12 @@ necessary against no QK-norm at each rung (depth or width, figures/ladder.py); l
 verdict with what it means and the interval that decided it. Short sentences, one point each. It
 words the analysis and decides nothing: every number comes from there.
 
-Its entry points (`blocks`, `terminal`, `markdown`) take analysis.json's dict, as
-figures/report/assemble.py
-and figures/cli.py hand it; each reads it back once as the typed Analysis
-(sweeps/analysis/model.py, present.typed) and reads that by attribute. The dict is read only for
-the words figures/ adds to it, which the typed Analysis does not hold (adapter.WORDED):
-"verdicts" (figures/words/verdicts.py) and "interventions"
-(figures/words/intervention_verdicts.py), passed
-on explicitly. The shared formatters (figures/words/numbers.py, budget.py, practitioner.rule_parts,
-token_check.lines, extrapolation.py, present.crit_interval) still read a record's JSON form
-(sweeps.analysis.adapter.record), as figures/report/tables.py and figures/words/verdicts.py hand it
-them.
+Its entry points (`blocks`, `terminal`, `markdown`) take the analysis in words (a `Said`,
+figures/words/view.py: the typed Analysis with its verdicts and the interventions' verdicts in
+words), as figures/report/assemble.py and figures/cli.py hand it, or as_json's dict of one,
+read back and worded again. The shared formatters (figures/words/numbers.py, budget.py,
+practitioner.rule_parts, token_check.lines, extrapolation.py, present.crit_interval) still
+read a record's JSON form (sweeps.analysis.adapter.record).
 """
 
 from __future__ import annotations
@@ -29,7 +24,9 @@ from figures.words import numbers, token_check
 from figures.words.extrapolation import extrapolation_head, extrapolation_lines
 from figures.words.hypotheses import UNREGISTERED, WORDING
 from figures.words.practitioner import rule_parts
+from figures.words.said import Verdict
 from figures.words.verdicts import h2a_call, share_text
+from figures.words.view import Said, say
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study import alternatives, hypotheses, ladders, rules
@@ -43,15 +40,15 @@ Item = str | tuple[str, list[str]]
 Block = tuple[str, list[Item]]  # a title and its bullets
 
 
-def blocks(view: dict) -> list[Block]:
-    """The opening, question by question (none before any run finished). view: figures/
-    analysis.py's worded view, read back typed once; its words (verdicts, interventions: not in
-    the typed Analysis) are read from it and passed on."""
-    if not view.get("depths"):
+def blocks(view: Said | dict) -> list[Block]:
+    """The opening, question by question (none before any run finished). view: the analysis in
+    words (figures/words/view.py), or as_json's dict of one, read back and worded again."""
+    said = view if isinstance(view, Said) else say(present.typed(view))
+    a = said.analysis
+    if not a.depths:
         return []
-    a = present.typed(view)
-    verdicts = view.get("verdicts") or {}  # figures/words/verdicts.py's words (adapter.WORDED)
-    judged = view.get("interventions") or {}  # figures/words/intervention_verdicts.py's (WORDED)
+    verdicts = said.verdicts  # figures/words/verdicts.py's
+    judged = said.interventions  # figures/words/intervention_verdicts.py's
     found = [
         _toy(a),
         _interventions(a, judged),
@@ -65,7 +62,7 @@ def blocks(view: dict) -> list[Block]:
     return [b for b in found if b and b[1]]
 
 
-def terminal(view: dict) -> list[str]:
+def terminal(view: Said | dict) -> list[str]:
     """The opening as the terminal prints it: titles, then indented bullets."""
     lines = []
     for title, items in blocks(view):
@@ -76,7 +73,7 @@ def terminal(view: dict) -> list[str]:
     return lines
 
 
-def markdown(view: dict) -> list[str]:
+def markdown(view: Said | dict) -> list[str]:
     """The opening as report.md shows it: bold titles, then bullet lists."""
     lines = []
     for title, items in blocks(view):
@@ -136,8 +133,8 @@ def _intervention_arms(a: m.Analysis) -> list[str]:
 def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     """QK-norm against each cheaper fix (I1-I4): per question the arms it holds for and not,
     then each arm's reason with the interval that decided it (one depth), or where to find
-    them (several). judged: analysis.json's "interventions", {rung: {arm: {"I1": {"verdict",
-    "reason"}}}} (figures/words/intervention_verdicts.py's words, not in the typed Analysis)."""
+    them (several). judged: {rung: {arm: {"I1": its verdict and reason}}}
+    (figures/words/intervention_verdicts.py's words)."""
     if not judged:
         return None
     s = a.settings
@@ -161,9 +158,7 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
             arms = _arms_with(calls, verdict, depths, rung)
             if arms:
                 said.append(f"{ANSWER[verdict].lower()}: {arms}")
-        subs = (
-            [f"{arm}: {v['reason']}" for (arm, _), v in calls.items()] if len(depths) == 1 else []
-        )
+        subs = [f"{arm}: {v.reason}" for (arm, _), v in calls.items()] if len(depths) == 1 else []
         answer = "; ".join(said)
         items.append((f"{question} {answer[0].upper()}{answer[1:]}.", subs))
     if len(depths) > 1:
@@ -180,10 +175,10 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
 
 def _arms_with(calls: dict, verdict: str, depths: list[str], rung: ladder.Ladder) -> str:
     """The arms with this verdict, each naming its rungs unless it has it at every rung
-    (calls: the worded verdicts of analysis.json's "interventions")."""
+    (calls: the interventions' verdicts in words)."""
     by_arm: dict[str, list[str]] = {}
     for (arm, d), v in calls.items():
-        if v["verdict"] == verdict:
+        if v.verdict == verdict:
             by_arm.setdefault(arm, []).append(d)
     every = len(depths)
     return ", ".join(
@@ -217,7 +212,9 @@ def _control(a: m.Analysis) -> Block | None:
     )
 
 
-def _c1_says(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung | None = None) -> str:
+def _c1_says(
+    a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung | None = None
+) -> str:
     """C1 at one rung in words, with the largest gap of the control to the primary arm
     (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
     s = a.settings
@@ -261,19 +258,19 @@ def _c1_rows(depth: m.Rung, s: m.Settings) -> list[tuple[float, m.LrEffect, m.Lr
     return [(c.lr, p, c) for p, c in looked]
 
 
-def _trend(a: m.Analysis, verdicts: dict) -> Block | None:
+def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     """A ladder (several rungs): the trend it was built to ask. With depth: does the
     necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
     rule's multiple of the best LR carry (W2), and what the line says at the core width,
-    marked as the extrapolation it is. verdicts: analysis.json's "verdicts" (words)."""
+    marked as the extrapolation it is. verdicts: the verdicts in words."""
     rung = ladder.of_analysis(a)
     depths = [n for n, d in a.depths.items() if hypotheses.primary(a, d) is not None]
     if len(depths) < 2:
         return None
     items: list[Item] = []
     for name in rung.trends:
-        v = verdicts.get(name) or {}
-        answer = ANSWER.get(v.get("verdict"), "Not decided")
+        v = verdicts.get(name)
+        answer = ANSWER.get(v.verdict, "Not decided") if v else "Not decided"
         asked = question(name, a.settings.reference)
         text = f"{answer}: {_trend_says(a, verdicts, name)}."
         items.append(text if len(rung.trends) == 1 else f"{asked} ({name}) {text}")
@@ -330,7 +327,7 @@ def _budget(a: m.Analysis) -> Block | None:
 
 
 # -- QK-norm against no QK-norm ------------------------------------------------------------------
-def _off_on(a: m.Analysis, verdicts: dict) -> Block | None:
+def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     """Where QK-norm is necessary, per rung: at one rung each point its own bullet (the
     threshold in absolute LRs and in multiples of the best LR without QK-norm, the effect at
     that best LR, where each arm's runs start to fail, the low-LR effect apart, the runs the
@@ -441,10 +438,9 @@ def question(name: str, ref: str) -> str:
     return WORDING[name].question.format(ref=ref)
 
 
-def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
+def _verdicts(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
-    at several rungs one sub-bullet per rung. verdicts: analysis.json's "verdicts"
-    (figures/words/verdicts.py's words: {hypothesis: {"verdict", "reason", "per_depth"}})."""
+    at several rungs one sub-bullet per rung (verdicts: figures/words/verdicts.py's)."""
     if not verdicts:
         return None
     s, rung = a.settings, ladder.of_analysis(a)
@@ -460,22 +456,22 @@ def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
         if h not in verdicts:
             continue
         v = verdicts[h]
-        answer = ANSWER[v["verdict"]]
-        head = f"{h} {v['verdict']}. {question(h, s.reference)}"
+        answer = ANSWER[v.verdict]
+        head = f"{h} {v.verdict}. {question(h, s.reference)}"
         if h == "C1":
             names = sorted(a.decisions.C1, key=int)
         else:
-            names = sorted(v.get("per_depth") or {}, key=int)
+            names = sorted(v.per_depth, key=int)
         if not s.preregistered:
             why = [UNREGISTERED]
         elif h == "C1" and not s.start_control:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
         elif h in rung.trends or not names:
-            why = [_trend_says(a, verdicts, h) if h in rung.trends else v["reason"]]
+            why = [_trend_says(a, verdicts, h) if h in rung.trends else v.reason]
         elif h in says:
             why = [says[h](a, verdicts, name, a.depths[name]) for name in names]
         else:  # no numbers of its own to say: each rung's reason
-            why = [v["per_depth"][name]["reason"] for name in names]
+            why = [v.per_depth[name].reason for name in names]
         if above.get(h) and s.preregistered:
             items.append(f"{head} {_as_above(a, h, v, answer)}")
         elif len(why) == 1:
@@ -495,39 +491,40 @@ def _verdicts(a: m.Analysis, verdicts: dict) -> Block | None:
     )
 
 
-def _as_above(a: m.Analysis, h: str, v: dict, answer: str) -> str:
+def _as_above(a: m.Analysis, h: str, v: Verdict, answer: str) -> str:
     """A verdict whose numbers the opening gave above, as its answer and what the verdict
     found, so the line reads as meant: a bare "No" to H1's "does QK-norm matter only above
     off's best LR?" would read as "it matters below it too" where it matters nowhere
     (docs/STUDY.md section 5: not supported is necessary at the best LR, harmful there, or no
-    threshold although off fails). Not decided: the block above says why. v: the verdict's
-    words (analysis.json's "verdicts" entry)."""
-    if v["verdict"] == INCONCLUSIVE:
+    threshold although off fails). Not decided: the block above says why. v: the verdict in
+    words."""
+    if v.verdict == INCONCLUSIVE:
         return f"{answer}, as above."
-    per = v.get("per_depth") or {}
+    per = v.per_depth
     rung = ladder.of_analysis(a)
     if h in rung.trends or not per:
-        found = v["reason"]
+        found = v.reason
     else:
-        reasons = {r["reason"] for r in per.values()}
+        reasons = {r.reason for r in per.values()}
         found = (
             reasons.pop()
             if len(reasons) == 1
-            else "; ".join(f"{rung.label(n)}: {per[n]['reason']}" for n in sorted(per, key=int))
+            else "; ".join(f"{rung.label(n)}: {per[n].reason}" for n in sorted(per, key=int))
         )
     return f"{answer}: {found}, as above."
 
 
-def _h1(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung, at: bool = True) -> str:
+def _h1(
+    a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung, at: bool = True
+) -> str:
     """H1 at one rung: the effect at the reference arm's best LR (named unless `at` is
-    False) and what it shows (the rung's reason from verdicts, analysis.json's words, where
-    there are no numbers)."""
+    False) and what it shows (the rung's reason from verdicts, where there are no numbers)."""
     s = a.settings
     ref, primary = s.reference, s.primary
     h = depth.h1
-    reason = verdicts.get("H1", {}).get("per_depth", {}).get(name, {})
+    reason = _rung_reason(verdicts, "H1", name)
     if not (h and h.stats):
-        return reason.get("reason", "not judged")
+        return reason or "not judged"
     effect = f"{ref} - {primary} = {_nats(h.stats)}"
     effect = f"at LR {numbers.lr(h.lr)}, {effect}" if at else f"{effect} (90% interval)"
     bound = f"{s.negligible:g}"
@@ -539,10 +536,16 @@ def _h1(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung, at: bool = True
         "harms": f"{effect}: QK-norm harms there",
         "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
         f"(above {s.min_effect:g})",
-    }.get(h.why, f"{effect}; {reason.get('reason', '')}".rstrip("; "))
+    }.get(h.why, f"{effect}; {reason or ''}".rstrip("; "))
 
 
-def _h2a(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
+def _rung_reason(verdicts: dict[str, Verdict], h: str, rung: str) -> str | None:
+    """A hypothesis's reason at one rung, in words; None where it has none there."""
+    said = verdicts[h].per_depth.get(rung) if h in verdicts else None
+    return said.reason if said else None
+
+
+def _h2a(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung) -> str:
     """H2a at one rung: the ratio of critical LRs (primary / reference) with its interval,
     under the definition that decides and, as verdicts.py judges them, under the others
     (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
@@ -583,30 +586,30 @@ H2B_SAYS = {
 }
 
 
-def _h2b(a: m.Analysis, verdicts: dict, name: str, depth: m.Rung) -> str:
+def _h2b(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung) -> str:
     """H2b at one rung: the paired difference of LR sensitivity with its interval (the rung's
-    verdict and reason from verdicts, analysis.json's words)."""
+    verdict and reason from verdicts, in words)."""
     s = a.settings
     h = depth.h2b
-    reason = verdicts.get("H2b", {}).get("per_depth", {}).get(name, {})
+    said = verdicts["H2b"].per_depth.get(name) if "H2b" in verdicts else None
     # the registry's reason code says whether a run of the range is missing (not the words)
     call = hypotheses.h2b(a).get(name)
     if h is None or h.lower is None or h.why or (call is not None and call.why == "incomplete"):
-        return reason.get("reason", "not judged")
-    says = H2B_SAYS[reason.get("verdict", h.verdict)].format(m=s.min_sensitivity)
+        return said.reason if said else "not judged"
+    says = H2B_SAYS[said.verdict if said else h.verdict].format(m=s.min_sensitivity)
     return f"LR sensitivity {s.reference} - {s.primary} = {_nats(h)}, {says}"
 
 
-def _trend_says(a: m.Analysis, verdicts: dict, name: str = "H3") -> str:
+def _trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") -> str:
     """A ladder's trend (H3, W1, W2): the slope per doubling of the rung with its 90%
     interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
-    differs); W2 against its bound. verdicts: analysis.json's "verdicts" (words), whose reason
-    is said where there is no slope."""
+    differs); W2 against its bound. verdicts: the verdicts in words, whose reason is said where
+    there is no slope."""
     rung = ladder.of_analysis(a)
     t = hypotheses.trend_of(a, name)
     at, beyond = (t.at_bound, t.beyond) if t else (None, None)
     if not at or t.why == "censored alike":  # no slope worth printing
-        return verdicts.get(name, {}).get("reason", "not decided")
+        return verdicts[name].reason if name in verdicts else "not decided"
     of = (
         f"the threshold's bracket top as a multiple of {a.settings.reference}'s best LR"
         if name == "W2"

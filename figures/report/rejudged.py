@@ -8,16 +8,20 @@ from figures import ladder
 from figures.report.archive import OLD_ANALYSIS, OLD_REPORT
 from figures.report.tables import markdown
 from figures.words import numbers
+from figures.words.view import Said
+from sweeps.analysis.adapter import to_json
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.stats import STUDY_SHA256
 
 
-def rows(previous: dict, result: dict) -> list[list[str]]:
-    """[quantity, before, now, changed] for everything both analyses decided."""
-    out, rung = [], ladder.of(result)
+def rows(previous: dict, said: Said) -> list[list[str]]:
+    """[quantity, before, now, changed] for everything both analyses decided (previous: the
+    earlier analysis.json, read by key as it was written; said: the analysis now, in words)."""
+    result = to_json(said.analysis)  # compared key by key with the earlier layout
+    out, rung = [], ladder.of_analysis(said.analysis)
     for h in HYPOTHESES:
         before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
-        now = (result.get("verdicts") or {}).get(h, {}).get("verdict")
+        now = said.verdicts[h].verdict if h in said.verdicts else None
         if before or now:
             out.append([h, before or "-", now or "-"])
     for depth, d in result["depths"].items():
@@ -56,16 +60,16 @@ def rows(previous: dict, result: dict) -> list[list[str]]:
                     numbers.num(a["sensitivity"].get("mean")),
                 ]
             )
-    for depth, arms in (result.get("interventions") or {}).items():
+    for depth, arms in said.interventions.items():
         old = (previous.get("interventions") or {}).get(depth, {})
         for arm, hs in arms.items():
             for h, v in hs.items():
                 before = old.get(arm, {}).get(h, {}).get("verdict", "-")
-                out.append([f"{h}, {arm}, {rung.label(depth)}", before, v["verdict"]])
+                out.append([f"{h}, {arm}, {rung.label(depth)}", before, v.verdict])
     return [r + ["**yes**" if _differs(r[1], r[2]) else ""] for r in out]
 
 
-def section(previous: dict | None, result: dict, source: dict | None) -> str:
+def section(previous: dict | None, said: Said, source: dict | None) -> str:
     """The report's "Re-judged" section; "" for a report not re-judged from an earlier one."""
     if not previous:
         return ""
@@ -84,7 +88,7 @@ def section(previous: dict | None, result: dict, source: dict | None) -> str:
             f"so it could not recompute {source['gaps']}.",
             "",
         ]
-    table = rows(previous, result)
+    table = rows(previous, said)
     changed = sum(bool(r[3]) for r in table)
     lines += [
         f"{changed} of {len(table)} quantities differ:",

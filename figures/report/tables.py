@@ -319,35 +319,35 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
     return markdown(header, rows)
 
 
-def thresholds(result: dict) -> str:
+def thresholds(analysis: m.Analysis) -> str:
     """Per rung and comparison, the necessity threshold, each seed's, the ceilings and the runs
-    that alone move it. Reads the analysis dict by key: tests build one partly by hand."""
+    that alone move it."""
     rows = []
-    for d in sorted(result["depths"], key=int):
-        for key, c in result["depths"][d]["comparisons"].items():
+    for d in sorted(analysis.depths, key=int):
+        for key, c in analysis.depths[d].comparisons.items():
             # each run once, with where the threshold lies without it
             movers = {
-                str(run["run_id"]): numbers.bracket(run.get("threshold_without"))
-                for run in c["influence"]
+                str(run.run_id): numbers.bracket(record(run.threshold_without))
+                for run in c.influence
             }
             rows.append(
                 [
                     d,
                     key,
-                    numbers.threshold_with_interval(c),
+                    numbers.threshold_with_interval(record(c)),
                     ", ".join(
-                        f"{k}: {numbers.bracket(v)}"
-                        for k, v in sorted(c["seed_thresholds"].items(), key=lambda kv: int(kv[0]))
+                        f"{k}: {numbers.bracket(record(v))}"
+                        for k, v in sorted(c.seed_thresholds.items())
                     ),
-                    ", ".join(numbers.lr(x) for x in c["ceiling"]) or "-",
-                    ", ".join(numbers.lr(x) for x in c["partial_ceiling"]) or "-",
+                    ", ".join(numbers.lr(x) for x in c.ceiling) or "-",
+                    ", ".join(numbers.lr(x) for x in c.partial_ceiling) or "-",
                     ", ".join(f"`{run}` (without it: {to})" for run, to in sorted(movers.items()))
                     or "none",
                 ]
             )
     return markdown(
         [
-            ladder.of(result).name,
+            ladder.of_analysis(analysis).name,
             "comparison",
             "necessity threshold (bracket)",
             "per seed",

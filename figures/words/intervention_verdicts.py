@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from figures import present
 from figures.words import numbers
+from figures.words.said import Worded
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study.alternatives import Decision
@@ -30,8 +31,8 @@ def intervention_arms(result: m.Analysis | dict) -> list[str]:
     return [x for x in a.settings.arms if x in judged]
 
 
-def judge(result: m.Analysis | dict) -> dict:
-    """{depth: {arm: {"I1": {"verdict", "reason"}, ...}}} for the intervention arms; {} when
+def judge(result: m.Analysis | dict) -> dict[str, dict[str, dict[str, Worded]]]:
+    """{rung: {arm: {"I1": its verdict and reason, ...}}} for the intervention arms; {} when
     the spec has none."""
     a = present.typed(result)
     s = a.settings
@@ -39,10 +40,7 @@ def judge(result: m.Analysis | dict) -> dict:
     for name, arms in a.decisions.interventions.items():
         depth = a.depths[name]
         out[name] = {
-            arm: {
-                h: {"verdict": d.verdict, "reason": REASONS[h](d, depth, arm, s)}
-                for h, d in hs.items()
-            }
+            arm: {h: Worded(d.verdict, REASONS[h](d, depth, arm, s)) for h, d in hs.items()}
             for arm, hs in arms.items()
         }
     return out

@@ -14,9 +14,9 @@ from sweeps.study import hypotheses
 from sweeps.study.rules import Rule
 
 
-def practitioner_rules(analysis: m.Analysis | dict) -> dict:
-    """Per rung: {"text": the rule a practitioner can use, "influence": the runs whose removal
-    alone moves the threshold (leave-one-run-out), each with the threshold without it}."""
+def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
+    """Per rung, the rule a practitioner can use, in short sentences (the runs whose removal
+    alone moves the threshold are the comparison's `influence`)."""
     a = present.typed(analysis)
     out = {}
     for name, depth in a.depths.items():
@@ -27,7 +27,7 @@ def practitioner_rules(analysis: m.Analysis | dict) -> dict:
         if rule is None:
             continue
         text = _rule_text(ladder.of_analysis(a).label(name), depth, c, a.settings, rule)
-        out[name] = {"text": text, "influence": record(c.influence)}
+        out[name] = text
     return out
 
 

@@ -19,10 +19,13 @@ inconclusive, and says why.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from figures import ladder, present
 from figures.words import numbers
 from figures.words.extrapolation import extrapolation_head, extrapolation_lines
 from figures.words.hypotheses import PAIRED, UNREGISTERED, WORDING, reason
+from figures.words.said import Verdict, Worded
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read, record
 from sweeps.study import hypotheses, ladders, rules
@@ -30,7 +33,7 @@ from sweeps.study.alternatives import start_share
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
 
 
-def judge(analysis: m.Analysis) -> dict:
+def judge(analysis: m.Analysis) -> dict[str, Verdict]:
     """Every verdict the sweep decides (the hypotheses its ladder registers, in order), each as
     sweeps.study.hypotheses decided it (analysis.decided), in words."""
     verdicts = {}
@@ -38,37 +41,37 @@ def judge(analysis: m.Analysis) -> dict:
         decided = analysis.decided[h.id]
         v = SAY.get(h.id, _said)(analysis, h.id, decided)
         if not decided.preregistered:
-            v = {**v, "verdict": decided.verdict, "reason": f"{UNREGISTERED}; {v['reason']}"}
+            v = replace(v, verdict=decided.verdict, reason=f"{UNREGISTERED}; {v.reason}")
         verdicts[h.id] = v
     return verdicts
 
 
 def _verdict(
     analysis: m.Analysis, name: str, decided: m.Decision, per_depth: dict, evidence: list[str]
-) -> dict:
-    """The verdict dict: each rung's (verdict, reason) named in the reason, or why no rung was
+) -> Verdict:
+    """The verdict: each rung's (verdict, reason) named in the reason, or why no rung was
     judged."""
     rung = ladder.of_analysis(analysis)
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
-    return {
-        "hypothesis": name,
-        "claim": claim(analysis, name),
-        "test": test(analysis, name),
-        "verdict": decided.verdict,
-        "reason": reasons if per_depth else reason(name, decided.why, rung=rung.name),
-        "evidence": evidence,
-        "per_depth": {d: {"verdict": v, "reason": why} for d, (v, why) in per_depth.items()},
-    }
+    return Verdict(
+        hypothesis=name,
+        claim=claim(analysis, name),
+        test=test(analysis, name),
+        verdict=decided.verdict,
+        reason=reasons if per_depth else reason(name, decided.why, rung=rung.name),
+        evidence=evidence,
+        per_depth={d: Worded(v, why) for d, (v, why) in per_depth.items()},
+    )
 
 
-def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """A hypothesis without evidence of its own to show: its reasons, worded from their codes."""
     rung = ladder.of_analysis(analysis)
     if not decided.per_rung and decided.why != hypotheses.NO_RUNG:  # decided once
-        return {
-            **_verdict(analysis, name, decided, {}, []),
-            "reason": reason(name, decided.why, rung=rung.name, **decided.numbers),
-        }
+        return replace(
+            _verdict(analysis, name, decided, {}, []),
+            reason=reason(name, decided.why, rung=rung.name, **decided.numbers),
+        )
     per_depth = {
         d: (c.verdict, reason(name, c.why, rung=rung.name, **c.numbers))
         for d, c in decided.per_rung.items()
@@ -96,7 +99,7 @@ def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
 
 
 # -- H1 ------------------------------------------------------------------------------------------
-def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """H1 as sweeps.study.rules.h1_decision decided it per depth (the rung's h1)."""
     s, rung = analysis.settings, ladder.of_analysis(analysis)
     per_depth, evidence = {}, []
@@ -130,7 +133,7 @@ DEFINITION_WORDS = {
 }
 
 
-def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
@@ -180,7 +183,7 @@ def h2a_call(h: dict, ref: str) -> tuple[str, str]:
     return _h2a_words(read(m.H2a, h), ref)
 
 
-def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     per_depth, evidence = {}, []
     s, rung = analysis.settings, ladder.of_analysis(analysis)
     least = s.min_sensitivity
@@ -243,7 +246,7 @@ def _threshold_words(c: m.Comparison) -> str:
     return numbers.threshold(record(c.threshold))
 
 
-def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
     rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
@@ -261,27 +264,26 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
             f"{rung.label(k)}: {s.reference}'s best LR per seed {numbers.seed_lrs(v)}"
             for k, v in sorted(t.seed_best.items(), key=lambda kv: int(kv[0]))
         ]
-    base = {
-        "hypothesis": name,
-        "claim": claim(analysis, name),
-        "test": test(analysis, name),
-        "evidence": evidence,
-        "per_depth": {},
-        "verdict": decided.verdict,
-    }
+    base = Verdict(
+        hypothesis=name,
+        claim=claim(analysis, name),
+        test=test(analysis, name),
+        evidence=evidence,
+        verdict=decided.verdict,
+        reason="",
+    )
     if decided.why == "few rungs":
         # the rungs with both arms, as sweeps.study.hypotheses.trend counted them (numbers: n)
         rungs = rung.name if len(depths) == 1 else rung.plural
         shipped = _shipped_rungs(rung.field)
         spec = SPECS[rung.field]
         n = decided.numbers
-        return {
-            **base,
-            "reason": reason(name, "few rungs", rungs=rungs, spec=spec, shipped=shipped, **n),
-        }
+        return replace(
+            base, reason=reason(name, "few rungs", rungs=rungs, spec=spec, shipped=shipped, **n)
+        )
     if decided.why == "too few points":
         short = ", ".join(str(d) for d in t.short)
-        return {**base, "reason": reason(name, "too few points", rung=rung.name, short=short)}
+        return replace(base, reason=reason(name, "too few points", rung=rung.name, short=short))
     a, b = (t.at_bound, t.beyond) if t else (None, None)
     of = TREND_OF[name].format(ref=s.reference)
     for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
@@ -295,7 +297,6 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
     if t and t.extrapolation:
         e = record(t.extrapolation)
         evidence.append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
-    slope = {"slope": record(a)} if a else {}
     if name != "W2" and a and b and decided.why == "censoring decides":
         why = censoring_words(a, b)
     elif decided.why in WORDING[name].reasons:
@@ -303,7 +304,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
         why = reason(name, decided.why, rung=rung.name, bound=bound)
     else:
         why = "not decided"
-    return {**base, **slope, "reason": why}
+    return replace(base, reason=why)
 
 
 def censoring_words(at_bound: m.Slope, beyond: m.Slope) -> str:
@@ -333,11 +334,11 @@ def share_text(gap: float | None, control_gap: float | None) -> str:
     return "" if share is None else f"; start-temperature share {share:.2f}"
 
 
-def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> dict:
+def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """C1 as sweeps.study.alternatives.c1 decided it per depth, with the evidence per LR."""
     s = analysis.settings
     if not s.start_control:
-        return {**_verdict(analysis, name, decided, {}, []), "reason": reason(name, decided.why)}
+        return replace(_verdict(analysis, name, decided, {}, []), reason=reason(name, decided.why))
     per_depth, evidence = {}, []
     rung = ladder.of_analysis(analysis)
     for d, call in decided.per_rung.items():
