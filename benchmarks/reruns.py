@@ -39,6 +39,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from figures.words import numbers  # noqa: E402
+from sweeps.analysis import model as m  # noqa: E402
+from sweeps.analysis.adapter import read  # noqa: E402
 from sweeps.analysis.results import load_results  # noqa: E402
 from sweeps.core.files import write_atomic  # noqa: E402
 from sweeps.platform.provenance import identity_expected  # noqa: E402
@@ -186,9 +188,9 @@ def rung_quantities(analysis: dict, key: str) -> dict[str, str]:
     comparison = rung["comparisons"][f"{reference} vs {primary}"]
     out = {
         f"best LR ({reference})": numbers.lr(rung["arms"][reference]["best_lr"]),
-        "necessity threshold": numbers.bracket(comparison["threshold"]),
+        "necessity threshold": numbers.bracket(read(m.GridPoint, comparison["threshold"])),
         "per seed": "; ".join(
-            f"{seed}: {numbers.bracket(v)}"
+            f"{seed}: {numbers.bracket(read(m.GridPoint, v))}"
             for seed, v in sorted(comparison["seed_thresholds"].items())
         ),
     }
@@ -196,7 +198,8 @@ def rung_quantities(analysis: dict, key: str) -> dict[str, str]:
         by = rung["arms"][arm]["eta_crit_by_definition"]
         stuck = rung["arms"][arm]["eta_crit"]
         out[f"critical LR, {arm} (stuck; diverged; degraded)"] = "; ".join(
-            numbers.grid(d["median"]) for d in (stuck, by["diverged"], by["degraded"])
+            numbers.grid(read(m.GridPoint, d["median"]) if d.get("median") else None)
+            for d in (stuck, by["diverged"], by["degraded"])
         )
         sensitivity = rung["arms"][arm].get("sensitivity")
         out[f"LR sensitivity, {arm}"] = numbers.num((sensitivity or {}).get("mean"))

@@ -489,7 +489,7 @@ def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
 
 
 def test_steps_to_target_show_the_precision_their_speedup_uses(result):
-    from figures.report.assemble import tables
+    from figures.report import tables
 
     table = tables.steps(result)  # steps to the target loss / to the bigram baseline
     parts = [
@@ -532,9 +532,11 @@ def test_interval_readers_print_the_interval_that_decided():
 
 
 def fmt_pm(entry):
+    from types import SimpleNamespace
+
     from figures.words import numbers
 
-    return numbers.pm_interval(entry)
+    return numbers.pm_interval(SimpleNamespace(**entry))  # any record with its fields
 
 
 def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
@@ -555,20 +557,25 @@ def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
 
 def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
     from figures.words import numbers
+    from sweeps.analysis import model as m
 
     def g(value, kind=""):
-        return {"value": value, "kind": kind, "bracket": None}
+        return m.GridPoint(value, kind, None, False)
+
+    def crit(median, low, high):
+        return m.CriticalLRs({}, median, low, high, [])
+
+    def paired(sd, sd_used):
+        return m.Paired(3, 0.1, sd, sd_used, None, None, [None, None], None)
 
     none = g(None, "none")
     assert numbers.seed_range({0: none, 1: none, 2: none}) == "none in the grid (3 seeds)"
     mixed = {0: g(0.0105), 1: g(0.0177), 2: g(3.16e-4, "below"), 3: g(0.0151)}
     assert numbers.seed_range(mixed) == "0.0105 to 0.0177, <= 0.000316"
-    assert numbers.median_range({"median": g(0.562), "min": g(0.562), "max": g(0.562)}) == (
-        "0.562 (every seed)"
-    )
-    assert numbers.floored({"sd": 0.011, "sd_used": 0.603}) == " †"  # the floor set the width
-    assert numbers.floored({"sd": 0.2, "sd_used": 0.2}) == numbers.floored({"sd": None}) == ""
-    spread = {"median": g(0.075), "min": g(0.042), "max": g(0.075)}
+    assert numbers.median_range(crit(g(0.562), g(0.562), g(0.562))) == "0.562 (every seed)"
+    assert numbers.floored(paired(0.011, 0.603)) == " †"  # the floor set the width
+    assert numbers.floored(paired(0.2, 0.2)) == numbers.floored(paired(None, 0.2)) == ""
+    spread = crit(g(0.075), g(0.042), g(0.075))
     assert numbers.median_range(spread) == "0.075 (seeds 0.042 to 0.075)"
     # one LR per seed (W2's best LRs): agreeing seeds counted once, lowest first, none last
     assert numbers.seed_lrs([0.01] * 4) == "0.01 (every seed)"

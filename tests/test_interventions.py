@@ -355,6 +355,8 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     from figures.report.interventions import section
     from figures.words import numbers
     from figures.words.view import analyze
+    from sweeps.analysis import model as m
+    from sweeps.analysis.adapter import read
     from sweeps.analysis.results import load_curves, load_results
 
     arm = "off-softcap"  # the fixture's losses are planted by arm, not by the soft cap
@@ -379,12 +381,13 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     # against off: the arm is needed from just above 1e-2 (0.2 nats better at 3e-2)
     vs_off = d["comparisons"][f"off vs {arm}"]["threshold"]
     assert vs_off["kind"] == "" and 1e-2 < vs_off["value"] <= 3e-2
-    assert rows[arm][5].startswith(numbers.bracket(vs_off))
-    assert rows["on"][5].startswith(numbers.bracket(d["comparisons"]["off vs on"]["threshold"]))
+    assert rows[arm][5].startswith(numbers.bracket(read(m.GridPoint, vs_off)))
+    on = read(m.GridPoint, d["comparisons"]["off vs on"]["threshold"])
+    assert rows["on"][5].startswith(numbers.bracket(on))
     assert rows["off"][5] == "-" and rows["on"][6].strip(" |") == "-"
     # against on: on still beats it from 3e-2 up, most at 0.1 where the arm diverged
     assert rows[arm][6].endswith("at 0.1 |") and "largest 3." in rows[arm][6]
-    assert rows[arm][2] == numbers.median_range(d["arms"][arm]["eta_crit"])
+    assert rows[arm][2] == numbers.median_range(read(m.CriticalLRs, d["arms"][arm]["eta_crit"]))
     assert rows[arm][4] == "2.010 (0.01)"  # the best seed-mean loss and its LR
     report = make_report(root, tmp_path / "report", formats=("vl.json",)).read_text()
     assert text in report

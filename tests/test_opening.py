@@ -15,9 +15,12 @@ from dataclasses import fields, replace
 import figures_fakes as ff
 import pytest
 
-from figures.report.assemble import make_report, opening
+from figures.report import opening
+from figures.report.assemble import make_report
 from figures.words import numbers
 from figures.words.view import analyze
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import read
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
@@ -115,7 +118,7 @@ def test_the_interventions_report_answers_i1_to_i4_before_any_figure(interventio
         for e in result["depths"]["4"]["comparisons"]["off-softcap vs on"]["per_lr"]
         if e["lr"] == i2["at"]
     )
-    assert f"largest gap {numbers.pm_interval(gap)}" in block
+    assert f"largest gap {numbers.pm_interval(read(m.LrEffect, gap))}" in block
 
 
 def test_a_report_without_a_control_names_none_and_every_verdict_has_words(interventions, plain):

@@ -12,7 +12,8 @@ import chart_marks as cm
 import figures_fakes as ff
 import pytest
 
-from figures.report.assemble import _figures, archive, make_report
+from figures.report import archive
+from figures.report.assemble import _figures, make_report
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 KEPT = ("training_curves", "attention", "residual_kurtosis")  # drawn from curves docs/cpu lacks

@@ -37,8 +37,8 @@ def side(
 
 
 def words(entry: m.TokenCheck) -> list[str]:
-    """The check in words, from its analysis.json form (what the report reads)."""
-    return token_check.lines(record(entry))
+    """The check in words, as the report says it."""
+    return token_check.lines(entry)
 
 
 LADDER = side(4, grid(0.0316, 0.0562), [grid(0.0316, 0.0562)] + [grid(0.0562, 0.1)] * 3, 10.3)

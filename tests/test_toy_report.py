@@ -14,7 +14,8 @@ import figures_fakes as ff
 import pytest
 
 from figures import charts
-from figures.report.assemble import make_report, opening
+from figures.report import opening
+from figures.report.assemble import make_report
 from sweeps.study import rules
 
 TOY_LOSS = 1.0  # nats above the fixture's usual losses: every run ends above BIGRAM (2.35)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from figures import charts, ladder, present
-from figures.report.assemble import archive, make_report, opening
+from figures.report import archive, opening
+from figures.report.assemble import make_report
 from figures.words import extrapolation
 from figures.words.view import analyze, read_view
 from sweeps.analysis import analyze as typed_analyze

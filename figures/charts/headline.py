@@ -370,7 +370,7 @@ def _critical_rows(n: dict, d: m.Rung, subset_arms, shift: dict) -> tuple[list[d
         fate = (
             f": no failure up to {numbers.lr(median.value)}"
             if median.kind == "above"
-            else f" fail{{s}} from {numbers.grid(record(median))}"
+            else f" fail{{s}} from {numbers.grid(median)}"
         )
         fates.setdefault((median.value, fate), []).append(arm)
     # Arms with the same fate share a line, its verb agreeing: 'off fails from 0.1', 'off and

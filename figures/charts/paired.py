@@ -139,7 +139,7 @@ def _paired_rows(
             "interval": label,
             "necessary": "necessary" if e.necessary else "not necessary",
             "verdict": _verdict(e, hi, min_effect),
-            "floored": "floored" if numbers.floored(record(e)) else "own seeds",
+            "floored": "floored" if numbers.floored(e) else "own seeds",
             "y_lo": max(lo, low) if lo is not None else e.mean,
             "y_hi": min(hi, high) if hi is not None else e.mean,
         }

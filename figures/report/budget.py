@@ -16,7 +16,7 @@ from figures import ladder, present
 from figures.report.tables import markdown
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import read, record
+from sweeps.analysis.adapter import read
 from sweeps.study import rules
 
 # the rule's call at one LR (sweeps.study.rules.lr_call's codes) as the table says it
@@ -103,8 +103,8 @@ def _pair(where: str, depth: m.Rung, p: m.BudgetPair) -> str:
     )
     outcomes = _outcomes(depth, small, large, sorted(p.calls), short)
     thresholds = (
-        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(record(small))}; "
-        f"at {short[1]}: {numbers.threshold_with_interval(record(large))}."
+        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(small)}; "
+        f"at {short[1]}: {numbers.threshold_with_interval(large)}."
     )
     table = markdown(["LR", *(f"{s}: effect [90% CI]: call" for s in short), "holds"], rows)
     return "\n".join([title, "", table, "", thresholds, "", outcomes, ""])
@@ -137,7 +137,7 @@ def _cell(cell: m.Cell | None) -> str:
 
 
 def _effect(entry: m.LrEffect) -> str:
-    return numbers.effect(record(entry)) if entry.judged else numbers.num(entry.mean)
+    return numbers.effect(entry) if entry.judged else numbers.num(entry.mean)
 
 
 def _budget(depth: m.Rung, tokens: float) -> str:

@@ -16,7 +16,6 @@ from figures.report.tables import markdown
 from figures.words import intervention_verdicts, numbers
 from figures.words.intervention_verdicts import CLAIMS, intervention_arms
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study.rules import Comparison
 
 
@@ -85,7 +84,7 @@ def table(result: m.Analysis | dict, arms: list[str]) -> str:
                 [
                     depth,
                     arm,
-                    numbers.median_range(record(x.eta_crit)),
+                    numbers.median_range(x.eta_crit),
                     _sensitivity(x),
                     _best(x),
                     "-" if arm == ref else _threshold(against_ref),
@@ -122,9 +121,9 @@ def _best(arm: m.Arm) -> str:
 def _threshold(comparison: m.Comparison | None) -> str:
     if comparison is None:
         return "n/a"
-    seeds = record(comparison.seed_thresholds)
+    seeds = comparison.seed_thresholds
     spread = f"; per seed {numbers.seed_brackets(seeds)}" if seeds else ""
-    return numbers.threshold_with_interval(record(comparison)) + spread
+    return numbers.threshold_with_interval(comparison) + spread
 
 
 def _gap(comparison: m.Comparison | None) -> str:
@@ -136,6 +135,6 @@ def _gap(comparison: m.Comparison | None) -> str:
         return "n/a"
     widest = max(judged, key=lambda e: e.mean)
     return (
-        f"{numbers.threshold_with_interval(record(comparison))}; largest "
-        f"{numbers.pm_interval(record(widest))} at {numbers.lr(widest.lr)}"
+        f"{numbers.threshold_with_interval(comparison)}; largest "
+        f"{numbers.pm_interval(widest)} at {numbers.lr(widest.lr)}"
     )

@@ -298,7 +298,7 @@ def _token_check(a: m.Analysis) -> Block | None:
     title = (
         f"Does the depth trend survive matching tokens per parameter? ({at}, against {e.ladder})"
     )
-    return title, list(token_check.lines(record(e)))
+    return title, list(token_check.lines(e))
 
 
 HELD = {rules.CALLS_HOLD: "Yes", rules.CALLS_PARTLY: "Partly", rules.CALLS_CHANGE: "No"}
@@ -311,9 +311,7 @@ def _budget(a: m.Analysis) -> Block | None:
         comparisons = a.depths[name].comparisons
         lines = budget.summary(a, name)
         for p, line in zip(a.decisions.budget[name], lines):
-            at = [
-                numbers.threshold_with_interval(record(comparisons[k])) for k in (p.small, p.large)
-            ]
+            at = [numbers.threshold_with_interval(comparisons[k]) for k in (p.small, p.large)]
             where = (
                 f"{at[0]} at both budgets"
                 if at[0] == at[1]
@@ -339,13 +337,12 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     if not names:
         return None
     ref, primary, rung = s.reference, s.primary, ladder.of_analysis(a)
-    settings = record(s)
     if len(names) > 1:
         items: list[Item] = []
         for name in names:
             d = a.depths[name]
             c = hypotheses.primary(a, d)
-            p = rule_parts(record(d), record(c), settings, record(rules[name]))
+            p = rule_parts(d, c, s, rules[name])
             items.append(
                 f"{rung.cap(name)}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} "
                 f"Critical LR: {_crit(d, [ref, primary])}."
@@ -354,7 +351,7 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     name = names[0]
     d = a.depths[name]
     c = hypotheses.primary(a, d)
-    p = rule_parts(record(d), record(c), settings, record(rules[name]))
+    p = rule_parts(d, c, s, rules[name])
     others = [x for x in d.arms if x not in (ref, primary) and x not in s.subset_arms]
     items = [
         f"{p['head']} {p['threshold']} {p['seeds']}".strip(),
@@ -385,7 +382,7 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
             if median.kind == "" and lo is not None and lo != hi
             else ""
         )
-        out.append(f"{name} {numbers.grid(record(median))}{span}")
+        out.append(f"{name} {numbers.grid(median)}{span}")
     return ", ".join(out) or "n/a"
 
 
@@ -425,7 +422,7 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
             by = (depth.arms[name].eta_crit_by_definition if name in depth.arms else {}) or {}
             found = by.get(other)
             if found and found.median:
-                values.append(f"{name} {numbers.grid(record(found.median))}")
+                values.append(f"{name} {numbers.grid(found.median)}")
         if values:
             when = WHEN[other].format(delta=s.delta)
             text += f" {when[0].upper()}{when[1:]}: {', '.join(values)}."
@@ -531,7 +528,7 @@ def _h1(
     c = hypotheses.primary(a, depth)
     return {
         "negligible": f"{effect}, inside ±{bound} (negligible); "
-        f"{numbers.threshold_bracket(record(c)) if c else 'no threshold'}",
+        f"{numbers.threshold_bracket(c) if c else 'no threshold'}",
         "necessary": f"{effect}: QK-norm already matters there",
         "harms": f"{effect}: QK-norm harms there",
         "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
@@ -570,13 +567,13 @@ def _h2a(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung) 
 
 def _h2a_says(h: m.H2a, ref: str, primary: str, short: bool = False) -> str:
     """One definition's H2a: the ratio with its interval (short: and its verdict), or why
-    there is none (verdicts.h2a_call and numbers.ratio read its JSON form)."""
-    verdict, why = h2a_call(record(h), ref)
+    there is none."""
+    verdict, why = h2a_call(h, ref)
     if h.censored or h.lower is None:
         return why
     if short:
-        return f"{numbers.ratio(record(h))}, {verdict}"
-    return f"{primary}'s critical LR is {numbers.ratio(record(h))} {ref}'s"
+        return f"{numbers.ratio(h)}, {verdict}"
+    return f"{primary}'s critical LR is {numbers.ratio(h)} {ref}'s"
 
 
 H2B_SAYS = {

@@ -9,47 +9,47 @@ from figures.report.archive import OLD_ANALYSIS, OLD_REPORT
 from figures.report.tables import markdown
 from figures.words import numbers
 from figures.words.view import Said
-from sweeps.analysis.adapter import to_json
+from sweeps.analysis import model as m
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.stats import STUDY_SHA256
 
 
 def rows(previous: dict, said: Said) -> list[list[str]]:
     """[quantity, before, now, changed] for everything both analyses decided (previous: the
-    earlier analysis.json, read by key as it was written; said: the analysis now, in words)."""
-    result = to_json(said.analysis)  # compared key by key with the earlier layout
-    out, rung = [], ladder.of_analysis(said.analysis)
+    earlier analysis.json, untyped as the earlier rules wrote it; said: the analysis now)."""
+    a = said.analysis
+    out, rung = [], ladder.of_analysis(a)
     for h in HYPOTHESES:
         before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
         now = said.verdicts[h].verdict if h in said.verdicts else None
         if before or now:
             out.append([h, before or "-", now or "-"])
-    for depth, d in result["depths"].items():
+    for depth, d in a.depths.items():
         old = (previous.get("depths") or {}).get(depth, {})
-        for k in d["comparisons"]:
-            c, o = d["comparisons"][k], (old.get("comparisons") or {}).get(k)
+        for k, c in d.comparisons.items():
+            o = (old.get("comparisons") or {}).get(k)
             if o is not None:
                 out.append(
                     [
                         f"necessity threshold, {k}, {rung.label(depth)}",
                         _old_threshold(o),
-                        numbers.bracket(c["threshold"]),
+                        numbers.bracket(c.threshold),
                     ]
                 )
-        for arm, a in d["arms"].items():
+        for arm, x in d.arms.items():
             o = (old.get("arms") or {}).get(arm)
             if o is None:
                 continue
-            by = a.get("eta_crit_by_definition") or {}
-            now = f"{numbers.grid(a['eta_crit']['median'])} (stuck)" + "".join(
-                f"; {x} {numbers.grid(v['median'])}"
-                for x, v in by.items()
-                if x != "stuck" and v["median"]
+            by = x.eta_crit_by_definition or {}
+            now = f"{numbers.grid(x.eta_crit.median)} (stuck)" + "".join(
+                f"; {k} {numbers.grid(v.median)}"
+                for k, v in by.items()
+                if k != "stuck" and v.median
             )
             out.append(
                 [
                     f"critical LR, {arm}, {rung.label(depth)}",
-                    numbers.grid(o["eta_crit"]["median"]),
+                    numbers.grid(_old_grid(o["eta_crit"]["median"])),
                     now,
                 ]
             )
@@ -57,7 +57,7 @@ def rows(previous: dict, said: Said) -> list[list[str]]:
                 [
                     f"LR sensitivity, {arm}, {rung.label(depth)}",
                     numbers.num(o["sensitivity"].get("mean")),
-                    numbers.num(a["sensitivity"].get("mean")),
+                    numbers.num(x.sensitivity.mean),
                 ]
             )
     for depth, arms in said.interventions.items():
@@ -98,11 +98,22 @@ def section(previous: dict | None, said: Said, source: dict | None) -> str:
     return "\n".join(lines)
 
 
+def _old_grid(value: dict | None) -> m.GridPoint | None:
+    """An earlier analysis's grid value (its value and kind; a bracket and whether the value
+    was interpolated where it wrote them) as a GridPoint."""
+    if not value:
+        return None
+    bracket = value.get("bracket")
+    return m.GridPoint(
+        value.get("value"), value.get("kind", ""), bracket, value.get("interpolated", True)
+    )
+
+
 def _old_threshold(c: dict) -> str:
     """An earlier analysis's threshold: its value with its 90% interval when it had one."""
     t = c.get("threshold") or {}
     if t.get("kind") != "":
-        return numbers.grid(t)
+        return numbers.grid(_old_grid(t))
     lo, hi = c.get("threshold_ci90") or [None, None]
     low = "<= bottom" if lo is None else numbers.lr(lo)
     return f"{numbers.lr(t['value'])} (90% {low} to {numbers.lr(hi)})"

@@ -22,7 +22,6 @@ from figures import ladder, present
 from figures.present import typed
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.core.norms import qk_norm
 from sweeps.study import ladders
 from sweeps.study.rules import Comparison, left_out_lrs
@@ -212,8 +211,8 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
         by = arm.eta_crit_by_definition or {primary: arm.eta_crit}
         rows.append(
             [d, a, numbers.lr(arm.best_lr)]
-            + [numbers.median_range(record(by[x])) if x in by else "-" for x in names]
-            + [numbers.seed_grid(record(arm.eta_crit.seeds))]
+            + [numbers.median_range(by[x]) if x in by else "-" for x in names]
+            + [numbers.seed_grid(arm.eta_crit.seeds)]
         )
     header = [ladder.of_analysis(analysis).name, "arm", "best LR"] + [
         f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
@@ -263,7 +262,7 @@ def eta_max(analysis: m.Analysis | dict) -> str:
     rows = []
     for d, a in _arm_columns(analysis):
         e = analysis.depths[d].arms[a].eta_max
-        rows.append([d, a, numbers.num(e.l_star), numbers.grid(record(e))])
+        rows.append([d, a, numbers.num(e.l_star), numbers.grid(e)])
     return markdown([ladder.of_analysis(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
@@ -304,7 +303,7 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
             if e is None:
                 row += ["-", "-"]
                 continue
-            text = numbers.effect(record(e))
+            text = numbers.effect(e)
             row += [
                 f"**{text}**" if e.necessary else text,
                 "-" if e.speedup is None else f"x{e.speedup:.2f}",
@@ -327,17 +326,15 @@ def thresholds(analysis: m.Analysis) -> str:
         for key, c in analysis.depths[d].comparisons.items():
             # each run once, with where the threshold lies without it
             movers = {
-                str(run.run_id): numbers.bracket(record(run.threshold_without))
-                for run in c.influence
+                str(run.run_id): numbers.bracket(run.threshold_without) for run in c.influence
             }
             rows.append(
                 [
                     d,
                     key,
-                    numbers.threshold_with_interval(record(c)),
+                    numbers.threshold_with_interval(c),
                     ", ".join(
-                        f"{k}: {numbers.bracket(record(v))}"
-                        for k, v in sorted(c.seed_thresholds.items())
+                        f"{k}: {numbers.bracket(v)}" for k, v in sorted(c.seed_thresholds.items())
                     ),
                     ", ".join(numbers.lr(x) for x in c.ceiling) or "-",
                     ", ".join(numbers.lr(x) for x in c.partial_ceiling) or "-",
@@ -403,16 +400,14 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
         budget = str(int(depth.arms[ref].budget))
         tokens = depth.tokens_per_param.by_budget.get(budget)
         per = "n/a" if tokens is None else f"{tokens:.3g}"
-        row = [rung.label(d), per, numbers.threshold_with_interval(record(c))]
+        row = [rung.label(d), per, numbers.threshold_with_interval(c)]
         for arm in (ref, primary):
             by = depth.arms[arm].eta_crit_by_definition or {}
             row.append(
-                " / ".join(
-                    numbers.grid(record(by[x].median)) if x in by else "-" for x in definitions
-                )
+                " / ".join(numbers.grid(by[x].median) if x in by else "-" for x in definitions)
             )
         row.append(numbers.num(depth.arms[ref].init_logit_std, 3))
-        row += [numbers.effect(record(by_lr[lr])) if lr in by_lr else "-" for lr in low]
+        row += [numbers.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
         rows.append(row)
     words = " / ".join(names[x] for x in definitions)
     header = [

@@ -10,7 +10,6 @@ from figures import present
 from figures.words import numbers
 from figures.words.said import Worded
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study.alternatives import Decision
 from sweeps.study.rules import Comparison
 
@@ -46,22 +45,21 @@ def judge(result: m.Analysis | dict) -> dict[str, dict[str, dict[str, Worded]]]:
     return out
 
 
-def _entry(depth: m.Rung, baseline: str, treatment: str, lr) -> dict | None:
-    """The per-LR entry of baseline vs treatment at lr, in its JSON form (for numbers), or None."""
+def _entry(depth: m.Rung, baseline: str, treatment: str, lr) -> m.LrEffect | None:
+    """The per-LR entry of baseline vs treatment at lr, or None."""
     c = depth.comparisons.get(Comparison(baseline, treatment).key)
     if c is None or lr is None:
         return None
-    return next((record(e) for e in c.per_lr if e.lr == lr), None)
+    return next((e for e in c.per_lr if e.lr == lr), None)
 
 
-def _crit(depth: m.Rung, arm: str) -> dict | None:
-    median = depth.arms[arm].eta_crit.median
-    return None if median is None else record(median)
+def _crit(depth: m.Rung, arm: str) -> m.GridPoint | None:
+    return depth.arms[arm].eta_crit.median
 
 
 def _i1(d: Decision, depth: m.Rung, arm: str, s: m.Settings) -> str:
     ref = s.reference
-    t = record(depth.comparisons[Comparison(ref, arm).key].threshold)
+    t = depth.comparisons[Comparison(ref, arm).key].threshold
     crit = (
         f"critical LR {numbers.grid(_crit(depth, arm))} against {ref}'s "
         f"{numbers.grid(_crit(depth, ref))}"

@@ -1,4 +1,7 @@
-"""Number formatting shared by verdicts and the report: fixed precision, so text is stable."""
+"""Numbers as the report's text, one way everywhere: fixed precision, so text is stable. The
+formatters of a record read the typed analysis's records (sweeps/analysis/model.py: a
+GridPoint, a Paired effect, a Comparison) by attribute; numbers.lr, lrs, num and pm take
+plain numbers."""
 
 from __future__ import annotations
 
@@ -42,75 +45,75 @@ def pm(mean: float, sd: float, digits: int = 3) -> str:
     return f"{num(mean, digits)} ± {num(sd, digits)}"
 
 
-def pm_interval(entry: dict, digits: int = 3) -> str:
-    """A paired mean with the interval that decides it, the two-sided 90% one (its ends are
-    the one-sided 95% bounds): '0.123 [0.050, 0.196], n=3'."""
-    ci = entry.get("ci90") or [None, None]
+def pm_interval(entry, digits: int = 3) -> str:
+    """A paired mean (a typed Paired record: sweeps/analysis/model.py) with the interval that
+    decides it, the two-sided 90% one (its ends are the one-sided 95% bounds): '0.123 [0.050,
+    0.196], n=3'."""
+    ci = entry.ci90 or [None, None]
     if _missing(ci[0]):
-        return f"{num(entry.get('mean'), digits)} (n={entry.get('n', 0)})"
-    return (
-        f"{num(entry['mean'], digits)} [{num(ci[0], digits)}, {num(ci[1], digits)}], n={entry['n']}"
-    )
+        return f"{num(entry.mean, digits)} (n={entry.n or 0})"
+    return f"{num(entry.mean, digits)} [{num(ci[0], digits)}, {num(ci[1], digits)}], n={entry.n}"
 
 
 FLOORED = "†"  # marks an interval the precision floor widened (docs/STUDY.md 4)
 
 
-def floored(entry: dict) -> str:
+def floored(entry) -> str:
     """FLOORED when the precision floor, not this LR's own seeds, set the interval's width: the
     reader then knows the seeds there agree more closely than the interval says."""
-    sd, used = entry.get("sd"), entry.get("sd_used")
+    sd, used = entry.sd, entry.sd_used
     return f" {FLOORED}" if not _missing(sd) and not _missing(used) and used > sd else ""
 
 
-def effect(entry: dict) -> str:
-    """One LR of a comparison as a table cell: the paired effect with its 90% interval (†:
-    widened by the precision floor), the seeds set aside because the baseline's or treatment's
-    run failed there, or why it was not judged: 'ceiling' (every run of both arms failed),
-    'both arms fail' (too few pairs without a failure), 'too few pairs'."""
-    if entry["ceiling"]:
+def effect(entry) -> str:
+    """One LR of a comparison (an LrEffect) as a table cell: the paired effect with its 90%
+    interval (†: widened by the precision floor), the seeds set aside because the baseline's or
+    treatment's run failed there, or why it was not judged: 'ceiling' (every run of both arms
+    failed), 'both arms fail' (too few pairs without a failure), 'too few pairs'."""
+    if entry.ceiling:
         return "ceiling"
-    if entry.get("partial_ceiling"):
+    if entry.partial_ceiling:
         return "both arms fail"
-    if not entry["judged"]:
-        return f"too few pairs ({num(entry.get('mean'))})"
-    aside = entry.get("set_aside") or []
+    if not entry.judged:
+        return f"too few pairs ({num(entry.mean)})"
+    aside = entry.set_aside or []
     note = f" (seed {', '.join(str(s) for s in aside)} set aside: a run failed)" if aside else ""
     return pm_interval(entry) + floored(entry) + note
 
 
-def grid(value: dict | None) -> str:
-    """An LR found on the grid (sweeps.study.stats.GridValue as a dict), censoring spelled out."""
-    if not value:
+def grid(value) -> str:
+    """An LR found on the grid (a GridPoint, or any record with its `value` and `kind`),
+    censoring spelled out."""
+    if value is None:
         return "n/a"
-    kind = value.get("kind", "")
-    if kind == "none":
+    if value.kind == "none":
         return "none in the grid"
-    if kind == "above":
-        return f"> {lr(value['value'])}"
-    if kind == "below":
-        return f"<= {lr(value['value'])}"
-    return lr(value["value"])
+    if value.kind == "above":
+        return f"> {lr(value.value)}"
+    if value.kind == "below":
+        return f"<= {lr(value.value)}"
+    return lr(value.value)
 
 
-def median_range(stat: dict) -> str:
-    """'0.0178 (seeds 0.0100 to 0.0316)': the median of per-seed values and their range;
-    '0.562 (every seed)' when they agree."""
-    if not stat.get("median"):
+def median_range(stat) -> str:
+    """'0.0178 (seeds 0.0100 to 0.0316)': the median of per-seed values (CriticalLRs) and their
+    range; '0.562 (every seed)' when they agree."""
+    if stat is None or stat.median is None:
         return "n/a"
-    low, high = grid(stat["min"]), grid(stat["max"])
-    return f"{grid(stat['median'])} ({'every seed' if low == high else f'seeds {low} to {high}'})"
+    low, high = grid(stat.min), grid(stat.max)
+    return f"{grid(stat.median)} ({'every seed' if low == high else f'seeds {low} to {high}'})"
 
 
 def seed_grid(seeds: dict) -> str:
+    """Each seed's GridPoint, in seed order."""
     return ", ".join(grid(v) for _, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))
 
 
 def seed_range(seeds: dict) -> str:
     """'0.0105 to 0.0177, <= 3.16e-4': the range of the seeds' values inside the grid, then
     each censored value once, with how many seeds have it when more than one."""
-    inside = sorted(v["value"] for v in seeds.values() if v["kind"] == "")
-    outside = Counter(grid(v) for v in seeds.values() if v["kind"] != "")
+    inside = sorted(v.value for v in seeds.values() if v.kind == "")
+    outside = Counter(grid(v) for v in seeds.values() if v.kind != "")
     text = (
         ""
         if not inside
@@ -122,41 +125,43 @@ def seed_range(seeds: dict) -> str:
     return ", ".join(filter(None, [text, *censored])) or "n/a"
 
 
-def ratio(entry: dict) -> str:
-    """A paired mean of log10 ratios as a geometric-mean ratio with its 90% interval."""
-    if not entry.get("n") or _missing(entry.get("mean")):
+def ratio(entry) -> str:
+    """A paired mean of log10 ratios (an H2a) as a geometric-mean ratio with its 90% interval."""
+    if not entry.n or _missing(entry.mean):
         return "n/a"
-    lo, hi = entry.get("ci90") or [None, None]
+    lo, hi = entry.ci90 or [None, None]
     if _missing(lo):
-        return f"x{10 ** entry['mean']:.2f}"
-    return f"x{10 ** entry['mean']:.2f} [x{10**lo:.2f}, x{10**hi:.2f}]"
+        return f"x{10**entry.mean:.2f}"
+    return f"x{10**entry.mean:.2f} [x{10**lo:.2f}, x{10**hi:.2f}]"
 
 
-def threshold(value: dict) -> str:
-    """A necessity threshold as a sentence part: 'threshold 0.0032', 'no threshold in the
-    grid (QK-norm necessary at no LR)', 'threshold <= 0.001 (necessary at every LR)'."""
-    if not value or value.get("kind") == "none":
+def threshold(value) -> str:
+    """A necessity threshold (a GridPoint) as a sentence part: 'threshold 0.0032', 'no
+    threshold in the grid (QK-norm necessary at no LR)', 'threshold <= 0.001 (necessary at
+    every LR)'."""
+    if value is None or value.kind == "none":
         return "no necessity threshold in the grid (necessary at no LR)"
-    if value.get("kind") == "below":
+    if value.kind == "below":
         return f"necessity threshold {grid(value)} (necessary from the lowest LR)"
     return f"necessity threshold {grid(value)}"
 
 
-def bracket(value: dict | None) -> str:
-    """A grid value with its bracket: '(0.0316, 0.0562] (~0.042, the midpoint)', '0.0336 in
-    (0.0316, 0.1]' when interpolated; censoring spelled out."""
-    if not value or value.get("kind") != "" or not value.get("bracket"):
+def bracket(value) -> str:
+    """A grid value (a GridPoint) with its bracket: '(0.0316, 0.0562] (~0.042, the midpoint)',
+    '0.0336 in (0.0316, 0.1]' when interpolated; censoring spelled out."""
+    if value is None or value.kind != "" or not value.bracket:
         return grid(value)
-    lo, hi = value["bracket"]
-    if value.get("interpolated", True):
-        return f"~{lr(value['value'])} in ({lr(lo)}, {lr(hi)}]"
+    lo, hi = value.bracket
+    if value.interpolated:
+        return f"~{lr(value.value)} in ({lr(lo)}, {lr(hi)}]"
     return f"({lr(lo)}, {lr(hi)}]"
 
 
-def moved_to(influence: list[dict]) -> str:
-    """Where leaving out one run at a time puts the threshold, each place once: '~0.0204 in
-    (0.0178, 0.0316]', or '(0.01, 0.0316] or none in the grid' when the runs disagree."""
-    return " or ".join(dict.fromkeys(bracket(m.get("threshold_without")) for m in influence))
+def moved_to(influence: list) -> str:
+    """Where leaving out one run at a time (each an Influence) puts the threshold, each place
+    once: '~0.0204 in (0.0178, 0.0316]', or '(0.01, 0.0316] or none in the grid' when the runs
+    disagree."""
+    return " or ".join(dict.fromkeys(bracket(m.threshold_without) for m in influence))
 
 
 def seed_lrs(values: list[float]) -> str:
@@ -172,12 +177,12 @@ def seed_lrs(values: list[float]) -> str:
 
 
 def seed_brackets(seeds: dict) -> str:
-    """Per-seed thresholds as brackets, seeds that agree named once: '(0.003, 0.01] (3 seeds)',
-    '(0.01, 0.0316] (seeds 0, 2), none in the grid (seed 1)'."""
+    """Per-seed thresholds (GridPoints) as brackets, seeds that agree named once: '(0.003, 0.01]
+    (3 seeds)', '(0.01, 0.0316] (seeds 0, 2), none in the grid (seed 1)'."""
     groups: dict[str, list[str]] = {}
     for k, v in sorted(seeds.items(), key=lambda kv: int(kv[0])):
-        inside = v and v.get("kind") == "" and v.get("bracket")
-        text = f"({lr(v['bracket'][0])}, {lr(v['bracket'][1])}]" if inside else grid(v)
+        inside = v is not None and v.kind == "" and v.bracket
+        text = f"({lr(v.bracket[0])}, {lr(v.bracket[1])}]" if inside else grid(v)
         groups.setdefault(text, []).append(str(k))
     if len(groups) == 1:
         ((text, ks),) = groups.items()
@@ -187,20 +192,19 @@ def seed_brackets(seeds: dict) -> str:
     )
 
 
-def threshold_bracket(c: dict) -> str:
+def threshold_bracket(c) -> str:
     """A comparison's necessity threshold as the bracket it is: 'necessary from 0.0562 up, not
     shown at 0.0316 (the threshold lies in (0.0316, 0.0562])'."""
-    t = c["threshold"]
-    if t["kind"] == "none":
+    t = c.threshold
+    if t.kind == "none":
         return "no necessity threshold in the grid (necessary at no LR up to the top)"
-    if t["kind"] == "below":
-        return f"necessary from the lowest LR judged, {lr(t['value'])}, up"
-    lo, hi = t["bracket"]
-    where = bracket(t)
-    return f"necessary from {lr(hi)} up, not shown at {lr(lo)} (threshold {where})"
+    if t.kind == "below":
+        return f"necessary from the lowest LR judged, {lr(t.value)}, up"
+    lo, hi = t.bracket
+    return f"necessary from {lr(hi)} up, not shown at {lr(lo)} (threshold {bracket(t)})"
 
 
-def threshold_with_interval(c: dict) -> str:
+def threshold_with_interval(c) -> str:
     """A comparison's necessity threshold, short: its bracket, '(0.0316, 0.0562]', with the
     interpolated crossing when the effect is continuous across it; censoring spelled out."""
-    return bracket(c["threshold"])
+    return bracket(c.threshold)

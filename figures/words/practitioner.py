@@ -9,7 +9,6 @@ import math
 from figures import ladder, present
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import read, record
 from sweeps.study import hypotheses
 from sweeps.study.rules import Rule
 
@@ -41,18 +40,13 @@ def _rule_text(where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: 
     return f"At {where} ({numbers.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
-def rule_parts(
-    depth: m.Rung | dict, c: m.Comparison | dict, s: m.Settings | dict, rule: Rule | dict
-) -> dict[str, str]:
+def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dict[str, str]:
     """The practitioner's rule as short sentences, by what each says (figures/report/opening.py
     shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
     is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
     per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
     effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
-    the threshold); "" where a part has nothing to say. Each argument typed, or its record's
-    JSON form (sweeps.analysis.adapter.record), as figures/report/opening.py hands them."""
-    depth, c = _typed(m.Rung, depth), _typed(m.Comparison, c)
-    s, rule = _typed(m.Settings, s), _typed(Rule, rule)
+    the threshold); "" where a part has nothing to say."""
     ref = depth.arms[s.reference]
     best, low = rule.best_lr, list(rule.low_lrs)
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
@@ -81,7 +75,7 @@ def rule_parts(
             )
             + "."
         )
-        seeds = f"Per seed: {numbers.seed_brackets(record(c.seed_thresholds))}."
+        seeds = f"Per seed: {numbers.seed_brackets(c.seed_thresholds)}."
     elif rule.kind == "below":
         threshold = (
             f"QK-norm was necessary already at the lowest LR judged "
@@ -116,17 +110,12 @@ def rule_parts(
             f"{_runs(len(movers))}"
             + (f" at LR {numbers.lrs(at)}" if at else "")
             + (" moves" if len(movers) == 1 else " each move")
-            + f" the threshold when left out, to {numbers.moved_to(record(c.influence))} "
+            + f" the threshold when left out, to {numbers.moved_to(c.influence)} "
             "(leave-one-run-out; named in the thresholds table)."
             if movers
             else ""
         ),
     }
-
-
-def _typed(cls, x):
-    """x as the typed record cls: as given, or read from its JSON form."""
-    return x if isinstance(x, cls) else read(cls, x)
 
 
 def _runs(n: int) -> str:
@@ -145,4 +134,4 @@ def _failing(median: m.GridPoint | None, s: m.Settings) -> str:
     if median.kind == "below":
         return f"Without QK-norm runs fail already at the lowest LR, {numbers.lr(median.value)}"
     how = "diverged" if s.baseline_rule == "none" else "stuck or diverged"
-    return f"Without QK-norm runs fail ({how}) from LR ~{numbers.grid(record(median))}"
+    return f"Without QK-norm runs fail ({how}) from LR ~{numbers.grid(median)}"

@@ -4,7 +4,7 @@ A sweep whose spec has `[token_check]` reruns a depth ladder's deepest rung at t
 parameter of a shallower reference depth. Its report sets the check's necessity threshold and
 `off`'s median critical LR (primary failure definition) against the ladder's at the reference
 depth; sweeps.study.ladders decides. sweeps/analysis/token_check.py reads the ladder and
-decides (the typed analysis's `token_check`); this module words analysis.json's "token_check".
+decides (the typed analysis's `token_check`); this module words it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from figures.words import numbers
+from sweeps.analysis import model as m
 from sweeps.analysis.token_check import NO_CHECK, NO_LADDER
 from sweeps.study.ladders import Span, median_span
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -29,37 +30,37 @@ UNDECIDED = {
 }
 
 
-def lines(entry: dict) -> list[str]:
-    """The check in words (entry: analysis.json's "token_check"): the answer, then each
-    side's numbers."""
-    check, ref = entry.get("check"), entry.get("reference")
-    if "threshold_below" not in entry:
-        why = entry["why"]
-        said = UNDECIDED[why].format(ladder=entry["ladder"]) if why in UNDECIDED else why
+def lines(entry: m.TokenCheck) -> list[str]:
+    """The check in words (the typed analysis's token_check): the answer, then each side's
+    numbers."""
+    check, ref = entry.check, entry.reference
+    if entry.threshold_below is None:
+        why = entry.why
+        said = UNDECIDED[why].format(ladder=entry.ladder) if why in UNDECIDED else why
         return [f"Not decided: {said}."]
-    out = [f"{ANSWER[entry['verdict']]}."]
-    for side, v in (("this check", check), (f"{entry['ladder']}", ref)):
-        out.append(f"Depth {v['depth']} ({side}{_tokens(v)}): {_values_words(v)}.")
+    out = [f"{ANSWER[entry.verdict]}."]
+    for side, v in (("this check", check), (f"{entry.ladder}", ref)):
+        out.append(f"Depth {v.depth} ({side}{_tokens(v)}): {_values_words(v)}.")
     said = {True: "below", False: "not below"}
     out.append(
-        f"The threshold is {said[entry['threshold_below']]} depth {ref['depth']}'s and the "
-        f"critical LR {said[entry['critical_below']]} it (below: every LR the grid allows for "
+        f"The threshold is {said[entry.threshold_below]} depth {ref.depth}'s and the "
+        f"critical LR {said[entry.critical_below]} it (below: every LR the grid allows for "
         "the check is under every LR it allows for the reference; overlapping brackets are not)."
     )
     groups: dict[tuple, list[str]] = {}  # runs that move a side to the same place, once
-    for m in entry.get("fragile") or []:
-        key = (m["depth"], m.get("lr"), numbers.bracket(m["threshold"]), m["verdict"])
-        groups.setdefault(key, []).append(f"`{m['run_id']}`")
+    for f in entry.fragile or []:
+        key = (f.depth, f.lr, numbers.bracket(f.threshold), f.verdict)
+        groups.setdefault(key, []).append(f"`{f.run_id}`")
     for (depth, lr, moved, verdict), runs in groups.items():
         at = f", LR {numbers.lr(lr)}" if lr is not None else ""
         out.append(
             f"Leaving out one run changes it: without {' or '.join(runs)} (depth {depth}{at}), "
             f'depth {depth}\'s threshold is {moved}, and the answer becomes "{ANSWER[verdict]}".'
         )
-    same = entry.get("same_depth")
-    if same and same.get("critical_seeds"):
+    same = entry.same_depth
+    if same and same.critical_seeds:
         out.append(
-            f"For comparison, not decided on: depth {same['depth']} in {entry['ladder']} itself"
+            f"For comparison, not decided on: depth {same.depth} in {entry.ladder} itself"
             f"{_tokens(same)}: {_values_words(same)}."
         )
     out.append(
@@ -70,16 +71,16 @@ def lines(entry: dict) -> list[str]:
     return out
 
 
-def _tokens(v: dict) -> str:
-    tokens = v.get("tokens_per_param")
+def _tokens(v: m.CheckSide) -> str:
+    tokens = v.tokens_per_param
     return f", {tokens:.3g} tokens per parameter" if tokens else ""
 
 
-def _values_words(v: dict) -> str:
-    seeds = median_span([_grid(x) for x in v["critical_seeds"]])
+def _values_words(v: m.CheckSide) -> str:
+    seeds = median_span([_grid(x) for x in v.critical_seeds])
     return (
-        f"threshold {numbers.bracket(v['threshold'])}, off's median critical LR "
-        f"{numbers.bracket(v['critical'])} (its seeds' brackets put it in {_span_words(seeds)})"
+        f"threshold {numbers.bracket(v.threshold)}, off's median critical LR "
+        f"{numbers.bracket(v.critical)} (its seeds' brackets put it in {_span_words(seeds)})"
     )
 
 
@@ -91,7 +92,7 @@ def _span_words(s: Span) -> str:
     return f"{'(' if s.lo_open else '['}{numbers.lr(s.lo)}, {hi}"
 
 
-def _grid(value: dict) -> GridValue:
-    bracket = tuple(value["bracket"]) if value.get("bracket") else None
-    found = value.get("value")  # analysis.json writes a "none" value's NaN as null
-    return GridValue(math.nan if found is None else float(found), value.get("kind", ""), bracket)
+def _grid(value: m.GridPoint) -> GridValue:
+    bracket = tuple(value.bracket) if value.bracket else None
+    found = value.value  # analysis.json writes a "none" value's NaN as null
+    return GridValue(math.nan if found is None else float(found), value.kind, bracket)

@@ -27,7 +27,7 @@ from figures.words.extrapolation import extrapolation_head, extrapolation_lines
 from figures.words.hypotheses import PAIRED, UNREGISTERED, WORDING, reason
 from figures.words.said import Verdict, Worded
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import read, record
+from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses, ladders, rules
 from sweeps.study.alternatives import start_share
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
@@ -105,11 +105,11 @@ def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
-        h, c = depth.h1, record(hypotheses.primary(analysis, depth))
+        h, c = depth.h1, hypotheses.primary(analysis, depth)
         if h.stats:
             evidence.append(
                 f"{rung.label(d)}: at {s.reference}'s best LR {numbers.lr(h.lr)} "
-                f"{s.reference} - {s.primary} = {numbers.pm_interval(record(h.stats))} (90% "
+                f"{s.reference} - {s.primary} = {numbers.pm_interval(h.stats)} (90% "
                 f"interval); {numbers.threshold_bracket(c)}"
             )
         why = reason(
@@ -151,9 +151,9 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             shown = names[definition]
             evidence.append(
                 f"{rung.label(d)}, {shown} ({DEFINITION_WORDS[shown]}): critical "
-                f"LR off {numbers.median_range(record(off))}, "
-                f"on {numbers.median_range(record(on))}; "
-                f"ratio on/off {numbers.ratio(record(h))} (90% interval) over {h.n} paired seeds: "
+                f"LR off {numbers.median_range(off)}, "
+                f"on {numbers.median_range(on)}; "
+                f"ratio on/off {numbers.ratio(h)} (90% interval) over {h.n} paired seeds: "
                 f"{words[definition][0]}"
             )
         decides = depth.h2a.definition or rules.PRIMARY_FAILURE
@@ -178,9 +178,9 @@ def _h2a_words(h: m.H2a, ref: str) -> tuple[str, str]:
     return call.verdict, _paired_words("H2a", call, _values(h), lambda x: f"x{10**x:.2f}")
 
 
-def h2a_call(h: dict, ref: str) -> tuple[str, str]:
-    """_h2a_words of one H2a entry of analysis.json (for the opening, which reads the dict)."""
-    return _h2a_words(read(m.H2a, h), ref)
+def h2a_call(h: m.H2a, ref: str) -> tuple[str, str]:
+    """One H2a entry's verdict and reason in words (for the opening)."""
+    return _h2a_words(h, ref)
 
 
 def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
@@ -194,7 +194,7 @@ def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             f"{rung.label(d)}: LR sensitivity {s.reference} "
             f"{numbers.pm(off.mean, off.sd)}, {s.primary} {numbers.pm(on.mean, on.sd)} "
             f"nats; {present.primary_effect(s)} "
-            f"{numbers.pm_interval(record(h))} (90% interval; minimum effect {numbers.num(least)})"
+            f"{numbers.pm_interval(h)} (90% interval; minimum effect {numbers.num(least)})"
         )
         if call.why in WORDING[name].reasons and call.why not in PAIRED:
             lrs = {k: ", ".join(numbers.lr(x) for x in v) for k, v in call.numbers.items()}
@@ -242,8 +242,8 @@ def _shipped_rungs(field: str) -> int:
 def _threshold_words(c: m.Comparison) -> str:
     """A rung's necessity threshold, with its interval when the grid places it."""
     if c.threshold.kind == "":
-        return f"necessity threshold {numbers.threshold_with_interval(record(c))}"
-    return numbers.threshold(record(c.threshold))
+        return f"necessity threshold {numbers.threshold_with_interval(c)}"
+    return numbers.threshold(c.threshold)
 
 
 def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
@@ -255,7 +255,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
         f"{rung.label(k)}: {_threshold_words(c)}; per seed: "
-        f"{numbers.seed_brackets(record(c.seed_thresholds))}"
+        f"{numbers.seed_brackets(c.seed_thresholds)}"
         for k, c in depths.items()
     ]
     t = hypotheses.trend_of(analysis, name)
@@ -350,8 +350,8 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             if p is not None:
                 evidence.append(
                     f"{rung.label(d)}, LR {numbers.lr(e.lr)}: {present.primary_effect(s)} "
-                    f"{numbers.pm_interval(record(p))}; {s.start_control} - {s.primary} "
-                    f"{numbers.pm_interval(record(e))}{share_text(p.mean, e.mean)}"
+                    f"{numbers.pm_interval(p)}; {s.start_control} - {s.primary} "
+                    f"{numbers.pm_interval(e)}{share_text(p.mean, e.mean)}"
                 )
         per_depth[d] = (call.verdict, reason(name, call.why, **call.numbers))
     return _verdict(analysis, name, decided, per_depth, evidence)
