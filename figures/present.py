@@ -1,11 +1,12 @@
-"""How the report and the charts read the analysis dict's decided quantities: one place that
-knows the keys, so a chart and the table beside it print the same interval.
+"""How the report and the charts read the typed analysis's decided quantities
+(sweeps/analysis/model.py): one place, so a chart and the table beside it print the same
+interval.
 
-The analysis (figures/words/view.py, sweeps/study/) gives intervals that say which decision
-they belong to: `lower` (the one-sided 95% bound that decided) and `ci90` ([lo, hi],
-two-sided 90%: its ends are the one-sided 95% bounds) on every decided quantity,
-`threshold_bracket` per comparison, and `settings["baselines"]` ({"bigram", "unigram", "unit",
-"tokenizer"}). A critical LR has no interval of its own: its seed range is shown, named so.
+The analysis gives intervals that say which decision they belong to: `lower` (the one-sided
+95% bound that decided) and `ci90` ([lo, hi], two-sided 90%: its ends are the one-sided 95%
+bounds) on every decided quantity, `threshold_bracket` per comparison, and the settings'
+`baselines` (bigram, unigram, unit, tokenizer). A critical LR has no interval of its own: its
+seed range is shown, named so.
 """
 
 from __future__ import annotations
@@ -30,60 +31,55 @@ def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def effect_interval(entry: dict) -> tuple[float | None, float | None, str]:
-    """A paired effect's interval: (lo, hi, "90%"), the two-sided 90% interval whose ends are
-    the one-sided 95% bounds that decide (docs/STUDY.md)."""
-    lo, hi = entry.get("ci90") or (None, None)
+def effect_interval(entry) -> tuple[float | None, float | None, str]:
+    """A paired effect's interval (a Paired record): (lo, hi, "90%"), the two-sided 90%
+    interval whose ends are the one-sided 95% bounds that decide (docs/STUDY.md)."""
+    lo, hi = entry.ci90 or (None, None)
     return _num(lo), _num(hi), "90%"
 
 
-def lower_bound(entry: dict) -> float | None:
-    """The one-sided 95% lower bound that decided necessity."""
-    return _num(entry.get("lower"))
+def lower_bound(entry) -> float | None:
+    """The one-sided 95% lower bound that decided necessity (a Paired record's)."""
+    return _num(entry.lower)
 
 
-def threshold_interval(
-    comparison: dict, depth: dict | None = None
-) -> tuple[float | None, float | None, str]:
+def threshold_interval(comparison: m.Comparison) -> tuple[float | None, float | None, str]:
     """The necessity threshold's bracket (threshold_bracket): the last LR where QK-norm was not
     shown necessary and the first from which it stays necessary; none when the threshold is
     censored or absent."""
-    bracket = comparison.get("threshold_bracket") or (depth or {}).get("threshold_bracket")
+    bracket = comparison.threshold_bracket
     if not bracket:
         return None, None, ""
     return float(bracket[0]), float(bracket[1]), "bracket"
 
 
-def crit_interval(eta_crit: dict) -> tuple[float | None, float | None, str]:
-    """A critical LR's interval: ci90 when the analysis has it, else the range over seeds."""
-    if eta_crit.get("ci90"):
-        lo, hi = eta_crit["ci90"]
-        return _num(lo), _num(hi), "90%"
-    lo, hi = eta_crit.get("min") or {}, eta_crit.get("max") or {}
-    return _num(lo.get("value")), _num(hi.get("value")), "seed range"
+def crit_interval(eta_crit: m.CriticalLRs) -> tuple[float | None, float | None, str]:
+    """A critical LR's interval: the range of its seeds' values."""
+    lo, hi = eta_crit.min, eta_crit.max
+    return _num(lo.value if lo else None), _num(hi.value if hi else None), "seed range"
 
 
-def crit_span(eta_crit: dict) -> tuple[float | None, float | None]:
+def crit_span(eta_crit: m.CriticalLRs) -> tuple[float | None, float | None]:
     """Where a critical LR can lie, as its chart bar: from the lowest seed's last LR that held
     to the highest seed's first that failed (each seed's value is only a midpoint of that
     bracket); a seed without a bracket (censored, or no interpolation) at its value, as
     crit_interval gives it."""
     lo, hi, _ = crit_interval(eta_crit)
-    low, high = eta_crit.get("min") or {}, eta_crit.get("max") or {}
-    if low.get("bracket"):
-        lo = _num(low["bracket"][0])
-    if high.get("bracket"):
-        hi = _num(high["bracket"][1])
+    low, high = eta_crit.min, eta_crit.max
+    if low is not None and low.bracket:
+        lo = _num(low.bracket[0])
+    if high is not None and high.bracket:
+        hi = _num(high.bracket[1])
     return lo, hi
 
 
-def baselines(analysis: dict) -> dict:
+def baselines(settings: m.Settings) -> dict:
     """{"bigram": nats or None, "unigram": ..., "rule": the train.baseline the runs used}."""
-    b = analysis["settings"].get("baselines") or {}
+    b = settings.baselines
     return {
-        "bigram": _num(b.get("bigram")),
-        "unigram": _num(b.get("unigram")),
-        "rule": analysis["settings"].get("baseline_rule"),
+        "bigram": _num(b.bigram if b else None),
+        "unigram": _num(b.unigram if b else None),
+        "rule": settings.baseline_rule,
     }
 
 
@@ -111,25 +107,25 @@ def rule_off_of(analysis: m.Analysis) -> bool:
     return analysis.settings.baseline_rule == "none"
 
 
-def loss_unit(analysis: dict) -> str:
+def loss_unit(settings: m.Settings) -> str:
     """The loss's unit as the tokenizer makes it: nats/byte for the byte-level tokenizer (a
     token is a byte), else nats/token."""
-    b = analysis["settings"].get("baselines") or {}
-    return "nats/byte" if b.get("tokenizer") == "bytes" else "nats/token"
+    b = settings.baselines
+    return "nats/byte" if b and b.tokenizer == "bytes" else "nats/token"
 
 
 # A run's fate as the headline draws it: its failure kind (docs/STUDY.md section 3).
 FATES = ("ok", "unstable", "stuck", "diverged")
 
 
-def fate(run: dict, analysis: dict) -> str:
+def fate(run: m.Run, settings: m.Settings) -> str:
     """'diverged' (stopped), 'stuck' (finished worse than the bigram baseline the runs were
     held to: the `stuck` definition's other half), 'unstable' (another reason: a late loss
     spike), 'ok'."""
-    if run["outcome"] == "diverged":
+    if run.outcome == "diverged":
         return "diverged"
-    b = baselines(analysis)
-    final = _num(run.get("final_val_loss"))
+    b = baselines(settings)
+    final = _num(run.final_val_loss)
     if (
         b["rule"] != "none"
         and b["bigram"] is not None
@@ -137,12 +133,12 @@ def fate(run: dict, analysis: dict) -> str:
         and final > b["bigram"]
     ):
         return "stuck"
-    return "unstable" if run["outcome"] == "unstable" else "ok"
+    return "unstable" if run.outcome == "unstable" else "ok"
 
 
-def primary_key(analysis: dict) -> str:
-    s = analysis["settings"]
-    return Comparison(s["reference"], s["primary"]).key
+def primary_key(settings: m.Settings) -> str:
+    """The primary comparison's key, 'off vs on'."""
+    return Comparison(settings.reference, settings.primary).key
 
 
 def primary_effect(s: m.Settings) -> str:

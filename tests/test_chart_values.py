@@ -12,12 +12,23 @@ import pytest
 
 from figures import charts, present
 from figures.charts.headline import FATE_LABELS
+from sweeps.analysis import model
+from sweeps.analysis.adapter import read
 
 # -- every chart draws exactly the analysis, panel by panel ----------------------------------
 # Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
 # comparisons and three depths, so a mark in the wrong panel, a panel missing, or a number
 # other than analysis.json's fails here.
 CLOSE = {"rel": 5e-3, "abs": 5e-4}  # tooltips print 3-4 significant digits
+
+
+def settings_of(result: dict) -> model.Settings:
+    """The typed settings of an analysis.json dict (what present's readers take)."""
+    return read(model.Settings, result["settings"])
+
+
+def primary_of(result: dict) -> str:
+    return present.primary_key(settings_of(result))
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +74,7 @@ def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
         drawn = {m["lr"]: m for m in panel["effects"]}
         assert set(drawn) == set(judged), (key, depth)
         for lr, m in drawn.items():
-            lo, hi, _ = present.effect_interval(judged[lr])
+            lo, hi, _ = present.effect_interval(read(model.LrEffect, judged[lr]))
             assert _close(m["mean"], judged[lr]["mean"]) and _close(m["lo"], lo)
             assert _close(m["hi"], hi)
             assert (m["necessary"] == "necessary") == judged[lr]["necessary"]
@@ -88,7 +99,7 @@ def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(mul
     result, _ = multi
     panels = cm.panels(charts.final_loss(result))
     assert len(panels) == 3
-    primary = present.primary_key(result)
+    primary = primary_of(result)
     for panel in panels:
         (depth,) = _one(panel, "runs", "n_layer")
         d = result["depths"][str(int(depth))]
@@ -96,7 +107,7 @@ def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(mul
         assert {m["run_id"] for m in panel["runs"]} == set(runs)
         for m in panel["runs"]:
             assert _close(m["loss"], runs[m["run_id"]]["loss"])
-            fate = present.fate(runs[m["run_id"]], result)
+            fate = present.fate(read(model.Run, runs[m["run_id"]]), settings_of(result))
             assert m["fate"] == FATE_LABELS[fate]
         medians = {(m["arm"], m["lr"]): m for m in panel["median"]}
         assert medians.keys() == {
@@ -118,7 +129,7 @@ def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(mul
             for arm, a in d["arms"].items()
             if a["eta_crit"]["median"]["kind"] == ""
         }
-        lo, hi, _ = present.threshold_interval(d["comparisons"][primary], d)
+        lo, hi, _ = present.threshold_interval(read(model.Comparison, d["comparisons"][primary]))
         (drawn,) = panel["threshold"]  # the bracket, a bar from lo to hi
         assert _close(drawn["last LR not shown necessary"], lo)
         assert _close(drawn["necessary from"], hi)
@@ -140,7 +151,7 @@ def test_headline_marks_every_failed_run_by_its_fate(multi):
 def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_thresholds(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.necessity_map(result))
-    primary = present.primary_key(result)
+    primary = primary_of(result)
     expected = {
         (f"depth {d}", e["lr"]): e
         for d, depth in result["depths"].items()
@@ -253,7 +264,7 @@ def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):
     import copy
 
     result = copy.deepcopy(multi[0])
-    primary = present.primary_key(result)
+    primary = primary_of(result)
     depth, d = next(iter(result["depths"].items()))
     entry = next(e for e in d["comparisons"][primary]["per_lr"] if not e["ceiling"])
     entry.update(judged=False, necessary=False, mean=1.7)
@@ -289,8 +300,8 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
             lo = (e["min"].get("bracket") or [e["min"]["value"]])[0]
             hi = (e["max"].get("bracket") or [None, e["max"]["value"]])[-1]
             expected[(f"critical LR, {arm}", int(d))] = (e["median"]["value"], lo, hi)
-        c = depth["comparisons"][present.primary_key(result)]
-        lo, hi, _ = present.threshold_interval(c, depth)
+        c = depth["comparisons"][primary_of(result)]
+        lo, hi, _ = present.threshold_interval(read(model.Comparison, c))
         expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
     assert drawn.keys() == expected.keys()
     for key, (value, lo, hi) in expected.items():
@@ -298,7 +309,9 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
         assert _close(drawn[key]["hi"], hi)
     # wider than the seeds' midpoints wherever a bracket is known: a value is not that exact
     midpoints_lo = {
-        (f"critical LR, {arm}", int(d)): present.crit_interval(a["eta_crit"])[0]
+        (f"critical LR, {arm}", int(d)): present.crit_interval(
+            read(model.CriticalLRs, a["eta_crit"])
+        )[0]
         for d, depth in result["depths"].items()
         for arm, a in depth["arms"].items()
     }
@@ -336,7 +349,7 @@ def test_one_lr_on_a_log_axis_gets_a_domain_around_it_not_a_single_point():
 def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     result, _ = multi
     (panel,) = cm.panels(charts.eta_max_ratio(result))
-    primary = present.primary_key(result)
+    primary = primary_of(result)
     expected = {
         (int(d), r["delta"]): r["ratio"]
         for d, depth in result["depths"].items()
@@ -422,7 +435,7 @@ def test_every_label_of_a_narrow_headline_panel_fits_its_panel(multi):
 
     analysis = copy.deepcopy(multi[0])
     for d in analysis["depths"].values():
-        c = d["comparisons"][present.primary_key(analysis)]
+        c = d["comparisons"][primary_of(analysis)]
         c["threshold"] = {**c["threshold"], "kind": "below", "bracket": None}
         c["threshold_bracket"] = None
     baseline = {"bigram": 9.99, "rule": "none"}

@@ -5,9 +5,11 @@ The study fixture (tests/figures_fakes.py) has a flat QK-norm-on arm and an off 
 diverges above it. Reports render once per module (PNG export is the slow part).
 """
 
+import dataclasses
 import json
 import math
 import re
+from dataclasses import replace
 
 import figures_fakes as ff
 import pytest
@@ -300,7 +302,9 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
     # the host each run trained on: a CPU run is bit-identical only on the same kind
     assert "- Hosts: Test CPU (avx2), 2 CPUs, threads OMP_NUM_THREADS=1 (90 runs)" in text
     # the loss table's unit is the tokenizer's, as the charts say it
-    unit = present.loss_unit(json.loads((report.parent / "analysis.json").read_text()))
+    unit = present.loss_unit(
+        present.typed(json.loads((report.parent / "analysis.json").read_text())).settings
+    )
     assert f"### Effective loss ({unit}, mean" in text
     assert "| 0.03 | ooo | ooo | ddd | ooo | ddd | ooo |" in text  # off fails above its threshold
     doc = json.loads((report.parent / "analysis.json").read_text())
@@ -504,26 +508,23 @@ def test_steps_to_target_show_the_precision_their_speedup_uses(result):
 
 def test_interval_readers_print_the_interval_that_decided():
     """Only the decided intervals: ci90 (whose ends are the one-sided 95% bounds) and lower;
-    an old two-sided 95% lo/hi is never shown as if it decided."""
-    entry = {"mean": 0.1, "lo": -0.1, "hi": 0.3, "lb": -0.05, "n": 3}
+    the threshold as the bracket it is, a critical LR as its seeds' range."""
+    from sweeps.analysis import model as m
+
+    entry = m.Paired(3, 0.1, 0.1, 0.1, None, None, [None, None], None)
     assert present.effect_interval(entry) == (None, None, "90%")
     assert present.lower_bound(entry) is None
-    entry.update(ci90=[0.0, 0.2], lower=0.01)
+    entry = replace(entry, ci90=[0.0, 0.2], lower=0.01)
     assert present.effect_interval(entry) == (0.0, 0.2, "90%")
     assert present.lower_bound(entry) == 0.01
-    c = {
-        "per_lr": [{"lr": 0.001}, {"lr": 0.01}],
-        "seed_thresholds": {"0": {"value": 0.01, "kind": ""}},
-    }
+    fields = {f.name: None for f in dataclasses.fields(m.Comparison)}
+    c = m.Comparison(**fields | {"threshold_bracket": None})
     assert present.threshold_interval(c) == (None, None, "")
     # the threshold is drawn as the bracket it is (docs/STUDY.md section 4), never a 90% CI
-    assert present.threshold_interval({**c, "threshold_bracket": [0.005, 0.05]}) == (
-        0.005,
-        0.05,
-        "bracket",
-    )
-    assert present.threshold_interval({**c, "threshold_ci90": [0.005, 0.05]}) == (None, None, "")
-    crit = {"median": {"value": 0.1, "kind": ""}, "min": {"value": 0.05}, "max": {"value": 0.2}}
+    c = replace(c, threshold_bracket=[0.005, 0.05])
+    assert present.threshold_interval(c) == (0.005, 0.05, "bracket")
+    point = [m.GridPoint(v, "", None, False) for v in (0.1, 0.05, 0.2)]
+    crit = m.CriticalLRs({}, *point, [])
     assert present.crit_interval(crit) == (0.05, 0.2, "seed range")
     assert (
         fmt_pm({"mean": 0.1, "lo": -0.1, "hi": 0.3, "n": 3, "ci90": [0.0, 0.2]})

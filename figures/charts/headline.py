@@ -41,7 +41,6 @@ from figures.charts.style import (
 )
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses
 
 FATE_SHAPES = {
@@ -59,12 +58,6 @@ FATE_LABELS = {
 WIDE = 400  # px: a panel this wide also says each arm's fate in words
 
 
-def _settings(analysis: m.Analysis) -> dict:
-    """The settings as present's helpers (baselines, loss_unit, fate) read them: their JSON
-    form under "settings"."""
-    return {"settings": record(analysis.settings)}
-
-
 def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     """Per rung: every run's effective final loss by fate, the seed median per arm with the
     range over seeds as a band, each failing arm's critical LR, the necessity threshold's
@@ -74,7 +67,7 @@ def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     if runs.empty:
         return None
     arms = [a for a in analysis.settings.arms if a in set(runs.arm)]
-    settings = _settings(analysis)
+    settings = analysis.settings
     base_loss = present.baselines(settings)  # {"bigram", "unigram", "rule"}
     bigram = base_loss["bigram"]
     low, high = _loss_range(runs, bigram)
@@ -282,7 +275,7 @@ def headline_rows(
     analysis = present.typed(analysis)
     shift = shift or {}
     field = ladder.of_analysis(analysis).field
-    settings = _settings(analysis)
+    settings = analysis.settings
     runs = [r for r in analysis.runs if r.outcome]
     rows = [_run_row(r, top, shift.get(r.arm, 1.0), settings, field) for r in runs]
     for depth, d in analysis.depths.items():
@@ -301,9 +294,9 @@ def headline_rows(
     return rows
 
 
-def _run_row(r: m.Run, top: float, shift: float, settings: dict, field: str) -> dict:
-    """settings: _settings(analysis), what present.fate reads of the analysis."""
-    fate = present.fate(record(r), settings)
+def _run_row(r: m.Run, top: float, shift: float, settings: m.Settings, field: str) -> dict:
+    """One run's glyph at its fate (present.fate) and effective loss."""
+    fate = present.fate(r, settings)
     return {
         "kind": "run",
         field: int(getattr(r, field)),
@@ -393,7 +386,7 @@ def _threshold_rows(n: dict, c: m.Comparison | None, wide: bool) -> tuple[list[d
     (QK-norm never needed, needed already at the lowest LR, or no comparison)."""
     if c is None or c.threshold.kind not in ("", "below"):
         return None
-    lo, hi, _ = present.threshold_interval(record(c))
+    lo, hi, _ = present.threshold_interval(c)
     if c.threshold.kind == "below" or lo is None:
         return (
             [],

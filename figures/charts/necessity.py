@@ -25,7 +25,6 @@ from figures.charts.style import (
     lr_axis,
 )
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses
 
 
@@ -101,7 +100,7 @@ def _necessity_rows(analysis: m.Analysis) -> list[dict]:
         rows += _cell_rows(where, c)
         t = c.threshold
         if t.kind in ("", "below"):
-            lo, hi, label = present.threshold_interval(record(c))
+            lo, hi, label = present.threshold_interval(c)
             rows.append(
                 {
                     "kind": "threshold",
@@ -131,7 +130,7 @@ def _cell_rows(where: dict, c: m.Comparison) -> list[dict]:
                 "x": lo,
                 "x2": hi,
                 "effect": None if e.ceiling else e.mean,
-                "lower": present.lower_bound(record(e)),
+                "lower": present.lower_bound(e),
                 "necessary": bool(e.necessary),
                 "ceiling": bool(e.ceiling),
                 # an LR the rule could not test (too few pairs where a run trained): drawn

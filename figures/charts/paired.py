@@ -25,7 +25,6 @@ from figures.charts.style import (
 )
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study import rules
 from sweeps.study.rules import Comparison, harms
 from sweeps.study.stats import MIN_PAIRS
@@ -104,7 +103,7 @@ def _paired_entries(analysis: m.Analysis) -> list[tuple]:
         for key, c in d.comparisons.items():
             for e in c.per_lr:
                 if e.judged:
-                    lo, hi, label = present.effect_interval(record(e))
+                    lo, hi, label = present.effect_interval(e)
                     entries.append((key, int(depth), e, lo, hi, label))
     return entries
 

@@ -28,7 +28,6 @@ from figures.charts.style import (
     rung_x,
 )
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses
 
 
@@ -96,7 +95,7 @@ def _stability_rows(analysis: m.Analysis) -> list[dict]:
             crit = a.eta_crit
             if arm in s.subset_arms or crit.median is None:
                 continue
-            lo, hi = present.crit_span(record(crit))
+            lo, hi = present.crit_span(crit)
             ends = tuple(end.kind if end is not None else "" for end in (crit.min, crit.max))
             rows.append(
                 _stability_row(
@@ -105,7 +104,7 @@ def _stability_rows(analysis: m.Analysis) -> list[dict]:
             )
         primary = hypotheses.primary(analysis, d)
         if primary is not None and primary.threshold.kind in ("", "below"):
-            lo, hi, _ = present.threshold_interval(record(primary))
+            lo, hi, _ = present.threshold_interval(primary)
             rows.append(
                 _stability_row(
                     "necessity threshold",
@@ -317,7 +316,7 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         .encode(
             x=alt.X(
                 "delta:Q",
-                title=f"delta: margin above the best loss ({_loss_unit(s)})",
+                title=f"delta: margin above the best loss ({present.loss_unit(s)})",
                 scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
                 axis=alt.Axis(values=ticks, format="~g"),
             ),
@@ -347,11 +346,6 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
             ),
         )
     )
-
-
-def _loss_unit(settings: m.Settings) -> str:
-    """present.loss_unit of the typed settings (its JSON form: present reads that)."""
-    return present.loss_unit({"settings": record(settings)})
 
 
 def _ratio_domain(values) -> list[float]:

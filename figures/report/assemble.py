@@ -138,7 +138,7 @@ def _figures(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
     outcomes = {r.run_id: r.outcome for r in a.runs}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
-    unit = _loss_unit(a)
+    unit = present.loss_unit(a.settings)
     rung = ladder.of_analysis(a)
     # the trend's points: only on a ladder (one rung has no trend to draw) whose trend placed
     # some (the verdict says why when none: too few, or all censored alike)
@@ -184,11 +184,6 @@ def _finished(a: m.Analysis) -> pd.DataFrame:
     """The runs with an outcome (ok, unstable, diverged), one row each as analysis.json writes
     it."""
     return pd.DataFrame([record(r) for r in a.runs if r.outcome])
-
-
-def _loss_unit(a: m.Analysis) -> str:
-    """present.loss_unit of a typed Analysis: nats/byte for the byte-level tokenizer."""
-    return "nats/byte" if a.settings.baselines.tokenizer == "bytes" else "nats/token"
 
 
 def _capped(a: m.Analysis) -> dict:
@@ -432,8 +427,8 @@ def _tables(analysis: m.Analysis, curves: pd.DataFrame) -> str:
         "Every number here is in analysis.json beside this report.",
         "",
         *_ladder_section(analysis),
-        f"### Effective loss ({_loss_unit(analysis)}, mean ± sd over seeds, perplexity; "
-        "[runs that failed])",
+        f"### Effective loss ({present.loss_unit(analysis.settings)}, mean ± sd over seeds, "
+        "perplexity; [runs that failed])",
         "",
         tables.final_loss(analysis),
         "### Critical learning rate (the max stable LR)",

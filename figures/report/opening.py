@@ -376,7 +376,7 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
         median = arm.eta_crit.median if arm else None
         if not median:
             continue
-        lo, hi, label = present.crit_interval(record(arm.eta_crit))
+        lo, hi, label = present.crit_interval(arm.eta_crit)
         span = (
             f" ({label} {numbers.lr(lo)} to {numbers.lr(hi)})"
             if median.kind == "" and lo is not None and lo != hi
