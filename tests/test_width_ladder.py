@@ -286,17 +286,13 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
 def test_the_unstable_table_names_each_runs_width():
     """Run ids name the depth, not the width: the table says which width each run is."""
     from figures.report import tables
+    from sweeps.analysis.model import Run
 
     def run(width, lr, rid):
-        return {
-            "run_id": rid,
-            "n_embd": width,
-            "n_layer": 4,
-            "arm": "off",
-            "lr": lr,
-            "seed": 0,
-            "unstable_reasons": [f"loss at width {width}"],
-        }
+        fields = dict.fromkeys(Run.__dataclass_fields__)
+        return Run(**fields | {"run_id": rid, "n_embd": width, "n_layer": 4, "arm": "off"} | {
+            "lr": lr, "seed": 0, "unstable_reasons": [f"loss at width {width}"]
+        })  # fmt: skip
 
     runs = [run(128, 0.1, "b"), run(64, 0.1, "a"), run(64, 0.0562, "c")]
     rows = tables.unstable(runs, ladder.Ladder("n_embd")).splitlines()

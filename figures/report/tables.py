@@ -118,40 +118,38 @@ def outcome_grid(analysis: m.Analysis | dict) -> str:
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-# problems and unstable read run rows as dicts: their callers (figures/report/what_ran.py, tests)
-# hand
-# analysis.json's rows, not the typed runs
-def problems(items: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+def problems(items: list[m.Problem], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+    """One row per run not in the statistics: its status, id, arm, rung, LR, seed and error."""
     rows = [
         [
-            p["status"],
-            f"`{p['run_id']}`",
-            str(p["arm"]),
-            str(p.get(rung.field)),
-            numbers.lr(p["lr"]),
-            str(p["seed"]),
-            p["error"],
+            p.status,
+            f"`{p.run_id}`",
+            str(p.arm),
+            str(getattr(p, rung.field)),
+            numbers.lr(p.lr),
+            str(p.seed),
+            p.error,
         ]
         for p in items
     ]
     return markdown(["status", "run", "arm", rung.name, "LR", "seed", "error"], rows)
 
 
-def unstable(runs: list[dict], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+def unstable(runs: list[m.Run], rung: ladder.Ladder = ladder.DEFAULT) -> str:
     """One row per unstable run, with its rung: run ids name the depth but not the width,
     so on a width ladder three runs would otherwise read alike."""
 
     def key(r):
-        return (r.get(rung.field) or 0, str(r["arm"]), r["lr"], r["seed"])
+        return (getattr(r, rung.field) or 0, str(r.arm), r.lr, r.seed)
 
     rows = [
         [
-            f"`{r['run_id']}`",
-            str(r.get(rung.field)),
-            str(r["arm"]),
-            numbers.lr(r["lr"]),
-            str(r["seed"]),
-            "; ".join(r["unstable_reasons"] or []),
+            f"`{r.run_id}`",
+            str(getattr(r, rung.field)),
+            str(r.arm),
+            numbers.lr(r.lr),
+            str(r.seed),
+            "; ".join(r.unstable_reasons or []),
         ]
         for r in sorted(runs, key=key)
     ]

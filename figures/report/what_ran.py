@@ -19,7 +19,6 @@ from figures import ladder, present
 from figures.report import archive, tables
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import record
 from sweeps.analysis.results import SweepResults
 from sweeps.data import shakespeare
 from sweeps.study.stats import STUDY_SHA256
@@ -219,11 +218,10 @@ def runs(analysis: m.Analysis | dict) -> str:
         "",
         tables.outcome_grid(analysis),
     ]
-    # tables.problems and tables.unstable read run rows as analysis.json writes them (record)
     if analysis.problems:
-        problems = tables.problems([record(p) for p in analysis.problems], rung)
+        problems = tables.problems(analysis.problems, rung)
         lines += ["### Runs not in the statistics", "", problems]
-    unstable = [record(r) for r in runs if r.status == "unstable"]
+    unstable = [r for r in runs if r.status == "unstable"]
     if unstable:
         lines += ["### Why runs are unstable", "", tables.unstable(unstable, rung)]
     return "\n".join(lines)
