@@ -51,7 +51,8 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
     directories alone (or, with --from-report, from a report's own data)."""
     from collections import Counter
 
-    from figures.report.assemble import answer_lines, make_report
+    from figures.report.answer import answer_lines
+    from figures.report.assemble import make_report
     from figures.words.view import read_analysis, say
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.sweepdir import SweepDir

@@ -14,7 +14,7 @@ from sweeps.core.files import write_json_atomic
 from sweeps.core.presets import get_preset
 from sweeps.run.rundir import RunDir
 
-# every chart a report writes, in report order (figures/report/assemble.py), as the tests expect
+# every chart a report writes, in report order (figures/report/figure_set.py), as the tests expect
 # them
 CHARTS = (
     "final_loss_vs_lr",

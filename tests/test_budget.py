@@ -6,7 +6,8 @@ from __future__ import annotations
 import figures_fakes as ff
 import pytest
 
-from figures.report.assemble import answer_lines, make_report
+from figures.report.answer import answer_lines
+from figures.report.assemble import make_report
 from figures.report.budget import call, section
 from figures.words.view import analyze
 from sweeps.analysis.results import load_curves, load_results

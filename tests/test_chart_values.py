@@ -250,11 +250,11 @@ def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_on
 
 
 def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
-    from figures.report.assemble import _figures
+    from figures.report.figure_set import figure_set
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")
-    assert "threshold_trend" not in _figures(analysis, curves)
+    assert "threshold_trend" not in figure_set(analysis, curves)
     assert charts.trend(analysis) is None
 
 
@@ -374,10 +374,10 @@ def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
 
 
 def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
-    from figures.report.assemble import _figures, _most_different_lr
+    from figures.report.figure_set import figure_set, most_different_lr
 
     result, curves = multi
-    figures = _figures(result, curves)
+    figures = figure_set(result, curves)
     panels = cm.panels(figures["training_curves"][1])
     diverged = {
         (r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}")
@@ -392,7 +392,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
         crossed = {m["run"] for m in panel.get("diverged", [])}
         assert crossed == {run for d, x, run in diverged if (d, x) == (depth, lr)} & runs
     assert len(keys) == len(panels)  # one depth and LR per panel, each once
-    assert _most_different_lr(result) in {lr for _, lr in keys}
+    assert most_different_lr(result) in {lr for _, lr in keys}
     for name in ("attention", "residual_kurtosis"):
         for panel in cm.panels(figures[name][1]):
             for layer, marks in panel.items():
@@ -402,19 +402,19 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
 
 # -- layout: no text leaves the canvas, plots fill the width ---------------------------------
 def test_no_chart_has_text_outside_its_canvas(multi):
-    from figures.report.assemble import _figures
+    from figures.report.figure_set import figure_set
 
-    for name, (_, chart) in _figures(*multi).items():
+    for name, (_, chart) in figure_set(*multi).items():
         assert chart is not None, name
         assert cm.text_outside(chart) == [], name
 
 
 def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
-    from figures.report.assemble import _figures
+    from figures.report.figure_set import figure_set
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")
-    for name, (_, chart) in _figures(analysis, curves).items():
+    for name, (_, chart) in figure_set(analysis, curves).items():
         assert chart is not None and cm.text_outside(chart) == [], name
         spec = charts.spec_of(chart)
         widths = [s.get("width") for s in [spec, spec.get("spec", {})] if s.get("width")]

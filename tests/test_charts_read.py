@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from figures import charts
-from figures.report import assemble as report
+from figures.report.figure_set import figure_set
 from tests import chart_reader as cr
 from tests import figures_fakes as ff
 from tests.chart_marks import text_outside
@@ -23,7 +23,7 @@ def ladder(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "ladder"
     ff.write_ladder(root)
     view, curves = ff.drawn(root)
-    figures = report._figures(view, curves)
+    figures = figure_set(view, curves)
     return {name: chart for name, (_, chart) in figures.items()}
 
 

@@ -4,8 +4,7 @@ and a wording row (figures/words/hypotheses.py). Walked through here with a toy 
 import figures_fakes as ff
 import pytest
 
-from figures.report import assemble as report
-from figures.report import opening
+from figures.report import assemble, opening
 from figures.words import verdicts
 from figures.words.hypotheses import WORDING, Words
 from figures.words.said import Worded
@@ -59,7 +58,7 @@ def test_a_new_hypothesis_is_a_registry_entry_a_decision_and_a_wording_row(monke
         said = "\n".join(opening.markdown(result))
         assert "T1 supported. Does the grid place the necessity threshold?" in said
         assert "### T1: The grid places the necessity threshold at every depth." in (
-            report._verdicts(result)
+            assemble._verdicts(result)
         )
     assert "T1" not in verdicts.judge(typed_result)
 

@@ -13,7 +13,8 @@ import figures_fakes as ff
 import pytest
 
 from figures.report import archive
-from figures.report.assemble import _figures, make_report
+from figures.report.assemble import make_report
+from figures.report.figure_set import figure_set
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 KEPT = ("training_curves", "attention", "residual_kurtosis")  # drawn from curves docs/cpu lacks
@@ -54,7 +55,7 @@ def test_a_ladder_draws_each_rung_only_at_the_lrs_it_trained(tmp_path):
     root = tmp_path / "uneven"
     write_uneven_ladder(root)
     view, curves = ff.drawn(root)
-    figures = _figures(view, curves)
+    figures = figure_set(view, curves)
     trained = {(r["n_layer"], r["lr"]) for r in view["runs"] if r["outcome"]}
     for name, layer in (("training_curves", "curves"), ("residual_kurtosis", "resid_kurtosis")):
         panels = cm.panels(figures[name][1])

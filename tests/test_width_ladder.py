@@ -196,15 +196,18 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
 def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_were(falling):
     import dataclasses
 
+    from figures.report.opening_lines import trend_says
+    from figures.words.view import say
     from sweeps.analysis.model import Uncensored
 
     result, _ = falling
     assert "uncensored" not in result["w1"] or result["w1"]["uncensored"] is None  # none here
-    typed, verdicts = present.typed(result), result["verdicts"]  # the opening reads it typed
-    assert "without the censored" not in opening._trend_says(typed, verdicts, "W1")
+    typed = present.typed(result)  # the opening reads it typed, and its verdicts in words
+    verdicts = say(typed).verdicts
+    assert "without the censored" not in trend_says(typed, verdicts, "W1")
     uncensored = Uncensored(n=7, value=-0.057, lower=-0.152, upper=0.038, ci90=[-0.152, 0.038])
     edge = dataclasses.replace(typed.w1, censored=2, uncensored=uncensored)
-    said = opening._trend_says(dataclasses.replace(typed, w1=edge), verdicts, "W1")
+    said = trend_says(dataclasses.replace(typed, w1=edge), verdicts, "W1")
     assert said.endswith(
         "; without the censored ones (descriptive, not the rule): -0.057 (-0.152 to 0.038, 7 "
         "thresholds)"

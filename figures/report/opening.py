@@ -20,18 +20,29 @@ from __future__ import annotations
 
 from figures import ladder, present
 from figures.report import budget
+from figures.report.opening_lines import (
+    WHEN,
+    c1_rows,
+    c1_says,
+    h1_says,
+    h2a_says,
+    h2b_says,
+    nats,
+    question,
+    trend_says,
+)
 from figures.words import numbers, token_check
 from figures.words.extrapolation import extrapolation_head, extrapolation_lines
-from figures.words.hypotheses import UNREGISTERED, WORDING
+from figures.words.hypotheses import UNREGISTERED
 from figures.words.practitioner import rule_parts
 from figures.words.said import Verdict
-from figures.words.verdicts import h2a_call, share_text
+from figures.words.verdicts import share_text
 from figures.words.view import Said, say
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
-from sweeps.study import alternatives, hypotheses, ladders, rules
+from sweeps.study import hypotheses, rules
 from sweeps.study.hypotheses import HYPOTHESES
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
+from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
 
@@ -200,62 +211,16 @@ def _control(a: m.Analysis) -> Block | None:
         prefix = f"{ladder.of_analysis(a).cap(name)}: " if len(decided) > 1 else ""
         answer = ANSWER[decided[name].verdict]
         subs = [
-            f"LR {numbers.lr(lr)}: {ref} - {primary} {_nats(p)}; {control} - {primary} {_nats(c)}"
+            f"LR {numbers.lr(lr)}: {ref} - {primary} {nats(p)}; {control} - {primary} {nats(c)}"
             + share_text(p.mean, c.mean)
-            for lr, p, c in _c1_rows(a.depths[name], s)
+            for lr, p, c in c1_rows(a.depths[name], s)
         ]
-        items.append((f"{prefix}{answer}: {_c1_says(a, {}, name)}.", subs))
+        items.append((f"{prefix}{answer}: {c1_says(a, {}, name)}.", subs))
     return (
         f"Is the low-LR gap between {ref} and {primary} the start temperature? (C1: {control} "
         f"is {ref} started at {primary}'s attention-logit scale; [a, b]: 90% interval)",
         items,
     )
-
-
-def _c1_says(
-    a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung | None = None
-) -> str:
-    """C1 at one rung in words, with the largest gap of the control to the primary arm
-    (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
-    s = a.settings
-    control, primary = s.start_control, s.primary
-    why = a.decisions.C1[name].why
-    rows = _c1_rows(depth or a.depths[name], s)
-    if why == "no gap" or not rows:
-        return f"QK-norm is necessary at no LR that {control} ran"
-    lr, _, worst = max(rows, key=lambda r: r[2].mean)
-    largest = f"largest gap {_nats(worst)}, at LR {numbers.lr(lr)}"
-    if why == "control worse":
-        worse = [x for x, _, c in rows if c.necessary]
-        return (
-            f"{control} is still worse than {primary} by more than {s.min_effect:g} nats at "
-            f"{numbers.lrs(worse)}; {largest}"
-        )
-    if why == "start":
-        return (
-            f"{control} - {primary} lies inside ±{s.negligible:g} nats at all {len(rows)} LRs "
-            f"where QK-norm is necessary; {largest}"
-        )
-    return (
-        f"{control} - {primary} is neither inside ±{s.negligible:g} nats nor above "
-        f"{s.min_effect:g} at some LR where QK-norm is necessary; {largest}"
-    )
-
-
-def _nats(entry: m.Paired) -> str:
-    """A paired effect with its 90% interval, in nats: '0.274 [0.211, 0.337] nats'."""
-    lo, hi = entry.ci90 or (None, None)
-    if lo is None:
-        return f"{numbers.num(entry.mean)} nats"
-    return f"{numbers.num(entry.mean)} [{numbers.num(lo)}, {numbers.num(hi)}] nats"
-
-
-def _c1_rows(depth: m.Rung, s: m.Settings) -> list[tuple[float, m.LrEffect, m.LrEffect]]:
-    """(LR, primary entry, control entry) where C1 looked: both judged, QK-norm necessary."""
-    primary = depth.comparisons[Comparison(s.reference, s.primary).key].per_lr
-    control = depth.comparisons.get(Comparison(s.start_control, s.primary).key)
-    looked = alternatives.c1_lrs(primary, control.per_lr if control else [])
-    return [(c.lr, p, c) for p, c in looked]
 
 
 def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
@@ -272,7 +237,7 @@ def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
         v = verdicts.get(name)
         answer = ANSWER.get(v.verdict, "Not decided") if v else "Not decided"
         asked = question(name, a.settings.reference)
-        text = f"{answer}: {_trend_says(a, verdicts, name)}."
+        text = f"{answer}: {trend_says(a, verdicts, name)}."
         items.append(text if len(rung.trends) == 1 else f"{asked} ({name}) {text}")
     e = a.w1.extrapolation if a.w1 else None
     if rung.is_width and e:
@@ -355,7 +320,7 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     others = [x for x in d.arms if x not in (ref, primary) and x not in s.subset_arms]
     items = [
         f"{p['head']} {p['threshold']} {p['seeds']}".strip(),
-        f"At that best LR (H1): {_h1(a, verdicts, name, d, at=False)}.",
+        f"At that best LR (H1): {h1_says(a, verdicts, name, d, at=False)}.",
         _failing(a, d, [ref, primary], others),
         p["low"],
         p["fragile"],
@@ -384,13 +349,6 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
         )
         out.append(f"{name} {numbers.grid(median)}{span}")
     return ", ".join(out) or "n/a"
-
-
-WHEN = {  # the failure definitions (docs/STUDY.md section 3) as a clause
-    "stuck": "when a run that diverged or ended worse than the bigram baseline counts",
-    "diverged": "when only a divergence counts",
-    "degraded": "when a run worse than its seed's best LR by delta ({delta:g} nats) counts too",
-}
 
 
 def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -> str:
@@ -429,19 +387,13 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     return text
 
 
-# -- the verdicts in words -----------------------------------------------------------------------
-def question(name: str, ref: str) -> str:
-    """What the opening asks of a hypothesis (figures/words/hypotheses.py)."""
-    return WORDING[name].question.format(ref=ref)
-
-
 def _verdicts(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     """Every pre-registered verdict: what it asks, its answer, the interval that decided it;
     at several rungs one sub-bullet per rung (verdicts: figures/words/verdicts.py's)."""
     if not verdicts:
         return None
     s, rung = a.settings, ladder.of_analysis(a)
-    says = {"H1": _h1, "H2a": _h2a, "H2b": _h2b, "C1": _c1_says}
+    says = {"H1": h1_says, "H2a": h2a_says, "H2b": h2b_says, "C1": c1_says}
     # a question the sweep was built to ask is answered first, with its numbers: not again
     above = {
         "H1": len(a.decisions.rules) == 1,  # _off_on's bullet
@@ -464,7 +416,7 @@ def _verdicts(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
         elif h == "C1" and not s.start_control:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
         elif h in rung.trends or not names:
-            why = [_trend_says(a, verdicts, h) if h in rung.trends else v.reason]
+            why = [trend_says(a, verdicts, h) if h in rung.trends else v.reason]
         elif h in says:
             why = [says[h](a, verdicts, name, a.depths[name]) for name in names]
         else:  # no numbers of its own to say: each rung's reason
@@ -509,126 +461,3 @@ def _as_above(a: m.Analysis, h: str, v: Verdict, answer: str) -> str:
             else "; ".join(f"{rung.label(n)}: {per[n].reason}" for n in sorted(per, key=int))
         )
     return f"{answer}: {found}, as above."
-
-
-def _h1(
-    a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung, at: bool = True
-) -> str:
-    """H1 at one rung: the effect at the reference arm's best LR (named unless `at` is
-    False) and what it shows (the rung's reason from verdicts, where there are no numbers)."""
-    s = a.settings
-    ref, primary = s.reference, s.primary
-    h = depth.h1
-    reason = _rung_reason(verdicts, "H1", name)
-    if not (h and h.stats):
-        return reason or "not judged"
-    effect = f"{ref} - {primary} = {_nats(h.stats)}"
-    effect = f"at LR {numbers.lr(h.lr)}, {effect}" if at else f"{effect} (90% interval)"
-    bound = f"{s.negligible:g}"
-    c = hypotheses.primary(a, depth)
-    return {
-        "negligible": f"{effect}, inside ±{bound} (negligible); "
-        f"{numbers.threshold_bracket(c) if c else 'no threshold'}",
-        "necessary": f"{effect}: QK-norm already matters there",
-        "harms": f"{effect}: QK-norm harms there",
-        "neither": f"{effect}: neither negligible (inside ±{bound}) nor shown to matter "
-        f"(above {s.min_effect:g})",
-    }.get(h.why, f"{effect}; {reason or ''}".rstrip("; "))
-
-
-def _rung_reason(verdicts: dict[str, Verdict], h: str, rung: str) -> str | None:
-    """A hypothesis's reason at one rung, in words; None where it has none there."""
-    said = verdicts[h].per_depth.get(rung) if h in verdicts else None
-    return said.reason if said else None
-
-
-def _h2a(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung) -> str:
-    """H2a at one rung: the ratio of critical LRs (primary / reference) with its interval,
-    under the definition that decides and, as verdicts.py judges them, under the others
-    (verdicts: unused, as _verdicts calls each hypothesis's words alike)."""
-    s = a.settings
-    ref, primary = s.reference, s.primary
-    h = depth.h2a
-    if not h:
-        return "not judged"
-    definition = h.definition if h.definition is not None else s.primary_failure
-    said = _h2a_says(h, ref, primary)
-    text = said
-    by = depth.h2a_by_definition or {}
-    for other in present.failures_of(a):  # with the baseline rule off: not diverged
-        if other == definition or other not in by:
-            continue
-        again = _h2a_says(by[other], ref, primary, short=True)
-        same = again == _h2a_says(h, ref, primary, short=True)
-        when = WHEN[other].format(delta=s.delta)
-        text += f". {when[0].upper()}{when[1:]}: " + ("the same" if same else again)
-    return text
-
-
-def _h2a_says(h: m.H2a, ref: str, primary: str, short: bool = False) -> str:
-    """One definition's H2a: the ratio with its interval (short: and its verdict), or why
-    there is none."""
-    verdict, why = h2a_call(h, ref)
-    if h.censored or h.lower is None:
-        return why
-    if short:
-        return f"{numbers.ratio(h)}, {verdict}"
-    return f"{primary}'s critical LR is {numbers.ratio(h)} {ref}'s"
-
-
-H2B_SAYS = {
-    SUPPORTED: "its lower end above the minimum effect {m:g}",
-    NOT_SUPPORTED: "not above the minimum effect {m:g}",
-    INCONCLUSIVE: "its lower end not above the minimum effect {m:g}",
-}
-
-
-def _h2b(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Rung) -> str:
-    """H2b at one rung: the paired difference of LR sensitivity with its interval (the rung's
-    verdict and reason from verdicts, in words)."""
-    s = a.settings
-    h = depth.h2b
-    said = verdicts["H2b"].per_depth.get(name) if "H2b" in verdicts else None
-    # the registry's reason code says whether a run of the range is missing (not the words)
-    call = hypotheses.h2b(a).get(name)
-    if h is None or h.lower is None or h.why or (call is not None and call.why == "incomplete"):
-        return said.reason if said else "not judged"
-    says = H2B_SAYS[said.verdict if said else h.verdict].format(m=s.min_sensitivity)
-    return f"LR sensitivity {s.reference} - {s.primary} = {_nats(h)}, {says}"
-
-
-def _trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") -> str:
-    """A ladder's trend (H3, W1, W2): the slope per doubling of the rung with its 90%
-    interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
-    differs); W2 against its bound. verdicts: the verdicts in words, whose reason is said where
-    there is no slope."""
-    rung = ladder.of_analysis(a)
-    t = hypotheses.trend_of(a, name)
-    at, beyond = (t.at_bound, t.beyond) if t else (None, None)
-    if not at or t.why == "censored alike":  # no slope worth printing
-        return verdicts[name].reason if name in verdicts else "not decided"
-    of = (
-        f"the threshold's bracket top as a multiple of {a.settings.reference}'s best LR"
-        if name == "W2"
-        else "the threshold"
-    )
-    text = (
-        f"{of} changes x{10**at.value:.2f} per doubling of {rung.name} (slope "
-        f"{at.value:.3f} decades per doubling, 90% interval {at.lower:.3f} to "
-        f"{at.upper:.3f}; {at.n} per-seed thresholds, {t.censored} censored)"
-    )
-    if beyond and (beyond.lower, beyond.upper) != (at.lower, at.upper):
-        text += (
-            f"; with the censored ones moved beyond their bounds: {beyond.value:.3f} "
-            f"({beyond.lower:.3f} to {beyond.upper:.3f})"
-        )
-    u = t.uncensored
-    if u:  # descriptive: what the values inside the grid alone say (not the rule)
-        text += (
-            f"; without the censored ones (descriptive, not the rule): {u.value:.3f} "
-            f"({u.lower:.3f} to {u.upper:.3f}, {u.n} thresholds)"
-        )
-    if name == "W2":
-        bound = t.bound if t.bound is not None else ladders.CARRY_BOUND
-        text += f"; it carries when the interval lies inside ±{bound:g}"
-    return text

@@ -8,6 +8,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from sweeps.study import stats
+
+# the rules' numbers as the prose states them, formatted from where each is declared
+ONE_SIDED = f"{stats.CONFIDENCE:.0%}"  # the one-sided bound that decides (95%)
+TWO_SIDED = f"{stats.TWO_SIDED:.0%}"  # the interval its two bounds make (90%)
+
 
 def _missing(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))

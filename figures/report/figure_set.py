@@ -1,0 +1,178 @@
+"""The report's figure set: which charts a sweep gets, with their captions (figure_set), the
+LRs its training curves show, and the Figures section that lists them (section); a re-judged
+report whose curves are gone keeps the earlier report's charts of them (keep_charts)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from figures import charts, ladder, present
+from figures.report import archive
+from sweeps.analysis import model as m
+from sweeps.analysis.adapter import record
+from sweeps.study.rules import Comparison
+
+CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
+HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
+
+
+def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
+    """name -> (caption, chart or None), in report order; analysis: the typed analysis, or the dict
+    of one (present.typed reads it back)."""
+    a = present.typed(analysis)
+    arms = a.settings.arms
+    runs = _finished(a)
+    lrs = sorted(runs.lr.unique())
+    picks = sorted(
+        {lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs))).round().astype(int)}
+    )
+    differ = most_different_lr(a)
+    if differ is not None and differ not in picks:  # where the arms differ most, always
+        nearest = min(picks, key=lambda lr: abs(np.log(lr) - np.log(differ)))
+        picks = sorted({*picks, differ} - ({nearest} if len(picks) >= CURVE_LRS else set()))
+    high = high_stable_lr(a)
+    y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
+    outcomes = {r.run_id: r.outcome for r in a.runs}
+    trained = "train_loss" in curves and curves.train_loss.notna().any()
+    unit = present.loss_unit(a.settings)
+    rung = ladder.of_analysis(a)
+    # the trend's points: only on a ladder (one rung has no trend to draw) whose trend placed
+    # some (the verdict says why when none: too few, or all censored alike)
+    trend = {
+        "threshold_trend": (
+            f"Each seed's necessity threshold vs {rung.name}: the points "
+            f"{rung.trends[0]} is decided on",
+            charts.trend(a),
+        )
+    }
+    return {
+        "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(a)),
+        "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(a)),
+        "stability_vs_depth": (  # the file's name from before ladders had a width
+            f"Critical learning rate and necessity threshold vs {rung.name}",
+            charts.stability(a),
+        ),
+        **(trend if trend["threshold_trend"][1] is not None else {}),
+        "paired_effect": ("Paired effect per learning rate", charts.paired_effect(a)),
+        "eta_max_ratio": (
+            "How the max-LR ratio depends on the margin delta",
+            charts.eta_max_ratio(a),
+        ),
+        "lr_sensitivity": ("LR sensitivity per arm", charts.sensitivity(a)),
+        "training_curves": (
+            "Training curves at a few learning rates",
+            charts.training_curves(curves, arms, picks, y_max, outcomes, unit, rung)
+            if trained
+            else None,
+        ),
+        "attention": (
+            f"Attention logits and entropy over training at LR {high:.3g}",
+            charts.attention(curves, arms, high, _capped(a), rung) if trained else None,
+        ),
+        "residual_kurtosis": (
+            "Residual-stream kurtosis over training",
+            charts.kurtosis(curves, arms, sorted({lrs[0], high}), rung) if trained else None,
+        ),
+    }
+
+
+def _finished(a: m.Analysis) -> pd.DataFrame:
+    """The runs with an outcome (ok, unstable, diverged), one row each as analysis.json writes
+    it."""
+    return pd.DataFrame([record(r) for r in a.runs if r.outcome])
+
+
+def _capped(a: m.Analysis) -> dict:
+    """{arm: its attention soft cap} for the arms that cap their attention logits."""
+    out = {}
+    for d in a.depths.values():
+        for arm, x in d.arms.items():
+            cap = (x.interventions or {}).get("attn-softcap")  # keyed by intervention name
+            if cap:
+                out[arm] = cap
+    return out
+
+
+def most_different_lr(analysis: m.Analysis | dict) -> float | None:
+    """The LR where the primary comparison's paired effect is largest (any depth), or where
+    the arms' outcomes differ most when no LR has two pairs."""
+    a = present.typed(analysis)
+    key = Comparison(a.settings.reference, a.settings.primary).key
+    best, size = None, -1.0
+    for d in a.depths.values():
+        c = d.comparisons.get(key)
+        for e in c.per_lr if c else []:
+            if e.n >= 1 and not e.ceiling and e.mean is not None and abs(e.mean) > size:
+                best, size = e.lr, abs(e.mean)
+    return best
+
+
+def high_stable_lr(a: m.Analysis) -> float:
+    """The largest LR at which every run of the primary treatment arm is ok, at every depth:
+    where it still trains and the reference arm's trouble, if any, shows."""
+    primary = a.settings.primary
+    runs = _finished(a)
+    on = runs[runs.arm == primary]
+    calm = on.groupby("lr").outcome.apply(lambda s: (s == "ok").all())
+    lrs = sorted(runs.lr.unique())
+    return float(calm[calm].index.max()) if calm.any() else float(lrs[len(lrs) // 2])
+
+
+def keep_charts(report_dir: Path, out_dir: Path, names: list[str]) -> None:
+    """A re-judged report re-rendered elsewhere (--out): the charts it keeps from the earlier
+    report (its curves are gone with the run directories, section), copied along, so
+    the re-render holds the committed report's charts. Only beside a kept earlier report."""
+    if out_dir.resolve() == report_dir.resolve() or not (out_dir / archive.OLD_REPORT).is_file():
+        return
+    for name in names:
+        for ext in ("svg", "png"):
+            old, new = report_dir / f"{name}.{ext}", out_dir / f"{name}.{ext}"
+            if old.is_file() and not new.exists():
+                shutil.copyfile(old, new)
+
+
+def section(figures: dict, formats, out_dir: Path | None = None) -> str:
+    """The figures, each under its caption; a chart with no data says why, and a re-judged
+    report whose curves are gone links the earlier report's chart of them where it is kept
+    (training curves do not depend on the study's rules)."""
+    image = next((ext for ext in ("png", "svg") if ext in formats), None)
+    names = {"svg": "SVG", "html": "interactive HTML", "vl.json": "Vega-Lite spec"}
+    lines = ["## Figures", ""]
+    for name, (caption, chart) in figures.items():
+        lines += [f"### {caption}", ""]
+        kept = next(
+            (
+                f"{name}.{ext}"
+                for ext in ("svg", "png")
+                if out_dir and (out_dir / f"{name}.{ext}").is_file()
+            ),
+            None,
+        )
+        if chart is None and kept and (out_dir / archive.OLD_REPORT).is_file():
+            lines += [
+                f"_Kept from the earlier report ({archive.OLD_REPORT}), drawn from the run "
+                f"directories, which are gone; its curves do not depend on the rules._",
+                "",
+                f"![{caption}]({kept})",
+                "",
+            ]
+            continue
+        if chart is None:
+            lines += ["_Not drawn: the finished runs hold no data for it._", ""]
+            continue
+        if name in HEADLINE:
+            lines += ["_Shown under The answer, above._", ""]
+        elif image:
+            lines += [f"![{caption}]({name}.{image})", ""]
+        links = [
+            f"[{label}]({name}.{ext})"
+            for ext, label in names.items()
+            if ext in formats and ext != image
+        ]
+        if links:
+            lines += [" | ".join(links), ""]
+    return "\n".join(lines)
