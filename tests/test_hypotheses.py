@@ -79,3 +79,24 @@ def test_each_ladder_decides_its_own_trends():
     assert hypotheses.trends("n_embd") == ("W1", "W2")
     assert [h.id for h in hypotheses.for_ladder("n_layer")] == ["H1", "H2a", "H2b", "H3", "C1"]
     assert set(WORDING) == set(HYPOTHESES)  # every registered hypothesis has its words
+
+
+def test_the_trend_wording_states_the_rules_own_numbers():
+    """The tests' texts name the rungs a trend needs from the rule's constant, and say "half a
+    decade" for the shift censored thresholds move: that is the rule's CENSOR_SHIFT."""
+    from figures.words.hypotheses import WORDING as W
+    from sweeps.study import trend
+
+    assert "{rungs}" in W["H3"].test and "{rungs}" in W["W1"].test
+    assert ">= 3 depths" not in W["H3"].test  # formatted, not written down
+    assert trend.CENSOR_SHIFT == 0.5 and "half a decade" in W["H3"].test
+
+
+def test_a_fall_is_shown_only_where_the_slopes_upper_bound_is_below_zero():
+    """ladders.falls: the one rule the trend decision and the censoring words share."""
+    from sweeps.study import ladders
+    from sweeps.study.stats import Slope
+
+    assert ladders.falls(Slope(4, -0.2, -0.4, -0.01))
+    assert not ladders.falls(Slope(4, -0.2, -0.4, 0.0))  # touching zero: not shown
+    assert not ladders.falls(Slope(4, -0.2, -0.4, None))

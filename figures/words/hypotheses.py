@@ -120,7 +120,7 @@ WORDING = {
     ),
     "H3": Words(
         claim="The necessity threshold falls as depth grows.",
-        test="Least squares of log10(per-seed threshold) on log2(n_layer) over >= 3 depths, "
+        test="Least squares of log10(per-seed threshold) on log2(n_layer) over >= {rungs} depths, "
         "censored per-seed thresholds kept at their bounds and moved half a decade beyond: the "
         "one-sided 95% upper bound of the slope below 0 both ways.",
         question="Does the necessity threshold fall as depth grows?",
@@ -129,9 +129,9 @@ WORDING = {
     "W1": Words(
         claim="The necessity threshold falls as width grows.",
         test="H3's rule on widths: least squares of log10(per-seed threshold) on log2(n_embd) "
-        "over >= 3 widths, censored per-seed thresholds kept at their bounds and moved half a "
-        "decade beyond: the one-sided 95% upper bound of the slope below 0 both ways. The line "
-        f"read at the core width {CORE_WIDTH} is an extrapolation (docs/STUDY.md section 11).",
+        "over >= {rungs} widths, censored per-seed thresholds kept at their bounds and moved "
+        "half a decade beyond: the one-sided 95% upper bound of the slope below 0 both ways. The "
+        f"line read at the core width {CORE_WIDTH} is an extrapolation (docs/STUDY.md section 11).",
         question="Does the necessity threshold fall as width grows?",
         reasons=TREND,
     ),
@@ -139,8 +139,8 @@ WORDING = {
         claim="The practitioner's rule carries across widths: the threshold's bracket top as a "
         "multiple of the best LR without QK-norm stays the same.",
         test="Least squares of log10(per-seed threshold bracket top, the first LR called "
-        "necessary / that seed's best LR of the reference arm) on log2(n_embd) over >= 3 widths, "
-        "censored per-seed thresholds at their bounds and moved half a decade beyond: the "
+        "necessary / that seed's best LR of the reference arm) on log2(n_embd) over >= {rungs} "
+        "widths, censored per-seed thresholds at their bounds and moved half a decade beyond: the "
         "slope's 90% interval inside +-{bound} decades per doubling both ways (an equivalence "
         "test on the slope; docs/STUDY.md section 11).",
         question="Does the rule's multiple of {ref}'s best LR carry across widths?",

@@ -88,7 +88,9 @@ def test(analysis: m.Analysis, name: str) -> str:
     rule_off = present.rule_off_of(analysis)
     text = words.test_rule_off if words.test_rule_off and rule_off else words.test
     return text.format(
-        rung=ladder.of_analysis(analysis).name, bound=numbers.num(ladders.CARRY_BOUND, 2)
+        rung=ladder.of_analysis(analysis).name,
+        bound=numbers.num(ladders.CARRY_BOUND, 2),
+        rungs=ladders.MIN_RUNGS,
     )
 
 
@@ -313,7 +315,7 @@ def censoring_words(at_bound: m.Slope, beyond: m.Slope) -> str:
     placement's upper bound below 0, the other's not), or only the slope's sign, with the fall
     shown under neither placement."""
     placed = {"at their bounds": at_bound, "moved beyond them": beyond}
-    shown = [k for k, v in placed.items() if v.upper < 0]
+    shown = [k for k, v in placed.items() if ladders.falls(v)]
     if len(shown) == 1:
         other = next(k for k in placed if k not in shown)
         return (

@@ -187,11 +187,11 @@ def trend_decision(
     n_censored = sum(p[3] for p in points)
     if censored_alike(points):
         return Trend(INCONCLUSIVE, "censored alike", a, b, n_censored, [])
-    if a.upper < 0 and b.upper < 0:
+    if falls(a) and falls(b):
         return Trend(SUPPORTED, "falls", a, b, n_censored, [])
     if a.slope >= 0 and b.slope >= 0:
         return Trend(NOT_SUPPORTED, "does not fall", a, b, n_censored, [])
-    decides = (a.upper < 0) != (b.upper < 0) or (a.slope >= 0) != (b.slope >= 0)
+    decides = falls(a) != falls(b) or (a.slope >= 0) != (b.slope >= 0)
     return Trend(
         INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
     )
@@ -239,6 +239,12 @@ def critical_lr_line(per_size: dict[int, list[GridValue]]) -> tuple[Line | None,
             y.append(math.log10(v.value))
             censored += not v.inside
     return line_fit(x, y), censored
+
+
+def falls(slope: Slope) -> bool:
+    """A trend's slope shows a fall: its one-sided 95% upper bound is below 0 (H3, W1; the
+    rule applies it to the slope with censored thresholds at their bounds and moved beyond)."""
+    return slope.upper is not None and slope.upper < 0
 
 
 GAP_LRS = 2  # the low-LR gap is read at the grid's this many lowest LRs (section 11)

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.study.ladders import CARRY_BOUND  # W2's bound, declared once (section 11)
+# W2's bound and the rungs a trend needs, declared once (sections 5 and 11)
+from sweeps.study.ladders import CARRY_BOUND, MIN_RUNGS
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
 RULED_OUT = "ruled out"
 CENSOR_SHIFT = 0.5  # decades a censored per-seed value moves beyond its bound
-MIN_RUNGS = 3
 MIN_SEEDS_PER_RUNG = 2
 # Pre-registered for the power each verdict states (section 13): the sd of a rung's deviation
 # from the line (decades; cpu-depth's three rungs: about 0.25 from their lack of fit) and of a
