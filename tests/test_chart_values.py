@@ -374,7 +374,8 @@ def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
 
 
 def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(multi):
-    from figures.report.figure_set import figure_set, most_different_lr
+    from figures.report.figure_set import figure_set
+    from sweeps.analysis.curve_picks import most_different_lr
 
     result, curves = multi
     figures = figure_set(result, curves)
@@ -392,7 +393,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
         crossed = {m["run"] for m in panel.get("diverged", [])}
         assert crossed == {run for d, x, run in diverged if (d, x) == (depth, lr)} & runs
     assert len(keys) == len(panels)  # one depth and LR per panel, each once
-    assert most_different_lr(result) in {lr for _, lr in keys}
+    assert most_different_lr(present.typed(result)) in {lr for _, lr in keys}
     for name in ("attention", "residual_kurtosis"):
         for panel in cm.panels(figures[name][1]):
             for layer, marks in panel.items():

@@ -7,16 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from figures import charts, ladder, present
 from figures.report import archive
+from sweeps.analysis import curve_picks
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
-from sweeps.study.rules import Comparison
 
-CURVE_LRS = 4  # training-curve columns: this many LRs spread evenly over the grid
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
 
 
@@ -26,15 +24,8 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
     a = present.typed(analysis)
     arms = a.settings.arms
     runs = _finished(a)
-    lrs = sorted(runs.lr.unique())
-    picks = sorted(
-        {lrs[i] for i in np.linspace(0, len(lrs) - 1, min(CURVE_LRS, len(lrs))).round().astype(int)}
-    )
-    differ = most_different_lr(a)
-    if differ is not None and differ not in picks:  # where the arms differ most, always
-        nearest = min(picks, key=lambda lr: abs(np.log(lr) - np.log(differ)))
-        picks = sorted({*picks, differ} - ({nearest} if len(picks) >= CURVE_LRS else set()))
-    high = high_stable_lr(a)
+    picks = curve_picks.curve_lrs(a)  # which LRs the dynamics show: sweeps/analysis decides
+    high = curve_picks.high_stable_lr(a)
     y_max = float(pd.to_numeric(runs.init_loss).max()) * 1.15
     outcomes = {r.run_id: r.outcome for r in a.runs}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
@@ -75,7 +66,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
         ),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
-            charts.kurtosis(curves, arms, sorted({lrs[0], high}), rung) if trained else None,
+            charts.kurtosis(curves, arms, sorted({runs.lr.min(), high}), rung) if trained else None,
         ),
     }
 
@@ -95,31 +86,6 @@ def _capped(a: m.Analysis) -> dict:
             if cap:
                 out[arm] = cap
     return out
-
-
-def most_different_lr(analysis: m.Analysis | dict) -> float | None:
-    """The LR where the primary comparison's paired effect is largest (any depth), or where
-    the arms' outcomes differ most when no LR has two pairs."""
-    a = present.typed(analysis)
-    key = Comparison(a.settings.reference, a.settings.primary).key
-    best, size = None, -1.0
-    for d in a.depths.values():
-        c = d.comparisons.get(key)
-        for e in c.per_lr if c else []:
-            if e.n >= 1 and not e.ceiling and e.mean is not None and abs(e.mean) > size:
-                best, size = e.lr, abs(e.mean)
-    return best
-
-
-def high_stable_lr(a: m.Analysis) -> float:
-    """The largest LR at which every run of the primary treatment arm is ok, at every depth:
-    where it still trains and the reference arm's trouble, if any, shows."""
-    primary = a.settings.primary
-    runs = _finished(a)
-    on = runs[runs.arm == primary]
-    calm = on.groupby("lr").outcome.apply(lambda s: (s == "ok").all())
-    lrs = sorted(runs.lr.unique())
-    return float(calm[calm].index.max()) if calm.any() else float(lrs[len(lrs) // 2])
 
 
 def keep_charts(report_dir: Path, out_dir: Path, names: list[str]) -> None:

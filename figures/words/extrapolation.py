@@ -118,12 +118,6 @@ def _gap_at(g: m.GapLine) -> str:
     )
 
 
-INVERSE_WIDTH = -math.log10(2)  # decades per doubling of an LR that scales as 1/width
-# docs/STUDY.md section 11: the low-LR gap shrinks by at least a third from the narrowest width
-# to the widest (off's start grows warmer with width), descriptive
-GAP_SHRINK = 2 / 3
-
-
 def gap_line(result: m.Analysis | dict) -> str | None:
     """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
     the means and their ratio against the pre-registered shrink (descriptive: a ratio of
@@ -147,7 +141,7 @@ def gap_line(result: m.Analysis | dict) -> str | None:
     return (
         f"The low-LR gap ({s.reference} - {s.primary}), {rung.label(widths[0])} to "
         f"{rung.label(widths[-1])}: {'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
-        f"it shrinks by at least a third (x{GAP_SHRINK:.2f} or less); a ratio of means, "
+        f"it shrinks by at least a third (x{ladders.GAP_SHRINK:.2f} or less); a ratio of means, "
         "descriptive."
     )
 
@@ -159,11 +153,12 @@ def _per_doubling(p: m.CriticalLine) -> str:
     if p.slope is None:
         return ""
     if no_scatter(p):
-        return f"; per doubling of width {p.slope:+.3f} decades (as 1/width: {INVERSE_WIDTH:+.3f})"
+        inverse = ladders.INVERSE_WIDTH
+        return f"; per doubling of width {p.slope:+.3f} decades (as 1/width: {inverse:+.3f})"
     lo, hi = p.slope90
     return (
         f"; per doubling of width {p.slope:+.3f} decades (90% interval {lo:+.3f} to "
-        f"{hi:+.3f}; as 1/width: {INVERSE_WIDTH:+.3f})"
+        f"{hi:+.3f}; as 1/width: {ladders.INVERSE_WIDTH:+.3f})"
     )
 
 

@@ -248,6 +248,11 @@ def falls(slope: Slope) -> bool:
 
 
 GAP_LRS = 2  # the low-LR gap is read at the grid's this many lowest LRs (section 11)
+# section 11's predictions for a width ladder, descriptive: the low-LR gap shrinks by at least a
+# third from the narrowest width to the widest (off's start grows warmer with width), and a
+# critical LR that scales as 1/width falls this many decades per doubling
+GAP_SHRINK = 2 / 3
+INVERSE_WIDTH = -math.log10(2)
 
 
 def gap_lrs(base_lrs: Iterable[float] | None) -> list[float]:
