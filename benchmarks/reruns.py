@@ -47,7 +47,7 @@ from sweeps.platform.provenance import identity_expected  # noqa: E402
 from sweeps.study.rules import effective_loss, is_stuck, outcome_class  # noqa: E402
 
 COLUMNS = ("run_id", "arm", "lr", "seed", "status", "init_loss", "final_val_loss", "bigram_loss")
-RUNG_FIELDS = ("n_layer", "n_embd")  # what a ladder's rungs differ in (figures/ladder.py)
+RUNG_FIELDS = ("n_layer", "n_embd")  # what a ladder's rungs differ in (sweeps/core/ladder.py)
 
 
 def fail(message: str) -> None:

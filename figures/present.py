@@ -15,6 +15,9 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import WORDED, from_json
+from sweeps.analysis.run_table import ladder_field
+from sweeps.core.ladder import DEFAULT_LADDER, Ladder
+from sweeps.study import hypotheses
 from sweeps.study.rules import DIVERGED, STUCK, Comparison
 
 
@@ -25,6 +28,31 @@ def typed(analysis: m.Analysis | dict) -> m.Analysis:
     if isinstance(analysis, m.Analysis):
         return analysis
     return from_json({k: v for k, v in analysis.items() if k not in WORDED})
+
+
+def ladder_of(analysis: m.Analysis) -> Ladder:
+    """The ladder of a typed analysis, from its settings (the analysis decided it once from
+    the runs); a reader reaches a rung through it, never through n_layer."""
+    return Ladder(analysis.settings.ladder.field)
+
+
+def ladder_of_runs(runs) -> Ladder:
+    """The ladder of a runs table (a DataFrame with n_layer and, since ladders have a width,
+    n_embd): width when only the width varies, else depth (a single rung reads as a depth
+    ladder of one). Raises ConfigError for a table that varies both."""
+    return Ladder(ladder_field(runs))
+
+
+def ladder_of_json(analysis: dict) -> Ladder:
+    """The ladder an untyped analysis dict records (settings["ladder"], as an earlier report
+    wrote it); depth when it records none (written before ladders had a width)."""
+    found = (analysis.get("settings") or {}).get("ladder") or {}
+    return Ladder(found["field"]) if "field" in found else DEFAULT_LADDER
+
+
+def trends(rung: Ladder) -> tuple[str, ...]:
+    """The verdicts a ladder's trend decides, in report order (the registry's)."""
+    return hypotheses.trends(rung.field)
 
 
 def _num(x) -> float | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures.ladder import Ladder
 from figures.words.caveats import unrefined
+from sweeps.core.ladder import Ladder
 from sweeps.study import rules
 from sweeps.sweep.grid import grid_additions
 from sweeps.sweep.spec import parse_spec

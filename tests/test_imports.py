@@ -125,7 +125,7 @@ def test_sweeps_sub_packages_only_import_down():
 # figures/ in layers, bottom to top (docs/DESIGN.md): the shared readers, the words, the charts,
 # the report's assembly, the commands. A module imports its own layer and those below it.
 FIGURES_LAYERS = (
-    ("ladder", "present", "formats"),
+    ("present", "formats"),
     ("words",),
     ("charts",),
     ("report",),

@@ -14,7 +14,7 @@ import figures_fakes as ff
 import numpy as np
 import pytest
 
-from figures import charts, ladder, present
+from figures import charts, present
 from figures.report import archive, opening
 from figures.report.assemble import make_report
 from figures.words import extrapolation
@@ -23,6 +23,7 @@ from sweeps.analysis import analyze as typed_analyze
 from sweeps.analysis.adapter import to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
+from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from sweeps.study.stats import STUDY_SHA256
 
@@ -54,7 +55,7 @@ def flat(tmp_path_factory):
 def test_the_analysis_finds_the_width_ladder_and_one_rung_per_width(falling):
     result, _ = falling
     assert result["settings"]["ladder"] == {"field": "n_embd", "name": "width"}
-    assert ladder.of(result).is_width
+    assert present.ladder_of_json(result).is_width
     assert list(result["depths"]) == [str(w) for w in ff.WIDTHS]  # not one "depth 2" rung
     assert sorted(result["settings"]["tokens_per_param"]) == sorted(map(str, ff.WIDTHS))
     # each rung holds that width's runs alone: wider models, fewer tokens per parameter
@@ -298,7 +299,7 @@ def test_the_unstable_table_names_each_runs_width():
         })  # fmt: skip
 
     runs = [run(128, 0.1, "b"), run(64, 0.1, "a"), run(64, 0.0562, "c")]
-    rows = tables.unstable(runs, ladder.Ladder("n_embd")).splitlines()
+    rows = tables.unstable(runs, Ladder("n_embd")).splitlines()
     assert rows[0] == "| run | width | arm | LR | seed | why |"
     assert [r.split(" | ")[1:3] for r in rows[2:]] == [["64", "off"], ["64", "off"], ["128", "off"]]
     assert [r.split(" | ")[3] for r in rows[2:]] == ["0.0562", "0.1", "0.1"]
@@ -340,9 +341,11 @@ def test_a_sweep_that_ladders_both_depth_and_width_is_refused():
 
     runs = pd.DataFrame({"n_layer": [2, 4], "n_embd": [32, 64]})
     with pytest.raises(ConfigError, match="ladders depth or width, not both"):
-        ladder.of_runs(runs)
-    assert ladder.of_runs(pd.DataFrame({"n_layer": [4, 4]})) == ladder.DEFAULT
-    assert ladder.of({}).label(4) == "depth 4"  # an analysis from before ladders had a width
+        present.ladder_of_runs(runs)
+    assert present.ladder_of_runs(pd.DataFrame({"n_layer": [4, 4]})) == DEFAULT_LADDER
+    assert (
+        present.ladder_of_json({}).label(4) == "depth 4"
+    )  # an analysis from before ladders had a width
 
 
 def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widths():

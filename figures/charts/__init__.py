@@ -19,7 +19,7 @@ The modules, bottom to top (each imports only those above it in this list):
   sensitivity;
 - curves: training curves and the diagnostics over training;
 - output: a chart's spec and its files (PNG, SVG, HTML, JSON).
-A rung is a depth or a width (figures/ladder.py): the study's charts read the ladder from the
+A rung is a depth or a width (sweeps/core/ladder.py): the study's charts read the ladder from the
 analysis dict, the curves charts are given it; headers, axes and labels name it.
 This package re-exports what the report and the tests use.
 """

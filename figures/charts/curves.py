@@ -1,7 +1,7 @@
 """The training-dynamics charts, drawn from the curves rather than the analysis: train loss
 over steps, and the diagnostics at the eval steps (attention logit and entropy, residual
 kurtosis). The curves carry each run's depth and width (sweeps.analysis.results.RUN_KEYS); the
-charts facet by the sweep's rung, the ladder they are given (figures/ladder.py)."""
+charts facet by the sweep's rung, the ladder they are given (sweeps/core/ladder.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import math
 import altair as alt
 import pandas as pd
 
-from figures import ladder
 from figures.charts.style import (
     LR_HEADER,
     STEP_X,
@@ -24,6 +23,7 @@ from figures.charts.style import (
     rung_column,
     rung_row,
 )
+from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 
 CURVE_POINTS = 40  # training curves are averaged into this many step bins per run
 
@@ -35,7 +35,7 @@ def training_curves(
     y_max: float,
     outcomes: dict | None = None,
     unit: str = "nats/token",
-    rung: ladder.Ladder = ladder.DEFAULT,
+    rung: Ladder = DEFAULT_LADDER,
 ) -> alt.FacetChart | None:
     """Train loss over steps at a few LRs, one line per run, rows = rung, columns = LR. A
     diverged run's line ends with a cross where it stopped (on the top edge if above it)."""
@@ -143,7 +143,7 @@ def diagnostic(
     y_title: str,
     log: bool,
     width: int | None = None,
-    rung: ladder.Ladder = ladder.DEFAULT,
+    rung: Ladder = DEFAULT_LADDER,
 ) -> alt.FacetChart | None:
     """A diagnostic over training at the eval steps, one line per run; rows = LR, cols = rung."""
     data = curves[curves.lr.isin(lrs)].dropna(subset=[field])
@@ -230,7 +230,7 @@ def attention(
     arms: list[str],
     lr: float,
     capped: dict | None = None,
-    rung: ladder.Ladder = ladder.DEFAULT,
+    rung: Ladder = DEFAULT_LADDER,
 ) -> alt.VConcatChart | None:
     """Max attention logit and entropy over training at one LR; capped: {arm: soft cap} for
     the arms whose logits a soft cap bounds (their max logit is measured before the cap)."""
@@ -261,7 +261,7 @@ def attention(
 
 
 def kurtosis(
-    curves: pd.DataFrame, arms: list[str], lrs: list[float], rung: ladder.Ladder = ladder.DEFAULT
+    curves: pd.DataFrame, arms: list[str], lrs: list[float], rung: Ladder = DEFAULT_LADDER
 ) -> alt.FacetChart | None:
     chart = diagnostic(curves, arms, "resid_kurtosis", lrs, "residual kurtosis", True, rung=rung)
     return (

@@ -23,7 +23,7 @@ import dataclasses
 import altair as alt
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.charts.style import (
     BASELINE_COLOR,
     THRESHOLD_COLOR,
@@ -73,7 +73,7 @@ def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     low, high = _loss_range(runs, bigram)
     pad = 0.06 * max(high - low, 0.05)
     top = high + pad
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     depths = sorted({int(r) for r in runs[rung.field]})
     width = panel_width(len(depths))
     lrs = sorted(runs.lr.unique())
@@ -274,7 +274,7 @@ def headline_rows(
     loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
     analysis = present.typed(analysis)
     shift = shift or {}
-    field = ladder.of_analysis(analysis).field
+    field = present.ladder_of(analysis).field
     settings = analysis.settings
     runs = [r for r in analysis.runs if r.outcome]
     rows = [_run_row(r, top, shift.get(r.arm, 1.0), settings, field) for r in runs]

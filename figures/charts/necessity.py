@@ -15,7 +15,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.charts.style import (
     EFFECT_COLORS,
     PLOT_WIDTH,
@@ -33,7 +33,7 @@ def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     QK-norm is necessary; the necessity threshold of each depth as a black tick with its
     interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
     analysis = present.typed(analysis)
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     rows = _necessity_rows(analysis)
     cells = [r for r in rows if r["kind"] == "cell"]
     if not cells:
@@ -90,7 +90,7 @@ def colour_span(cells: list[dict], min_effect: float) -> float:
 def _necessity_rows(analysis: m.Analysis) -> list[dict]:
     """The map's table, kind = cell | threshold: per rung the primary comparison's cells,
     then its threshold."""
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     rows = []
     for depth, d in analysis.depths.items():
         c = hypotheses.primary(analysis, d)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.charts.style import (
     PLOT_WIDTH,
     chart_title,
@@ -25,6 +25,7 @@ from figures.charts.style import (
 )
 from figures.words import numbers
 from sweeps.analysis import model as m
+from sweeps.core.ladder import Ladder
 from sweeps.study import rules
 from sweeps.study.rules import Comparison, harms
 from sweeps.study.stats import MIN_PAIRS
@@ -51,7 +52,7 @@ def paired_effect(analysis: m.Analysis | dict) -> alt.FacetChart | None:
         [x for *_, lo, hi, _ in entries for x in (lo, hi)],
         min_effect,
     )
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     field = rung.field
     rows = _paired_rows(entries, low, high, min_effect, rung) + _skipped_rows(analysis)
     data = pd.DataFrame(rows)
@@ -120,7 +121,7 @@ def _verdict(e: m.LrEffect, hi, min_effect: float) -> str:
 
 
 def _paired_rows(
-    entries: list[tuple], low: float, high: float, min_effect: float, rung: ladder.Ladder
+    entries: list[tuple], low: float, high: float, min_effect: float, rung: Ladder
 ) -> list[dict]:
     """The chart's table, kind = effect | clipped: each effect with its interval cut to the
     axis [low, high], and after it a row for each end that was cut (drawn as a triangle)."""
@@ -160,7 +161,7 @@ def _paired_rows(
     return rows
 
 
-def _panel(key: str, n: int, rung: ladder.Ladder) -> str:
+def _panel(key: str, n: int, rung: Ladder) -> str:
     return f"{key}, {rung_label(rung, n)}"
 
 
@@ -176,7 +177,7 @@ def _skipped_rows(analysis: m.Analysis) -> list[dict]:
     """The LRs of a comparison the analysis did not judge, marked on zero with the reason:
     the rule's reason (sweeps.study.rules.lr_call: every run of both arms failed, too few pairs
     without a failure, or too few pairs), in the words of NOT_JUDGED."""
-    rows, rung = [], ladder.of_analysis(analysis)
+    rows, rung = [], present.ladder_of(analysis)
     for depth, d in analysis.depths.items():
         for key, c in d.comparisons.items():
             for e in c.per_lr:
@@ -317,7 +318,7 @@ def _facet(layer, data: pd.DataFrame, analysis: m.Analysis):
     comparisons = sorted(
         set(data.comparison), key=lambda k: (k not in order, order.index(k) if k in order else 0, k)
     )
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     rungs = sorted(set(data[rung.field]))
     panels = [_panel(k, n, rung) for k in comparisons for n in rungs]
     columns = len(rungs) if len(rungs) > 1 else min(3, len(panels))

@@ -1,6 +1,6 @@
 """The charts' shared look: the arms' colours, the LR and log axes, the facet headers, titles,
 and `finish`, which puts every chart's legends under the plot. Every chart module builds on
-this one; it imports no other module of the package (only figures/ladder.py, for the rung)."""
+this one; it imports no other module of the package (only sweeps/core/ladder.py, for the rung)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import altair as alt
 
-from figures.ladder import Ladder
+from sweeps.core.ladder import Ladder
 from sweeps.core.norms import QK_NORMS
 
 # Fixed colours for the arms docs/STUDY.md names; any other arm takes the next free colour.
@@ -25,7 +25,7 @@ LR_HEADER = alt.Header(
 
 # -- the rung: what a sweep's ladder steps over ---------------------------------------------------
 # Every chart reaches a sweep's rung through these few helpers and the analysis's ladder
-# (figures/ladder.py): the chart tables carry the rung in the ladder's own column (n_layer on
+# (sweeps/core/ladder.py): the chart tables carry the rung in the ladder's own column (n_layer on
 # a depth ladder, n_embd on a width ladder) and every header, axis and label names it.
 
 

@@ -1,4 +1,4 @@
-"""The summary charts by rung (depth or width, figures/ladder.py): critical LR and necessity
+"""The summary charts by rung (depth or width, sweeps/core/ladder.py): critical LR and necessity
 threshold (stability), the points the ladder's trend is decided on (trend), the max-LR ratio
 over the margin delta, and each arm's LR sensitivity.
 
@@ -13,7 +13,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.charts.style import (
     LR_AXIS,
     PLOT_WIDTH,
@@ -34,7 +34,7 @@ from sweeps.study import hypotheses
 def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """Critical LR per arm (median, interval) and the necessity threshold per rung."""
     analysis = present.typed(analysis)
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     rows = _stability_rows(analysis)
     if not rows:
         return None
@@ -88,7 +88,7 @@ def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
 def _stability_rows(analysis: m.Analysis) -> list[dict]:
     """Per rung: each arm's critical LR (not the subset arms'), then the primary
     comparison's necessity threshold; a series without a value is left out."""
-    s, field = analysis.settings, ladder.of_analysis(analysis).field
+    s, field = analysis.settings, present.ladder_of(analysis).field
     rows = []
     for depth, d in analysis.depths.items():
         for arm, a in d.arms.items():
@@ -194,8 +194,8 @@ def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     one at its bound, with the least-squares line and its slope. None before the trend was
     decided on points (one rung, too few points, or all censored alike)."""
     analysis = present.typed(analysis)
-    rung = ladder.of_analysis(analysis)
-    name = rung.trends[0]
+    rung = present.ladder_of(analysis)
+    name = present.trends(rung)[0]
     t: m.Trend | None = getattr(analysis, name.lower())
     if t is None or not t.points or t.line is None:
         return None
@@ -294,7 +294,7 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
     the margin? The pre-registered delta is marked."""
     analysis = present.typed(analysis)
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     rows = [
         {rung.field: int(depth), "delta": r.delta, "ratio": r.ratio}
         for depth, d in analysis.depths.items()
@@ -358,7 +358,7 @@ def _ratio_domain(values) -> list[float]:
 
 def sensitivity(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     analysis = present.typed(analysis)
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     rows = [
         {"arm": arm, rung.field: int(depth), "seed": int(seed), "sensitivity": v}
         for depth, d in analysis.depths.items()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import ladder
+from figures import present
 from sweeps.analysis.results import RUN_KEYS, SweepResults
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import HarnessError
@@ -227,7 +227,7 @@ def _from_analysis(report_dir: Path, old: dict):
     runs = pd.DataFrame(old["runs"])
     # a run is matched by its rung: its depth, and its width where the table has one (a
     # report made before width ladders has none: its sweep laddered depth alone)
-    rung = ladder.of(old).field
+    rung = present.ladder_of_json(old).field
     extra = {int(d): sorted(set(part.lr) - set(spec.lr)) for d, part in runs.groupby(rung)}
     backend = str(runs.run_id.iloc[0]).split("-", 1)[0]
     shape = ["n_layer", "n_embd"] if "n_embd" in runs else ["n_layer"]

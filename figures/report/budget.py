@@ -12,7 +12,7 @@ Analysis.decisions.budget).
 
 from __future__ import annotations
 
-from figures import ladder, present
+from figures import present
 from figures.report.tables import markdown
 from figures.words import numbers
 from sweeps.analysis import model as m
@@ -46,7 +46,7 @@ def summary(a: m.Analysis, rung: str) -> list[str]:
         small, large = depth.comparisons[p.small], depth.comparisons[p.large]
         where = f"; they differ at {numbers.lrs(p.differ)}" if p.differ else ""
         lines.append(
-            f"  {ladder.of_analysis(a).label(rung)}: with {p.factor:.3g}x the tokens "
+            f"  {present.ladder_of(a).label(rung)}: with {p.factor:.3g}x the tokens "
             f"({large.baseline} vs {large.treatment}) the calls of {small.baseline} vs "
             f"{small.treatment} hold at {len(p.calls) - len(p.differ)} of {len(p.calls)} "
             f"LRs{where}"
@@ -60,7 +60,7 @@ def section(result: m.Analysis | dict) -> str:
     blocks = []
     for name in sorted(a.decisions.budget, key=int):
         for p in a.decisions.budget[name]:
-            blocks.append(_pair(ladder.of_analysis(a).cap(name), a.depths[name], p))
+            blocks.append(_pair(present.ladder_of(a).cap(name), a.depths[name], p))
     if not blocks:
         return ""
     return "\n".join(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import charts, ladder, present
+from figures import charts, present
 from figures.report import archive
 from sweeps.analysis import curve_picks
 from sweeps.analysis import model as m
@@ -30,13 +30,13 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
     outcomes = {r.run_id: r.outcome for r in a.runs}
     trained = "train_loss" in curves and curves.train_loss.notna().any()
     unit = present.loss_unit(a.settings)
-    rung = ladder.of_analysis(a)
+    rung = present.ladder_of(a)
     # the trend's points: only on a ladder (one rung has no trend to draw) whose trend placed
     # some (the verdict says why when none: too few, or all censored alike)
     trend = {
         "threshold_trend": (
             f"Each seed's necessity threshold vs {rung.name}: the points "
-            f"{rung.trends[0]} is decided on",
+            f"{present.trends(rung)[0]} is decided on",
             charts.trend(a),
         )
     }

@@ -11,7 +11,7 @@ arm gets no table.
 
 from __future__ import annotations
 
-from figures import ladder, present
+from figures import present
 from figures.report.tables import markdown
 from figures.words import intervention_verdicts, numbers
 from figures.words.intervention_verdicts import CLAIMS, intervention_arms
@@ -58,7 +58,7 @@ def verdicts(result: m.Analysis | dict) -> str:
         "",
     ]
     arms = intervention_arms(a)  # in spec order (analysis.json sorts its keys)
-    rung = ladder.of_analysis(a)
+    rung = present.ladder_of(a)
     for depth, per_arm in sorted(intervention_verdicts.judge(a).items(), key=lambda kv: int(kv[0])):
         for arm in sorted(per_arm, key=arms.index):
             judged = per_arm[arm]
@@ -93,7 +93,7 @@ def table(result: m.Analysis | dict, arms: list[str]) -> str:
             )
     return markdown(
         [
-            ladder.of_analysis(a).name,
+            present.ladder_of(a).name,
             "arm",
             "critical LR: median (seeds)",
             "LR sensitivity (nats)",

@@ -4,7 +4,7 @@ It answers what the sweep was built to ask before anything else: QK-norm against
 fix (a spec with intervention arms: I1-I4), the start temperature (a start-matched control:
 C1), the trend along a ladder (with depth: H3; with width: W1, W2 and the line carried to the
 core width), whether the calls hold with more tokens (a budget check); then where QK-norm is
-necessary against no QK-norm at each rung (depth or width, figures/ladder.py); last every
+necessary against no QK-norm at each rung (depth or width, sweeps/core/ladder.py); last every
 verdict with what it means and the interval that decided it. Short sentences, one point each. It
 words the analysis and decides nothing: every number comes from there.
 
@@ -18,7 +18,7 @@ read a record's JSON form (sweeps.analysis.adapter.record).
 
 from __future__ import annotations
 
-from figures import ladder, present
+from figures import present
 from figures.report import budget
 from figures.report.opening_lines import (
     WHEN,
@@ -40,6 +40,7 @@ from figures.words.verdicts import share_text
 from figures.words.view import Said, say
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
+from sweeps.core.ladder import Ladder
 from sweeps.study import hypotheses, rules
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
@@ -151,7 +152,7 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     s = a.settings
     ref, primary = s.reference, s.primary
     order = _intervention_arms(a)
-    rung = ladder.of_analysis(a)
+    rung = present.ladder_of(a)
     depths = sorted(judged, key=int)
     items: list[Item] = []
     for h in ("I1", "I2", "I3", "I4"):
@@ -184,7 +185,7 @@ def _interventions(a: m.Analysis, judged: dict) -> Block | None:
     )
 
 
-def _arms_with(calls: dict, verdict: str, depths: list[str], rung: ladder.Ladder) -> str:
+def _arms_with(calls: dict, verdict: str, depths: list[str], rung: Ladder) -> str:
     """The arms with this verdict, each naming its rungs unless it has it at every rung
     (calls: the interventions' verdicts in words)."""
     by_arm: dict[str, list[str]] = {}
@@ -208,7 +209,7 @@ def _control(a: m.Analysis) -> Block | None:
         return None
     items: list[Item] = []
     for name in sorted(decided, key=int):
-        prefix = f"{ladder.of_analysis(a).cap(name)}: " if len(decided) > 1 else ""
+        prefix = f"{present.ladder_of(a).cap(name)}: " if len(decided) > 1 else ""
         answer = ANSWER[decided[name].verdict]
         subs = [
             f"LR {numbers.lr(lr)}: {ref} - {primary} {nats(p)}; {control} - {primary} {nats(c)}"
@@ -228,17 +229,17 @@ def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
     rule's multiple of the best LR carry (W2), and what the line says at the core width,
     marked as the extrapolation it is. verdicts: the verdicts in words."""
-    rung = ladder.of_analysis(a)
+    rung = present.ladder_of(a)
     depths = [n for n, d in a.depths.items() if hypotheses.primary(a, d) is not None]
     if len(depths) < 2:
         return None
     items: list[Item] = []
-    for name in rung.trends:
+    for name in present.trends(rung):
         v = verdicts.get(name)
         answer = ANSWER.get(v.verdict, "Not decided") if v else "Not decided"
         asked = question(name, a.settings.reference)
         text = f"{answer}: {trend_says(a, verdicts, name)}."
-        items.append(text if len(rung.trends) == 1 else f"{asked} ({name}) {text}")
+        items.append(text if len(present.trends(rung)) == 1 else f"{asked} ({name}) {text}")
     e = a.w1.extrapolation if a.w1 else None
     if rung.is_width and e:
         head = extrapolation_head(record(e))
@@ -301,7 +302,7 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     names = [n for n in sorted(a.depths, key=int) if n in rules]
     if not names:
         return None
-    ref, primary, rung = s.reference, s.primary, ladder.of_analysis(a)
+    ref, primary, rung = s.reference, s.primary, present.ladder_of(a)
     if len(names) > 1:
         items: list[Item] = []
         for name in names:
@@ -392,12 +393,12 @@ def _verdicts(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     at several rungs one sub-bullet per rung (verdicts: figures/words/verdicts.py's)."""
     if not verdicts:
         return None
-    s, rung = a.settings, ladder.of_analysis(a)
+    s, rung = a.settings, present.ladder_of(a)
     says = {"H1": h1_says, "H2a": h2a_says, "H2b": h2b_says, "C1": c1_says}
     # a question the sweep was built to ask is answered first, with its numbers: not again
     above = {
         "H1": len(a.decisions.rules) == 1,  # _off_on's bullet
-        **dict.fromkeys(rung.trends, _trend(a, verdicts) is not None),
+        **dict.fromkeys(present.trends(rung), _trend(a, verdicts) is not None),
         "C1": _control(a) is not None,
     }
     items: list[Item] = []
@@ -415,8 +416,8 @@ def _verdicts(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
             why = [UNREGISTERED]
         elif h == "C1" and not s.start_control:
             answer, why = "Not assessed", ["this sweep has no start-matched control arm"]
-        elif h in rung.trends or not names:
-            why = [trend_says(a, verdicts, h) if h in rung.trends else v.reason]
+        elif h in present.trends(rung) or not names:
+            why = [trend_says(a, verdicts, h) if h in present.trends(rung) else v.reason]
         elif h in says:
             why = [says[h](a, verdicts, name, a.depths[name]) for name in names]
         else:  # no numbers of its own to say: each rung's reason
@@ -450,8 +451,8 @@ def _as_above(a: m.Analysis, h: str, v: Verdict, answer: str) -> str:
     if v.verdict == INCONCLUSIVE:
         return f"{answer}, as above."
     per = v.per_depth
-    rung = ladder.of_analysis(a)
-    if h in rung.trends or not per:
+    rung = present.ladder_of(a)
+    if h in present.trends(rung) or not per:
         found = v.reason
     else:
         reasons = {r.reason for r in per.values()}

@@ -4,7 +4,7 @@ reason in words where there is none (figures/report/opening.py puts them in orde
 
 from __future__ import annotations
 
-from figures import ladder, present
+from figures import present
 from figures.words import numbers
 from figures.words.hypotheses import WORDING
 from figures.words.said import Verdict
@@ -166,7 +166,7 @@ def trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") ->
     interval, censored per-seed thresholds at their bounds (and moved beyond them, where that
     differs); W2 against its bound. verdicts: the verdicts in words, whose reason is said where
     there is no slope."""
-    rung = ladder.of_analysis(a)
+    rung = present.ladder_of(a)
     t = hypotheses.trend_of(a, name)
     at, beyond = (t.at_bound, t.beyond) if t else (None, None)
     if not at or t.why == "censored alike":  # no slope worth printing

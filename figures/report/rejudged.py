@@ -4,7 +4,7 @@ report) next to the same quantity under the current ones, the changes marked."""
 
 from __future__ import annotations
 
-from figures import ladder
+from figures import present
 from figures.report.archive import OLD_ANALYSIS, OLD_REPORT
 from figures.report.tables import markdown
 from figures.words import numbers
@@ -18,7 +18,7 @@ def rows(previous: dict, said: Said) -> list[list[str]]:
     """[quantity, before, now, changed] for everything both analyses decided (previous: the
     earlier analysis.json, untyped as the earlier rules wrote it; said: the analysis now)."""
     a = said.analysis
-    out, rung = [], ladder.of_analysis(a)
+    out, rung = [], present.ladder_of(a)
     for h in HYPOTHESES:
         before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
         now = said.verdicts[h].verdict if h in said.verdicts else None

@@ -9,7 +9,7 @@ analysis: `arms` the sweep's spec, `problems` and `unstable` the run rows their 
 (figures/report/what_ran.py, tests) hand them, and `thresholds` the analysis dict (tests build it
 partly by hand).
 
-A rung (a depth or a width) is named by the sweep's ladder (figures/ladder.py) in every
+A rung (a depth or a width) is named by the sweep's ladder (sweeps/core/ladder.py) in every
 header: "depth 4 off" on a depth ladder, "width 96 off" on a width ladder."""
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import math
 
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.present import typed
 from figures.words import numbers
 from sweeps.analysis import model as m
+from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.core.norms import qk_norm
 from sweeps.study import ladders
 from sweeps.study.rules import Comparison, left_out_lrs
@@ -87,7 +88,7 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
     (width 128)': a width ladder's off starts warmer as it widens, the start temperature the
     low-LR gap follows)."""
     analysis = typed(analysis)
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     per = {}
     for d in _depths(analysis):
         a = analysis.depths[d].arms.get(arm)
@@ -103,7 +104,7 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
 def outcome_grid(analysis: m.Analysis | dict) -> str:
     """One row per LR, one column per (rung, arm): a letter per seed."""
     analysis = typed(analysis)
-    cols, rung = _arm_columns(analysis), ladder.of_analysis(analysis)
+    cols, rung = _arm_columns(analysis), present.ladder_of(analysis)
     cells: dict = {}
     for r in analysis.runs:
         value = getattr(r, rung.field)
@@ -118,7 +119,7 @@ def outcome_grid(analysis: m.Analysis | dict) -> str:
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-def problems(items: list[m.Problem], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+def problems(items: list[m.Problem], rung: Ladder = DEFAULT_LADDER) -> str:
     """One row per run not in the statistics: its status, id, arm, rung, LR, seed and error."""
     rows = [
         [
@@ -135,7 +136,7 @@ def problems(items: list[m.Problem], rung: ladder.Ladder = ladder.DEFAULT) -> st
     return markdown(["status", "run", "arm", rung.name, "LR", "seed", "error"], rows)
 
 
-def unstable(runs: list[m.Run], rung: ladder.Ladder = ladder.DEFAULT) -> str:
+def unstable(runs: list[m.Run], rung: Ladder = DEFAULT_LADDER) -> str:
     """One row per unstable run, with its rung: run ids name the depth but not the width,
     so on a width ladder three runs would otherwise read alike."""
 
@@ -158,7 +159,7 @@ def unstable(runs: list[m.Run], rung: ladder.Ladder = ladder.DEFAULT) -> str:
 
 def _by_lr(analysis: m.Analysis, cell) -> str:
     """A table with one row per LR and one column per (rung, arm); cell(m.Cell)."""
-    cols, rung = _arm_columns(analysis), ladder.of_analysis(analysis)
+    cols, rung = _arm_columns(analysis), present.ladder_of(analysis)
     lrs = sorted({c.lr for d, a in cols for c in analysis.depths[d].arms[a].cells})
     rows = []
     for lr in lrs:
@@ -212,7 +213,7 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
             + [numbers.median_range(by[x]) if x in by else "-" for x in names]
             + [numbers.seed_grid(arm.eta_crit.seeds)]
         )
-    header = [ladder.of_analysis(analysis).name, "arm", "best LR"] + [
+    header = [present.ladder_of(analysis).name, "arm", "best LR"] + [
         f"critical LR, {name}{' (decides)' if x == primary else ''}" for x, name in names.items()
     ]
     return markdown(header + [f"per seed ({names[primary]})"], rows)
@@ -244,7 +245,7 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                 )
     return markdown(
         [
-            ladder.of_analysis(analysis).name,
+            present.ladder_of(analysis).name,
             "arm",
             "predictor",
             "AUC [90%]",
@@ -261,7 +262,7 @@ def eta_max(analysis: m.Analysis | dict) -> str:
     for d, a in _arm_columns(analysis):
         e = analysis.depths[d].arms[a].eta_max
         rows.append([d, a, numbers.num(e.l_star), numbers.grid(e)])
-    return markdown([ladder.of_analysis(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
+    return markdown([present.ladder_of(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
 def sensitivity(analysis: m.Analysis | dict) -> str:
@@ -279,7 +280,7 @@ def sensitivity(analysis: m.Analysis | dict) -> str:
             value, count = "not judged ([rung_lr])", f"{len(s.lrs) - len(left)} of {count}"
         rows.append([d, a, value, seeds, count])
     header = [
-        ladder.of_analysis(analysis).name,
+        present.ladder_of(analysis).name,
         "arm",
         "sensitivity (nats, mean ± sd)",
         "per seed",
@@ -307,7 +308,7 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
                 "-" if e.speedup is None else f"x{e.speedup:.2f}",
             ]
         rows.append(row)
-    label, rung = "90%", ladder.of_analysis(analysis)
+    label, rung = "90%", present.ladder_of(analysis)
     header = ["LR"] + [
         h
         for d in depths
@@ -342,7 +343,7 @@ def thresholds(analysis: m.Analysis) -> str:
             )
     return markdown(
         [
-            ladder.of_analysis(analysis).name,
+            present.ladder_of(analysis).name,
             "comparison",
             "necessity threshold (bracket)",
             "per seed",
@@ -358,7 +359,7 @@ def diagnostics(
     table: pd.DataFrame,
     columns: dict[str, str],
     arm_order: list[str],
-    rung: ladder.Ladder = ladder.DEFAULT,
+    rung: Ladder = DEFAULT_LADDER,
 ) -> str:
     """One row per (rung, LR); for each diagnostic one column per arm."""
     arms = [a for a in arm_order if a in set(table.arm)]
@@ -382,7 +383,7 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
     attention-logit std (its start temperature) and the low-LR gap (reference minus primary at
     the two lowest grid LRs, with its 90% interval)."""
     analysis = typed(analysis)
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     ref, primary = s.reference, s.primary
     names = present.failures_of(analysis)
     definitions = [x for x in s.failure_definitions or [present.STUCK] if x in names]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.report import tables
 from figures.words import extrapolation, numbers
 from figures.words.numbers import ONE_SIDED, TWO_SIDED
@@ -25,7 +25,7 @@ LOSS_EVAL = f"{TrainConfig.loss_eval_fraction:.0%}"  # the quick val loss's inte
 
 
 def section(analysis: m.Analysis, curves: pd.DataFrame) -> str:
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     lines = [
         "## Tables",
         "",
@@ -136,7 +136,7 @@ def section(analysis: m.Analysis, curves: pd.DataFrame) -> str:
 def _ladder_section(analysis: m.Analysis) -> list[str]:
     """A ladder's rungs side by side (several rungs): what each says, and on a width ladder
     the line carried to the core width, said as the extrapolation it is."""
-    rung, s = ladder.of_analysis(analysis), analysis.settings
+    rung, s = present.ladder_of(analysis), analysis.settings
     if len(analysis.depths) < 2:
         return []
     lines = [

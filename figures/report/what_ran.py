@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import ladder, present
+from figures import present
 from figures.report import archive, tables
 from figures.words import numbers
 from sweeps.analysis import model as m
@@ -155,7 +155,7 @@ def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
 
 def _rung_lr(analysis: m.Analysis) -> str:
     """The spec's [rung_lr] as the grid line reads it ("" without one)."""
-    subsets, rung = analysis.settings.rung_lr, ladder.of_analysis(analysis)
+    subsets, rung = analysis.settings.rung_lr, present.ladder_of(analysis)
     if not subsets:
         return ""
     each = "; ".join(
@@ -182,7 +182,7 @@ def _crosscheck_text(results: SweepResults) -> str:
 def budgets(analysis: m.Analysis | dict) -> str:
     """Tokens per run, and tokens per parameter at every rung (all parameters)."""
     analysis = present.typed(analysis)
-    parts, rung = [], ladder.of_analysis(analysis)
+    parts, rung = [], present.ladder_of(analysis)
     for depth in sorted(analysis.depths, key=int):
         t = analysis.depths[depth].tokens_per_param
         per = ", ".join(
@@ -194,7 +194,7 @@ def budgets(analysis: m.Analysis | dict) -> str:
 
 def runs(analysis: m.Analysis | dict) -> str:
     analysis = present.typed(analysis)
-    runs, rung = analysis.runs, ladder.of_analysis(analysis)
+    runs, rung = analysis.runs, present.ladder_of(analysis)
     counts = Counter(r.status for r in runs)
     counts["missing"] = sum(p.status == "missing" for p in analysis.problems)
     order = ["ok", "unstable", "diverged", "failed", "incomplete", "corrupt", "missing"]

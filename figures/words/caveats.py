@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures import ladder
 from sweeps.analysis import caveats
 from sweeps.analysis import model as m
+from sweeps.core.ladder import Ladder
 from sweeps.study import rules
 
 
-def unrefined_lines(found: list[m.Unrefined], rung: ladder.Ladder) -> list[str]:
+def unrefined_lines(found: list[m.Unrefined], rung: Ladder) -> list[str]:
     """One line per rung whose grid the refinement rule would still grow: its LRs, and why."""
     out = []
     for u in found:
@@ -31,13 +31,13 @@ def unrefined(
     settings: dict,
     spec: dict,
     missing: pd.DataFrame,
-    rung: ladder.Ladder,
+    rung: Ladder,
 ) -> list[str]:
     """The refinement lines of a ladder's rungs (sweeps.analysis.caveats.unrefined, worded)."""
     return unrefined_lines(caveats.unrefined(cells, settings, spec, missing, rung.field), rung)
 
 
-def budget_lines(found: list[m.ShortBudget | m.StuckRuns], rung: ladder.Ladder) -> list[str]:
+def budget_lines(found: list[m.ShortBudget | m.StuckRuns], rung: Ladder) -> list[str]:
     """Why the runs may be too short for the rules, one line per fact, in the facts' order."""
     out = []
     for f in found:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from figures import ladder, present
+from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read
@@ -123,7 +123,7 @@ def gap_line(result: m.Analysis | dict) -> str | None:
     the means and their ratio against the pre-registered shrink (descriptive: a ratio of
     means, no interval). None where a rung lacks the gap."""
     result = present.typed(result)
-    s, rung = result.settings, ladder.of_analysis(result)
+    s, rung = result.settings, present.ladder_of(result)
     widths = sorted(result.depths, key=int)
     if len(widths) < 2:
         return None
@@ -203,7 +203,7 @@ def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
     width ladder can be set side by side on (Wortsman et al. 2023). None in analyses written
     before it was kept."""
     result = present.typed(result)
-    t, rung = result.sensitivity_trend, ladder.of_analysis(result)
+    t, rung = result.sensitivity_trend, present.ladder_of(result)
     if t is None or not t.lines:
         return None
     parts = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from figures import ladder, present
+from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.study import hypotheses
@@ -25,7 +25,7 @@ def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
         rule = a.decisions.rules.get(name)
         if rule is None:
             continue
-        text = _rule_text(ladder.of_analysis(a).label(name), depth, c, a.settings, rule)
+        text = _rule_text(present.ladder_of(a).label(name), depth, c, a.settings, rule)
         out[name] = text
     return out
 

@@ -11,7 +11,8 @@ JSON form of a
 record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of analysis.json for the
 opening, read back typed.
 
-Each hypothesis is judged per rung (a depth or a width: figures/ladder.py); the registry combines
+Each hypothesis is judged per rung (a depth or a width: sweeps/core/ladder.py); the registry
+combines
 the rungs, and the reason names each one. The JSON keys keep their names ("per_depth"): their
 keys are the rungs. Nothing here decides or raises on odd data: what cannot be decided is
 inconclusive, and says why.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from figures import ladder, present
+from figures import present
 from figures.words import numbers
 from figures.words.extrapolation import extrapolation_head, extrapolation_lines
 from figures.words.hypotheses import PAIRED, UNREGISTERED, WORDING, reason
@@ -51,7 +52,7 @@ def _verdict(
 ) -> Verdict:
     """The verdict: each rung's (verdict, reason) named in the reason, or why no rung was
     judged."""
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     reasons = "; ".join(f"{rung.label(d)}: {v} ({why})" for d, (v, why) in per_depth.items())
     return Verdict(
         hypothesis=name,
@@ -66,7 +67,7 @@ def _verdict(
 
 def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """A hypothesis without evidence of its own to show: its reasons, worded from their codes."""
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     if not decided.per_rung and decided.why != hypotheses.NO_RUNG:  # decided once
         return replace(
             _verdict(analysis, name, decided, {}, []),
@@ -80,7 +81,7 @@ def _said(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
 
 
 def claim(analysis: m.Analysis, name: str) -> str:
-    return WORDING[name].claim.format(rung=ladder.of_analysis(analysis).name)
+    return WORDING[name].claim.format(rung=present.ladder_of(analysis).name)
 
 
 def test(analysis: m.Analysis, name: str) -> str:
@@ -88,7 +89,7 @@ def test(analysis: m.Analysis, name: str) -> str:
     rule_off = present.rule_off_of(analysis)
     text = words.test_rule_off if words.test_rule_off and rule_off else words.test
     return text.format(
-        rung=ladder.of_analysis(analysis).name,
+        rung=present.ladder_of(analysis).name,
         bound=numbers.num(ladders.CARRY_BOUND, 2),
         rungs=ladders.MIN_RUNGS,
     )
@@ -103,7 +104,7 @@ def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
 # -- H1 ------------------------------------------------------------------------------------------
 def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """H1 as sweeps.study.rules.h1_decision decided it per depth (the rung's h1)."""
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
@@ -139,7 +140,7 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """H2a decided on the primary failure definition; the others are printed beside it and the
     reason says when they would decide differently."""
     per_depth, evidence = {}, []
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     names = present.failures_of(analysis)  # the baseline rule off: stuck shown as diverged
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
@@ -187,7 +188,7 @@ def h2a_call(h: m.H2a, ref: str) -> tuple[str, str]:
 
 def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     per_depth, evidence = {}, []
-    s, rung = analysis.settings, ladder.of_analysis(analysis)
+    s, rung = analysis.settings, present.ladder_of(analysis)
     least = s.min_sensitivity
     for d, call in decided.per_rung.items():
         h, arms = analysis.depths[d].h2b, analysis.depths[d].arms
@@ -252,7 +253,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
     carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
     rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
-    rung, s = ladder.of_analysis(analysis), analysis.settings
+    rung, s = present.ladder_of(analysis), analysis.settings
     depths = {int(n): hypotheses.primary(analysis, d) for n, d in analysis.depths.items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
     evidence = [
@@ -342,7 +343,7 @@ def c1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     if not s.start_control:
         return replace(_verdict(analysis, name, decided, {}, []), reason=reason(name, decided.why))
     per_depth, evidence = {}, []
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     for d, call in decided.per_rung.items():
         depth = analysis.depths[d]
         control = depth.comparisons[rules.Comparison(s.start_control, s.primary).key]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from figures import ladder
+from figures import present
 from figures.words import caveats, intervention_verdicts
 from figures.words.practitioner import practitioner_rules
 from figures.words.said import Verdict, Worded
@@ -50,7 +50,7 @@ class Said:
 def say(analysis: Analysis) -> Said:
     """The analysis in words (analysis: as analysis.json holds it, read back: NaN and Inf as
     None, as the report reads it)."""
-    rung = ladder.of_analysis(analysis)
+    rung = present.ladder_of(analysis)
     found = analysis.caveats
     return Said(
         analysis=analysis,

@@ -17,7 +17,7 @@ from sweeps.core.errors import HarnessError
 from sweeps.run.rundir import RunDir, runs_table, scan_runs
 from sweeps.sweep.sweepdir import SweepDir
 
-# n_embd: the rung of a width ladder (figures/ladder.py)
+# n_embd: the rung of a width ladder (sweeps/core/ladder.py)
 RUN_KEYS = ["arm", "qk_norm", "n_layer", "n_embd", "lr", "seed"]
 SUMMARY_COLUMNS = [
     "status",

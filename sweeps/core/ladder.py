@@ -9,12 +9,54 @@ laddered dimension. A sweep ladders one dimension at a time, so that a trend has
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sweeps.core.errors import ConfigError
 
 # config field -> what a reader calls it
 AXES = {"n_layer": "depth", "n_embd": "width"}
+UNITS = {"n_layer": "layers", "n_embd": "embedding dims"}
 DEPTH = "n_layer"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A ladder as a reader names it: the field its rungs differ in (n_layer or n_embd) and
+    what a rung of it is called ('depth 4', 'width 96')."""
+
+    field: str = DEPTH  # the runs-table column of the rung: n_layer or n_embd
+
+    @property
+    def name(self) -> str:
+        """'depth' or 'width'."""
+        return AXES[self.field]
+
+    @property
+    def plural(self) -> str:
+        return f"{self.name}s"
+
+    @property
+    def unit(self) -> str:
+        return UNITS[self.field]
+
+    @property
+    def is_width(self) -> bool:
+        return self.field == "n_embd"
+
+    def label(self, value) -> str:
+        """'depth 4' / 'width 96'."""
+        return f"{self.name} {int(value)}"
+
+    def cap(self, value) -> str:
+        """'Depth 4' / 'Width 96': a label that starts a sentence."""
+        text = self.label(value)
+        return text[0].upper() + text[1:]
+
+    def to_dict(self) -> dict:
+        return {"field": self.field, "name": self.name}
+
+
+DEFAULT_LADDER = Ladder(DEPTH)  # what an analysis that records no ladder is: a depth ladder
 
 
 def ladder_axis(rungs: Iterable[tuple[int, int]]) -> str:
@@ -33,7 +75,7 @@ def ladder_axis(rungs: Iterable[tuple[int, int]]) -> str:
 
 def rung_label(axis: str, value: int) -> str:
     """'depth 4' / 'width 96': how reports and the terminal name a rung."""
-    return f"{AXES[axis]} {int(value)}"
+    return Ladder(axis).label(value)
 
 
 def width_overrides(n_embd: int, head_dim: int) -> list[str]:
