@@ -113,3 +113,21 @@ def test_the_typed_analysis_holds_each_decision_the_report_words():
     rungs = to_json(analysis)["depths"]
     assert h2a == {name: rung["h2a"]["ci90"] for name, rung in rungs.items() if "h2a" in rung}
     assert to_json(analysis) == committed
+
+
+def test_an_unrefined_rungs_brackets_are_records_not_sentences():
+    """The caveats hold what refinement would bisect as brackets (an arm's seed, or the
+    threshold), worded only by the report and the runner (sweeps.sweep.grid.bisected)."""
+    from sweeps.analysis.adapter import read, record
+    from sweeps.analysis.model import Unrefined
+    from sweeps.study.rules import Bracket
+    from sweeps.sweep.grid import bisected
+
+    u = Unrefined("4", 0.25, {0.0178: [Bracket(0.01, 0.0316, "off", 1), Bracket(0.01, 0.0316)]})
+    written = record(u)
+    assert written["lrs"]["0.0178"][0] == {"lo": 0.01, "hi": 0.0316, "arm": "off", "seed": 1}
+    assert read(Unrefined, written) == u
+    assert [bisected(b) for b in u.lrs[0.0178]] == [
+        "off seed 1: 0.01 ok, 0.0316 fails",
+        "necessity threshold between 0.01 and 0.0316",
+    ]

@@ -10,13 +10,14 @@ from sweeps.analysis import caveats
 from sweeps.analysis import model as m
 from sweeps.core.ladder import Ladder
 from sweeps.study import rules
+from sweeps.sweep.grid import bisected  # the runner's words for the same brackets
 
 
 def unrefined_lines(found: list[m.Unrefined], rung: Ladder) -> list[str]:
     """One line per rung whose grid the refinement rule would still grow: its LRs, and why."""
     out = []
     for u in found:
-        reasons = "; ".join(r for rs in u.lrs.values() for r in rs)
+        reasons = "; ".join(bisected(b) for bs in u.lrs.values() for b in bs)
         lrs = ", ".join(f"{lr:g}" for lr in u.lrs)
         out.append(
             f"{rung.label(u.rung)}: not refined to {u.resolution:g} decades; the refinement "

@@ -16,7 +16,7 @@ from typing import Any
 
 from sweeps.study.alternatives import Decision as AltDecision
 from sweeps.study.hypotheses import Call
-from sweeps.study.rules import BaselineCheck, Rule
+from sweeps.study.rules import BaselineCheck, Bracket, Rule
 
 OMIT = {"omit": True}  # a key the JSON leaves out when its value is None
 
@@ -533,11 +533,11 @@ class StuckRuns:
 @dataclass(frozen=True)
 class Unrefined:
     """A rung whose grid the refinement rule would still grow: the LRs it would add, each with
-    the brackets (sweeps.study.rules.refinement_brackets' reasons) it would bisect."""
+    the brackets it would bisect (sweeps.study.rules.refinement_brackets)."""
 
     rung: str
     resolution: float
-    lrs: dict[float, list[str]]
+    lrs: dict[float, list[Bracket]]
 
 
 @dataclass(frozen=True)

@@ -495,34 +495,44 @@ def sensitivities(cells: Cells, arm: str, lrs) -> dict[int, float]:
 
 
 # -- refinement --------------------------------------------------------------------------------
-def refinement_brackets(
-    cells: Cells, study: Study, arms: Iterable[str]
-) -> list[tuple[float, float, str]]:
+class Bracket(NamedTuple):
+    """A bracket refinement bisects: the last LR that held (lo) and the first that did not
+    (hi) of one arm's seed (its critical LR), or, with arm None, the primary comparison's
+    necessity threshold."""
+
+    lo: float
+    hi: float
+    arm: str | None = None
+    seed: int | None = None
+
+
+def refinement_brackets(cells: Cells, study: Study, arms: Iterable[str]) -> list[Bracket]:
     """The brackets adaptive refinement bisects (docs/STUDY.md section 6): each arm's and
     seed's critical-LR bracket, and the primary comparison's threshold bracket."""
     out = []
     for arm in arms:
         for seed, crit in critical_lrs(cells, arm).items():
             if crit.inside:
-                ok, fail = crit.bracket
-                out.append((ok, fail, f"{arm} seed {seed}: {ok:g} ok, {fail:g} fails"))
+                out.append(Bracket(*crit.bracket, arm, int(seed)))
     t = compare(cells, study.primary_comparison, study, influence=False)
     bracket = t.necessity.threshold.bracket if t.necessity.threshold.inside else None
     if bracket:
-        out.append((*bracket, f"necessity threshold between {bracket[0]:g} and {bracket[1]:g}"))
+        out.append(Bracket(*bracket))
     return out
 
 
-def midpoints(brackets, resolution: float, planned) -> dict[float, list[str]]:
+def midpoints(brackets, resolution: float, planned) -> dict[float, list[Bracket]]:
     """New LRs: the rounded geometric midpoint of every bracket wider than the resolution
-    (1% slack absorbs the three-digit rounding: sqrt(10) becomes 3.16, 0.5003 decades)."""
-    mids: dict[float, list[str]] = {}
-    for lo, hi, reason in brackets:
+    (1% slack absorbs the three-digit rounding: sqrt(10) becomes 3.16, 0.5003 decades), each
+    with the brackets it bisects."""
+    mids: dict[float, list[Bracket]] = {}
+    for b in brackets:
+        lo, hi = b.lo, b.hi
         if math.log10(hi / lo) <= resolution * RESOLUTION_SLACK:
             continue
         mid = round_lr(math.sqrt(lo * hi))
         if lo < mid < hi and mid not in planned:
-            mids.setdefault(mid, []).append(reason)
+            mids.setdefault(mid, []).append(b)
     return dict(sorted(mids.items()))
 
 
@@ -667,6 +677,7 @@ __all__ = [
     "worst_losses",
     "sensitivity_lrs",
     "sensitivities",
+    "Bracket",
     "refinement_brackets",
     "midpoints",
     "h2a_stats",
