@@ -54,13 +54,19 @@ def test_the_decisions_are_codes_not_prose():
 
 def test_a_schema_4_analysis_is_read_with_its_words_set_aside_and_no_decisions():
     """The layout before schema 5: figures/'s words beside the numbers, no decided or caveats."""
-    data = json.loads((DOCS / "cpu" / "analysis.json").read_text())
+    data = json.loads((DOCS / "cpu-depth" / "analysis.json").read_text())
+    assert data["early_warning"]  # its predictors are named in schema 4
     old = {k: v for k, v in data.items() if k not in ("decided", "caveats")}
     old |= {"schema": 4, "verdicts": {"H1": {"verdict": "supported", "reason": "a sentence"}}}
     old |= {"budget_warnings": ["a sentence"], "source": {"kind": "archive", "gaps": ""}}
+    old["early_warning"] = {  # schema 4 named each predictor in words
+        rung: {a: {p: auc | {"label": p} for p, auc in ps.items()} for a, ps in arms.items()}
+        for rung, arms in data["early_warning"].items()
+    }
     analysis = from_json(old)
     assert analysis.decided == {} and analysis.caveats is None
     assert analysis.depths == from_json(data).depths  # the numbers as schema 5 reads them
+    assert analysis.early_warning == from_json(data).early_warning
     with pytest.raises(SchemaError, match="verdicts"):  # schema 5 holds no words
         from_json(data | {"verdicts": {}})
     with pytest.raises(SchemaError, match="schema 3; this reader reads schemas 4 and 5"):

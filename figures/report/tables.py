@@ -219,13 +219,17 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
     return markdown(header + [f"per seed ({names[primary]})"], rows)
 
 
+# the early predictors (sweeps.analysis.early_warning.EARLY_PREDICTORS) as the table names them
+PREDICTOR_WORDS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
+
+
 def early_warning(analysis: m.Analysis | dict) -> str:
     """Per rung, arm and early predictor: the AUC of telling failing runs from the others."""
     analysis = typed(analysis)
     rows = []
     for d, arms in sorted(analysis.early_warning.items(), key=lambda kv: int(kv[0])):
         for a, predictors in arms.items():
-            for p in predictors.values():
+            for name, p in predictors.items():
                 lo, hi = p.ci90
                 value = (
                     "n/a (one class)"
@@ -237,7 +241,7 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                     [
                         d,
                         a,
-                        p.label,
+                        PREDICTOR_WORDS[name],
                         value,
                         f"{p.n_fail} / {p.n_ok}",
                         "-" if at is None else f"{at:.0%}",

@@ -6,9 +6,10 @@ The mapping is by name: each dataclass field is the key of the same name
 (sweeps/analysis/model.py); dict keys that are seeds are ints in the object and strings in the
 JSON; the study's own NamedTuples (Rule, BaselineCheck, alternatives.Decision) are written as
 their fields; a list of two kinds of record (the caveats) is read by which record's fields the
-entry has. Schema 4 (the reports before it) held figures/'s words beside the numbers and no
-`decided` or `caveats`: reading one sets those words (WORDED, ADDED) aside and leaves the
-decisions empty. Any other unknown key is refused, so a change of layout cannot pass unseen.
+entry has. Schema 4 (the reports before it) held figures/'s words beside the numbers (and an
+early predictor's label) and no `decided` or `caveats`: reading one sets those words aside
+and leaves the decisions empty. Any other unknown key is refused, so a change of layout
+cannot pass unseen.
 """
 
 from __future__ import annotations
@@ -64,8 +65,22 @@ def from_json(data: dict) -> Analysis:
             f"{' and '.join(map(str, READS))}: regenerate the report "
             "(`qkmlx figures NAME --from-report docs/NAME`)"
         )
-    body = {k: v for k, v in data.items() if schema == SCHEMA or k not in WORDED + ADDED}
+    body = data if schema == SCHEMA else _from_schema_4(data)
     return _in(Analysis, body, "analysis")
+
+
+def _from_schema_4(data: dict) -> dict:
+    """A schema-4 analysis as schema 5 lays it out: figures/'s words set aside, and each early
+    predictor's label (its name in words, now figures/'s) dropped."""
+    body = {k: v for k, v in data.items() if k not in WORDED + ADDED}
+    body["early_warning"] = {
+        rung: {
+            arm: {p: {k: v for k, v in auc.items() if k != "label"} for p, auc in ps.items()}
+            for arm, ps in arms.items()
+        }
+        for rung, arms in (data.get("early_warning") or {}).items()
+    }
+    return body
 
 
 def _out(x):

@@ -10,7 +10,8 @@ from sweeps.analysis.run_table import optional_float
 from sweeps.study import rules
 from sweeps.study.stats import EARLY_FRACTION, auc_interval
 
-EARLY_PREDICTORS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
+# the diagnostics (sweeps/core/diagnostics.py) whose early value may predict a failure
+EARLY_PREDICTORS = ("max_attn_logit", "logit_max")
 
 
 def table(runs: pd.DataFrame, curves: pd.DataFrame, rung: str = "n_layer") -> dict:
@@ -29,14 +30,13 @@ def table(runs: pd.DataFrame, curves: pd.DataFrame, rung: str = "n_layer") -> di
     out: dict = {}
     for (depth, arm), part in finished.groupby([rung, "arm"]):
         entry = {}
-        for column, label in EARLY_PREDICTORS.items():
+        for column in EARLY_PREDICTORS:
             values = early.get(column, pd.Series(dtype=float))
             x = part.run_id.map(values)
             use = x.notna()
             fail, ok = x[use & part.fails], x[use & ~part.fails]
             value, lo, hi = auc_interval(fail.to_numpy(float), ok.to_numpy(float))
             entry[column] = {
-                "label": label,
                 "auc": optional_float(value),
                 "ci90": [optional_float(lo), optional_float(hi)],
                 "n_fail": int(len(fail)),

@@ -473,7 +473,6 @@ class Compute:
 class Auc:
     """An early predictor's AUC at ~10% of the run (descriptive)."""
 
-    label: str
     auc: float | None
     ci90: list[float | None]
     n_fail: int
