@@ -178,6 +178,9 @@ def test_the_critical_lr_lines_are_read_under_every_failure_definition(falling):
 
 def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(falling):
     import copy
+    import dataclasses
+
+    from sweeps.analysis import trends
 
     result = copy.deepcopy(falling[0])
     lrs = sorted(result["settings"]["base_lrs"])[:2]
@@ -186,7 +189,13 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
         for e in result["depths"][w]["comparisons"]["off vs on"]["per_lr"]:
             if e["lr"] in lrs:
                 e["mean"] = means[lrs.index(e["lr"])]
-    line = extrapolation.gap_line(result)
+    planted_analysis = present.typed(result)  # the analysis decides the ratio; words read it
+    shrink = trends.gap_shrink(planted_analysis)
+    assert [(g.narrow_rung, g.wide_rung, g.ratio) for g in shrink] == [
+        ("32", "64", pytest.approx(0.5)),
+        ("32", "64", pytest.approx(0.8)),
+    ]
+    line = extrapolation.gap_line(dataclasses.replace(planted_analysis, gap_shrink=shrink))
     assert line.startswith("The low-LR gap (off - on), width 32 to width 64: 0.300 to 0.150")
     assert "(x0.50)" in line and "0.500 to 0.400" in line and "(x0.80)" in line
     assert "at least a third (x0.67 or less)" in line
@@ -495,3 +504,22 @@ def test_the_report_gives_lr_sensitivity_per_doubling_from_the_seeds_values(fall
     assert said.startswith("LR sensitivity per doubling of width, least squares over each seed")
     assert f"off {t['lines']['off']['value']:+.3f} nats (90% interval" in said
     assert "not pre-registered" in said and "Wortsman et al. 2023" in said
+
+
+def test_the_low_lr_gaps_shrink_is_the_analysiss_ratio_of_its_own_means():
+    """docs/cpu-width: the gap at the narrowest and widest width at the two lowest grid LRs, as
+    the primary comparison's per-LR means hold them, and their ratio; the report words it."""
+    a = present.typed(json.loads((DOCS / "cpu-width" / "analysis.json").read_text()))
+    widths = sorted(a.depths, key=int)
+    assert [g.lr for g in a.gap_shrink] == sorted(a.settings.base_lrs)[:2]
+    key = f"{a.settings.reference} vs {a.settings.primary}"
+    for g in a.gap_shrink:
+        means = [
+            next(e.mean for e in a.depths[w].comparisons[key].per_lr if e.lr == g.lr)
+            for w in (widths[0], widths[-1])
+        ]
+        assert (g.narrow, g.wide) == tuple(means) and g.ratio == pytest.approx(g.wide / g.narrow)
+        assert f"(x{g.ratio:.2f})" in (DOCS / "cpu-width" / "report.md").read_text()
+    assert (
+        present.typed(json.loads((DOCS / "cpu" / "analysis.json").read_text())).gap_shrink is None
+    )

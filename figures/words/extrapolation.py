@@ -18,7 +18,7 @@ from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import read
-from sweeps.study import hypotheses, ladders
+from sweeps.study import ladders
 from sweeps.study.rules import FAILURE_DEFINITIONS
 
 Line = m.Prediction | m.CriticalLine  # a line read at the core width
@@ -120,27 +120,20 @@ def _gap_at(g: m.GapLine) -> str:
 
 def gap_line(result: m.Analysis | dict) -> str | None:
     """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
-    the means and their ratio against the pre-registered shrink (descriptive: a ratio of
-    means, no interval). None where a rung lacks the gap."""
+    the means and their ratio (the analysis's gap_shrink) against the pre-registered shrink
+    (descriptive: a ratio of means, no interval). None where the analysis has no such ratio."""
     result = present.typed(result)
-    s, rung = result.settings, present.ladder_of(result)
-    widths = sorted(result.depths, key=int)
-    if len(widths) < 2:
+    s, rung, shrink = result.settings, present.ladder_of(result), result.gap_shrink
+    if not shrink:
         return None
-    ends = [hypotheses.primary(result, result.depths[w]) for w in (widths[0], widths[-1])]
-    if any(c is None for c in ends):
-        return None
-    parts = []
-    for lr in ladders.gap_lrs(s.base_lrs):
-        a, b = ({e.lr: e for e in c.per_lr}.get(lr) for c in ends)
-        if not (a and b and a.mean and b.mean is not None and a.mean > 0):
-            return None
-        parts.append(
-            f"{a.mean:.3f} to {b.mean:.3f} nats at LR {numbers.lr(lr)} (x{b.mean / a.mean:.2f})"
-        )
+    parts = [
+        f"{g.narrow:.3f} to {g.wide:.3f} nats at LR {numbers.lr(g.lr)} (x{g.ratio:.2f})"
+        for g in shrink
+    ]
+    narrow, wide = rung.label(shrink[0].narrow_rung), rung.label(shrink[0].wide_rung)
     return (
-        f"The low-LR gap ({s.reference} - {s.primary}), {rung.label(widths[0])} to "
-        f"{rung.label(widths[-1])}: {'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
+        f"The low-LR gap ({s.reference} - {s.primary}), {narrow} to {wide}: "
+        f"{'; '.join(parts)}. Predicted (docs/STUDY.md section 11): "
         f"it shrinks by at least a third (x{ladders.GAP_SHRINK:.2f} or less); a ratio of means, "
         "descriptive."
     )

@@ -109,6 +109,7 @@ def analyze(
         written = from_json(to_json(out))  # its values as analysis.json holds them
         found_check = token_check.entry(written, check, sweep_dir, previous, analyze)
         out = dataclasses.replace(out, token_check=found_check)
+    out = dataclasses.replace(out, gap_shrink=trends.gap_shrink(out))  # a width ladder's
     return _with_decided(out)
 
 

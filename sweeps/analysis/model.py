@@ -340,6 +340,20 @@ class Extrapolation:
 
 
 @dataclass(frozen=True)
+class GapShrink:
+    """A width ladder's low-LR gap (reference - primary, nats) at one of the gap's LRs, at the
+    narrowest and the widest rung, and their ratio (wide / narrow; docs/STUDY.md section 11
+    predicts at most sweeps.study.ladders.GAP_SHRINK; descriptive, a ratio of means)."""
+
+    lr: float
+    narrow_rung: str
+    wide_rung: str
+    narrow: float
+    wide: float
+    ratio: float
+
+
+@dataclass(frozen=True)
 class Trend:
     """H3 (depth) or W1/W2 (width) as sweeps.study.ladders decided it: the verdict and its code,
     the slopes with censored thresholds at and beyond their bounds, the rungs fitted over;
@@ -644,5 +658,6 @@ class Analysis:
     w2: Trend | None = maybe()
     sensitivity_trend: SensitivityTrend | None = maybe()
     token_check: TokenCheck | None = maybe()  # a check sweep's (its spec's [token_check])
+    gap_shrink: list[GapShrink] | None = maybe()  # a width ladder's (trends.gap_shrink)
     caveats: Caveats | None = maybe()  # None only when read from schema 4, which lacked it
     decided: dict[str, Decision] = field(default_factory=dict)  # {} when read from schema 4

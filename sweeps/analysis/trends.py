@@ -235,3 +235,30 @@ def _slope(s) -> m.Slope | None:
     if s is None:
         return None
     return m.Slope(n=s.n, value=s.slope, lower=s.lower, upper=s.upper, ci90=[s.lower, s.upper])
+
+
+def gap_shrink(a: m.Analysis) -> list[m.GapShrink] | None:
+    """A width ladder's low-LR gap at its narrowest and widest rung, at each of the gap's LRs
+    (ladders.gap_lrs), with their ratio. None on a depth ladder, with fewer than two rungs or
+    no LR to read it at, or where an end lacks the primary comparison or the gap at one of
+    those LRs, or the narrowest gap is not positive (no ratio to read)."""
+    if a.settings.ladder.field != "n_embd":
+        return None
+    widths, lrs = sorted(a.depths, key=int), ladders.gap_lrs(a.settings.base_lrs)
+    if len(widths) < 2 or not lrs:
+        return None
+    key = rules.Comparison(a.settings.reference, a.settings.primary).key
+    ends = [a.depths[w].comparisons.get(key) for w in (widths[0], widths[-1])]
+    if any(c is None for c in ends):
+        return None
+    out = []
+    for lr in lrs:
+        narrow, wide = ({e.lr: e.mean for e in c.per_lr}.get(lr) for c in ends)
+        if not (_finite(narrow) and _finite(wide) and narrow > 0):
+            return None
+        out.append(m.GapShrink(lr, widths[0], widths[-1], narrow, wide, wide / narrow))
+    return out
+
+
+def _finite(x) -> bool:
+    return x is not None and math.isfinite(x)
