@@ -15,10 +15,9 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import WORDED, from_json
-from sweeps.analysis.run_table import ladder_field
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.study import hypotheses
-from sweeps.study.rules import DIVERGED, STUCK, Comparison
+from sweeps.study.rules import DIVERGED, STUCK
 
 
 def typed(analysis: m.Analysis | dict) -> m.Analysis:
@@ -34,13 +33,6 @@ def ladder_of(analysis: m.Analysis) -> Ladder:
     """The ladder of a typed analysis, from its settings (the analysis decided it once from
     the runs); a reader reaches a rung through it, never through n_layer."""
     return Ladder(analysis.settings.ladder.field)
-
-
-def ladder_of_runs(runs) -> Ladder:
-    """The ladder of a runs table (a DataFrame with n_layer and, since ladders have a width,
-    n_embd): width when only the width varies, else depth (a single rung reads as a depth
-    ladder of one). Raises ConfigError for a table that varies both."""
-    return Ladder(ladder_field(runs))
 
 
 def ladder_of_json(analysis: dict) -> Ladder:
@@ -162,11 +154,6 @@ def fate(run: m.Run, settings: m.Settings) -> str:
     ):
         return "stuck"
     return "unstable" if run.outcome == "unstable" else "ok"
-
-
-def primary_key(settings: m.Settings) -> str:
-    """The primary comparison's key, 'off vs on'."""
-    return Comparison(settings.reference, settings.primary).key
 
 
 def primary_effect(s: m.Settings) -> str:

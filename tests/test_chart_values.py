@@ -28,7 +28,9 @@ def settings_of(result: dict) -> model.Settings:
 
 
 def primary_of(result: dict) -> str:
-    return present.primary_key(settings_of(result))
+    """The primary comparison's key, 'off vs on'."""
+    s = settings_of(result)
+    return f"{s.reference} vs {s.primary}"
 
 
 @pytest.fixture(scope="module")

@@ -556,7 +556,7 @@ def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
         assert (re.search(r"bigram [0-9.]+:? above", spec) is None) is drawn
 
 
-def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
+def test_seed_spreads_and_floored_intervals_say_agreement_in_words():
     from figures.words import numbers
     from sweeps.analysis import model as m
 
@@ -569,10 +569,6 @@ def test_seed_spreads_name_each_censored_value_once_and_agreement_in_words():
     def paired(sd, sd_used):
         return m.Paired(3, 0.1, sd, sd_used, None, None, [None, None], None)
 
-    none = g(None, "none")
-    assert numbers.seed_range({0: none, 1: none, 2: none}) == "none in the grid (3 seeds)"
-    mixed = {0: g(0.0105), 1: g(0.0177), 2: g(3.16e-4, "below"), 3: g(0.0151)}
-    assert numbers.seed_range(mixed) == "0.0105 to 0.0177, <= 0.000316"
     assert numbers.median_range(crit(g(0.562), g(0.562), g(0.562))) == "0.562 (every seed)"
     assert numbers.floored(paired(0.011, 0.603)) == " †"  # the floor set the width
     assert numbers.floored(paired(0.2, 0.2)) == numbers.floored(paired(None, 0.2)) == ""

@@ -348,10 +348,12 @@ def test_a_width_sweep_with_one_width_run_so_far_is_a_width_ladder(tmp_path):
 def test_a_sweep_that_ladders_both_depth_and_width_is_refused():
     import pandas as pd
 
+    from sweeps.analysis.run_table import ladder_field
+
     runs = pd.DataFrame({"n_layer": [2, 4], "n_embd": [32, 64]})
     with pytest.raises(ConfigError, match="ladders depth or width, not both"):
-        present.ladder_of_runs(runs)
-    assert present.ladder_of_runs(pd.DataFrame({"n_layer": [4, 4]})) == DEFAULT_LADDER
+        ladder_field(runs)
+    assert Ladder(ladder_field(pd.DataFrame({"n_layer": [4, 4]}))) == DEFAULT_LADDER
     assert (
         present.ladder_of_json({}).label(4) == "depth 4"
     )  # an analysis from before ladders had a width

@@ -8,7 +8,7 @@ from figures import present
 from figures.words import numbers
 from figures.words.hypotheses import WORDING
 from figures.words.said import Verdict
-from figures.words.verdicts import h2a_call
+from figures.words.verdicts import h2a_words
 from sweeps.analysis import model as m
 from sweeps.study import alternatives, hypotheses, ladders
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
@@ -132,7 +132,7 @@ def h2a_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Ru
 def h2a_definition_says(h: m.H2a, ref: str, primary: str, short: bool = False) -> str:
     """One definition's H2a: the ratio with its interval (short: and its verdict), or why
     there is none."""
-    verdict, why = h2a_call(h, ref)
+    verdict, why = h2a_words(h, ref)
     if h.censored or h.lower is None:
         return why
     if short:

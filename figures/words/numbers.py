@@ -6,7 +6,6 @@ plain numbers."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 from sweeps.study import stats
 
@@ -113,22 +112,6 @@ def median_range(stat) -> str:
 def seed_grid(seeds: dict) -> str:
     """Each seed's GridPoint, in seed order."""
     return ", ".join(grid(v) for _, v in sorted(seeds.items(), key=lambda kv: int(kv[0])))
-
-
-def seed_range(seeds: dict) -> str:
-    """'0.0105 to 0.0177, <= 3.16e-4': the range of the seeds' values inside the grid, then
-    each censored value once, with how many seeds have it when more than one."""
-    inside = sorted(v.value for v in seeds.values() if v.kind == "")
-    outside = Counter(grid(v) for v in seeds.values() if v.kind != "")
-    text = (
-        ""
-        if not inside
-        else lr(inside[0])
-        if inside[0] == inside[-1]
-        else (f"{lr(inside[0])} to {lr(inside[-1])}")
-    )
-    censored = [v if n == 1 else f"{v} ({n} seeds)" for v, n in outside.items()]
-    return ", ".join(filter(None, [text, *censored])) or "n/a"
 
 
 def ratio(entry) -> str:

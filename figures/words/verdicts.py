@@ -6,10 +6,8 @@ practitioner's rule per rung: figures/words/practitioner.py).
 
 It reads the typed Analysis by attribute, as analysis.json holds it (read back: NaN and Inf
 as None), and returns the "verdicts" dict of figures/words/view.py's worded view. The
-shared formatters of figures/words/numbers.py and figures/words/extrapolation.py still read the
-JSON form of a
-record (sweeps.analysis.adapter.record); h2a_call words one H2a entry of analysis.json for the
-opening, read back typed.
+formatters of figures/words/numbers.py read the typed records; h2a_words words one H2a
+entry (the opening uses it too).
 
 Each hypothesis is judged per rung (a depth or a width: sweeps/core/ladder.py); the registry
 combines
@@ -148,7 +146,7 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
         for definition, h in (depth.h2a_by_definition or {}).items():
             off = depth.arms[s.reference].eta_crit_by_definition[definition]
             on = depth.arms[s.primary].eta_crit_by_definition[definition]
-            words[definition] = _h2a_words(h, s.reference)
+            words[definition] = h2a_words(h, s.reference)
             if definition not in names:
                 continue
             shown = names[definition]
@@ -160,7 +158,7 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
                 f"{words[definition][0]}"
             )
         decides = depth.h2a.definition or rules.PRIMARY_FAILURE
-        why = words[decides][1] if decides in words else _h2a_words(depth.h2a, s.reference)[1]
+        why = words[decides][1] if decides in words else h2a_words(depth.h2a, s.reference)[1]
         others = [
             f"{names[k]}: {v}"
             for k, (v, _) in words.items()
@@ -172,18 +170,13 @@ def h2a(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     return _verdict(analysis, name, decided, per_depth, evidence)
 
 
-def _h2a_words(h: m.H2a, ref: str) -> tuple[str, str]:
+def h2a_words(h: m.H2a, ref: str) -> tuple[str, str]:
     """One definition's H2a verdict (sweeps.study.hypotheses.h2a_call) with its reason (ref:
     the reference arm)."""
     call = hypotheses.h2a_call(h)
     if call.why in ("off above", "below"):
         return call.verdict, reason("H2a", call.why, ref=ref)
     return call.verdict, _paired_words("H2a", call, _values(h), lambda x: f"x{10**x:.2f}")
-
-
-def h2a_call(h: m.H2a, ref: str) -> tuple[str, str]:
-    """One H2a entry's verdict and reason in words (for the opening)."""
-    return _h2a_words(h, ref)
 
 
 def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
