@@ -11,6 +11,13 @@ LRs cpu-depth's rungs needed on average, both arms, every seed, on 2 workers. Si
 ladders judge LRs a quarter decade apart above 1e-2 (the spec's refinement resolution).
 
     python benchmarks/depth_design.py --ladders 4000
+
+`--matched` designs the ladder at matched tokens per parameter (docs/STUDY.md section 18,
+sweeps/specs/cpu-depth-matched.toml): every rung at depth 4's 10.32 tokens per parameter, the
+fixed quarter-decade grid, costed at this machine's measured run times, with H3's power and
+false rates at rung sds 0.15, 0.25 and 0.3, how often a verdict is fragile or reversed by one
+rung, and how often "ruled out" is said when -0.25 holds from depth 2 and depth 1 sits 0.3
+decades low.
 """
 
 from __future__ import annotations
@@ -154,17 +161,88 @@ def real_row(sizes, seeds: int, steps: int | None, ladders: int) -> dict:
 
 
 def print_table(rows: list[dict]) -> None:
-    cols = list(rows[0])
+    cols = list(dict.fromkeys(c for row in rows for c in row))
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for row in rows:
         cells = []
         for c in cols:
-            v = row[c]
+            v = row.get(c, "-")
             if isinstance(v, float):
                 v = f"{v:.0%}" if ("power" in c or "false" in c) else f"{v:.1f}"
             cells.append(str(v))
         print("| " + " | ".join(cells) + " |")
+
+
+# -- the ladder at matched tokens per parameter (section 18) -------------------------------
+MATCHED_TOKENS = 1200 * 2048 / 238144  # depth 4's 1200 steps: 10.32 tokens per parameter
+MATCHED_GRID = (3.16e-3, 5.62e-3, 1e-2, 1.78e-2, 3.16e-2, 5.62e-2, 0.1, 0.316, 1.0)
+MATCHED_SDS = (0.15, 0.25, 0.3)
+# A run's wall time on this project's 2-core machine (Intel Xeon, MKL's own path, two runs at
+# once, one thread each; measured 2026-12-06 with `qktorch train --preset cpu-L1` and `cpu-L8`
+# at 300 steps): (A + B x depth) s a step (periodic evaluations included), plus the final
+# evaluation of the whole validation split (C + E x depth s) and STARTUP s.
+STEP_A, STEP_B, FINAL_C, FINAL_E, STARTUP = 0.0083, 0.0256, 2.4, 4.2, 9.0
+STOPPED_SHARE = 0.3  # of a run that trains at LR 1: it diverges early (cpu-depth: 0.23-0.39)
+MATCHED_DESIGNS = [
+    (1, 2, 3, 4, 6, 8),
+    (1, 2, 4, 6, 8),
+    (1, 2, 3, 4, 5, 8),
+    (1, 2, 3, 4, 8),
+    (2, 3, 4, 6, 8),
+]
+
+
+def matched_steps(depth: int, tokens: float = MATCHED_TOKENS, unit: int = 50) -> int:
+    """max_steps at `tokens` per parameter, a multiple of `unit` (spec.Budget's rule)."""
+    from sweeps.sweep.spec import Budget
+
+    return Budget(tokens, unit).steps(get_preset("cpu").with_overrides([f"model.n_layer={depth}"]))
+
+
+def matched_run_seconds(depth: int, steps: int) -> float:
+    return STARTUP + steps * (STEP_A + STEP_B * depth) + FINAL_C + FINAL_E * depth
+
+
+def matched_row(sizes, seeds: int, ladders: int) -> dict:
+    lrs = len(MATCHED_GRID)
+    per_rung = (lrs - 1 + STOPPED_SHARE) * 2 * seeds  # every LR but 1 trains to the end
+    seconds = sum(per_rung * matched_run_seconds(d, matched_steps(d)) for d in sizes)
+    row = {
+        "depths": ", ".join(map(str, sizes)),
+        "steps": ", ".join(str(matched_steps(d)) for d in sizes),
+        "runs": lrs * 2 * seeds * len(sizes),
+        "hours on 2 workers": seconds / WORKERS / 3600,
+        "analytic power at 0.15": power(sizes, seeds, PREDICTION, 0.15),
+    }
+    lad = sim.Ladder(str(sizes), tuple(sizes), seeds=seeds, grid=MATCHED_GRID)
+    for sd in MATCHED_SDS if ladders else ():
+        r = sim.ladder_rates(replace(lad, rung_sd=sd), ladders, PREDICTION)
+        row[f"sd {sd}: power, false supported, false ruled out"] = (
+            f"{r['planted: v5 supported']:.0%}, {r['flat: v5 supported']:.0%}, "
+            f"{r['planted: v5 ruled out']:.0%}"
+        )
+        if sd == MATCHED_SDS[0]:
+            row["sd 0.15: fragile (planted / flat)"] = (
+                f"{r['planted: fragile']:.0%} / {r['flat: fragile']:.0%}"
+            )
+            row["sd 0.15: reversed by one rung (planted / flat)"] = (
+                f"{r['planted: reversed']:.0%} / {r['flat: reversed']:.0%}"
+            )
+            row["sd 0.15, one reversal -> inconclusive: power, false sup., false r.o."] = (
+                f"{r['planted: unreversed supported']:.0%}, {r['flat: unreversed supported']:.0%}, "
+                f"{r['planted: unreversed ruled out']:.0%}"
+            )
+    if ladders and min(sizes) == 1:
+        special = replace(lad, rung_sd=MATCHED_SDS[0], first_offset=-0.3)
+        r = sim.ladder_rates(special, ladders, PREDICTION)
+        row["depth 1 0.3 low: ruled out (rule / with reversal)"] = (
+            f"{r['planted: v5 ruled out']:.0%} / {r['planted: unreversed ruled out']:.0%}"
+        )
+        row["depth 1 0.3 low: supported (rule / with reversal)"] = (
+            f"{r['planted: v5 supported']:.0%} / {r['planted: unreversed supported']:.0%}"
+        )
+    return row
 
 
 def main(argv=None) -> int:
@@ -172,12 +250,27 @@ def main(argv=None) -> int:
     parser.add_argument("--ladders", type=int, default=4000, help="simulated ladders per cell")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument(
+        "--matched",
+        action="store_true",
+        help="the ladder at matched tokens per parameter (section 18)",
+    )
+    parser.add_argument(
         "--real-scale",
         action="store_true",
         help="the real-scale depth study (core width) instead of the CPU ladder",
     )
     args = parser.parse_args(argv)
     began = time.time()
+    if args.matched:
+        print(
+            f"matched: every rung {MATCHED_TOKENS:.2f} tokens per parameter; LRs "
+            f"{', '.join(f'{x:g}' for x in MATCHED_GRID)}, both arms, {args.seeds} seeds, no "
+            f"refinement; a run takes {STARTUP:g} + steps x ({STEP_A} + {STEP_B} x depth) + "
+            f"{FINAL_C} + {FINAL_E} x depth s, {WORKERS} at once\n"
+        )
+        print_table([matched_row(d, args.seeds, args.ladders) for d in MATCHED_DESIGNS])
+        print(f"\n{time.time() - began:.0f} s")
+        return 0
     if args.real_scale:
         print(
             f"real scale: preset {REAL_PRESET}, every rung {REAL_LRS} LRs x off/on + off-warm at "

@@ -264,10 +264,14 @@ class Ladder:
     borderline: float = 0.1  # share of stuck `off` runs within the fate margin of the cut
     centre: float = math.log10(0.0316)  # true log10 threshold at the ladder's mean log2 size
     step_above: float = 0.125  # decades between judged LRs above 1e-2 (refinement's resolution)
+    grid: tuple[float, ...] = ()  # the judged LRs when fixed by the design (else ladder_lrs)
+    # decades the smallest rung's true threshold sits off the line the others lie on (a first
+    # rung that differs in kind, as a one-layer model might)
+    first_offset: float = 0.0
 
     @property
     def lrs(self) -> np.ndarray:
-        return ladder_lrs(self.step_above)
+        return np.asarray(self.grid, float) if self.grid else ladder_lrs(self.step_above)
 
 
 def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
@@ -275,6 +279,7 @@ def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     x = np.log2(np.asarray(lad.sizes, float))
     r, s, n = len(x), lad.seeds, len(lad.lrs)
     truth = lad.centre + slope * (x - x.mean())[None, :] + rng.normal(0, lad.rung_sd, (ladders, r))
+    truth[:, int(np.argmin(x))] += lad.first_offset
     seed_t = truth[..., None] + rng.normal(0, lad.seed_sd, (ladders, r, s))
     logs = np.log10(lad.lrs)[None, None, :, None]
     t = seed_t[:, :, None, :]
@@ -323,7 +328,8 @@ def _ols(x, y, floor=0.0):
 
 
 def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
-    """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond."""
+    """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond, and each
+    rung value's variance from its seeds' scatter alone (trend.seed_floor's pieces)."""
     L, R = loss.shape[:2]
     flat_loss = loss.reshape(L * R, *loss.shape[2:])
     flat_cls = cls.reshape(L * R, *cls.shape[2:])
@@ -338,9 +344,13 @@ def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
         mean_var = np.where(
             count >= 2, np.nanvar(np.where(known, y, np.nan), -1, ddof=1) / count, np.nan
         )
-        mean_var = mean_var.reshape(L, R)
-        floor = np.sqrt(np.nanmean(mean_var, -1))
-    return at.reshape(L, R), beyond.reshape(L, R), np.nan_to_num(floor)
+    return at.reshape(L, R), beyond.reshape(L, R), mean_var.reshape(L, R)
+
+
+def _floor(mean_var) -> np.ndarray:
+    """trend.seed_floor over the last axis (rungs), NaN rungs left out."""
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(np.sqrt(np.nanmean(mean_var, -1)))
 
 
 def _v4_trend(loss, cls, x, min_effect=0.02, lrs=LADDER_LRS):
@@ -364,34 +374,75 @@ def _v4_trend(loss, cls, x, min_effect=0.02, lrs=LADDER_LRS):
     return supported, not_supported
 
 
+SUPPORTED_CODE, RULED_OUT_CODE = 1, -1  # a ladder's verdict as a number (0: inconclusive)
+
+
+def _verdict_codes(x, rung_draws, prediction: float, keep) -> np.ndarray:
+    """[ladder] verdict code on the rungs `keep` (a boolean mask over rungs), borderline runs
+    both ways (a verdict they flip is inconclusive), censored values at the bound and beyond."""
+    codes = []
+    for at, beyond, mean_var in rung_draws:
+        at, beyond, mean_var = at[:, keep], beyond[:, keep], mean_var[:, keep]
+        floor = _floor(mean_var)
+        xs = np.broadcast_to(x[keep], at.shape)
+        a, b = _ols(xs, at, floor), _ols(xs, beyond, floor)
+        sup = (a[2] < 0) & (b[2] < 0)
+        ruled = (a[1] > prediction) & (b[1] > prediction) & ~sup
+        codes.append(np.where(sup, SUPPORTED_CODE, np.where(ruled, RULED_OUT_CODE, 0)))
+    return np.where(codes[0] == codes[1], codes[0], 0)
+
+
+def ladder_verdicts(lad: Ladder, ladders: int, slope: float, prediction: float, seed: int):
+    """(full, leave_one_out [ladder, rung]) verdict codes of `ladders` ladders drawn at `slope`:
+    the trend on every rung, and on every rung but one."""
+    x = np.log2(np.asarray(lad.sizes, float))
+    rng = np.random.default_rng(seed)
+    loss, cls, gap, _ = draw_ladder(lad, rng, ladders, slope)
+    near = np.abs(np.nan_to_num(gap, nan=np.inf)) <= FATE_MARGIN
+    draws = [
+        _v5_rung_values(
+            loss,
+            np.where(near & (cls != stability.STOPPED), 1 if way else -1, cls),
+            0.02 + SEED_MARGIN,
+            lad.lrs,
+        )
+        for way in (True, False)
+    ]
+    every = np.ones(len(x), bool)
+    full = _verdict_codes(x, draws, prediction, every)
+    loo = np.stack(
+        [
+            _verdict_codes(x, draws, prediction, every & (np.arange(len(x)) != i))
+            for i in range(len(x))
+        ],
+        -1,
+    )
+    return full, loo, (loss, cls)
+
+
 def ladder_rates(
     lad: Ladder, ladders: int, prediction: float = -0.25, seed: int = 21
 ) -> dict[str, float]:
     """Under a flat truth (slope 0) and the prediction: the share of ladders where v5 says
     supported and ruled out (borderline runs both ways: a verdict they flip is inconclusive),
-    and where v4 says supported and not supported."""
+    where v4 says supported and not supported; where the verdict is fragile (some rung left out
+    changes it) or reversed (some rung left out gives the opposite decisive verdict); and the
+    verdicts under the rule that a verdict one rung reverses is inconclusive."""
     x = np.log2(np.asarray(lad.sizes, float))
-    cut = 0.02 + SEED_MARGIN
     out = {}
     for name, true in (("flat", 0.0), ("planted", prediction)):
-        rng = np.random.default_rng(seed + (name == "planted"))
-        loss, cls, gap, _ = draw_ladder(lad, rng, ladders, true)
-        verdicts = []
-        for way in (True, False):
-            c = cls.copy()
-            near = np.abs(np.nan_to_num(gap, nan=np.inf)) <= FATE_MARGIN
-            c = np.where(near & (c != stability.STOPPED), 1 if way else -1, c)
-            at, beyond, floor = _v5_rung_values(loss, c, cut, lad.lrs)
-            xs = np.broadcast_to(x, at.shape)
-            a, b = _ols(xs, at, floor), _ols(xs, beyond, floor)
-            sup = (a[2] < 0) & (b[2] < 0)
-            ruled = (a[1] > prediction) & (b[1] > prediction) & ~sup
-            verdicts.append((sup, ruled))
-        sup = verdicts[0][0] & verdicts[1][0]
-        ruled = verdicts[0][1] & verdicts[1][1]
+        full, loo, (loss, cls) = ladder_verdicts(
+            lad, ladders, true, prediction, seed + (name == "planted")
+        )
+        reversed_ = (full != 0) & (loo == -full[:, None]).any(-1)
+        kept = np.where(reversed_, 0, full)
         s4, n4 = _v4_trend(loss, cls, x, lrs=lad.lrs)
-        out[f"{name}: v5 supported"] = float(sup.mean())
-        out[f"{name}: v5 ruled out"] = float(ruled.mean())
+        out[f"{name}: v5 supported"] = float((full == SUPPORTED_CODE).mean())
+        out[f"{name}: v5 ruled out"] = float((full == RULED_OUT_CODE).mean())
+        out[f"{name}: fragile"] = float(((full != 0) & (loo != full[:, None]).any(-1)).mean())
+        out[f"{name}: reversed"] = float(reversed_.mean())
+        out[f"{name}: unreversed supported"] = float((kept == SUPPORTED_CODE).mean())
+        out[f"{name}: unreversed ruled out"] = float((kept == RULED_OUT_CODE).mean())
         out[f"{name}: v4 supported"] = float(s4.mean())
         out[f"{name}: v4 not supported"] = float(n4.mean())
     return out

@@ -25,11 +25,10 @@ def describe(sweep) -> list[str]:
     letter = "L" if axis == "n_layer" else "w"
     n_grid = len(spec.configs(sweep.backend, sweep.overrides))
     budgets = sorted({(c.train.max_steps, c.tokens_per_step) for c in cfgs})
-    tokens = budgets[0][0] * budgets[0][1]
     total_tokens = sum(c.train.max_steps * c.tokens_per_step for c in cfgs)
     params = ", ".join(
         f"{letter}{r} {si(n := count_params(by_rung[r].model, base.vocab_size)['total'])} "
-        f"({tokens / n:.3g} tokens/param)"
+        f"({by_rung[r].train.max_steps * by_rung[r].tokens_per_step / n:.3g} tokens/param)"
         for r in rungs
     )
     each = "; ".join(

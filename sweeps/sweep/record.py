@@ -187,12 +187,13 @@ def base_raw(name: str, runs_dir: str | Path, max_runs: int = MAX_RUNS) -> dict:
 # -- what defines a sweep's runs ------------------------------------------------------------
 def definition(spec: SweepSpec) -> dict:
     """Everything that decides which runs a spec plans, flat: its preset, grid, arms,
-    extension and [rung_lr], and its base config (preset + [set], resolved: `--set
+    extension, [rung_lr] and [budget], and its base config (preset + [set], resolved: `--set
     train.max_steps=300` and a [set] entry of 300 are the same). Not its name, description or
     [study]."""
     d = spec.to_dict()
     flat = {"preset": d["preset"]}
-    for table in ("grid", "arms", "extend", "rung_lr"):  # [rung_lr] only where a spec has it
+    # [rung_lr] and [budget] only where a spec has them
+    for table in ("grid", "arms", "extend", "rung_lr", "budget"):
         flat.update({f"[{table}] {k}": v for k, v in flatten(d.get(table, {})).items()})
     base = spec.base_config("torch").to_dict()
     base.pop("backend", None)

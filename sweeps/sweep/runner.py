@@ -141,18 +141,17 @@ class Sweep:
         return messages
 
     def order(self) -> list[str]:
-        """Execution order: highest LR first (divergence, and so any extension, shows early)."""
+        """Execution order: highest LR first (divergence, and so any extension, shows early);
+        with the spec's order = "seed", one seed at a time over every rung, LR and arm, so
+        that a machine change part way through falls on whole seeds, never on a rung."""
         arms = {a.name: i for i, a in enumerate(self.spec.arms)}
-        return sorted(
-            self.configs,
-            key=lambda rid: (
-                -self.configs[rid].train.lr,
-                self.configs[rid].model.n_layer,
-                self.configs[rid].model.n_embd,
-                arms[self.configs[rid].arm],
-                self.configs[rid].seed,
-            ),
-        )
+
+        def key(rid):
+            c = self.configs[rid]
+            place = (-c.train.lr, c.model.n_layer, c.model.n_embd, arms[c.arm])
+            return (c.seed, *place) if self.spec.order == "seed" else (*place, c.seed)
+
+        return sorted(self.configs, key=key)
 
     # -- sweep-level files -------------------------------------------------------------------
     def folder_kind(self) -> str | None:

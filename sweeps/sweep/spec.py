@@ -48,6 +48,12 @@ pre-registered analysis (`[study]`, docs/STUDY.md section 6) and how the grid gr
     [token_check]                     # optional: this sweep reruns a depth ladder's rung
     ladder = "cpu-depth"              # at the tokens per parameter of its reference depth
     reference = 4                     # (docs/STUDY.md section 11; sweeps.study.ladders)
+    [budget]                          # optional: every rung trains the same tokens per
+    tokens_per_param = 10.32          # parameter (max_steps set per rung, a multiple of
+    round_steps = 50                  # round_steps; warmup and the early evaluations keep
+                                      # their steps, so every rung's first steps match)
+    order = "seed"                    # optional: train one seed at a time over every rung,
+                                      # LR and arm (default "lr": highest LR first)
 
 `[rung_lr]` lets new rungs of a ladder train part of the grid while the old rungs keep all
 of it (so their runs, and their run ids, stay the same: `sweep --from-report` reuses them);
@@ -103,7 +109,10 @@ MAX_RUNS = 10_000
 # by at most 0.5%, so a step of 2% always lands on a new, higher LR.
 MIN_EXTEND_FACTOR = 1.02
 MAX_EXTRA_LRS = 100  # [extend] max_extra_lrs: far beyond any useful extension
+ORDERS = ("lr", "seed")
 _TOP_KEYS = {
+    "order",
+    "budget",
     "name",
     "preset",
     "description",
@@ -118,6 +127,7 @@ _TOP_KEYS = {
 _GRID_KEYS = {"qk_norm", "lr", "n_layer", "n_embd", "seed"}
 _ARM_KEYS = {"set", "lr"}
 _EXTEND_KEYS = {"factor", "max_extra_lrs", "until", "refine", "resolution"}
+_BUDGET_KEYS = {"tokens_per_param", "round_steps"}
 _TOKEN_CHECK_KEYS = {"ladder", "reference"}
 
 
@@ -140,6 +150,38 @@ class Extend:
     until: str = "any"
     refine: bool = False
     resolution: float = 0.125  # decades
+
+
+@dataclass(frozen=True)
+class Budget:
+    """[budget]: every rung trains `tokens_per_param` training tokens per parameter, its
+    max_steps rounded to a multiple of `round_steps` (docs/STUDY.md section 18: a depth ladder
+    whose budget does not fall with depth). The warmup keeps its steps (through it every rung
+    sees the same LR schedule), and the early evaluations reach at least the step where the
+    base config's window ended."""
+
+    tokens_per_param: float
+    round_steps: int = 50
+
+    def steps(self, cfg: RunConfig) -> int:
+        from sweeps.core.params import count_params
+
+        params = count_params(cfg.model, cfg.vocab_size)["total"]
+        unit = self.round_steps
+        return max(unit, round(self.tokens_per_param * params / cfg.tokens_per_step / unit) * unit)
+
+    def applied(self, base: RunConfig, cfg: RunConfig) -> RunConfig:
+        """cfg (a rung's config, built on base) at this budget's steps. The early evaluations
+        keep at least the base config's share of the run and reach at least the step where the
+        base config's ended, so a shorter rung is still measured through those steps."""
+        steps = self.steps(cfg)
+        settings = [f"train.max_steps={steps}"]
+        if base.train.early_eval_interval and steps < base.train.max_steps:
+            end = base.train.early_eval_end
+            # the smallest 4-decimal fraction whose window ends at `end` (floor(until x steps))
+            until = min(1.0, math.ceil(end * 1e4 / steps) / 1e4)
+            settings.append(f"train.early_eval_until={until!r}")
+        return cfg.with_overrides(settings)
 
 
 @dataclass(frozen=True)
@@ -166,6 +208,8 @@ class SweepSpec:
     set: dict = field(default_factory=dict)
     extend: Extend = field(default_factory=Extend)
     token_check: TokenCheckOf | None = None
+    budget: Budget | None = None  # [budget]: tokens per parameter held at every rung
+    order: str = "lr"  # execution order: "lr" (highest first) or "seed" (one seed at a time)
     # [rung_lr]: rung (depth, or width on a width ladder) -> its LR subset of the grid; a rung
     # not listed trains the whole grid
     rung_lr: dict[int, tuple[float, ...]] = field(default_factory=dict)
@@ -252,6 +296,8 @@ class SweepSpec:
                 "resolution": self.extend.resolution,
             },
             **({"token_check": dataclasses.asdict(self.token_check)} if self.token_check else {}),
+            **({"budget": dataclasses.asdict(self.budget)} if self.budget else {}),
+            **({"order": self.order} if self.order != "lr" else {}),
             # only when given: every other spec's record stays as it was
             **(
                 {"rung_lr": {str(r): list(lrs) for r, lrs in self.rung_lr.items()}}
@@ -312,6 +358,8 @@ class SweepSpec:
             ):
                 for arm in self.arms:
                     arm_cfg = _arm_config(base, arm, n_layer, n_embd, head_dim)
+                    if self.budget:
+                        arm_cfg = self.budget.applied(base, arm_cfg)
                     for lr in group:
                         if (extra and not arm.full) or (arm.lr and lr not in arm.lr):
                             continue
@@ -414,6 +462,8 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
         set=_settings(raw.get("set", {}), f"{where} [set]", width_ladder="n_embd" in grid),
         extend=_extend(raw, where),
         token_check=_token_check(raw, where),
+        budget=_budget(raw, where),
+        order=_order(raw, where),
     )
     if len(spec.n_layer) > 1 and len(spec.n_embd) > 1:
         raise ConfigError(
@@ -551,6 +601,32 @@ def _extend(raw: dict, where: str) -> Extend:
             f"(got {extend.resolution!r})"
         )
     return extend
+
+
+def _budget(raw: dict, where: str) -> Budget | None:
+    table = raw.get("budget")
+    if table is None:
+        return None
+    at = f"{where} [budget]"
+    no_unknown(table, _BUDGET_KEYS, at)
+    if "tokens_per_param" not in table:
+        raise ConfigError(f"{at}: give tokens_per_param, e.g. tokens_per_param = 10.32")
+    value = number(table, "tokens_per_param", at, positive=True)
+    unit = table.get("round_steps", 50)
+    if not isinstance(unit, int) or isinstance(unit, bool) or unit < 1:
+        raise ConfigError(f"{at}: round_steps must be a positive integer (got {unit!r})")
+    if any(k in raw.get("set", {}) for k in ("train.max_steps", "train.early_eval_until")):
+        raise ConfigError(
+            f"{at} sets train.max_steps and train.early_eval_until per rung: drop them from [set]"
+        )
+    return Budget(float(value), unit)
+
+
+def _order(raw: dict, where: str) -> str:
+    order = raw.get("order", "lr")
+    if order not in ORDERS:
+        raise ConfigError(f"{where}: order must be one of {', '.join(ORDERS)} (got {order!r})")
+    return order
 
 
 def _token_check(raw: dict, where: str) -> TokenCheckOf | None:
