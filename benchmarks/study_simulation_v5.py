@@ -1,7 +1,9 @@
 """Study v5's rules on simulated rungs and ladders, beside v4's on the same draws (docs/STUDY.md
-section 13 prints these tables; sweeps/study/simulate_v5.py is the engine).
+section 13 prints these tables; sweeps/study/simulate_v5.py is the engine), and section 17's
+harm window on the same simulated rungs (--harm: only that table).
 
     python benchmarks/study_simulation_v5.py --sweeps 4000 --ladders 4000
+    python benchmarks/study_simulation_v5.py --harm --sweeps 4000
 """
 
 import argparse
@@ -26,8 +28,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", type=int, default=4000)
     ap.add_argument("--ladders", type=int, default=4000)
+    ap.add_argument("--harm", action="store_true", help="only section 17's harm-window table")
     args = ap.parse_args()
     start = time.time()
+    if args.harm:
+        harm_table(args.sweeps)
+        print(f"\n({time.time() - start:.0f} s)")
+        return
     print(f"Simulated rungs ({args.sweeps} per cell, 4 seeds; recovery: worst planted LR)\n")
     print(
         "| condition | false threshold v5 / v4 | recovery v5 / v4 | per seed: false v5 / v4 "
@@ -64,6 +71,26 @@ def main() -> None:
                 f"| {pct(r['planted: v4 supported'])} / {pct(r['planted: v4 not supported'])} |"
             )
     print(f"\n({time.time() - start:.0f} s)")
+
+
+def harm_table(sweeps: int) -> None:
+    print(
+        f"The harm window on simulated rungs ({sweeps} per cell, 4 seeds; planted: QK-norm worse "
+        f"by {sim.HARM} nats from the best LR to {sim.HARM_SPAN} decades above it; found: a harmed "
+        "LR inside that range and none outside)\n"
+    )
+    print(
+        "| condition | false harm: null / planted threshold | planted harm found: alone / below a "
+        "planted threshold | pooled threshold: false / recovery |"
+    )
+    print("|---|---|---|---|")
+    for cond in sim.RUNG_CONDITIONS:
+        h, r = sim.harm_rates(cond, sweeps), sim.rung_rates(cond, sweeps)
+        print(
+            f"| {cond.name} | {pct(h['false harm, null'])} / {pct(h['false harm, threshold'])} "
+            f"| {pct(h['harm found, null'])} / {pct(h['harm found, threshold'])} "
+            f"| {pct(r['v5 false'])} / {pct(r['v5 recovery'])} |"
+        )
 
 
 if __name__ == "__main__":

@@ -154,3 +154,15 @@ def test_a_first_rung_off_the_line_raises_false_ruled_out_and_the_reversal_rule_
     special = sim.ladder_rates(sim.replace(lad, first_offset=-0.3), N)
     assert special["planted: v5 ruled out"] > plain["planted: v5 ruled out"]
     assert special["planted: unreversed ruled out"] <= special["planted: v5 ruled out"]
+
+
+def test_seed_and_fate_margins_are_study_fields_recorded_only_when_set():
+    spec = parse_spec(raw())
+    assert (spec.study.seed_margin, spec.study.fate_margin) == (0.1, 0.01)
+    assert "seed_margin" not in spec.study.to_dict()
+    study = {"delta": 0.25, "sensitivity_range": [0.01, 0.1], "target_loss": 3.5}
+    spec = parse_spec(raw(study={**study, "seed_margin": 0.2, "fate_margin": 0.005}))
+    assert (spec.study.seed_margin, spec.study.fate_margin) == (0.2, 0.005)
+    assert spec.study.to_dict()["seed_margin"] == 0.2
+    with pytest.raises(ConfigError, match="seed_margin"):
+        parse_spec(raw(study={**study, "seed_margin": "wide"}))

@@ -200,7 +200,9 @@ def test_power_matches_the_simulation_of_the_same_design():
 def test_simulated_rungs_keep_false_thresholds_under_5_percent_and_recover_planted(cond):
     rates = sim.rung_rates(cond, N)
     assert rates["v5 false"] <= 0.05 + margin(0.05), rates
-    goal = 0.75 if cond.base.stuck_seed else 0.90
+    # v10 (section 17): 80% with failures inside the search range and a stuck seed at the
+    # edge ("all together"), 90% under the others
+    goal = 0.80 if cond.base.stuck_seed and cond.base.fail else 0.90
     assert rates["v5 recovery"] >= goal - margin(goal), rates
 
 

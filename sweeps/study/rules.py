@@ -79,7 +79,8 @@ class Study:
     precision: float = 0.01  # the floor of a paired sd, nats (STUDY.md section 4)
     # v5 (STUDY.md section 13): a seed's pair is evidence of necessity above m + seed_margin;
     # a run within fate_margin of its stuck cut is borderline (its fate shown both ways).
-    # Not in to_dict yet: the v4 analysis.json does not carry them; the v5 re-judgement does.
+    # [study] fields (section 17); to_dict records them only where a spec sets other values,
+    # so every record written before them stays as it was
     seed_margin: float = 0.1
     fate_margin: float = 0.01
 
@@ -111,6 +112,11 @@ class Study:
             "min_sensitivity": self.min_sensitivity,
             "precision": self.precision,
             "target_loss": self.target_loss,
+            **{
+                k: getattr(self, k)
+                for k in ("seed_margin", "fate_margin")
+                if getattr(self, k) != type(self).__dataclass_fields__[k].default
+            },
         }
 
     @classmethod

@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sweeps.study import effect_curve, stability, stats
 from sweeps.study import simulate as v4sim
-from sweeps.study import stability, stats
 from sweeps.study.trend import CENSOR_SHIFT, RUNG_SD
 
 LOW_GAP = 0.4  # nats: `off` minus `on` at the grid's bottom from the cold start (docs: 0.2-0.57)
@@ -205,6 +205,47 @@ def rung_rates(cond: RungCondition, sweeps: int, seed: int = 11) -> dict[str, fl
         kind4, _, k4 = v4_seeds(loss, cls, lrs)
         rec["v4 seed"].append(np.mean((kind4 <= 0) & (np.abs(k4 - planted) <= 1)))
     out.update({f"{k} recovery": float(min(v)) for k, v in rec.items()})
+    return out
+
+
+# -- the harm window (section 17) -----------------------------------------------------------
+HARM = 0.1  # nats: QK-norm worse by this from `off`'s best LR to half a decade above it
+HARM_SPAN = 0.5  # decades
+
+
+def curve_marks(loss, cls, min_effect=0.02, floor=v4sim.PRECISION) -> np.ndarray:
+    """[sweep, LR] effect-curve marks (effect_curve.marks: HARMED, HELPED, 0) by the code the
+    report uses."""
+    d = loss[:, 0] - loss[:, 1]
+    ceiling = (cls > 0).all(axis=(1, 3))
+    a, _, _ = stability.pooled_lr_stats(d, cls[:, 0], cls[:, 1], floor)
+    return effect_curve.marks(a, stability.judged_mask(a, ceiling), min_effect)
+
+
+def harm_rates(cond: RungCondition, sweeps: int, seed: int = 31) -> dict[str, float]:
+    """A false harm window (some LR harmed where QK-norm is nowhere worse: the null rung, with
+    its low-LR gap and shared failures; and a rung with a planted threshold) and a planted harm
+    (QK-norm worse by HARM nats where it trained, from the best LR 1e-2 to HARM_SPAN decades
+    above, alone and below a planted threshold a decade above the best LR) found: some harmed LR
+    inside the planted range and none outside."""
+    lrs = cond.base.lrs
+    logs = np.log10(lrs)
+    window = (logs >= BEST_LOG - 1e-9) & (logs <= BEST_LOG + HARM_SPAN + 1e-9)
+    planted_at = 10 ** (BEST_LOG + 1.0)
+    out = {}
+    for name, planted in (("null", None), ("threshold", planted_at)):
+        rng = np.random.default_rng(seed + (planted is not None))
+        p = None if planted is None else np.full(sweeps, planted)
+        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=p)
+        m = curve_marks(loss, cls)
+        out[f"false harm, {name}"] = float((m == effect_curve.HARMED).any(-1).mean())
+        rng = np.random.default_rng(seed + 2 + (planted is not None))
+        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=p)
+        harmed = window[None, :, None] & (cls[:, 1] == stability.TRAINED)
+        loss[:, 1] = np.where(harmed, loss[:, 1] + HARM, loss[:, 1])
+        m = curve_marks(loss, cls) == effect_curve.HARMED
+        found = (m & window).any(-1) & ~(m & ~window).any(-1)
+        out[f"harm found, {name}"] = float(found.mean())
     return out
 
 

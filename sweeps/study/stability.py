@@ -11,7 +11,8 @@ What v5 changes from v4's necessity threshold (sections 4-5) and why:
   and a seed with no other evidence has no threshold (never one placed at the grid's top).
 - A seed's threshold needs its paired effect above m by a noise margin fixed in advance
   (`[study] seed_margin`), so one pair crossing m by chance does not make a threshold.
-- Stopped and stuck runs are distinct classes wherever classes are compared (the gate LR).
+- Stopped and stuck runs are distinct classes where a failure is measured (the edges, the
+  partial ceiling); the gate compares trained vs failed (v9: section 17).
 """
 
 from __future__ import annotations
@@ -69,10 +70,11 @@ def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarra
     trained in both arms, those pairs (the effect among runs that trained); otherwise, when
     only one arm failed, every remaining pair at its capped loss (one arm's failures are the
     effect); when both arms failed in different pairs, none (a partial ceiling). Returns (stats,
-    used [..., LR, seed]; stats["full"] [..., LR]: the pairs used all have one pair of fate
-    classes, stopped and stuck distinct: where the gate may test. v4 also required every pair
-    to be used, so one random failure at the top LRs moved its gate down to an LR below the
-    effect; which LR the gate tests still depends on the fates alone)."""
+    used [..., LR, seed], evidence [..., LR, seed]); stats["full"] [..., LR]: the pairs used all
+    share one pair of fate classes with stuck and stopped distinct, stats["full_failed"]: with
+    the two one class, failed (v9, section 17): the LRs the gate may test. v4 also required
+    every pair to be used, so one random failure at the top LRs moved its gate down to an LR
+    below the effect; which LR the gate tests still depends on the fates alone)."""
     d = np.asarray(d, float)
     cls_b, cls_t = np.asarray(cls_b), np.asarray(cls_t)
     ev = evidence_pairs(d, cls_b, cls_t)
@@ -85,10 +87,18 @@ def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarra
     mixed = (ev & (cls_b > 0)).any(-1) & (ev & (cls_t > 0)).any(-1) & ~enough
     used = used & ~mixed[..., None]
     a = paired_arrays(np.where(used, d, np.nan), floor)
-    code = np.where(used, (np.maximum(cls_b, 0) + 1) * 4 + np.maximum(cls_t, 0), -1)
-    first = np.max(code, axis=-1, keepdims=True)
-    a["full"] = ((code == first) | ~used).all(-1) & used.any(-1)
+    a["full"] = _one_pattern(used, cls_b, cls_t, kinds=True)
+    a["full_failed"] = _one_pattern(used, cls_b, cls_t, kinds=False)
     return a, used, ev
+
+
+def _one_pattern(used, cls_b, cls_t, kinds: bool) -> np.ndarray:
+    """[..., LR]: the used pairs all share one pair of fate classes: stuck and stopped distinct
+    (kinds) or one class, failed."""
+    top = 2 if kinds else 1
+    code = np.where(used, (np.clip(cls_b, 0, top) + 1) * 4 + np.clip(cls_t, 0, top), -1)
+    first = np.max(code, axis=-1, keepdims=True)
+    return ((code == first) | ~used).all(-1) & used.any(-1)
 
 
 def pooled_index(a: dict, judged, above_best, min_effect: float) -> np.ndarray:
@@ -97,7 +107,12 @@ def pooled_index(a: dict, judged, above_best, min_effect: float) -> np.ndarray:
     LR; larger than m with 75% confidence at every judged LR above it) on the judged LRs at
     and above the best LR only."""
     judged = np.asarray(judged, bool) & np.asarray(above_best, bool)
-    return threshold_index(a["lower"], a["lower75"], judged, min_effect, a["full"])
+    # v9 (section 17): the gate may also sit where the pairs share one trained/failed pattern,
+    # stuck and stopped mixed, so a mix of the two just above `off`'s edge cannot drop it to an
+    # LR below its failures; the threshold is the same candidate either way
+    kinds = threshold_index(a["lower"], a["lower75"], judged, min_effect, a["full"])
+    failed = threshold_index(a["lower"], a["lower75"], judged, min_effect, a["full_failed"])
+    return np.maximum(kinds, failed)
 
 
 def judged_mask(a: dict, ceiling) -> np.ndarray:

@@ -18,8 +18,8 @@ moved CENSOR_SHIFT decades beyond it; a verdict must hold under both placements.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -65,6 +65,23 @@ class Trend:
     rungs: tuple[RungValue, ...]
     dropped: tuple[int, ...]  # sizes with fewer than MIN_SEEDS_PER_RUNG values
     power: float  # P(supported) at the prediction for this design (RUNG_SD, SEED_SD)
+    # section 17 (v9): the trend with each rung left out, the rungs whose removal reverses a
+    # decisive verdict (it is then inconclusive, 'one rung decides') and those whose removal
+    # leaves it undecided or changes it (fragile); empty until judged (robust())
+    left_out: tuple[LeftOut, ...] = ()
+    reversed_by: tuple[int, ...] = ()
+    fragile: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """The trend without one rung: its size, verdict and slope (censored values at their
+    bound), and the rung's influence (that slope minus the slope with every rung)."""
+
+    size: int
+    verdict: str
+    slope: Slope | None
+    influence: float
 
 
 def seed_log(v: GridValue) -> tuple[float, float, int] | None:
@@ -198,6 +215,50 @@ def both_placements(a: Slope, b: Slope, *outcomes) -> tuple[str, str]:
 
 
 CARRIES, MOVES = "supported", "not supported"
+ONE_RUNG_DECIDES = "one rung decides"
+BORDERLINE_DECIDES = "borderline decides"
+# a decisive verdict and the one a single rung must not reverse it into (H3/W1; W2)
+OPPOSITE = {SUPPORTED: RULED_OUT, RULED_OUT: SUPPORTED}
+CARRY_OPPOSITE = {CARRIES: MOVES, MOVES: CARRIES}
+
+
+def robust(
+    ways: Sequence[Mapping[int, Sequence[GridValue]]],
+    rule: Callable[..., Trend],
+    opposite: Mapping[str, str],
+    *args,
+    **kwargs,
+) -> Trend:
+    """A trend verdict under section 17: `rule` (decide or carry, with *args) on the per-seed
+    values of every rung, once per way the borderline runs can go (`ways`: one mapping, or two:
+    borderline stuck, trained; a verdict they disagree on is inconclusive, 'borderline
+    decides'), then refitted with each rung left out (both ways again): a decisive verdict that
+    leaving out one rung turns into its opposite is inconclusive ('one rung decides'), and the
+    rungs whose removal changes it are named as fragile."""
+    trend = _both_ways(ways, rule, *args, **kwargs)
+    sizes = [s for s in sorted(ways[0]) if s not in trend.dropped]
+    base = trend.at_bound.slope if trend.at_bound else math.nan
+    left = []
+    for size in sizes:
+        t = _both_ways(
+            [{k: v for k, v in w.items() if k != size} for w in ways], rule, *args, **kwargs
+        )
+        slope = t.at_bound
+        left.append(LeftOut(size, t.verdict, slope, (slope.slope if slope else math.nan) - base))
+    against = opposite.get(trend.verdict)
+    reversed_by = tuple(lo.size for lo in left if against and lo.verdict == against)
+    fragile = tuple(lo.size for lo in left if lo.verdict != trend.verdict)
+    out = replace(trend, left_out=tuple(left), reversed_by=reversed_by, fragile=fragile)
+    if reversed_by:
+        out = replace(out, verdict=INCONCLUSIVE, why=ONE_RUNG_DECIDES)
+    return out
+
+
+def _both_ways(ways, rule, *args, **kwargs) -> Trend:
+    trends = [rule(w, *args, **kwargs) for w in ways]
+    if any(t.verdict != trends[0].verdict for t in trends[1:]):
+        return replace(trends[0], verdict=INCONCLUSIVE, why=BORDERLINE_DECIDES)
+    return trends[0]
 
 
 def carry(

@@ -732,6 +732,8 @@ def _settings(table, where: str, width_ladder: bool = False) -> dict:
 
 # -- the [study] table: the pre-registered analysis (docs/STUDY.md section 6) ---------------
 STUDY_KEYS = {
+    "seed_margin",
+    "fate_margin",
     "reference",
     "primary",
     "start_control",
@@ -775,6 +777,9 @@ def study_table(table, arms, lr: tuple[float, ...], where: str) -> Study:
         negligible=number(table, "negligible", at, positive=True, default=0.05),
         min_sensitivity=number(table, "min_sensitivity", at, default=0.05),
         precision=number(table, "precision", at, positive=True, default=0.01),
+        # section 17 (v9): pre-registered per spec; the defaults are section 13's
+        seed_margin=number(table, "seed_margin", at, default=Study.seed_margin),
+        fate_margin=number(table, "fate_margin", at, default=Study.fate_margin),
     )
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
