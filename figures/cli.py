@@ -37,8 +37,15 @@ from sweeps.cli import folder_path
     "--from-report",
     type=folder_path(),
     default=None,
-    help="Re-render and re-judge a report from its own data (runs.parquet, or a pre-v4 "
-    "report's analysis.json) instead of run directories; writes in place unless --out.",
+    help="Re-render and re-judge sweep NAME's report from its own data (runs.parquet, or a "
+    "pre-v4 report's analysis.json) instead of run directories; writes to --out (default "
+    "RUNS_DIR/NAME/report), or over the report itself with --in-place.",
+)
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="With --from-report: rewrite the report folder itself (a committed report: then "
+    "review and commit the change).",
 )
 @click.option(
     "--add-runs",
@@ -46,7 +53,7 @@ from sweeps.cli import folder_path
     help="With --from-report: also the finished runs under RUNS_DIR/NAME the report lacks "
     "(trained by `sweep NAME --from-report DIR`); the report's runs table keeps them.",
 )
-def figures(name, runs_dir, out, formats, from_report, add_runs):
+def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
     """Figures, report.md and analysis.json of sweep NAME, regenerated from its run
     directories alone (or, with --from-report, from a report's own data)."""
     from collections import Counter
@@ -61,14 +68,14 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
         raise HarnessError(
             "--add-runs adds runs to a committed report: give the report with --from-report DIR"
         )
+    if in_place and (out or not from_report):
+        raise HarnessError(
+            "--in-place rewrites the report given with --from-report DIR, and takes no --out"
+        )
     if from_report:
-        from figures.report.archive import has_archive
-
-        if not has_archive(Path(from_report)):
-            raise HarnessError(
-                f"{from_report} holds no report data (runs.parquet or analysis.json): give a "
-                "report directory that `figures` wrote"
-            )
+        _check_report(Path(from_report), name)
+        if not (out or in_place):  # a committed report changes only when asked
+            out = Path(runs_dir) / name / "report"
     report = make_report(
         Path(runs_dir) / name,
         Path(out) if out else None,
@@ -101,6 +108,32 @@ def figures(name, runs_dir, out, formats, from_report, add_runs):
     ]
     for note in filter(None, notes if shown else []):  # the report says so too
         click.echo(note, err=True)
+
+
+def _check_report(folder: Path, name: str) -> None:
+    """Refuse a --from-report folder that is missing, holds no report, or is another sweep's
+    report (NAME would be ignored)."""
+    import json
+
+    from figures.report.archive import has_archive
+    from sweeps.core.errors import HarnessError
+    from sweeps.sweep.archived import SWEEP_FILE
+
+    if not folder.is_dir():
+        raise HarnessError(
+            f"{folder} does not exist: give a report folder that `figures` wrote, e.g. docs/{name}"
+        )
+    if not has_archive(folder):
+        raise HarnessError(
+            f"{folder} holds no report data (runs.parquet or analysis.json): give a "
+            "report directory that `figures` wrote"
+        )
+    try:
+        held = json.loads((folder / SWEEP_FILE).read_text()).get("name")
+    except (OSError, ValueError, AttributeError):
+        held = None  # a report from before sweep.json: its name is not recorded
+    if held and held != name:
+        raise HarnessError(f"{folder} is sweep '{held}''s report, not '{name}''s: give NAME {held}")
 
 
 def _formats(value: str) -> tuple[str, ...]:

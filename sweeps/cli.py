@@ -485,7 +485,8 @@ def _shown_config(name: str, overrides, backend: str):
     type=folder_path(),
     default=None,
     help="Grow a committed report of this sweep: its finished runs (runs.parquet) count as "
-    "finished, only the runs it lacks train; then `figures NAME --from-report DIR --add-runs`.",
+    "finished, only the runs it lacks train; then `figures NAME --from-report DIR --add-runs "
+    "--in-place`.",
 )
 @runs_dir_option
 @set_option("train.max_steps=2400")

@@ -3,6 +3,7 @@ data, and a
 report made before its data was kept is re-judged from its analysis.json's runs table."""
 
 import json
+from pathlib import Path
 
 import figures_fakes as ff
 import pytest
@@ -87,3 +88,28 @@ def test_figures_from_report_is_one_line_on_a_directory_without_report_data(tmp_
     (tmp_path / "empty").mkdir()
     out = CliRunner().invoke(figures, ["x", "--from-report", str(tmp_path / "empty")])
     assert out.exit_code != 0 and "holds no report data" in str(out.exception or out.output)
+    out = CliRunner().invoke(figures, ["x", "--from-report", str(tmp_path / "missing")])
+    assert out.exit_code != 0 and "does not exist" in str(out.exception or out.output)
+
+
+def test_figures_from_report_leaves_the_report_alone_unless_asked(tmp_path):
+    """A committed report changes only with --in-place (or where --out points); NAME must be
+    the report's sweep (issue 58)."""
+    import shutil
+
+    from figures.cli import figures
+
+    committed = Path(__file__).resolve().parents[1] / "docs" / "cpu-budget"
+    report = tmp_path / "cpu-budget"
+    shutil.copytree(committed, report)
+    before = {p.name: p.read_bytes() for p in report.iterdir() if p.is_file()}
+    runs = tmp_path / "runs"
+    args = ["--from-report", str(report), "--runs-dir", str(runs), "--formats", "vl.json"]
+    out = CliRunner().invoke(figures, ["cpu-budget", *args])
+    assert out.exit_code == 0, out.output
+    assert {p.name: p.read_bytes() for p in report.iterdir() if p.is_file()} == before
+    assert (runs / "cpu-budget" / "report" / "report.md").is_file()
+    wrong = CliRunner().invoke(figures, ["smoke", *args])
+    assert wrong.exit_code != 0 and "is sweep 'cpu-budget''s report" in str(wrong.exception)
+    both = CliRunner().invoke(figures, ["cpu-budget", *args, "--in-place", "--out", str(tmp_path)])
+    assert both.exit_code != 0 and "takes no --out" in str(both.exception)

@@ -18,7 +18,7 @@ from figures.report.assemble import make_report
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 REPORTS = sorted(p.parent.name for p in DOCS.glob("*/runs.parquet"))
-REGENERATE = "qktorch figures {name} --from-report docs/{name} --formats svg"
+REGENERATE = "qktorch figures {name} --from-report docs/{name} --in-place --formats svg"
 
 
 def test_the_committed_reports_are_found():

@@ -66,7 +66,7 @@ def test_a_grown_sweep_trains_only_what_the_report_lacks_and_the_report_keeps_it
     out = CliRunner().invoke(
         figures,
         ["grow", "--runs-dir", str(grown / "runs"), "--from-report", str(report), "--add-runs"]
-        + ["--formats", "svg"],
+        + ["--in-place", "--formats", "svg"],
     )
     assert out.exit_code == 0, out.output
     table = pd.read_parquet(report / RUNS_FILE)

@@ -59,7 +59,7 @@ def grown(tmp_path_factory):
     shutil.copytree(report, merged)
     out = _figures(
         "figures", "ladder", "--runs-dir", runs, "--from-report", merged, "--add-runs",
-        "--formats", "vl.json",
+        "--in-place", "--formats", "vl.json",
     )  # fmt: skip
     assert out.exit_code == 0, out.output
     return report, held, runs / "ladder", trained, merged

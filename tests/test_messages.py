@@ -178,3 +178,45 @@ def test_grid_help_names_every_field_a_grid_takes():
     for field in {k for k in GRID_FIELDS if "." in k or k == "seed"}:
         assert field in text, field
     assert "model.n_embd (a width ladder)" in text
+
+
+# -- issue 58: a first hour's inputs that were accepted silently or said the wrong thing -----
+def test_a_set_that_an_arm_overrides_is_refused_and_nothing_is_written(tmp_path):
+    runs = tmp_path / "runs"
+    line = only_line(invoke("torch", "sweep", "smoke", "--set", "model.qk_norm=rms",
+                            "--runs-dir", runs), 2)  # fmt: skip
+    assert "--set model.qk_norm is set by the arms of sweep 'smoke'" in line
+    assert "(off: none, on: rms)" in line and "edit the spec's arms" in line
+    assert not runs.exists()
+
+
+def test_status_of_a_folder_where_nothing_ran_is_refused_not_shown_as_pending(tmp_path):
+    line = only_line(invoke("torch", "status", "smoke", "--runs-dir", tmp_path / "typo"), 2)
+    assert "does not exist: nothing of sweep smoke ran" in line
+    assert "`sweep smoke --dry-run`" in line
+
+
+def test_a_built_in_spec_with_preset_says_it_has_its_own_preset(tmp_path):
+    line = only_line(invoke("torch", "sweep", "smoke", "--preset", "tiny"), 2)
+    assert "smoke is a built-in spec" in line and "without --preset" in line
+
+
+def test_a_dry_run_on_a_device_this_machine_lacks_says_a_sweep_would_be_refused(tmp_path):
+    from sweeps.run import backends
+
+    try:
+        backends.check_device("torch", "cuda")
+        pytest.skip("this machine has CUDA")
+    except Exception:
+        pass
+    out = invoke("torch", "sweep", "smoke", "--device", "cuda", "--dry-run",
+                 "--runs-dir", tmp_path)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "note: a sweep here would be refused: device 'cuda' is not available" in out.output
+    assert not (tmp_path / "smoke").exists()
+
+
+def test_the_blas_hint_names_no_sudo():
+    assert "sudo" not in blas.INSTALL_HINT and "apt-get install libopenblas0-pthread" in (
+        blas.INSTALL_HINT
+    )

@@ -50,8 +50,8 @@ def thread_env(workers: int, cpus: int, environ=os.environ, threads: int | None 
 
 INSTALL_HINT = (
     "MLX is using its slow reference BLAS (CPU training about 13x slower); "
-    "install OpenBLAS: sudo apt-get install libopenblas0-pthread, or train with "
-    "qktorch, the faster backend on a Linux CPU (docs/install.md)"
+    "install OpenBLAS (Debian or Ubuntu, as root: apt-get install libopenblas0-pthread), "
+    "or train with qktorch, the faster backend on a Linux CPU (docs/install.md)"
 )
 
 

@@ -116,7 +116,7 @@ def build_shim(environ=os.environ) -> Path:
     if not compiler:
         raise HarnessError(
             f"{OPT_IN}=intel needs a C compiler to build a one-line library; install one "
-            f"(sudo apt-get install gcc) or unset {OPT_IN}"
+            f"(Debian or Ubuntu, as root: apt-get install gcc) or unset {OPT_IN}"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:

@@ -1,5 +1,6 @@
 """The finished runs a committed report holds, for a sweep that grows it
-(`sweep NAME --from-report DIR`, then `figures NAME --from-report DIR --add-runs`).
+(`sweep NAME --from-report DIR`, then `figures NAME --from-report DIR --add-runs
+--in-place`).
 
 A report keeps its runs as a table (runs.parquet, figures/report/archive.py) but not their run
 directories, which stay with the machine that trained them. When the study's rules later ask

@@ -93,6 +93,10 @@ def _preview(sweep: Sweep, execution: Execution, fuse, echo, estimate, dry_run, 
         _estimate_fused(sweep, execution, fuse, echo, apart=not dry_run)
     if dry_run:
         show_plan(sweep, echo)
+        try:  # a plan for another machine is still a plan; a sweep here would be refused
+            execution.check_device()
+        except HarnessError as e:
+            echo(f"note: a sweep here would be refused: {e}")
 
 
 def _run(sweep: Sweep, execution: Execution, executors: tuple, fuse, tensorboard_dir, echo):
@@ -220,6 +224,12 @@ def command_plan(
         target = sweep_name or name
         if not target:
             raise HarnessError("an ad-hoc grid needs --name NAME: its folder RUNS_DIR/NAME/")
+        if target in known_specs() and not grid:
+            raise HarnessError(
+                f"{target} is a built-in spec (sweeps/specs/{target}.toml), which names its own "
+                f"preset: run `sweep {target}` without --preset, or sweep an ad-hoc grid with "
+                "--preset P --grid FIELD=V1,V2 --name NEWNAME"
+            )
         command = " ".join(
             [
                 "sweep --preset",

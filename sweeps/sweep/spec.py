@@ -312,6 +312,19 @@ class SweepSpec:
 
         for item in overrides:
             key = item.split("=", 1)[0].strip()
+            by_arms = [f"{a.name}: {_text(a.set[key])}" for a in self.arms if key in a.set]
+            if by_arms:  # an arm would override it: the runs would ignore the --set
+                raise ConfigError(
+                    f"--set {key} is set by the arms of sweep '{self.name}' "
+                    f"({', '.join(by_arms)}), so every run would ignore it; edit the spec's "
+                    "arms instead"
+                )
+            if self.budget and key in ("train.max_steps", "train.early_eval_until"):
+                raise ConfigError(
+                    f"--set {key} is set per rung by the [budget] of sweep '{self.name}' "
+                    f"({self.budget.tokens_per_param:g} tokens per parameter); edit the spec "
+                    "instead"
+                )
             if self.n_embd and key in WIDTH_FIELDS:
                 raise ConfigError(
                     f"--set {key} is fixed by the width ladder ([grid] n_embd) of sweep "

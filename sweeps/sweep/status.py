@@ -84,6 +84,13 @@ def status_lines(name: str, runs_dir: str | Path, backend: str) -> list[str]:
     from sweeps.sweep.archived import archived_summaries, grown_report
 
     directory, configs = planned_runs(name, runs_dir, backend)
+    if not directory.is_dir():  # a mistyped --runs-dir must not look like a sweep to start
+        from sweeps.core.errors import HarnessError
+
+        raise HarnessError(
+            f"{directory} does not exist: nothing of sweep {name} ran under --runs-dir "
+            f"{runs_dir}; check the folder, or see the plan with `sweep {name} --dry-run`"
+        )
     grows = grown_report(None, directory)
     held = archived_summaries(Path(grows), directory.name) if grows else {}
     rows = [run_row(directory, rid, cfg, held.get(rid)) for rid, cfg in configs.items()]
