@@ -35,6 +35,9 @@ class Measured:
 
 
 H200 = "NVIDIA H200"
+# An assumed on-demand price for one such GPU, US dollars an hour (a stated assumption, not a
+# quote: multiply the hours by your provider's price instead)
+PRICE_PER_GPU_HOUR = 3.0
 GPU_REPORT = "docs/gpu-h200/README.md"
 MEASURED: tuple[Measured, ...] = (
     Measured(
@@ -101,8 +104,8 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
         lines.append(
             f"    {m.device}, {PROGRAMS[backend]} {m.mode} {m.dtype}: measured "
             f"{m.tokens_per_s:,.0f} tokens/s at L{m.n_layer} ({m.what}); estimated "
-            f"{_hours(planned)} for the {len(configs)} planned runs, {_hours(worst)} at most "
-            f"with growth"
+            f"{_hours(planned)} ({_dollars(planned)}) for the {len(configs)} planned runs, "
+            f"{_hours(worst)} ({_dollars(worst)}) at most with growth"
         )
     missing = [
         mode for mode in MEASURED_MODES if not any(m.mode == mode for m in usable)
@@ -115,10 +118,15 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
     )
     head = (
         "  cost on measured devices (one run at a time; the speed is measured, the hours are "
-        f"estimates scaled by FLOPs per token; {GPU_REPORT}):"
+        f"estimates scaled by FLOPs per token; {GPU_REPORT}; dollars at an assumed "
+        f"${PRICE_PER_GPU_HOUR:.2f} a GPU-hour):"
     )
     return [head, *lines]
 
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
+
+
+def _dollars(seconds: float) -> str:
+    return f"${seconds / 3600 * PRICE_PER_GPU_HOUR:,.0f}"
