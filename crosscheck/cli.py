@@ -111,6 +111,12 @@ def float32_numerics(threads: int | None) -> None:
     help="CPU threads for torch (default: torch's choice). 1 is often faster on a "
     "busy machine or for smoke-sized models.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Print every check's row (default: each config's failing rows and a one-line result).",
+)
 @click.pass_context
 def cli(ctx, torch_device, mlx_device, **options):
     """Prove that qkmlx and qktorch agree: identical numpy weights and batches, float32
@@ -135,6 +141,7 @@ def run(
     interventions=False,
     devices=None,
     fused=0,
+    verbose=True,
 ) -> int:
     from crosscheck.checks import CPU, device_factory
     from sweeps.core.files import check_writable
@@ -163,7 +170,9 @@ def run(
     from crosscheck.fused import fused_device_factory
 
     make_trainer, make_fused = device_factory(devices), fused_device_factory(devices)
-    results = [_check_target(target, steps, make_trainer, fused, make_fused) for target in targets]
+    results = [
+        _check_target(target, steps, make_trainer, fused, make_fused, verbose) for target in targets
+    ]
     command = ["crosscheck", *sys.argv[1:]]
     doc = document(results, steps, command, spec.to_dict() if spec else None, devices)
     for target_path in filter(None, (path, Path(out) if out else None)):
@@ -205,24 +214,38 @@ def _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions=False):
     )
 
 
-def _check_target(target, steps: int, make_trainer, fused: int = 0, make_fused=None) -> dict:
+def _check_target(
+    target, steps: int, make_trainer, fused: int = 0, make_fused=None, verbose: bool = True
+) -> dict:
     """Every check of one model config (and, fused > 0, of the fused program of that many
-    runs of it), each printed as it is made; its entry in the document."""
+    runs of it), each printed as it is made (verbose) or only where it failed; its entry in the
+    document."""
     from crosscheck.batches import make_batches
     from crosscheck.checks import run_checks
     from crosscheck.fused import run_fused_checks
-    from crosscheck.report import heading, row
+    from crosscheck.report import HEADER, heading, row
 
     started = time.perf_counter()
     batches = make_batches(target.cfg)
-    click.echo(heading(target.label, batches.source, steps))
-    checks = run_checks(target.cfg, batches, steps, make_trainer, log=lambda c: click.echo(row(c)))
+    title = heading(target.label, batches.source, steps)
+    click.echo(title if verbose else title.split("\n")[0])
+    shown = [verbose]  # the column header is out (quiet: before the first failing row)
+
+    def log(c) -> None:
+        if not (verbose or not c.passed):
+            return
+        if not shown[0]:
+            click.echo(HEADER)
+            shown[0] = True
+        click.echo(row(c))
+
+    checks = run_checks(target.cfg, batches, steps, make_trainer, log=log)
     if fused:
-        log = lambda c: click.echo(row(c))  # noqa: E731
         checks += run_fused_checks(target.cfg, batches, steps, fused, make_fused, log)
     failed = [c.name for c in checks if not c.passed]
     seconds = time.perf_counter() - started
-    click.echo(f"  -> {'FAIL: ' + ', '.join(failed) if failed else 'pass'} ({seconds:.1f} s)\n")
+    result = "FAIL: " + ", ".join(failed) if failed else f"pass, {len(checks)} checks"
+    click.echo(f"  -> {result} ({seconds:.1f} s)" + ("\n" if verbose else ""))
     return {
         "label": target.label,
         "config": target.cfg.to_dict(),

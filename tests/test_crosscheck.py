@@ -550,7 +550,7 @@ def test_the_device_options_reach_each_trainer_and_the_document(tmp_path, monkey
     monkeypatch.setattr(crosscheck.fused, "fused_factory", recording_fused)
     out = tmp_path / "cc.json"
     args = ["--preset", "smoke", "--steps", "2", "--qk-norm", "rms", "--out", str(out)]
-    result = invoke(*args, "--torch-device", "cuda", "--mlx-device", "gpu")
+    result = invoke(*args, "--torch-device", "cuda", "--mlx-device", "gpu", "--verbose")
     assert result.exit_code == 0, result.output
     assert asked == asked_fused == {("torch", "cuda"), ("mlx", "gpu")}
     assert "fused/train_loss" in result.output  # the fused step is checked by default
@@ -581,3 +581,14 @@ def test_bad_input_is_one_line_and_exit_2(args):
     result = invoke(*args)
     assert result.exit_code == 2
     assert result.output.strip().startswith("Error:") and len(result.output.splitlines()) == 1
+
+
+def test_a_passing_crosscheck_prints_one_line_per_config_unless_verbose():
+    """Issue 58: the main command printed about 95 rows; by default a config that passes is its
+    heading and one result line, and --verbose prints every row."""
+    args = ["--preset", "smoke", "--steps", "2", "--qk-norm", "rms", "--fused", "0"]
+    quiet, loud = invoke(*args), invoke(*args, "--verbose")
+    assert quiet.exit_code == 0 and loud.exit_code == 0, quiet.output + loud.output
+    assert "-> pass, " in quiet.output and "train/loss" not in quiet.output
+    assert "train/loss" in loud.output and "max abs err" not in quiet.output
+    assert len(quiet.output.splitlines()) < len(loud.output.splitlines()) / 3

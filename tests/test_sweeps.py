@@ -25,8 +25,10 @@ from sweeps.cli import make_cli
 from sweeps.core.errors import ConfigError
 from sweeps.core.params import count_params
 from sweeps.run.rundir import RunDir
+from sweeps.sweep.command import command_plan
 from sweeps.sweep.grid import grid_additions, max_extra_runs
-from sweeps.sweep.spec import SPECS_DIR, load_spec, parse_spec
+from sweeps.sweep.runner import Sweep
+from sweeps.sweep.spec import MAX_RUNS, SPECS_DIR, load_spec, parse_spec
 from sweeps.sweep.workers import uses_gpus, worker_envs
 
 FAST = {
@@ -576,6 +578,13 @@ def test_status_shows_each_run_and_the_loss_table(finished_sweep, tmp_path):
     # by sweep name too (plan.json), and before any run: everything pending
     by_name = CliRunner().invoke(make_cli("torch"), ["status", "basic", "--runs-dir", str(runs)])
     assert by_name.exit_code == 0 and "12 runs: 6 ok, 6 diverged" in by_name.output
+    # where nothing ran, status refuses (a mistyped --runs-dir must not look like a sweep to
+    # start); once a sweep has planned there, its runs are pending
+    fresh = CliRunner().invoke(make_cli("torch"), ["status", "smoke", "--runs-dir", str(tmp_path)])
+    assert fresh.exit_code == 2 and "does not exist: nothing of sweep smoke ran" in fresh.output
+    planned = command_plan("smoke", None, (), None, None, tmp_path, MAX_RUNS, (), "torch")
+    (tmp_path / "smoke").mkdir()
+    Sweep(planned.spec, "torch", (), tmp_path, record=planned.record).write_plan()
     fresh = CliRunner().invoke(make_cli("torch"), ["status", "smoke", "--runs-dir", str(tmp_path)])
     assert fresh.exit_code == 0 and "36 runs: 36 pending" in fresh.output
     unknown = CliRunner().invoke(make_cli("torch"), ["status", "nope", "--runs-dir", str(runs)])

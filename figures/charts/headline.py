@@ -7,7 +7,8 @@ Drawn for the eye (issue 29): each run at the loss it ended with, its glyph its 
 unstable, stuck, diverged: a diverged run has no final loss and sits on the top edge); the line
 through the seed median (a bimodal cell's mean is a loss no seed had); the arms a few pixels
 apart along the LR axis (where arms coincide each still shows); a critical LR only where an arm
-failed, as a triangle of the arm's colour on the bottom edge (stacked where arms share one);
+failed, as a diamond of the arm's colour on the bottom edge (stacked where arms share one; a
+triangle is a run's fate, unstable);
 the threshold as the bracket it is, a short bar above the data, not a shaded region.
 
 The chart reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute;
@@ -87,7 +88,7 @@ def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     y_scale = alt.Scale(domain=[low - pad, ceiling], nice=False)
     y = alt.Y("y:Q", title=y_title, scale=y_scale)
     base = alt.Chart().encode(x=x)
-    layers = _headline_layers(base, arms, y, y_scale, rung.field)
+    layers = _headline_layers(base, arms, y, y_scale, rung.field, label_width=width - 6)
     drawn = bigram is not None and low - pad <= bigram <= top  # else a label says where it is
     if drawn:
         layers += _bigram_layers(bigram)
@@ -101,7 +102,7 @@ def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
             title=chart_title(
                 "Final loss vs learning rate",
                 "line: median over seeds; band: their range; glyph: each run's fate",
-                "bottom triangle: an arm's critical LR (its runs fail from there); "
+                "bottom diamond: an arm's critical LR (its runs fail from there); "
                 "top bar: the threshold's bracket",
                 *([f"dotted: the bigram baseline{rule_off}"] if drawn else []),
             )
@@ -123,10 +124,11 @@ def _loss_range(runs: pd.DataFrame, bigram: float | None) -> tuple[float, float]
     return low, high
 
 
-def _headline_layers(base, arms: list[str], y, y_scale, field: str) -> list:
+def _headline_layers(base, arms: list[str], y, y_scale, field: str, label_width=0) -> list:
     """The headline chart's layers over one data table, back to front: the arms' seed bands
     and medians, every run by fate, the critical LRs, the threshold's bracket, the labels (on
-    top, so no mark hides them)."""
+    top, so no mark hides them; cut to label_width px, so none reaches the next panel and
+    every panel keeps its place)."""
     color = arm_color(arms)
     return [
         *_arm_layers(base, arms, color, y, y_scale, field),
@@ -134,7 +136,7 @@ def _headline_layers(base, arms: list[str], y, y_scale, field: str) -> list:
         _critical_layer(base, color, y_scale, field),
         *_threshold_layers(base, y_scale, field),
         filtered(base, "label", "labels")
-        .mark_text(align="left", dx=3, fontSize=10, baseline="top")
+        .mark_text(align="left", dx=3, fontSize=10, baseline="top", limit=label_width)
         .encode(
             x=alt.X("x:Q"),
             y=alt.Y("y:Q", scale=y_scale),
@@ -223,11 +225,11 @@ def _run_layer(base, color, y, field: str) -> alt.Chart:
 
 
 def _critical_layer(base, color, y_scale, field: str) -> alt.Chart:
-    """Each failing arm's critical LR: a triangle of its colour on the bottom edge, arms that
-    share one stacked upwards."""
+    """Each failing arm's critical LR: a diamond of its colour on the bottom edge (a triangle
+    is a run's fate, unstable), arms that share one stacked upwards."""
     return (
         filtered(base, "critical", "critical")
-        .mark_point(shape="triangle-up", filled=True, size=60, opacity=1)
+        .mark_point(shape="diamond", filled=True, size=60, opacity=1)
         .encode(
             y=alt.Y("y:Q", scale=y_scale),
             color=color,
@@ -278,6 +280,9 @@ def headline_rows(
     settings = analysis.settings
     runs = [r for r in analysis.runs if r.outcome]
     rows = [_run_row(r, top, shift.get(r.arm, 1.0), settings, field) for r in runs]
+    # every panel's labels start at the chart's lowest LR (a rung's own lowest LR lies further
+    # right where it trains fewer LRs, and its labels ran into the next panel)
+    left = min((r.lr for r in runs), default=1.0)
     for depth, d in analysis.depths.items():
         n = {field: int(depth)}  # the rung every row of this panel carries
         at = [r for r in runs if int(getattr(r, field)) == n[field]]
@@ -289,8 +294,7 @@ def headline_rows(
             bracket, label = threshold
             rows += bracket
             labels.insert(0, label)
-        lrs = sorted({r.lr for r in at})
-        rows += _label_rows(n, labels if wide else labels[:1], note, lrs[0] if lrs else 1.0, top)
+        rows += _label_rows(n, labels if wide else labels[:1], note, left, top)
     return rows
 
 

@@ -52,7 +52,13 @@ def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         ),
         axis=lr_axis(lrs, PLOT_WIDTH),
     )
-    y = alt.Y(f"{rung.name}:N", sort=order, title=None)
+    # rows apart, so each threshold bar lies in the gap above its row, clear of the cells
+    y = alt.Y(
+        f"{rung.name}:N",
+        sort=order,
+        title=None,
+        scale=alt.Scale(paddingInner=ROW_GAP, paddingOuter=ROW_GAP),
+    )
     base = alt.Chart().encode(y=y)
     return finish(
         alt.layer(
@@ -61,7 +67,7 @@ def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
             data=data,
         ).properties(
             width=PLOT_WIDTH,
-            height=34 * len(order),
+            height=ROW_STEP * len(order),
             title=chart_title(
                 "Where QK-norm is necessary",
                 f"colour: paired effect {effect} (nats), full at +-{span:.2f}; larger effects "
@@ -69,8 +75,8 @@ def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
                 f"dot: necessary (the interval's lower end clears {min_effect:g} nats; a strong "
                 "colour without a dot did not)",
                 "grey: every run of both arms failed (no effect to measure)",
-                "light grey with x: not judged (too few pairs); black bar on top: the threshold's "
-                "bracket",
+                "light grey with x: not judged (too few pairs); black bar just above a row: its "
+                "threshold's bracket",
             ),
         )
     )
@@ -200,17 +206,23 @@ def _cell_layers(base, x, span: float, name: str, effect: str) -> list:
     return [rect, ceiling, unjudged, crosses, dots]
 
 
+ROW_STEP, ROW_GAP = 44, 0.3  # px a row; the share of it between two rows' cells
+# px from a row's centre to just above its cells (half a cell, the band a little under
+# ROW_STEP x (1 - ROW_GAP) once the outer padding is taken, and 4 px): nearer its own row
+BAR_OFFSET = -round(ROW_STEP * (1 - ROW_GAP) / 2 * 0.95 + 4)
+
+
 def _threshold_layers(base, x, name: str) -> list:
-    """Each rung's threshold bracket as a black bar along the top of its row (clear of the
-    dots in the middle), with end ticks."""
+    """Each rung's threshold bracket as a black bar in the gap above its row (clear of its
+    cells), with end ticks."""
     interval = (
         filtered(base, "threshold", "threshold_interval")
-        .mark_rule(color="black", strokeWidth=2.5, yOffset=-12)
+        .mark_rule(color="black", strokeWidth=2.5, yOffset=BAR_OFFSET)
         .encode(x=x, x2="x2:Q")
     )
     tick = (
         filtered(base, "threshold", "threshold")
-        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=-12)
+        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=BAR_OFFSET)
         .encode(
             x=alt.X("x:Q"),
             tooltip=[
@@ -224,7 +236,7 @@ def _threshold_layers(base, x, name: str) -> list:
     )
     ends = (
         filtered(base, "threshold", "threshold_end")
-        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=-12)
+        .mark_tick(color="black", thickness=2, size=8, opacity=1, yOffset=BAR_OFFSET)
         .encode(x=alt.X("x2:Q"))
     )
     return [interval, tick, ends]

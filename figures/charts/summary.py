@@ -292,11 +292,17 @@ def _trend_rows(points: list[m.TrendPoint], field: str) -> list[dict]:
 
 def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
-    the margin? The pre-registered delta is marked."""
+    the margin? The pre-registered delta is marked; a ratio where an arm's eta_max sits at the
+    grid's top LR (censored) is an open point: there the grid ended, not the arm."""
     analysis = present.typed(analysis)
     s, rung = analysis.settings, present.ladder_of(analysis)
     rows = [
-        {rung.field: int(depth), "delta": r.delta, "ratio": r.ratio}
+        {
+            rung.field: int(depth),
+            "delta": r.delta,
+            "ratio": r.ratio,
+            "at_top": _at_top(d, c, r.delta),
+        }
         for depth, d in analysis.depths.items()
         if (c := hypotheses.primary(analysis, d)) is not None
         for r in c.eta_max_ratio
@@ -310,9 +316,38 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     lo, hi = min(float(data.delta.min()), s.delta), max(float(data.delta.max()), s.delta)
     ticks = [round(0.1 * k, 10) for k in range(int(lo * 10 - 1e-9), int(hi * 10 + 1e-9) + 1)]
     ticks = [t for t in ticks if lo - 1e-9 <= t <= hi + 1e-9]
+    x = alt.X(
+        "delta:Q",
+        title=f"delta: margin above the best loss ({present.loss_unit(s)})",
+        scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
+        axis=alt.Axis(values=ticks, format="~g"),
+    )
+    y = alt.Y(
+        "ratio:Q",
+        scale=alt.Scale(type="log", domain=_ratio_domain([*data.ratio, 1.0]), nice=False),
+        axis=log_axis([*data.ratio, 1.0], f"eta_max ratio {s.primary} / {s.reference}"),
+    )
+    color = alt.Color(f"{rung.field}:O", title=rung.name)
+    points = (
+        alt.Chart(data)
+        .mark_point(filled=False, size=30, strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(f"{rung.field}:O", legend=None),  # the line's legend says it
+            fill=alt.condition("datum.at_top", alt.value("white"), color, legend=None),
+            tooltip=[
+                f"{rung.field}:O",
+                "delta:Q",
+                alt.Tooltip("ratio:Q", format=".3g"),
+                alt.Tooltip("at_top:N", title="an arm's eta_max at the grid's top"),
+            ],
+        )
+        .properties(name="ratio_points")
+    )
     lines = (
         alt.Chart(data)
-        .mark_line(point=True)
+        .mark_line()
         .encode(
             x=alt.X(
                 "delta:Q",
@@ -337,15 +372,25 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         .encode(x=alt.datum(s.delta, type="quantitative"))
     )
     return finish(
-        alt.layer(lines, one, chosen).properties(
+        alt.layer(lines, points, one, chosen).properties(
             width=PLOT_WIDTH,
             height=240,
             title=chart_title(
                 "Max-LR ratio vs the margin delta",
                 f"grey: the pre-registered delta ({s.delta:g}); dashed: no difference",
+                "open point: an arm's eta_max is the grid's top LR (a bound)",
             ),
         )
     )
+
+
+def _at_top(depth: m.Rung, c: m.Comparison, delta: float) -> bool:
+    """Either arm's eta_max at this delta is censored at the grid's top LR."""
+    for arm in (c.baseline, c.treatment):
+        curve = depth.arms[arm].eta_max_curve if arm in depth.arms else []
+        if any(abs(p.delta - delta) < 1e-9 and p.kind == "above" for p in curve):
+            return True
+    return False
 
 
 def _ratio_domain(values) -> list[float]:

@@ -97,7 +97,7 @@ def answer(results: SweepResults, said: Said, figures: dict, formats) -> str:
             else "square stuck (finished worse than the bigram baseline), "
         )
         + "cross diverged (on the top edge).",
-        "- A triangle on the bottom edge is an arm's critical LR, drawn only where its runs "
+        "- A diamond on the bottom edge is an arm's critical LR, drawn only where its runs "
         f"failed; the bar above the data is the bracket the necessity threshold lies in{bigram}.",
         f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
         f"- {primary} (blue: QK-norm better; orange: better without), full colour at the span "
@@ -107,7 +107,7 @@ def answer(results: SweepResults, said: Said, figures: dict, formats) -> str:
         "seeds disagree).",
         "- Grey: every run of both arms failed, so there is no effect to measure. Light grey "
         "with an x: not judged (too few pairs to test, e.g. where most runs of both arms "
-        "failed). The black bar on top: the threshold's bracket.",
+        "failed). The black bar just above a row: that rung's threshold bracket.",
         "",
     ]
     return "\n".join(lines)

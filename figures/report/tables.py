@@ -25,7 +25,7 @@ from sweeps.analysis import model as m
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.core.norms import qk_norm
 from sweeps.study import ladders
-from sweeps.study.rules import Comparison, left_out_lrs
+from sweeps.study.rules import Comparison, left_out_lrs, spans
 
 LETTERS = {"ok": "o", "unstable": "u", "diverged": "d"}
 
@@ -280,7 +280,9 @@ def sensitivity(analysis: m.Analysis | dict) -> str:
         count = str(len(s.lrs))
         # a rung on a [rung_lr] subset that leaves out LRs of the range: not judged (H2b)
         left = left_out_lrs(s.lrs, rung_lr.get(d))
-        if left:
+        if not spans(list(s.lrs), tuple(analysis.settings.sensitivity_range)):
+            value = "not judged (the grid does not reach both ends of the range)"
+        elif left:
             value, count = "not judged ([rung_lr])", f"{len(s.lrs) - len(left)} of {count}"
         rows.append([d, a, value, seeds, count])
     header = [

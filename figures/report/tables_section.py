@@ -81,7 +81,7 @@ def section(analysis: m.Analysis, curves: pd.DataFrame) -> str:
             f"'ceiling': "
             f"every run of both arms failed; 'both arms fail': too few pairs without a "
             f"failure (docs/STUDY.md section 4). Speed-up: steps to reach "
-            f"{numbers.num(s.target_loss, 2)} nats, baseline / treatment. {numbers.FLOORED}: the "
+            f"{numbers.target(s.target_loss)}, baseline / treatment. {numbers.FLOORED}: the "
             f"interval is as wide as the precision floor ({s.precision:g} nats), "
             f"wider than this LR's seeds would make it.",
             "",
@@ -95,8 +95,7 @@ def section(analysis: m.Analysis, curves: pd.DataFrame) -> str:
         "across it (interpolated), '(a, b]' where a run changes failure class between a and b.",
         "",
         tables.thresholds(analysis),
-        f"### Steps to the target loss {numbers.num(s.target_loss, 2)} nats / to the bigram "
-        "baseline",
+        f"### Steps to the target loss {numbers.target(s.target_loss)} / to the bigram baseline",
         "",
         f"Seed mean of the step where the quick validation loss (every {LOSS_EVAL} of the run) "
         "first reaches the target, interpolated; '-' when not every seed reaches it.",

@@ -138,8 +138,7 @@ def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
             f"{s.primary}; delta {s.delta:g} nats; LR sensitivity over "
             f"[{s.sensitivity_range[0]:g}, {s.sensitivity_range[1]:g}]; minimum effect "
             f"{s.min_effect:g} nats; negligible below {s.negligible:g} nats; H2b minimum "
-            f"effect {s.min_sensitivity:g} nats; target loss "
-            f"{numbers.num(s.target_loss, 2)} nats",
+            f"effect {s.min_sensitivity:g} nats; target loss {numbers.target(s.target_loss)}",
             f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
             f"- Compute spent: {hours or 'n/a'}; {c.tokens / 1e6:,.2f}M tokens; "
             f"{c.flops:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "

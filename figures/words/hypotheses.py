@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from sweeps.analysis.trends import CORE_WIDTH
 from sweeps.study.hypotheses import NO_RUNG
-from sweeps.study.rules import H2B_RUNG_SUBSET
+from sweeps.study.rules import H2B_RUNG_SUBSET, H2B_SHORT
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,8 @@ WORDING = {
         reasons={
             H2B_RUNG_SUBSET: "not judged: this {rung} trains only [rung_lr] LRs ({lrs}), which "
             "do not span the sensitivity range ({left_out} left out)",
+            H2B_SHORT: "not judged: the grid's LRs inside the sensitivity range [{range}] ({lrs}) "
+            "do not reach both its ends",
             "incomplete": "incomplete: a run of the sensitivity range is missing or failed",
             **_paired("sensitivity lowered", "not lowered"),
         },

@@ -43,6 +43,14 @@ def num(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def target(loss: float | None) -> str:
+    """The pre-registered target loss; none for an ad-hoc grid on a corpus no spec sets one
+    for (sweeps.sweep.spec.corpus_target)."""
+    if _missing(loss):
+        return "none (no spec pre-registers one for this corpus)"
+    return f"{num(loss, 2)} nats"
+
+
 def pm(mean: float, sd: float, digits: int = 3) -> str:
     """mean ± sd, or the mean alone when sd is undefined (one seed)."""
     if _missing(sd):

@@ -293,7 +293,9 @@ def paired_hypotheses(
         )
     s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
     q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
-    unjudged = rules.h2b_unjudged(s_ref.lrs, settings.get("rung_lr", {}).get(rung))
+    unjudged = rules.h2b_unjudged(
+        s_ref.lrs, settings.get("rung_lr", {}).get(rung), tuple(settings["sensitivity_range"])
+    )
     judged = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
     off_fails = any(
         v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()

@@ -185,7 +185,8 @@ def h2b(analysis: Analysis) -> dict[str, Call]:
         if h.why:
             trained = (s.rung_lr or {}).get(name, [])
             left_out = rules.left_out_lrs(off.lrs, trained)
-            numbers = {"lrs": trained, "left_out": left_out}
+            numbers = {"lrs": trained or off.lrs, "left_out": left_out}
+            numbers["range"] = list(s.sensitivity_range)
             out[name] = Call(INCONCLUSIVE, h.why, numbers, counts=False)
         elif not (off.complete and on.complete):
             out[name] = Call(INCONCLUSIVE, "incomplete")

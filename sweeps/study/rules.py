@@ -564,14 +564,30 @@ def h2b_stats(off: dict[int, float], on: dict[int, float], floor: float) -> Pair
 
 # H2b's reason codes when a rung is not judged at all (figures/words/hypotheses.py words them)
 H2B_RUNG_SUBSET = "rung lr subset"
+H2B_SHORT = "grid short of range"
 
 
-def h2b_unjudged(in_range: Iterable[float], trained: Iterable[float] | None) -> str:
-    """Why H2b does not judge a rung, or "" when it does: "rung lr subset" when the rung trains
-    an LR subset of the grid ([rung_lr]; trained: its LRs, None for the whole grid) that leaves
-    out a grid LR of the sensitivity range (in_range, sensitivity_lrs): S over the range was
-    never planned there, so the rung is not judged (inconclusive), not counted incomplete."""
-    return H2B_RUNG_SUBSET if left_out_lrs(in_range, trained) else ""
+def h2b_unjudged(
+    in_range: Iterable[float],
+    trained: Iterable[float] | None,
+    sensitivity_range: tuple[float, float] | None = None,
+) -> str:
+    """Why H2b does not judge a rung, or "" when it does: "grid short of range" when the grid's
+    LRs inside the pre-registered sensitivity range (in_range, sensitivity_lrs) do not reach
+    both its ends (an ad-hoc grid of 0.01-0.1 against [3.16e-4, 0.316]: S over the range was
+    never measured); "rung lr subset" when the rung trains an LR subset of the grid
+    ([rung_lr]; trained: its LRs, None for the whole grid) that leaves out a grid LR of the
+    range. Either way the rung is not judged (inconclusive), not counted incomplete."""
+    lrs = [float(x) for x in in_range]
+    if sensitivity_range is not None and not spans(lrs, sensitivity_range):
+        return H2B_SHORT
+    return H2B_RUNG_SUBSET if left_out_lrs(lrs, trained) else ""
+
+
+def spans(lrs: list[float], sensitivity_range: tuple[float, float]) -> bool:
+    """The LRs reach both ends of the range (within rounding)."""
+    low, high = sensitivity_range
+    return bool(lrs) and min(lrs) <= low * (1 + 1e-6) and max(lrs) >= high * (1 - 1e-6)
 
 
 def left_out_lrs(in_range: Iterable[float], trained: Iterable[float] | None) -> list[float]:
@@ -691,6 +707,7 @@ __all__ = [
     "h2b_unjudged",
     "left_out_lrs",
     "H2B_RUNG_SUBSET",
+    "H2B_SHORT",
     "paired_verdict",
     "harms",
     "negligible",

@@ -170,5 +170,6 @@ def _study_text(spec) -> str:
         + (f", start control {s.start_control}" if s.start_control else "")
         + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
         f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
-        f"{s.target_loss:g} (docs/STUDY.md)"
+        + (f"{s.target_loss:g}" if s.target_loss is not None else "none (no spec of this corpus)")
+        + " (docs/STUDY.md)"
     )

@@ -40,6 +40,7 @@ from sweeps.sweep.spec import (
     SPECS_DIR,
     SweepSpec,
     adhoc_raw,
+    corpus_target,
     flatten,
     known_specs,
     load_spec,
@@ -311,7 +312,9 @@ def adhoc_plan(
     resumes; another definition is refused while the folder holds finished runs."""
     if name in known_specs():
         raise HarnessError(f"--name {name} is a built-in spec; give the ad-hoc grid another name")
-    raw = adhoc_raw(name, preset, parse_grid(grid_items), seeds, command)
+    raw = corpus_target(
+        with_sets(adhoc_raw(name, preset, parse_grid(grid_items), seeds, command), overrides)
+    )
     folder = Path(runs_dir) / name
     if (folder / "plan.json").exists() and record_raw(folder) is None:
         raise HarnessError(

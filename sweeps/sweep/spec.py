@@ -778,7 +778,10 @@ def study_table(table, arms, lr: tuple[float, ...], where: str) -> Study:
     study = Study(
         delta=number(table, "delta", at, positive=True),
         sensitivity_range=_range(table["sensitivity_range"], lr, at),
-        target_loss=number(table, "target_loss", at, positive=True),
+        # "none": no steps-to-target (an ad-hoc grid on a corpus no spec pre-registers one for)
+        target_loss=None
+        if table["target_loss"] == NO_TARGET
+        else number(table, "target_loss", at, positive=True),
         reference=table.get("reference", "off"),
         primary=table.get("primary", "on"),
         start_control=table.get("start_control"),
@@ -944,6 +947,36 @@ def _parse(text: str, kind: type):
             raise ValueError(text)
         return int(value)
     return text
+
+
+NO_TARGET = "none"
+
+
+def corpus_of(raw: dict, preset: str) -> tuple[str, str]:
+    """(corpus, tokenizer) a spec's runs train on: its [set], else the preset's."""
+    from sweeps.core.presets import get_preset
+
+    data = get_preset(preset).data
+    given = flatten(raw.get("set", {}))
+    return given.get("data.corpus", data.corpus), given.get("data.tokenizer", data.tokenizer)
+
+
+def corpus_target(raw: dict) -> dict:
+    """An ad-hoc grid's [study] target_loss from its own corpus: its preset spec's when the grid
+    trains that spec's corpus and tokenizer, else a built-in spec's of the same preset that
+    trains the grid's (cpu-text for `--preset cpu --set data.corpus=shakespeare`), else none:
+    a target loss is never inherited from another corpus (its losses are on another scale)."""
+    preset, base = raw["preset"], re.sub(r"-L[0-9]+$", "", raw["preset"])
+    asked = corpus_of(raw, preset)
+    if asked == corpus_of(base_spec_raw(preset), preset):
+        return raw
+    target = NO_TARGET
+    for path in sorted(SPECS_DIR.glob("*.toml")):
+        other = tomllib.loads(path.read_text(encoding="utf-8"))
+        if other.get("preset") == base and corpus_of(other, base) == asked:
+            target = other.get("study", {}).get("target_loss", NO_TARGET)
+            break
+    return {**raw, "study": {**raw["study"], "target_loss": target}}
 
 
 def base_spec_raw(preset: str) -> dict:
