@@ -349,18 +349,9 @@ def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         alt.Chart(data)
         .mark_line()
         .encode(
-            x=alt.X(
-                "delta:Q",
-                title=f"delta: margin above the best loss ({present.loss_unit(s)})",
-                scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
-                axis=alt.Axis(values=ticks, format="~g"),
-            ),
-            y=alt.Y(
-                "ratio:Q",
-                scale=alt.Scale(type="log", domain=_ratio_domain([*data.ratio, 1.0]), nice=False),
-                axis=log_axis([*data.ratio, 1.0], f"eta_max ratio {s.primary} / {s.reference}"),
-            ),
-            color=alt.Color(f"{rung.field}:O", title=rung.name),
+            x=x,
+            y=y,
+            color=color,
             tooltip=[f"{rung.field}:O", "delta:Q", alt.Tooltip("ratio:Q", format=".3g")],
         )
         .properties(name="ratios")
