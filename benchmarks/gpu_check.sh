@@ -158,7 +158,7 @@ crosscheck_on_gpu() {
   }
   [ "$BACKENDS" = torch,mlx ] && mlx_device=gpu
   "$PY" -c 'from crosscheck.cli import main; main()' --preset "$1" --steps 20 \
-    --torch-device "$DEVICE" --mlx-device "$mlx_device" ${OUT:+--out "$OUT/crosscheck-$1.json"} "${@:2}"
+    --verbose --torch-device "$DEVICE" --mlx-device "$mlx_device" ${OUT:+--out "$OUT/crosscheck-$1.json"} "${@:2}"
 }
 export -f crosscheck_on_gpu
 export BACKENDS

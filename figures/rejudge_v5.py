@@ -20,7 +20,7 @@ import pandas as pd
 
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import ladders, rules, trend
-from sweeps.study.cells import build_cells
+from sweeps.study.cells import build_cells, with_borderline_as
 from sweeps.study.rung import Rung, judge_rung
 from sweeps.study.stats import STUDY_SHA256, GridValue
 from sweeps.study.trend import RULED_OUT
@@ -117,6 +117,17 @@ def trend_record(t: trend.Trend) -> dict:
         ],
         "dropped": list(t.dropped),
         "power": t.power,
+        "left_out": [
+            {
+                "size": lo.size,
+                "verdict": lo.verdict,
+                "slope": s(lo.slope),
+                "influence": lo.influence,
+            }
+            for lo in t.left_out
+        ],
+        "reversed_by": list(t.reversed_by),
+        "fragile": list(t.fragile),
     }
 
 
@@ -143,12 +154,21 @@ def rejudge(report: Path) -> dict:
         },
     }
     name, prediction = PREDICTIONS[field]
-    per_rung = {size: list(r.threshold.per_seed) for size, r in rungs.items()}
+    # section 17 (v10): the per-seed thresholds with every borderline run stuck and trained
+    ways = [
+        {
+            size: list(
+                judge_rung(with_borderline_as(c, study.fate_margin, way), study).threshold.per_seed
+            )
+            for size, c in cells.items()
+        }
+        for way in (True, False)
+    ]
     seeds = max((len(c.seeds) for c in cells.values()), default=4)
-    trends = {name: trend.decide(per_rung, prediction, seeds)}
+    trends = {name: trend.robust(ways, trend.decide, trend.OPPOSITE, prediction, seeds)}
     if field == "n_embd":
         best = {size: r.best_lr for size, r in rungs.items()}
-        trends["W2"] = trend.carry(per_rung, best, seeds)
+        trends["W2"] = trend.robust(ways, trend.carry, trend.CARRY_OPPOSITE, best, seeds)
     out["trends"] = {k: trend_record(t) for k, t in trends.items()}
     out["v5"] = v5_verdicts(rungs, trends)
     check = (analysis.get("token_check") or {}) if field == "n_layer" else {}
@@ -200,6 +220,41 @@ def v5_verdicts(rungs: dict[int, Rung], trends: dict[str, trend.Trend]) -> dict[
     return out
 
 
+def _signed(x) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
+def _fragility_lines(name: str, t: dict, label: str) -> list[str]:
+    """The trend with each rung left out (docs/STUDY.md section 17): a verdict one rung
+    reverses is inconclusive, one a rung's removal leaves undecided is fragile."""
+    if not t.get("left_out"):
+        return []
+
+    def sl(x):
+        return "n/a" if not x else f"{x['slope']:+.3f} [{x['ci90'][0]:+.3f}, {x['ci90'][1]:+.3f}]"
+
+    out = []
+    if t["reversed_by"]:
+        named = ", ".join(f"{label} {s}" for s in t["reversed_by"])
+        out.append(
+            f"  **One rung decides** ({named}): without it the verdict is the opposite one, so "
+            "these rules make it inconclusive (docs/STUDY.md section 17)."
+        )
+    elif t["fragile"]:
+        named = ", ".join(f"{label} {s}" for s in t["fragile"])
+        out.append(f"  Fragile: without {named} the verdict is not reached.")
+    out += [
+        "",
+        f"  | {label} left out | {name} | slope per doubling | influence |",
+        "  |---|---|---|---|",
+    ]
+    out += [
+        f"  | {lo['size']} | {lo['verdict']} | {sl(lo['slope'])} | {_signed(lo['influence'])} |"
+        for lo in t["left_out"]
+    ]
+    return out
+
+
 def render(doc: dict) -> str:
     label = "depth" if doc["ladder"] == "n_layer" else "width"
     lines = [
@@ -207,7 +262,8 @@ def render(doc: dict) -> str:
         "",
         f"Post-hoc: these runs were judged first under the rules their report.md cites; this page "
         f"applies docs/STUDY.md's v5 rules (section 13, sha256 `{doc['study_sha256'][:16]}`) "
-        f"to the same runs.parquet. Regenerate with "
+        f"to the same runs.parquet, its trends as section 17 amends them (borderline runs both "
+        f"ways, each rung left out). Regenerate with "
         f"`python -m figures.rejudge_v5 docs/{doc['report']}`. "
         f"Seed margin {doc['settings']['seed_margin']} nats, fate margin "
         f"{doc['settings']['fate_margin']} nats.",
@@ -356,6 +412,7 @@ def render(doc: dict) -> str:
                 f"  A fall of {-t['prediction']:.2f} decades per doubling is ruled out "
                 "at this scale."
             )
+        lines += _fragility_lines(name, t, label)
     return "\n".join(lines) + "\n"
 
 

@@ -858,7 +858,7 @@ def test_an_interrupted_crosscheck_says_it_starts_over_and_writes_nothing(tmp_pa
 
     out, log = tmp_path / "cc.json", tmp_path / "stdout"
     cmd = [sys.executable, "-c", "from crosscheck.cli import main; main()"]
-    cmd += ["--preset", "smoke", "--steps", "1000000", "--out", str(out)]
+    cmd += ["--preset", "smoke", "--steps", "1000000", "--out", str(out), "--verbose"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "w") as stdout:
         proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env)

@@ -42,13 +42,18 @@ def test_cpu_depth_under_v5():
     assert "off stuck edge" in rungs[8]["both_ways"]
     # QK-norm is worse at off's best LR at depth 8: harm reported, not hidden
     assert rungs[8]["h1"]["why"] == "harms at best"
-    # the six-rung ladder of docs/STUDY.md section 14 decides H3: the predicted -0.25 lies
-    # below the slope's 90% interval under both censoring placements, which still holds 0
+    # the six rungs of docs/STUDY.md section 14: the predicted -0.25 lies below the slope's
+    # 90% interval under both censoring placements, which still holds 0 ("ruled out" by section
+    # 13 alone) - but without depth 1 the interval lies below 0 ("supported"): one rung decides,
+    # so section 17 makes H3 inconclusive and names the rung
     h3 = doc["trends"]["H3"]
-    assert h3["verdict"] == "ruled out" and len(h3["rungs"]) == 6
+    assert h3["verdict"] == "inconclusive" and h3["why"] == "one rung decides"
+    assert len(h3["rungs"]) == 6 and h3["reversed_by"] == [1]
     for way in ("at_bound", "beyond"):
         low, high = h3[way]["ci90"]
         assert -0.25 < low < 0 < high, (way, low, high)
+    without_1 = next(lo for lo in h3["left_out"] if lo["size"] == 1)
+    assert without_1["verdict"] == "supported" and without_1["slope"]["ci90"][1] < 0
     # the new rungs train 3.16e-3 .. 1 only: the low-LR effect is read at 3.16e-3 there
     assert [x["lr"] for x in rungs[3]["low_lr"]["per_lr"]] == [0.00316]
 

@@ -236,6 +236,8 @@ def robust(
     leaving out one rung turns into its opposite is inconclusive ('one rung decides'), and the
     rungs whose removal changes it are named as fragile."""
     trend = _both_ways(ways, rule, *args, **kwargs)
+    if len(trend.rungs) < MIN_RUNGS:  # no trend to take a rung from
+        return trend
     sizes = [s for s in sorted(ways[0]) if s not in trend.dropped]
     base = trend.at_bound.slope if trend.at_bound else math.nan
     left = []
