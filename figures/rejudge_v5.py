@@ -138,6 +138,21 @@ def _v4_verdicts(analysis: dict) -> dict:
     return {k: v.get("verdict") for k, v in said.items()}
 
 
+def _v4(report: Path, analysis: dict) -> dict:
+    """v4's verdicts and thresholds: from an analysis.json v4 judged (schema 5 or earlier), else
+    (schema 6, judged by the rulebook) as the committed v5.json recorded them."""
+    if analysis.get("schema", 0) >= 6:
+        old = json.loads((report / "v5.json").read_text()) if (report / "v5.json").exists() else {}
+        return {"v4": old.get("v4", {}), "v4_thresholds": old.get("v4_thresholds", {})}
+    return {
+        "v4": _v4_verdicts(analysis),
+        "v4_thresholds": {
+            k: (d.get("comparisons", {}).get("off vs on", {}).get("threshold") or {})
+            for k, d in (analysis.get("depths") or {}).items()
+        },
+    }
+
+
 def rejudge(report: Path) -> dict:
     analysis, cells, study, field = load(report)
     rungs = {size: judge_rung(c, study) for size, c in cells.items()}
@@ -147,11 +162,7 @@ def rejudge(report: Path) -> dict:
         "ladder": field,
         "settings": {"seed_margin": study.seed_margin, "fate_margin": study.fate_margin},
         "rungs": [rung_record(size, r) for size, r in rungs.items()],
-        "v4": _v4_verdicts(analysis),
-        "v4_thresholds": {
-            k: (d.get("comparisons", {}).get("off vs on", {}).get("threshold") or {})
-            for k, d in (analysis.get("depths") or {}).items()
-        },
+        **_v4(report, analysis),
     }
     name, prediction = PREDICTIONS[field]
     # section 17 (v10): the per-seed thresholds with every borderline run stuck and trained
@@ -260,10 +271,10 @@ def render(doc: dict) -> str:
     lines = [
         f"# {doc['report']} re-judged under study v5",
         "",
-        f"Post-hoc: these runs were judged first under the rules their report.md cites; this page "
-        f"applies docs/STUDY.md's v5 rules (section 13, sha256 `{doc['study_sha256'][:16]}`) "
-        f"to the same runs.parquet, its trends as section 17 amends them (borderline runs both "
-        f"ways, each rung left out). Regenerate with "
+        f"These runs were first judged by study v4; report.md now judges them by docs/STUDY.md's "
+        f"rulebook (sections 13 and 17, sha256 `{doc['study_sha256'][:16]}`), as this page "
+        f"does from the same runs.parquet (trends with borderline runs both ways, each rung left "
+        f"out), and keeps v4's verdicts and thresholds beside them. Regenerate with "
         f"`python -m figures.rejudge_v5 docs/{doc['report']}`. "
         f"Seed margin {doc['settings']['seed_margin']} nats, fate margin "
         f"{doc['settings']['fate_margin']} nats.",

@@ -23,6 +23,7 @@ from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import write_json_atomic
 from sweeps.study.stats import STUDY_SHA256
+from sweeps.study.trend import RULED_OUT
 
 CHARTS = list(ff.CHARTS)
 
@@ -111,7 +112,8 @@ def test_the_verdicts_on_the_study(result):
     v = result["verdicts"]
     assert [v[h]["verdict"] for h in ("H1", "H2a", "H2b", "H3")] == [SUPPORTED] * 4
     assert v["C1"]["verdict"] == INCONCLUSIVE and "no start-matched control" in v["C1"]["reason"]
-    assert "slope" in v["H3"]["evidence"][-1]
+    assert any("slope" in e for e in v["H3"]["evidence"])
+    assert any("left out" in e for e in v["H3"]["evidence"])
     assert set(result["rules"]) == {"2", "4", "8"}
     c = result["depths"]["4"]["comparisons"]["off vs on"]
     text = result["rules"]["4"]["text"]
@@ -195,7 +197,7 @@ def test_a_threshold_rising_with_depth_does_not_support_h3(tmp_path):
 
     ff.write_study(tmp_path / "rising", outcome=outcome)
     h3 = analysis_of(tmp_path / "rising")["verdicts"]["H3"]
-    assert h3["verdict"] == NOT_SUPPORTED and "does not fall" in h3["reason"]
+    assert h3["verdict"] == RULED_OUT and "ruled out at this scale" in h3["reason"]
 
 
 def test_two_depths_leave_h3_inconclusive_and_one_seed_cannot_be_paired(tmp_path):

@@ -41,7 +41,7 @@ def test_cpu_depth_under_v5():
     ]
     assert "off stuck edge" in rungs[8]["both_ways"]
     # QK-norm is worse at off's best LR at depth 8: harm reported, not hidden
-    assert rungs[8]["h1"]["why"] == "harms at best"
+    assert rungs[8]["h1"]["why"] == "harms"
     # the six rungs of docs/STUDY.md section 14: the predicted -0.25 lies below the slope's
     # 90% interval under both censoring placements, which still holds 0 ("ruled out" by section
     # 13 alone) - but without depth 1 the interval lies below 0 ("supported"): one rung decides,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sweeps.study import ladders, rules, stats
+from sweeps.study import judge, ladders, rules, stats
 from sweeps.study import simulate as sim
 
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
@@ -69,9 +69,16 @@ def _sim_cells(loss, failing, diverged, lrs):
 STUDY = rules.Study(delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None)
 
 
+def _v4(cells):
+    """v4's necessity rule (sections 4-7, kept in stats for section 7's simulated tables)."""
+    p = rules.pairs(cells, STUDY.primary_comparison)
+    return stats.necessity(p.lrs, p.d, p.ceiling, MIN_EFFECT, STUDY.precision, p.fail_b, p.fail_t)
+
+
 def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
-    """simulate.thresholds (hundreds of sweeps at once) decides as rules.compare does, with
-    failures in both arms, set-aside pairs, partial and common ceilings."""
+    """simulate.thresholds (hundreds of sweeps at once, section 7's tables) decides as v4's
+    necessity rule (stats.necessity on rules.pairs) does, with failures in both arms, set-aside
+    pairs, partial and common ceilings."""
     cond = sim.Condition("check", fail=0.5, ceiling=1, offset=0.03, stuck_seed=True)
     loss, failing, _, diverged = sim.draw(
         cond, np.random.default_rng(6), 80, planted_lr=np.full(80, cond.lrs[4])
@@ -79,8 +86,7 @@ def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
     fast = sim.thresholds(loss, failing, MIN_EFFECT)
     for b in range(80):
         cells = _sim_cells(loss[b], failing[b], diverged[b], cond.lrs)
-        t = rules.compare(cells, STUDY.primary_comparison, STUDY, influence=False)
-        t = t.necessity.threshold
+        t = _v4(cells).threshold
         top = (
             -1 if t.kind == "none" else list(cond.lrs).index(t.bracket[1] if t.inside else t.value)
         )
@@ -98,7 +104,7 @@ def test_the_threshold_bracket_holds_the_planted_step_and_the_per_seed_median():
     found = at_step = seeds_agree = 0
     for b in range(150):
         cells = _sim_cells(loss[b], failing[b], diverged[b], cond.lrs)
-        n = rules.compare(cells, STUDY.primary_comparison, STUDY, influence=False).necessity
+        n = _v4(cells)
         if not n.threshold.inside:
             continue
         found += 1
@@ -202,7 +208,7 @@ def test_one_failed_run_cannot_swing_the_threshold_silently():
     dropping a pair leaves 2 and the LR is no longer judged."""
     off = [[2.0, 2.01, 1.99], [1.9, 1.92, 1.88], [2.5, 2.6, 2.55], [5.5] * 3]
     on = [[2.0, 1.99, 2.02], [1.9, 1.89, 1.9], [1.8, 1.82, 1.79], [5.5, 2.6, 5.5]]
-    j = rules.compare(_cells([off, on]), rules.Comparison("off", "on"), STUDY)
+    j = judge.compare(_cells([off, on]), rules.Comparison("off", "on"), STUDY)
     assert j.pairs.ceiling.tolist() == [False, False, False, True]
     assert j.necessity.threshold.bracket == (1e-2, 1e-1)
     assert not j.necessity.threshold.interpolated  # off is stuck at 0.1 and trained at 0.01
@@ -215,7 +221,7 @@ def test_no_shared_lr_is_no_threshold_not_a_crash():
     n = stats.necessity([], np.zeros((0, 3)), [], MIN_EFFECT)
     assert n.threshold.kind == "none" and n.lrs == []
     loss = [[[2.0] * 3, [np.nan] * 3], [[np.nan] * 3, [2.0] * 3]]  # no LR with both arms
-    j = rules.compare(_cells(loss, (1e-3, 1e-2)), rules.Comparison("off", "on"), STUDY)
+    j = judge.compare(_cells(loss, (1e-3, 1e-2)), rules.Comparison("off", "on"), STUDY)
     assert j.pairs.lrs == [] and j.necessity.threshold.kind == "none"
 
 
@@ -228,21 +234,6 @@ def test_h1_negligible_is_an_equivalence_test_that_noise_cannot_pass():
     assert rules.negligible(small, 0.05)
     noisy = stats.paired([0.3, -0.3, 0.25, -0.24])  # mean 0.0025, 90% interval ~ +-0.3
     assert not rules.negligible(noisy, 0.05)
-
-
-def test_h1_is_judged_at_the_reference_arms_best_lr():
-    lrs = [1e-3, 1e-2, 1e-1]
-    d = np.array([[0.5, 0.52, 0.48], [0.0, 0.01, -0.01], [0.9, 1.0, 0.95]])
-    n = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01)
-    h = rules.h1_decision(n, 1e-2, True, MIN_EFFECT, 0.05)
-    assert (h.verdict, h.why, h.lr) == (rules.SUPPORTED, "negligible", 1e-2)
-    # the low-LR gap at 1e-3 does not decide H1: it is named apart (the practitioner's rule)
-    h = rules.h1_decision(n, 1e-3, True, MIN_EFFECT, 0.05)
-    assert (h.verdict, h.why) == (rules.NOT_SUPPORTED, "necessary")
-    assert rules.h1_decision(n, None, True, MIN_EFFECT, 0.05).verdict == rules.INCONCLUSIVE
-    flat = stats.necessity(lrs, d * 0 + [0.0, 0.01, -0.01], [False] * 3, MIN_EFFECT, 0.01)
-    assert rules.h1_decision(flat, 1e-2, True, MIN_EFFECT, 0.05).why == "no threshold"
-    assert rules.h1_decision(flat, 1e-2, False, MIN_EFFECT, 0.05).why == "off never fails"
 
 
 def test_critical_lrs_under_the_three_failure_definitions():

@@ -103,7 +103,7 @@ def test_harm_at_the_best_lr_makes_h1_not_supported():
     off, on, off_fail, on_fail = clean_rung()
     off[2] -= 0.1
     r = rung.judge_rung(cells_of(off, on, off_fail, on_fail), STUDY)
-    assert (r.h1.verdict, r.h1.why) == (rules.NOT_SUPPORTED, "harms at best")
+    assert (r.h1.verdict, r.h1.why) == (rules.NOT_SUPPORTED, "harms")
 
 
 def test_h1_supported_when_negligible_at_best_and_a_threshold_above():

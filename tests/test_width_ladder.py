@@ -24,8 +24,9 @@ from sweeps.analysis.adapter import to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import STUDY_SHA256
+from sweeps.study.trend import RULED_OUT
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -72,16 +73,17 @@ def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
         assert t["depths"] == ff.WIDTHS
         for placement in ("at_bound", "beyond"):
             s = t[placement]
-            assert s["n"] == len(ff.WIDTHS) * len(ff.SEEDS)
+            assert s["n"] == len(ff.WIDTHS)  # the rung is the unit (docs/STUDY.md section 13)
             assert s["lower"] <= s["value"] <= s["upper"] and s["ci90"] == [s["lower"], s["upper"]]
     # planted: a half-decade fall per width step; off's best LR falls with it, so the
     # threshold as a multiple of each seed's best LR stays put
     assert result["w1"]["verdict"] == SUPPORTED and result["w1"]["at_bound"]["upper"] < 0
-    assert result["w2"]["verdict"] == SUPPORTED and result["w2"]["bound"] == 0.15
-    assert abs(result["w2"]["at_bound"]["value"]) < 0.05
+    # the multiple stays put, but three widths cannot show it inside +-0.15 (df 1: section 13)
+    assert result["w2"]["verdict"] == INCONCLUSIVE and result["w2"]["bound"] == 0.15
+    assert abs(result["w2"]["at_bound"]["value"]) < 0.05 and result["w2"]["why"] == "not shown"
     assert result["w2"]["seed_best"] == {"32": [1e-2] * 3, "48": [3e-3] * 3, "64": [1e-3] * 3}
     w1, w2 = result["verdicts"]["W1"], result["verdicts"]["W2"]
-    assert (w1["verdict"], w2["verdict"]) == (SUPPORTED, SUPPORTED)
+    assert (w1["verdict"], w2["verdict"]) == (SUPPORTED, INCONCLUSIVE)
     assert w1["claim"] == "The necessity threshold falls as width grows."
     assert "log2(n_embd)" in w1["test"] and "+-0.15" in w2["test"]
     assert any("per doubling of width" in e for e in w1["evidence"])
@@ -89,14 +91,15 @@ def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
         "log10(threshold bracket top / off's best LR) per doubling of width" in e
         for e in w2["evidence"]
     )
-    assert "inside ±0.15" in w2["reason"]
+    assert "reaches beyond ±0.15" in w2["reason"]
     assert "width 48: off's best LR per seed 0.003 (every seed)" in w2["evidence"]
 
 
 def test_a_flat_threshold_does_not_support_w1(flat):
-    assert flat["w1"]["verdict"] == NOT_SUPPORTED and flat["w1"]["why"] == "does not fall"
-    assert flat["verdicts"]["W1"]["verdict"] == NOT_SUPPORTED
-    assert "does not fall with width" in flat["verdicts"]["W1"]["reason"]
+    # flat: a fall as steep as the predicted -0.3 decades per doubling is ruled out
+    assert flat["w1"]["verdict"] == RULED_OUT and flat["w1"]["why"] == "steep fall ruled out"
+    assert flat["verdicts"]["W1"]["verdict"] == RULED_OUT
+    assert "ruled out at this scale" in flat["verdicts"]["W1"]["reason"]
 
 
 def test_the_extrapolation_reads_w1s_line_at_the_core_width(falling):
@@ -250,7 +253,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
         said[0] == "How do the threshold and the rule move with width? (W1, W2; widths 32, 48, 64)"
     )
     assert said[1].startswith("  - Does the necessity threshold fall as width grows? (W1) Yes:")
-    assert "(W2) Yes:" in said[2]
+    assert "(W2) Not decided:" in said[2]
     assert said[3].startswith("  - At width 384, the core width, 2.58 doublings past the widest")
     assert "an extrapolation, not a measurement" in said[3]
     assert said[4].startswith("    - necessity threshold ~")

@@ -44,8 +44,9 @@ from sweeps.core.ladder import Ladder
 from sweeps.study import hypotheses, rules
 from sweeps.study.hypotheses import HYPOTHESES
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.trend import RULED_OUT
 
-ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
+ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided", RULED_OUT: "No"}
 
 # A bullet: its text, or its text with sub-bullets (the numbers behind it).
 Item = str | tuple[str, list[str]]
@@ -69,6 +70,7 @@ def blocks(view: Said | dict) -> list[Block]:
         _token_check(a),
         _budget(a),
         _off_on(a, verdicts),
+        _costs(a),
         _verdicts(a, verdicts),
     ]
     return [b for b in found if b and b[1]]
@@ -250,6 +252,86 @@ def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     else:
         title = f"{question('H3', '')} (H3, depths {rungs})"
     return title, items
+
+
+def _costs(a: m.Analysis) -> Block | None:
+    """What QK-norm costs, per rung, said as plainly as where it helps (docs/STUDY.md section
+    17): the effect at the reference arm's best LR, at each arm's own best LR, and the LRs
+    where QK-norm is credibly worse (the harm window) or better."""
+    s, rung = a.settings, present.ladder_of(a)
+    items: list[Item] = []
+    for name in sorted(a.depths, key=int):
+        d = a.depths[name]
+        c = hypotheses.primary(a, d)
+        if c is None or d.h1 is None:
+            continue
+        parts = []
+        if d.h1.stats:
+            parts.append(
+                f"at {s.reference}'s best LR {numbers.lr(d.h1.lr)}, {_cost(d.h1.stats, s)}"
+            )
+        b = d.best_cost
+        if b and b.stats and b.off_lr == b.on_lr:
+            parts.append(f"both arms' best LR is {numbers.lr(b.off_lr)}")
+        elif b and b.stats:
+            parts.append(
+                f"each arm at its own best LR ({s.reference} {numbers.lr(b.off_lr)}, "
+                f"{s.primary} {numbers.lr(b.on_lr)}): {_cost(b.stats, s)}"
+            )
+        by_lr = {e.lr: e for e in c.per_lr}
+        for lo, hi in c.harm:  # each harmed LR with its effect: the cost, in full
+            inside = [e for lr, e in by_lr.items() if lo <= lr <= hi and e.judged]
+            effects = ", ".join(f"{numbers.lr(e.lr)}: {nats(e)}" for e in inside)
+            parts.append(f"QK-norm is credibly worse at {_span(lo, hi)} ({effects})")
+        for lo, hi in c.help:  # where it helps: the range and how much
+            means = [e.mean for lr, e in by_lr.items() if lo <= lr <= hi and e.judged]
+            parts.append(
+                f"credibly better at {_span(lo, hi)} (by {numbers.num(min(means))}"
+                + (f" to {numbers.num(max(means))} nats)" if len(means) > 1 else " nats)")
+            )
+        in_window = [e for e in c.per_lr if e.mark == "harmed"]
+        alone = [  # worse at that LR's own 90% interval, short of the window's family-wise bar
+            e
+            for e in c.per_lr
+            if e.judged
+            and e.mark != "harmed"
+            and e.ci90[1] is not None
+            and e.ci90[1] < -s.min_effect
+        ]
+        if alone:
+            effects = ", ".join(f"{numbers.lr(e.lr)}: {nats(e)}" for e in alone)
+            parts.append(
+                f"QK-norm is worse at {effects} by that LR's own 90% interval, short of the "
+                "harm window's bar (two adjacent LRs, or one at the family-wise level)"
+            )
+        if not in_window and not alone:
+            parts.append("no LR where QK-norm is credibly worse")
+        # one sentence per point: a reader meets the cost in short sentences
+        items.append(f"{rung.cap(name)}: " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")
+    if not items:
+        return None
+    return (
+        f"What does QK-norm cost? ({s.reference} - {s.primary}, nats; negative: QK-norm worse; "
+        f"credibly: by more than {s.min_effect:g} nats, section 17's rule)",
+        items,
+    )
+
+
+def _span(lo: float, hi: float) -> str:
+    return f"LR {numbers.lr(lo)}" if lo == hi else f"LRs {numbers.lr(lo)} to {numbers.lr(hi)}"
+
+
+def _cost(p: m.Paired, s: m.Settings) -> str:
+    """'QK-norm worse by 0.126 [0.106, 0.146] nats' where the interval lies below -m, 'better
+    by ...' above m, else the signed effect with 'no difference shown'."""
+    lo, hi = p.ci90
+    if hi is not None and hi < -s.min_effect:
+        return (
+            f"QK-norm worse by {numbers.num(-p.mean)} [{numbers.num(-hi)}, {numbers.num(-lo)}] nats"
+        )
+    if lo is not None and lo > s.min_effect:
+        return f"QK-norm better by {nats(p)}"
+    return f"{s.reference} - {s.primary} = {nats(p)}, no difference shown"
 
 
 def _token_check(a: m.Analysis) -> Block | None:

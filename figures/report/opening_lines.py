@@ -12,8 +12,9 @@ from figures.words.verdicts import h2a_words
 from sweeps.analysis import model as m
 from sweeps.study import alternatives, hypotheses, ladders
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
+from sweeps.study.trend import RULED_OUT
 
-ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided"}
+ANSWER = {SUPPORTED: "Yes", NOT_SUPPORTED: "No", INCONCLUSIVE: "Not decided", RULED_OUT: "No"}
 
 
 def c1_says(
@@ -179,12 +180,30 @@ def trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") ->
     text = (
         f"{of} changes x{10**at.value:.2f} per doubling of {rung.name} (slope "
         f"{at.value:.3f} decades per doubling, 90% interval {at.lower:.3f} to "
-        f"{at.upper:.3f}; {at.n} per-seed thresholds, {t.censored} censored)"
+        f"{at.upper:.3f}; over {at.n} {rung.plural}' values, {t.censored} per-seed thresholds "
+        "censored)"
     )
     if beyond and (beyond.lower, beyond.upper) != (at.lower, at.upper):
         text += (
             f"; with the censored ones moved beyond their bounds: {beyond.value:.3f} "
             f"({beyond.lower:.3f} to {beyond.upper:.3f})"
+        )
+    if t.verdict == RULED_OUT:
+        text += f". A fall of {-t.prediction:.2f} decades per doubling is ruled out at this scale"
+    for size in t.reversed_by or []:
+        lo = next(x for x in t.left_out if x.rung == size)
+        text += (
+            f". Without {rung.label(size)} it is {lo.slope.value:.3f} ({lo.slope.lower:.3f} to "
+            f"{lo.slope.upper:.3f}), {lo.verdict}: one {rung.name} decides, so no verdict "
+            f"(docs/STUDY.md section 17; its influence on the slope {lo.influence:+.3f})"
+        )
+    if t.fragile and not t.reversed_by:
+        named = ", ".join(rung.label(x) for x in t.fragile)
+        text += f". Fragile: without {named} the verdict is not reached"
+    if t.power is not None and name != "W2":
+        text += (
+            f". This design shows the predicted {t.prediction:+.2f} with probability "
+            f"{100 * t.power:.0f}% (analytic)"
         )
     u = t.uncensored
     if u:  # descriptive: what the values inside the grid alone say (not the rule)

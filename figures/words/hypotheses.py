@@ -46,23 +46,39 @@ def _paired(yes: str, no: str) -> dict[str, str]:
     return {k: v.replace("{yes}", yes).replace("{no}", no) for k, v in PAIRED.items()}
 
 
-# the trends' codes (sweeps.study.ladders.trend_decision, carry_decision; the registry's counts)
+# the trends' codes (sweeps.study.trend.decide, carry and robust; the registry's counts)
 TREND = {
     "few rungs": "{n} {rungs} with both arms; a trend needs at least {needs} ({spec} runs "
     "{shipped})",
-    "too few points": "{rung} {short}: fewer than 2 per-seed thresholds, censored ones included",
-    "falls": "the slope's one-sided 95% upper bound lies below 0, censored values at their "
-    "bounds and moved beyond them",
-    "does not fall": "the threshold does not fall with {rung} (slope >= 0 both ways)",
+    "too few rungs": "fewer than 3 {rung} values rest on 2 or more per-seed thresholds",
+    "falls": "the slope's 90% interval lies below 0, censored values at their bounds and moved "
+    "beyond them",
+    "steep fall ruled out": "the slope's 90% interval lies above the predicted {prediction} "
+    "decades per doubling both ways: a fall that steep is ruled out at this scale",
     "censoring decides": "the verdict depends on where the censored per-seed thresholds lie",
-    "not shown": "the slope is negative but its one-sided 95% upper bound is not below 0",
+    "not shown": "the slope's 90% interval reaches both below 0 and below the predicted "
+    "{prediction}: neither a fall nor the predicted fall's absence is shown",
     "censored alike": "every per-seed threshold lies beyond the same end of the grid (its LRs "
     "place none), so moving them beyond it moves all alike and the slope measures nothing",
     "carries": "the slope's 90% interval lies inside ±{bound} decades per doubling, censored "
     "values at their bounds and moved beyond them",
     "moves": "the slope's 90% interval lies wholly outside ±{bound} decades per doubling both "
     "ways: the multiple moves with {rung}",
+    "one rung decides": "with {rung} {reversed} left out the verdict is the opposite one "
+    "(docs/STUDY.md section 17: a verdict one rung reverses is not a verdict)",
+    "borderline decides": "the verdict differs with the borderline runs (within the fate margin "
+    "of their cut) counted failed and counted trained",
 }
+
+# the test every trend shares (docs/STUDY.md sections 13 and 17), {what} on {field}
+TREND_TEST = (
+    "Each {rung}'s value is the mean log10 of its seeds' stability thresholds (censored ones at "
+    "their bounds and moved half a decade beyond); least squares of the values on "
+    "log2({field}) over >= {rungs} {rung_plural}, the residual sd at least the seeds' scatter: "
+    "{what}, both placements, the borderline runs counted failed and trained; refitted with each "
+    "{rung} left out (a verdict one {rung} reverses is inconclusive)."
+)
+
 
 WORDING = {
     "H1": Words(
@@ -85,6 +101,8 @@ WORDING = {
             "grid upward",
             "neither": "at {ref}'s best LR {lr} the effect is neither shown negligible (90% "
             "interval inside +-{bound}) nor shown to matter",
+            "borderline decides": "the verdict differs with the borderline runs (within the fate "
+            "margin of their cut) counted failed and counted trained",
         },
     ),
     "H2a": Words(
@@ -122,33 +140,49 @@ WORDING = {
     ),
     "H3": Words(
         claim="The necessity threshold falls as depth grows.",
-        test="Least squares of log10(per-seed threshold) on log2(n_layer) over >= {rungs} depths, "
-        "censored per-seed thresholds kept at their bounds and moved half a decade beyond: the "
-        "one-sided 95% upper bound of the slope below 0 both ways.",
+        test=TREND_TEST.format(
+            rung="depth",
+            field="n_layer",
+            rungs="{rungs}",
+            rung_plural="depths",
+            what="supported when the slope's 90% interval lies below 0, ruled out when it lies "
+            "above the predicted -0.25 decades per doubling",
+        ),
         question="Does the necessity threshold fall as depth grows?",
         reasons=TREND,
     ),
     "W1": Words(
         claim="The necessity threshold falls as width grows.",
-        test="H3's rule on widths: least squares of log10(per-seed threshold) on log2(n_embd) "
-        "over >= {rungs} widths, censored per-seed thresholds kept at their bounds and moved "
-        "half a decade beyond: the one-sided 95% upper bound of the slope below 0 both ways. The "
-        f"line read at the core width {CORE_WIDTH} is an extrapolation (docs/STUDY.md section 11).",
+        test=TREND_TEST.format(
+            rung="width",
+            field="n_embd",
+            rungs="{rungs}",
+            rung_plural="widths",
+            what="supported when the slope's 90% interval lies below 0, ruled out when it lies "
+            "above the predicted -0.3 decades per doubling",
+        )
+        + f" The line read at the core width {CORE_WIDTH} is an extrapolation (docs/STUDY.md "
+        "section 11).",
         question="Does the necessity threshold fall as width grows?",
         reasons=TREND,
     ),
     "W2": Words(
         claim="The practitioner's rule carries across widths: the threshold's bracket top as a "
         "multiple of the best LR without QK-norm stays the same.",
-        test="Least squares of log10(per-seed threshold bracket top, the first LR called "
-        "necessary / that seed's best LR of the reference arm) on log2(n_embd) over >= {rungs} "
-        "widths, censored per-seed thresholds at their bounds and moved half a decade beyond: the "
-        "slope's 90% interval inside +-{bound} decades per doubling both ways (an equivalence "
-        "test on the slope; docs/STUDY.md section 11).",
+        test=TREND_TEST.format(
+            rung="width",
+            field="n_embd",
+            rungs="{rungs}",
+            rung_plural="widths",
+            what="the thresholds as multiples of the width's best LR of the reference arm; "
+            "supported (carries) when the slope's 90% interval lies inside +-{bound} decades per "
+            "doubling (an equivalence test), not supported when it lies wholly outside",
+        ),
         question="Does the rule's multiple of {ref}'s best LR carry across widths?",
         reasons={
             **TREND,
-            "not shown": "the slope's 90% interval reaches beyond ±{bound} decades per doubling",
+            "not shown": "the slope's 90% interval reaches beyond ±{bound} decades per doubling "
+            "without lying wholly outside it",
         },
     ),
     "C1": Words(

@@ -101,6 +101,8 @@ def grid(value) -> str:
         return "n/a"
     if value.kind == "none":
         return "none in the grid"
+    if value.kind == "unjudged":
+        return "no evidence"
     if value.kind == "above":
         return f"> {lr(value.value)}"
     if value.kind == "below":
@@ -196,7 +198,9 @@ def threshold_bracket(c) -> str:
     if t.kind == "none":
         return "no necessity threshold in the grid (necessary at no LR up to the top)"
     if t.kind == "below":
-        return f"necessary from the lowest LR judged, {lr(t.value)}, up"
+        return f"necessary from the lowest LR judged at or above the best LR, {lr(t.value)}, up"
+    if t.kind == "unjudged":
+        return "no evidence at or above the best LR (no pair there where a run trained)"
     lo, hi = t.bracket
     return f"necessary from {lr(hi)} up, not shown at {lr(lo)} (threshold {bracket(t)})"
 

@@ -28,6 +28,7 @@ from figures.words.said import Verdict, Worded
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.study import hypotheses, ladders, rules
+from sweeps.study import trend as trend_rules
 from sweeps.study.alternatives import start_share
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED  # noqa: F401 (tests import)
 
@@ -101,7 +102,7 @@ def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
 
 # -- H1 ------------------------------------------------------------------------------------------
 def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
-    """H1 as sweeps.study.rules.h1_decision decided it per depth (the rung's h1)."""
+    """H1 as the rulebook decided it per rung (sweeps.study.rung.h1_v5: the rung's h1)."""
     s, rung = analysis.settings, present.ladder_of(analysis)
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():
@@ -243,9 +244,10 @@ def _threshold_words(c: m.Comparison) -> str:
 
 
 def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
-    """A ladder's trend verdict (H3 and W1: sweeps.study.ladders.trend_decision; W2:
-    carry_decision), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per
-    rung, the slopes with their 90% intervals, and W1's extrapolation to the core width."""
+    """A ladder's trend verdict (H3 and W1: sweeps.study.trend.decide; W2: carry; both under
+    robust), as the analysis decided it (analysis.h3, .w1, .w2): the threshold per rung, each
+    rung's value, the slopes with their 90% intervals, the design's power, the trend with each
+    rung left out, and W1's extrapolation to the core width."""
     rung, s = present.ladder_of(analysis), analysis.settings
     depths = {int(n): hypotheses.primary(analysis, d) for n, d in analysis.depths.items()}
     depths = {k: v for k, v in sorted(depths.items()) if v is not None}
@@ -277,10 +279,13 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
         return replace(
             base, reason=reason(name, "few rungs", rungs=rungs, spec=spec, shipped=shipped, **n)
         )
-    if decided.why == "too few points":
-        short = ", ".join(str(d) for d in t.short)
-        return replace(base, reason=reason(name, "too few points", rung=rung.name, short=short))
     a, b = (t.at_bound, t.beyond) if t else (None, None)
+    if t and t.rung_values:
+        evidence.append(
+            f"each {rung.name}'s value (geometric mean of its seeds' thresholds, censored ones at "
+            "their bounds): "
+            + ", ".join(f"{rung.label(v.rung)} {numbers.lr(v.lr)}" for v in t.rung_values)
+        )
     of = TREND_OF[name].format(ref=s.reference)
     for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
         if sl:
@@ -290,6 +295,16 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
                 f"{numbers.num(sl.upper)}, {sl.n} per-seed thresholds, {t.censored} "
                 f"censored); x{numbers.num(10**sl.value, 2)} per doubling"
             )
+    evidence += left_out_lines(t, rung) if t else []
+    if t and t.power is not None:
+        evidence.append(
+            f"this design's chance of showing the predicted {numbers.num(t.prediction, 2)} "
+            f"decades per doubling (analytic, rung sd {trend_rules.RUNG_SD}): "
+            f"{100 * t.power:.0f}%"
+            if name != "W2"
+            else f"this design's chance of showing a multiple that truly carries: "
+            f"{100 * t.power:.0f}%"
+        )
     if t and t.extrapolation:
         e = record(t.extrapolation)
         evidence.append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
@@ -297,10 +312,40 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
         why = censoring_words(a, b)
     elif decided.why in WORDING[name].reasons:
         bound = numbers.num(t.bound if t and t.bound is not None else ladders.CARRY_BOUND, 2)
-        why = reason(name, decided.why, rung=rung.name, bound=bound)
+        why = reason(
+            name,
+            decided.why,
+            rung=rung.name,
+            bound=bound,
+            prediction=numbers.num(t.prediction, 2) if t and t.prediction is not None else "",
+            reversed=" and ".join(str(x) for x in (t.reversed_by if t else []) or []),
+        )
     else:
         why = "not decided"
     return replace(base, reason=why)
+
+
+def left_out_lines(t: m.Trend, rung) -> list[str]:
+    """The trend refitted with each rung left out (docs/STUDY.md section 17): its verdict,
+    slope and the rung's influence on the slope; the fragile rungs named."""
+    if not t.left_out:
+        return []
+    parts = [
+        f"without {rung.label(lo.rung)}: {lo.verdict}"
+        + (
+            f", {numbers.num(lo.slope.value)} ({numbers.num(lo.slope.lower)} to "
+            f"{numbers.num(lo.slope.upper)})"
+            if lo.slope
+            else ""
+        )
+        + (f", influence {lo.influence:+.3f}" if lo.influence is not None else "")
+        for lo in t.left_out
+    ]
+    out = ["each " + rung.name + " left out: " + "; ".join(parts)]
+    if t.fragile and not t.reversed_by:
+        named = ", ".join(rung.label(x) for x in t.fragile)
+        out.append(f"fragile: without {named} the verdict is not reached")
+    return out
 
 
 def censoring_words(at_bound: m.Slope, beyond: m.Slope) -> str:

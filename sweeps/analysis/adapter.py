@@ -24,9 +24,11 @@ from sweeps.analysis.model import Analysis
 from sweeps.core.errors import HarnessError
 from sweeps.core.files import clean_json
 
-SCHEMA = 5  # analysis.json's layout: 5 is schema 4 (study v4's: thresholds as brackets, three
-# failure definitions, per-LR intervals) with the decisions and caveats, and without prose
-READS = (4, 5)  # the schemas from_json reads
+SCHEMA = 6  # analysis.json's layout: 5 is schema 4 (study v4's: thresholds as brackets, three
+# failure definitions, per-LR intervals) with the decisions and caveats, and without prose; 6
+# is 5 judged by the rulebook (docs/STUDY.md section 17): effect-curve marks, harm and help
+# ranges, the cost at each arm's own best LR, borderline runs, trends with each rung left out
+READS = (4, 5, 6)  # the schemas from_json reads
 # schema 4's keys of figures/'s words (prose, not numbers), set aside on reading one
 WORDED = ("verdicts", "rules", "interventions", "budget_warnings", "refinement_warnings")
 # what schema 4 added for a re-rendered report: its source (the archive's gaps, prose)
@@ -65,7 +67,7 @@ def from_json(data: dict) -> Analysis:
             f"{' and '.join(map(str, READS))}: regenerate the report "
             "(`qkmlx figures NAME --from-report docs/NAME`)"
         )
-    body = data if schema == SCHEMA else _from_schema_4(data)
+    body = data if schema >= 5 else _from_schema_4(data)
     return _in(Analysis, body, "analysis")
 
 

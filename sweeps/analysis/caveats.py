@@ -10,7 +10,7 @@ Refinement: a sweep with `extend.refine` bisects each arm's and seed's critical-
 the necessity threshold's bracket down to `extend.resolution` decades. A rung whose brackets
 are still wider reads its critical LRs and threshold from wider brackets than the other rungs:
 a ladder comparing them would report the grids' difference as a trend. The rung and the LRs
-the rule would add are read with the study's own rule (sweeps.study.rules.refinement_brackets,
+the rule would add are read with the study's own rule (sweeps.study.judge.refinement_brackets,
 the code the runner grows the grid with), so the report and the runner cannot disagree; LRs
 already planned but not yet trained are left to the missing-runs list.
 """
@@ -21,7 +21,7 @@ import pandas as pd
 
 from sweeps.analysis import model as m
 from sweeps.analysis.run_table import optional_float
-from sweeps.study import rules
+from sweeps.study import judge, rules
 
 
 def unrefined(
@@ -44,7 +44,7 @@ def unrefined(
         if field in missing and not missing.empty:
             planned |= set(missing.loc[missing[field] == value, "lr"].astype(float))
         arms = [a for a in full if at_rung.has(a)]
-        mids = rules.midpoints(rules.refinement_brackets(at_rung, study, arms), resolution, planned)
+        mids = rules.midpoints(judge.refinement_brackets(at_rung, study, arms), resolution, planned)
         if mids:
             out.append(m.Unrefined(str(int(value)), resolution, mids))
     return out

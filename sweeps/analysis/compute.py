@@ -34,7 +34,8 @@ from sweeps.analysis.trends import study_of
 from sweeps.core import interventions
 from sweeps.core.ladder import AXES
 from sweeps.run.outcomes import OUTCOMES
-from sweeps.study import alternatives, hypotheses, rules
+from sweeps.study import alternatives, effect_curve, hypotheses, judge, rules
+from sweeps.study.rung import judge_rung
 from sweeps.study.stats import (
     STUDY_SHA256,
     GridValue,
@@ -236,7 +237,7 @@ def decisions(
         )
 
         def judged(b: str, t: str):
-            return rules.compare(c, rules.Comparison(b, t), study, influence=False)
+            return judge.compare(c, rules.Comparison(b, t), study, influence=False)
 
         def median(arm: str):
             found = rules.median_grid(list(rules.critical_lrs(c, arm, delta=study.delta).values()))
@@ -296,19 +297,19 @@ def paired_hypotheses(
     unjudged = rules.h2b_unjudged(
         s_ref.lrs, settings.get("rung_lr", {}).get(rung), tuple(settings["sensitivity_range"])
     )
-    judged = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
+    # H1 and the borderline runs as the rulebook decides them (sweeps.study.rung: section 13,
+    # the borderline runs' fates both ways)
+    judged = judge_rung(cells, study)
     off_fails = any(
         v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()
     )
-    h1 = rules.h1_decision(
-        judged, rules.best_lr(cells, ref), off_fails, study.min_effect, study.negligible
-    )
+    h1 = judged.h1
     primary_h2a = by_definition[rules.PRIMARY_FAILURE]
     return {
         "h1": m.H1(
             verdict=h1.verdict,
             why=h1.why,
-            lr=h1.lr,
+            lr=judged.best_lr,
             stats=m.Paired(**paired_entry(h1.stats)) if h1.stats else None,
             off_fails=off_fails,
         ),
@@ -322,7 +323,32 @@ def paired_hypotheses(
             else rules.paired_verdict(q, settings["min_sensitivity"]),
             why=unjudged or None,
         ),
+        "best_cost": best_cost(cells, study),
+        **(
+            {
+                "borderline": list(judged.borderline),
+                "both_ways": {k: list(v) for k, v in judged.both_ways.items()},
+            }
+            if judged.borderline
+            else {}
+        ),
     }
+
+
+def best_cost(cells: rules.Cells, study: rules.Study) -> m.BestCost:
+    """The primary comparison at each arm's own best LR (sweeps.study.effect_curve.best_cost):
+    each arm's capped losses [LR, seed] over the LRs both ran."""
+    ref, primary = study.reference, study.primary
+    cost = effect_curve.best_cost(
+        cells.lrs,
+        cells.loss[cells.arm(ref)],
+        cells.loss[cells.arm(primary)],
+        rules.best_lr(cells, ref),
+        rules.best_lr(cells, primary),
+        study.precision,
+    )
+    stats = m.Paired(**paired_entry(cost.stats)) if cost.stats else None
+    return m.BestCost(off_lr=cost.off_lr, on_lr=cost.on_lr, stats=stats)
 
 
 def _h2a_censoring(off: dict, on: dict) -> str:
@@ -467,9 +493,10 @@ def comparison(
     """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
     sweeps.study.rules judges it, with the leave-one-run-out check."""
     study = study_of(settings)
-    judged = rules.compare(cells, c, study)
+    judged = judge.compare(cells, c, study)
     p, result = judged.pairs, judged.necessity
     at = {lr: i for i, lr in enumerate(result.lrs)}
+    marked = {effect_curve.HARMED: "harmed", effect_curve.HELPED: "helped"}
     seeds = list(p.seeds)
     per_lr = []
     for i, lr in enumerate(p.lrs):
@@ -494,6 +521,7 @@ def comparison(
                 equivalent=bool(stat is not None and rules.negligible(stat, study.negligible)),
                 seeds=[None if math.isnan(x) else float(x) for x in p.d[i]],
                 speedup=_speedup(arms[c.baseline], arms[c.treatment], lr),
+                mark=marked.get(judged.marks[k], "") if k is not None else "",
             )
         )
     ratio = [
@@ -516,6 +544,9 @@ def comparison(
             m.Influence(run_id=rid, lr=_lr_of(cells, rid), threshold_without=_grid(t))
             for rid, t in judged.influence
         ],
+        best_lr=judged.best_lr,
+        harm=[list(r) for r in judged.harm],
+        help=[list(r) for r in judged.help],
     )
 
 

@@ -154,6 +154,9 @@ class LrEffect(Paired):
     equivalent: bool = False
     seeds: list[float | None] = field(default_factory=list)
     speedup: float | None = None
+    # the effect curve's mark (docs/STUDY.md section 17): "harmed" (QK-norm credibly worse by
+    # more than m), "helped" (credibly better), "" (neither shown, or not judged)
+    mark: str = ""
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,11 @@ class Comparison:
     precision_floor: float | None
     eta_max_ratio: list[Ratio]
     influence: list[Influence]
+    # section 17: the baseline arm's best LR the threshold is searched from, and the ranges of
+    # adjacent LRs where the treatment is credibly worse (harm) or better (help), [lowest, highest]
+    best_lr: float | None = None
+    harm: list[list[float]] = field(default_factory=list)
+    help: list[list[float]] = field(default_factory=list)
 
 
 # -- the paired hypotheses at a rung ---
@@ -220,6 +228,17 @@ class H2b(Paired):
 
 
 @dataclass(frozen=True)
+class BestCost:
+    """The primary comparison at each arm's own best LR (docs/STUDY.md section 17): the
+    reference arm at its best minus the primary arm at its best, paired by seed (positive: the
+    primary arm at its best finished lower); stats None where an arm has no best LR."""
+
+    off_lr: float | None
+    on_lr: float | None
+    stats: Paired | None
+
+
+@dataclass(frozen=True)
 class TokensPerParam:
     params: int
     non_embedding: int
@@ -240,6 +259,11 @@ class Rung:
     h2a: H2a | None = maybe()
     h2a_by_definition: dict[str, H2a] | None = maybe()
     h2b: H2b | None = maybe()
+    best_cost: BestCost | None = maybe()
+    # the runs within the fate margin of their cut, and each verdict or edge they move:
+    # name -> [with them stuck, with them trained] (docs/STUDY.md section 13)
+    borderline: list[str] | None = maybe()
+    both_ways: dict[str, list[str]] | None = maybe()
 
 
 # -- the trends over the ladder's rungs ---
@@ -354,6 +378,30 @@ class GapShrink:
 
 
 @dataclass(frozen=True)
+class RungValue:
+    """One rung's value in a trend: the geometric mean over its seeds of their thresholds (W2:
+    as a multiple of the reference arm's best LR), censored ones at their bound and moved
+    beyond it, with how many seeds it rests on and how many are censored."""
+
+    rung: int
+    lr: float
+    beyond: float
+    seeds: int
+    censored: int
+
+
+@dataclass(frozen=True)
+class LeftOutRung:
+    """The trend refitted without one rung: its verdict and slope, and the rung's influence
+    (that slope minus the slope over every rung), decades per doubling."""
+
+    rung: int
+    verdict: str
+    slope: Slope | None
+    influence: float | None
+
+
+@dataclass(frozen=True)
 class Trend:
     """H3 (depth) or W1/W2 (width) as sweeps.study.ladders decided it: the verdict and its code,
     the slopes with censored thresholds at and beyond their bounds, the rungs fitted over;
@@ -373,6 +421,15 @@ class Trend:
     extrapolation: Extrapolation | None = maybe()
     bound: float | None = maybe()
     seed_best: dict[str, list[float]] | None = maybe()
+    # section 13: the prediction (H3, W1) and the design's power at it (W2: its chance to show
+    # a multiple that truly carries); each rung's value; section 17: the trend with each rung
+    # left out, the rungs whose removal reverses the verdict and those that change it
+    prediction: float | None = maybe()
+    power: float | None = maybe()
+    rung_values: list[RungValue] | None = maybe()
+    left_out: list[LeftOutRung] | None = maybe()
+    reversed_by: list[int] | None = maybe()
+    fragile: list[int] | None = maybe()
 
 
 @dataclass(frozen=True)
@@ -546,7 +603,7 @@ class StuckRuns:
 @dataclass(frozen=True)
 class Unrefined:
     """A rung whose grid the refinement rule would still grow: the LRs it would add, each with
-    the brackets it would bisect (sweeps.study.rules.refinement_brackets)."""
+    the brackets it would bisect (sweeps.study.judge.refinement_brackets)."""
 
     rung: str
     resolution: float

@@ -12,7 +12,9 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.core.presets import PRESETS
-from sweeps.study import ladders, rules
+from sweeps.study import judge, ladders, rules, trend
+from sweeps.study.cells import with_borderline_as
+from sweeps.study.stats import line_fit
 
 # the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
 CORE_WIDTH = PRESETS["core"].model.n_embd
@@ -24,44 +26,58 @@ def study_of(settings: dict) -> rules.Study:
 
 
 def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
-    """The trend over the ladder's rungs, over the rungs with both arms of the primary
-    comparison (per-seed thresholds, censored ones kept at and beyond their bounds): on a depth
-    ladder {"h3"} (sweeps.study.ladders.trend_decision); on a width ladder {"w1"} (the same
-    rule on widths, with the extrapolation to the core width) and {"w2"}
-    (sweeps.study.ladders.carry_decision on the thresholds as multiples of each seed's best LR of
-    the reference arm), docs/STUDY.md sections 5 and 11."""
+    """The trend over the ladder's rungs with both arms of the primary comparison, judged by the
+    rulebook (docs/STUDY.md sections 13 and 17: rung values from the per-seed stability
+    thresholds, borderline runs both ways, each rung left out; sweeps.study.trend): on a depth
+    ladder {"h3"}; on a width ladder {"w1"} (with the extrapolation to the core width) and
+    {"w2"} (the threshold as a multiple of each rung's best LR of the reference arm)."""
     study = study_of(settings)
     seeds: dict = {}
     judged: dict = {}
     best: dict = {}
+    seed_best: dict = {}
+    ways: list[dict] = [{}, {}]  # every borderline run stuck, trained
     for name in rungs:
         c = cells[int(name)]
         if not (c.has(study.reference) and c.has(study.primary)):
             continue
-        n = rules.compare(c, study.primary_comparison, study, influence=False).necessity
-        seeds[int(name)], judged[int(name)] = n.seed_thresholds, n.lrs
-        best[int(name)] = ladders.seed_best_lrs(c, study.reference)
-    t = ladders.trend_decision(seeds, judged)
-    # the chart's points: bounds alone (censored alike) would draw a line that measures nothing
-    drawn = t.at_bound is not None and t.why != "censored alike"
-    first = {**_trend(t, seeds), **(_points(seeds, judged) if drawn else {})}
-    if t.at_bound is not None:
-        first["uncensored"] = _uncensored(ladders.uncensored_line(seeds, judged))
-    found = sensitivity_trend(cells, study, settings, sorted(seeds))
-    sensitivity = {"sensitivity_trend": found} if found else {}  # one rung: no slope, no key
-    if settings["ladder"]["field"] != "n_embd":
+        size = int(name)
+        j = judge.compare(c, study.primary_comparison, study, influence=False)
+        seeds[size], judged[size], best[size] = (
+            j.necessity.seed_thresholds,
+            j.necessity.lrs,
+            j.best_lr,
+        )
+        seed_best[size] = ladders.seed_best_lrs(c, study.reference)
+        for way, stuck in zip(ways, (True, False)):
+            moved = with_borderline_as(c, study.fate_margin, stuck)
+            way[size] = judge.compare(
+                moved, study.primary_comparison, study, False
+            ).necessity.seed_thresholds
+    width = settings["ladder"]["field"] == "n_embd"
+    n_seeds = max((len(cells[k].seeds) for k in seeds), default=rules.STUDY_SEEDS)
+    found = trend.judged_trends(ways, "W1" if width else "H3", n_seeds, best if width else None)
+    t = found["W1" if width else "H3"]
+    first = {**_trend(t, seeds), **_points(t, seeds)}
+    line = ladders.uncensored_line(seeds, judged)
+    if t.at_bound is not None and line is not None:
+        first["uncensored"] = _uncensored(line)
+    found_s = sensitivity_trend(cells, study, settings, sorted(seeds))
+    sensitivity = {"sensitivity_trend": found_s} if found_s else {}  # one rung: no slope, no key
+    if not width:
         return {"h3": m.Trend(**first), **sensitivity}
-    if t.at_bound is not None:  # decided (enough widths and points): its line reads at 384
+    if t.at_bound is not None:  # decided (enough widths): its line reads at 384
         first["extrapolation"] = extrapolation(cells, settings, seeds, judged)
         if t.why == "censored alike":  # a line through bounds alone reads nothing at 384
             first["extrapolation"] = dataclasses.replace(
                 first["extrapolation"], threshold=m.ThresholdLines(None, None)
             )
-    carry = ladders.carry_decision(seeds, best, judged)
+    carry = found["W2"]
     w2 = {**_trend(carry, seeds), "bound": ladders.CARRY_BOUND}
-    if carry.at_bound is not None:
-        w2["uncensored"] = _uncensored(ladders.uncensored_line(seeds, judged, best, top=True))
-    w2["seed_best"] = {str(k): v for k, v in best.items()}
+    line = ladders.uncensored_line(seeds, judged, seed_best, top=True)
+    if carry.at_bound is not None and line is not None:
+        w2["uncensored"] = _uncensored(line)
+    w2["seed_best"] = {str(k): v for k, v in seed_best.items()}
     return {"w1": m.Trend(**first), "w2": m.Trend(**w2), **sensitivity}
 
 
@@ -92,31 +108,44 @@ def sensitivity_trend(
     return m.SensitivityTrend(sizes=sizes, lines=lines) if lines else None
 
 
-def _trend(t: ladders.Trend, seeds: dict) -> dict:
+def _trend(t: trend.Trend, seeds: dict) -> dict:
     return {
         "verdict": t.verdict,
         "why": t.why,
         "at_bound": _slope(t.at_bound),
         "beyond": _slope(t.beyond),
-        "censored": t.censored,
-        "short": t.short,
+        "censored": sum(r.censored for r in t.rungs),
+        "short": list(t.dropped),
         "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
-    }
-
-
-def _points(seeds: dict, judged: dict) -> dict:
-    """The points a decided trend was fitted to (its chart): per seed and rung the threshold
-    (a censored one at its bound, and where it is moved beyond), and the least-squares line
-    of log10 LR on log2 rung with them at their bounds."""
-    points, _ = ladders.trend_points(seeds, judged)
-    line, _ = ladders.trend_lines(seeds, judged)
-    return {
-        "points": [
-            m.TrendPoint(rung=round(2**x), lr=10**y, beyond=10**yb, censored=bool(c))
-            for x, y, yb, c in points
+        "prediction": t.prediction if t.prediction else None,
+        "power": None if math.isnan(t.power) else t.power,
+        "rung_values": [
+            m.RungValue(round(2**r.x), 10**r.at_bound, 10**r.beyond, r.seeds, r.censored)
+            for r in t.rungs
         ],
-        "line": m.Line(line.slope, line.intercept) if line else None,
+        "left_out": [
+            m.LeftOutRung(lo.size, lo.verdict, _slope(lo.slope), lo.influence) for lo in t.left_out
+        ],
+        "reversed_by": list(t.reversed_by),
+        "fragile": list(t.fragile),
     }
+
+
+def _points(t: trend.Trend, seeds: dict) -> dict:
+    """The points a decided trend rests on (its chart): per seed and rung the threshold (a
+    censored one at its bound, and where it is moved beyond), and the least-squares line of the
+    rung values (log10 LR on log2 rung, censored values at their bounds) the verdict reads."""
+    if t.at_bound is None or t.why == "censored alike":  # bounds alone: a line measures nothing
+        return {}
+    points = [
+        m.TrendPoint(rung=size, lr=10 ** found[0], beyond=10 ** found[1], censored=bool(found[2]))
+        for size, values in sorted(seeds.items())
+        if size not in t.dropped
+        for found in (trend.seed_log(v) for v in values)
+        if found is not None
+    ]
+    line = line_fit([r.x for r in t.rungs], [r.at_bound for r in t.rungs])
+    return {"points": points, "line": m.Line(line.slope, line.intercept) if line else None}
 
 
 def extrapolation(cells: dict, settings: dict, seeds: dict, judged: dict) -> m.Extrapolation:

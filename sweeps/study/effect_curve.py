@@ -111,12 +111,12 @@ def effect_curve(lrs, d, cls_b, cls_t, ceiling, min_effect: float, floor: float)
         tuple(float(lrs[i]) for i in idx),
         tuple(paired(np.where(used[i], d[i], np.nan), floor) for i in idx),
         tuple(int(m[i]) for i in idx),
-        _ranges(lrs, idx, m, HARMED),
-        _ranges(lrs, idx, m, HELPED),
+        ranges(lrs, idx, m, HARMED),
+        ranges(lrs, idx, m, HELPED),
     )
 
 
-def _ranges(lrs, idx, m, code) -> tuple[tuple[float, float], ...]:
+def ranges(lrs, idx, m, code) -> tuple[tuple[float, float], ...]:
     """Runs of adjacent judged LRs marked `code`, as (lowest, highest) LR."""
     runs: list[list[int]] = []
     for pos, i in enumerate(idx):

@@ -156,7 +156,7 @@ def h2a_call(h: H2a) -> Call:
 
 
 def h1(analysis: Analysis) -> dict[str, Call]:
-    """H1 as sweeps.study.rules.h1_decision decided it at each rung (the rung's h1)."""
+    """H1 as the rulebook decided it at each rung (sweeps.study.rung.h1_v5: the rung's h1)."""
     return {
         name: Call(depth.h1.verdict, depth.h1.why)
         for name, depth in analysis.depths.items()
@@ -227,9 +227,9 @@ def trend_interval(name: str) -> Interval:
 
 # -- the ladder's trends: H3 (depth), W1 and W2 (width) -----------------------------------------
 def trend(name: str) -> Decision:
-    """A trend as sweeps.study.ladders decided it (analysis.h3, .w1, .w2), once the
-    ladder has MIN_RUNGS rungs with both arms ("few rungs") and 2 per-seed thresholds at each
-    ("too few points")."""
+    """A trend as the rulebook decided it (sweeps.study.trend.robust: analysis.h3, .w1, .w2),
+    once the ladder has MIN_RUNGS rungs with both arms ("few rungs"), with the prediction, the
+    design's power and the rungs whose removal reverses or changes it."""
 
     def decided(analysis: Analysis) -> Call:
         n = sum(primary(analysis, d) is not None for d in analysis.depths.values())
@@ -238,9 +238,13 @@ def trend(name: str) -> Decision:
         t = trend_of(analysis, name)
         if t is None:
             return Call(INCONCLUSIVE, "")
-        if t.why == "too few points":
-            return Call(INCONCLUSIVE, "too few points", {"short": t.short})
-        return Call(t.verdict, t.why or "")
+        numbers = {
+            "prediction": t.prediction,
+            "power": t.power,
+            "reversed": t.reversed_by or [],
+            "fragile": t.fragile or [],
+        }
+        return Call(t.verdict, t.why or "", {k: v for k, v in numbers.items() if v is not None})
 
     return decided
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -36,7 +36,6 @@ from sweeps.study.stats import (
     Paired,
     critical_lr,
     equivalent,
-    necessity,
     paired,
     quantization_sd,
     sensitivity,
@@ -199,37 +198,19 @@ def _no_pairs(comparison: Comparison, seeds: list[int]) -> Pairs:
 
 @dataclass(frozen=True)
 class Judgement:
-    """A comparison at one depth: its pairs, the necessity rule, and the runs whose removal
-    alone moves the threshold (leave-one-run-out): (run id, threshold without it)."""
+    """A comparison at one rung as the rulebook judged it (sweeps.study.judge.compare): its
+    pairs, the per-LR statistics with the stability threshold (a Necessity), the runs whose
+    removal alone moves the threshold (leave-one-run-out): (run id, threshold without it), the
+    baseline arm's best LR, each judged LR's effect-curve mark (effect_curve.HARMED, HELPED, 0)
+    and the harmed and helped ranges of LRs."""
 
     pairs: Pairs
     necessity: Necessity
     influence: list[tuple[str, GridValue]]
-
-
-def judge_pairs(p: Pairs, min_effect: float, floor: float, influence: bool = True) -> Judgement:
-    def rule(d):
-        return necessity(p.lrs, d, p.ceiling, min_effect, floor, p.fail_b, p.fail_t)
-
-    result = rule(p.d)
-    movers = []
-    if influence:
-        for j, s in zip(*np.nonzero(np.isfinite(p.d))):
-            d = p.d.copy()
-            d[j, s] = np.nan  # either run of the pair gone removes the pair
-            without = rule(d).threshold
-            if _moved(result.threshold, without):
-                movers += [(rid, without) for rid in p.runs[j, s]]
-    return Judgement(p, result, sorted(movers, key=lambda m: str(m[0])))
-
-
-def _moved(a: GridValue, b: GridValue) -> bool:
-    """The threshold moved: another kind, or another grid bracket."""
-    return a.kind != b.kind or (a.inside and a.bracket != b.bracket)
-
-
-def compare(cells: Cells, comparison: Comparison, study: Study, influence: bool = True):
-    return judge_pairs(pairs(cells, comparison), study.min_effect, study.precision, influence)
+    best_lr: float | None = None
+    marks: list[int] = field(default_factory=list)
+    harm: tuple[tuple[float, float], ...] = ()
+    help: tuple[tuple[float, float], ...] = ()
 
 
 class LRCall(NamedTuple):
@@ -512,21 +493,6 @@ class Bracket(NamedTuple):
     seed: int | None = None
 
 
-def refinement_brackets(cells: Cells, study: Study, arms: Iterable[str]) -> list[Bracket]:
-    """The brackets adaptive refinement bisects (docs/STUDY.md section 6): each arm's and
-    seed's critical-LR bracket, and the primary comparison's threshold bracket."""
-    out = []
-    for arm in arms:
-        for seed, crit in critical_lrs(cells, arm).items():
-            if crit.inside:
-                out.append(Bracket(*crit.bracket, arm, int(seed)))
-    t = compare(cells, study.primary_comparison, study, influence=False)
-    bracket = t.necessity.threshold.bracket if t.necessity.threshold.inside else None
-    if bracket:
-        out.append(Bracket(*bracket))
-    return out
-
-
 def midpoints(brackets, resolution: float, planned) -> dict[float, list[Bracket]]:
     """New LRs: the rounded geometric midpoint of every bracket wider than the resolution
     (1% slack absorbs the three-digit rounding: sqrt(10) becomes 3.16, 0.5003 decades), each
@@ -625,42 +591,6 @@ def negligible(p: Paired, bound: float) -> bool:
     return equivalent(p, bound)
 
 
-class H1(NamedTuple):
-    """H1 at one depth (docs/STUDY.md section 5): the verdict, why (a short code the report
-    words: 'no best lr', 'not judged', 'necessary', 'harms', 'no threshold', 'negligible',
-    'off never fails', 'neither'), the LR judged (the reference arm's best LR) and its stats."""
-
-    verdict: str
-    why: str
-    lr: float | None
-    stats: Paired | None
-
-
-def h1_decision(
-    n: Necessity, best: float | None, off_fails: bool, min_effect: float, bound: float
-) -> H1:
-    """H1 from the primary comparison's necessity rule, the reference arm's best LR and whether
-    the reference arm fails inside the grid (primary definition, any seed)."""
-    if best is None:
-        return H1(INCONCLUSIVE, "no best lr", None, None)
-    at = next((st for lr, st in zip(n.lrs, n.stats) if math.isclose(lr, best)), None)
-    if at is None:
-        return H1(INCONCLUSIVE, "not judged", best, None)
-    t = n.threshold
-    above = t.kind == "" and t.bracket[1] > best * (1 + 1e-9)
-    if at.lower > min_effect:
-        return H1(NOT_SUPPORTED, "necessary", best, at)
-    if harms(at.upper, min_effect):
-        return H1(NOT_SUPPORTED, "harms", best, at)
-    if t.kind == "none" and off_fails:
-        return H1(NOT_SUPPORTED, "no threshold", best, at)
-    if negligible(at, bound) and above:
-        return H1(SUPPORTED, "negligible", best, at)
-    if t.kind == "none":
-        return H1(INCONCLUSIVE, "off never fails", best, at)
-    return H1(INCONCLUSIVE, "neither", best, at)
-
-
 __all__ = [
     "NONE",
     "outcome_class",
@@ -669,18 +599,13 @@ __all__ = [
     "Study",
     "Cells",
     "Pairs",
-    "Judgement",
     "build_cells",
     "pairs",
-    "compare",
-    "judge_pairs",
     "critical_lrs",
     "failed_under",
     "best_lr",
     "is_stuck",
     "recorded_baseline",
-    "h1_decision",
-    "H1",
     "LRCall",
     "lr_calls",
     "median_grid",
@@ -700,7 +625,6 @@ __all__ = [
     "sensitivity_lrs",
     "sensitivities",
     "Bracket",
-    "refinement_brackets",
     "midpoints",
     "h2a_stats",
     "h2b_stats",

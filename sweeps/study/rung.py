@@ -13,13 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.study import rules, stability
-from sweeps.study.cells import (
-    FAILURE_DEFINITIONS,
-    Cells,
-    borderline,
-    with_borderline_as,
-)
+from sweeps.study import judge, rules, stability
+from sweeps.study.cells import FAILURE_DEFINITIONS, Cells, borderline, with_borderline_as
 from sweeps.study.stats import GridValue, Paired, equivalent
 
 BORDERLINE_DECIDES = "borderline decides"
@@ -28,7 +23,7 @@ BORDERLINE_DECIDES = "borderline decides"
 @dataclass(frozen=True)
 class H1v5:
     """H1 at `off`'s best LR: the verdict, a reason code ('no best lr', 'not judged',
-    'necessary at best', 'harms at best', 'no threshold', 'negligible', 'off never fails',
+    'necessary', 'harms', 'no threshold', 'negligible', 'off never fails',
     'neither', BORDERLINE_DECIDES) and the statistics there."""
 
     verdict: str
@@ -57,15 +52,10 @@ class Rung:
 def primary_arrays(cells: Cells, comparison: rules.Comparison, fate_margin: float = 0.0):
     """(LRs both arms ran, d [LR, seed] baseline - treatment, fate classes of each arm, the
     common ceiling [LR]) of a comparison at one rung: rules.pairs' differences and ceiling,
-    with each run's fate class (stopped, stuck, trained, trained within the fate margin)."""
+    with each run's fate class (judge.fate_arrays)."""
     p = rules.pairs(cells, comparison)
-    if not p.lrs:
-        return np.zeros(0), p.d, None, None, p.ceiling
-    stopped = cells.diverged if cells.diverged is not None else np.zeros_like(cells.failing)
-    cls = stability.fate_classes(cells.failing, stopped, borderline(cells, fate_margin))
-    shared = [cells.lrs.index(lr) for lr in p.lrs]
-    ib, it = cells.arm(comparison.baseline), cells.arm(comparison.treatment)
-    return np.asarray(p.lrs, float), p.d, cls[ib, shared], cls[it, shared], p.ceiling
+    cls_b, cls_t = judge.fate_arrays(cells, p, fate_margin)
+    return np.asarray(p.lrs, float), p.d, cls_b, cls_t, p.ceiling
 
 
 def h1_v5(th: stability.StabilityThreshold, off_fails: bool, study: rules.Study) -> H1v5:
@@ -78,9 +68,9 @@ def h1_v5(th: stability.StabilityThreshold, off_fails: bool, study: rules.Study)
     if at is None:
         return H1v5(rules.INCONCLUSIVE, "not judged", None)
     if at.lower > study.min_effect:
-        return H1v5(rules.NOT_SUPPORTED, "necessary at best", at)
+        return H1v5(rules.NOT_SUPPORTED, "necessary", at)
     if at.upper < -study.min_effect:
-        return H1v5(rules.NOT_SUPPORTED, "harms at best", at)
+        return H1v5(rules.NOT_SUPPORTED, "harms", at)
     kind = th.pooled.kind
     if kind == "none" and off_fails:
         return H1v5(rules.NOT_SUPPORTED, "no threshold", at)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sweeps.study import rules, stats
+from sweeps.study import judge, rules, stats
+from sweeps.study.rung import judge_rung
 
 L0 = 5.5  # loss at initialization: what a run that stopped (diverged) counts as
 STUCK = (2.4, 3.0)  # a stuck run finishes here, just above a bigram baseline of ~2.34
@@ -248,20 +249,23 @@ def refined_sweep(
         diverged = np.concatenate([diverged, dv], axis=1)[:, order]
         lrs = [lrs[i] for i in order]
         cells = _cells(loss, failing, diverged, lrs, cond.seeds)
-        brackets = rules.refinement_brackets(cells, study, ("off", "on"))
+        brackets = judge.refinement_brackets(cells, study, ("off", "on"))
         new = list(rules.midpoints(brackets, resolution, set(lrs)))
-    return rules.compare(cells, study.primary_comparison, study, influence=False)
+    return judge.compare(cells, study.primary_comparison, study, influence=False)
 
 
 def refined_rates(cond: Condition, sweeps: int, seed: int = 3) -> tuple[float, float]:
     """(false thresholds under the null, recovery within one base-grid step of the planted
-    LR) with the refinement loop. The planted LR is drawn uniformly between grid indices 2
-    and n - 4, the off arm's edge 0.75 decades above it (the null: the same edge)."""
+    LR) with the refinement loop. The planted LR is drawn uniformly (in log) from off's best
+    LR (the curve's minimum, 1e-2) to two base-grid steps below the top: the stability
+    threshold is searched at and above that best LR (section 13; an effect below it is the
+    low-LR effect, its own estimand), the off arm's edge 0.75 decades above the planted LR
+    (the null: the same edge)."""
     rng = np.random.default_rng(seed)
     step = 4 / (cond.n_lr - 1)
     false, hits = [], []
     for _ in range(sweeps):
-        planted = 10 ** rng.uniform(-4 + 2 * step, -4 + (cond.n_lr - 4) * step)
+        planted = 10 ** rng.uniform(-2.0, -4 + (cond.n_lr - 3) * step)
         edge = planted * 10**EDGE_ABOVE_PLANTED
         t = refined_sweep(cond, rng, None, edge).necessity.threshold
         false.append(t.kind != "none")
@@ -293,12 +297,8 @@ def hypothesis_nulls(cond: Condition, sweeps: int, seed: int = 4) -> dict[str, f
     support = {"H1": [], "H2a": [], "H2b": []}
     for _ in range(sweeps):
         cells = _cells(*null_with_edge(cond, rng), cond.lrs, cond.seeds)
-        n = rules.compare(cells, study.primary_comparison, study, influence=False).necessity
         off = rules.critical_lrs(cells, "off")
-        off_fails = any(v.kind in ("", "below") for v in off.values())
-        h1 = rules.h1_decision(
-            n, rules.best_lr(cells, "off"), off_fails, study.min_effect, study.negligible
-        )
+        h1 = judge_rung(cells, study).h1
         support["H1"].append(h1.verdict == rules.SUPPORTED)
         p, _ = rules.h2a_stats(off, rules.critical_lrs(cells, "on"))
         support["H2a"].append(rules.paired_verdict(p) == rules.SUPPORTED)

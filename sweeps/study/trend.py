@@ -29,6 +29,9 @@ from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
 RULED_OUT = "ruled out"
+# the pre-registered falls (decades of threshold per doubling, section 13): H3 on depth, W1 on
+# width; a verdict rules a fall this steep out or shows a fall
+PREDICTIONS = {"H3": -0.25, "W1": -0.3}
 CENSOR_SHIFT = 0.5  # decades a censored per-seed value moves beyond its bound
 MIN_SEEDS_PER_RUNG = 2
 # Pre-registered for the power each verdict states (section 13): the sd of a rung's deviation
@@ -253,6 +256,21 @@ def robust(
     out = replace(trend, left_out=tuple(left), reversed_by=reversed_by, fragile=fragile)
     if reversed_by:
         out = replace(out, verdict=INCONCLUSIVE, why=ONE_RUNG_DECIDES)
+    return out
+
+
+def judged_trends(
+    ways: Sequence[Mapping[int, Sequence[GridValue]]],
+    name: str,
+    seeds: int,
+    best: Mapping[int, float] | None = None,
+) -> dict[str, Trend]:
+    """The trends a ladder decides under section 17 from its per-seed stability thresholds both
+    ways (ways: borderline runs stuck, trained): H3 on depth, W1 on width with W2 (the
+    threshold as a multiple of `best`, each rung's `off` best LR) beside it."""
+    out = {name: robust(ways, decide, OPPOSITE, PREDICTIONS[name], seeds)}
+    if best is not None:
+        out["W2"] = robust(ways, carry, CARRY_OPPOSITE, best, seeds)
     return out
 
 

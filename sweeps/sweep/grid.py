@@ -4,7 +4,7 @@ threshold's bracket down to the spec's resolution.
 
 Pure: from the spec, the planned configs and the finished runs' summaries to the LRs to add.
 Only the arms on the whole grid grow; every new LR runs for every seed. Which brackets to
-bisect is a rule of the study (sweeps.study.rules.refinement_brackets, the same code the
+bisect is a rule of the study (sweeps.study.judge.refinement_brackets, the same code the
 report and the simulations of docs/STUDY.md section 7 use); this module only grows the grid.
 """
 
@@ -15,13 +15,13 @@ from collections import defaultdict
 
 from sweeps.core.config import RunConfig
 from sweeps.run.outcomes import FAILED
+from sweeps.study.judge import refinement_brackets
 from sweeps.study.rules import (
     RESOLUTION_SLACK,
     Bracket,
     build_cells,
     midpoints,
     recorded_baseline,
-    refinement_brackets,
     round_lr,
 )
 from sweeps.sweep.spec import SweepSpec
