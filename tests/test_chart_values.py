@@ -4,6 +4,7 @@ arms, three comparisons and three depths (tests/figures_fakes.py write_multi).""
 
 import json
 import math
+from pathlib import Path
 
 import chart_marks as cm
 import figures_fakes as ff
@@ -525,3 +526,34 @@ def test_an_lr_not_judged_is_marked_with_the_rules_own_reason():
     unjudged = [e for d in a.depths.values() for c in d.comparisons.values() for e in c.per_lr]
     assert len(rows) == sum(not e.judged for e in unjudged)
     assert "fewer than 3 pairs without a failure" in NOT_JUDGED[rules.BOTH_ARMS_FAIL]
+
+
+@pytest.mark.parametrize("report", ["cpu-depth", "cpu-text"])
+def test_the_paired_chart_marks_the_harm_window_apart_from_a_lone_worse_lr(report):
+    """docs/STUDY.md section 17: the harm window (the analysis' effect-curve mark) is its own
+    glyph; an LR worse only by its own 90% interval is drawn apart from it. On the committed
+    reports: depth 8's best LR 0.01 lies in a harm window (cpu-depth), Shakespeare's 0.0316 is
+    worse at that LR alone (cpu-text)."""
+    root = Path(__file__).resolve().parents[1] / "docs" / report
+    result = json.loads((root / "analysis.json").read_text())
+    panels = cm.panels(charts.paired_effect(result))
+    drawn = {}
+    for panel in panels:
+        key, depth = _one(panel, "effects", "comparison", "n_layer")
+        for m in panel["effects"]:
+            drawn[(key, int(depth), m["lr"])] = m["verdict"]
+    m_effect = result["settings"]["min_effect"]
+    for d, depth in result["depths"].items():
+        for key, c in depth["comparisons"].items():
+            for e in c["per_lr"]:
+                if (key, int(d), e["lr"]) not in drawn:
+                    continue
+                glyph = drawn[(key, int(d), e["lr"])]
+                assert (glyph == "harm window") == (e["mark"] == "harmed" and not e["necessary"])
+                alone = e["mark"] != "harmed" and e["upper"] is not None
+                alone = alone and e["upper"] < -m_effect and not e["necessary"]
+                assert (glyph == "worse at this LR alone") == alone
+    if report == "cpu-depth":
+        assert drawn[("off vs on", 8, 0.01)] == "harm window"
+    else:
+        assert drawn[("off vs on", 4, 0.0316)] == "worse at this LR alone"

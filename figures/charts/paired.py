@@ -33,7 +33,10 @@ from sweeps.study.stats import MIN_PAIRS
 PANEL_WIDTH = 190  # each comparison's panel: three side by side fit a laptop screen
 VERDICTS = {  # glyph per verdict at an LR: shape, fill
     "necessary": ("circle", "#000000"),
-    "harm": ("triangle-down", "#D55E00"),
+    # section 17's harm window (two adjacent LRs at 90%, or one at the family-wise level)
+    "harm window": ("triangle-down", "#D55E00"),
+    # worse by this LR's own 90% interval alone, short of the window's bar
+    "worse at this LR alone": ("triangle-down", "#FFFFFF"),
     "no effect shown": ("circle", "#FFFFFF"),
 }
 
@@ -110,13 +113,16 @@ def _paired_entries(analysis: m.Analysis) -> list[tuple]:
 
 
 def _verdict(e: m.LrEffect, hi, min_effect: float) -> str:
-    """The glyph's name for what the rules decided at the LR: necessary (the analysis'
-    necessity rule), harm (sweeps.study.rules.harms on the interval's upper end), or no effect
-    shown."""
+    """The glyph's name for what the rules decided at the LR: necessary (the lower bound above
+    m), the harm window (the effect curve's mark, docs/STUDY.md section 17), worse at this LR
+    alone (sweeps.study.rules.harms on the interval's upper end, short of the window's bar), or
+    no effect shown."""
     if e.necessary:
         return "necessary"
+    if e.mark == "harmed":
+        return "harm window"
     if harms(hi, min_effect):
-        return "harm"
+        return "worse at this LR alone"
     return "no effect shown"
 
 
@@ -257,7 +263,8 @@ def _interval_layers(base, y_scale, y_title: str, ticks: list[float], field: str
 
 def _effect_layer(base, y_scale, field: str) -> alt.Chart:
     """Each mean effect, its glyph its verdict: filled black circle necessary, vermillion
-    triangle harm, open circle no effect shown."""
+    triangle the harm window, open triangle worse at this LR alone, open circle no effect
+    shown."""
     return (
         filtered(base, "effect", "effects")
         .mark_point(size=60, color="#000000", opacity=1, strokeWidth=1.5)
