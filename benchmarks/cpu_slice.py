@@ -7,9 +7,10 @@ runs) at depths 2, 4 and 8, LR 0.0562 (where QK-norm's threshold lies and `off` 
 at depths 2 and 4: fates near the edge), both arms, seeds 0-2: 18 runs per path. It prints
 per depth the mean run wall time on each path, the 256-run ladder projected from them (its
 runs per depth x mean wall / 2 workers), each run's fate and final loss on both paths beside
-the committed run's (docs/cpu-depth/runs.parquet), and docs/cpu-depth re-judged under study v5
-(figures.rejudge_v5) with the slice's runs in place of the committed ones, once per path:
-per depth the stability threshold (pooled and per seed) and `off`'s stuck edge, and H3.
+the committed run's (docs/cpu-depth/runs.parquet), and docs/cpu-depth analysed by the report's
+own pipeline (the rulebook, sweeps.analysis.analyze) with the slice's runs in place of the
+committed ones, once per path: per depth the stability threshold (pooled and per seed) and
+`off`'s stuck edge, H1, and H3.
 
     python benchmarks/cpu_slice.py --out /tmp/slice        # about an hour on 2 idle cores
 
@@ -121,7 +122,7 @@ def main(argv=None) -> int:
         moved += by.loc["default", "status"] != by.loc["intel", "status"]
         print(f"| {run_id} | {cells[0]} | {cells[1]} | {then} |")
     print(f"\nfates that differ between the paths: {moved} of {len(table) // 2}")
-    rejudged = {"committed": json.loads((COMMITTED.parent / "v5.json").read_text())}
+    rejudged = {"committed": json.loads((COMMITTED.parent / "analysis.json").read_text())}
     for path in PATHS:
         rejudged[path] = rejudge_with(table[table.path == path], out / f"report-{path}")
     print("\n" + "\n".join(compare(rejudged)))
@@ -129,11 +130,14 @@ def main(argv=None) -> int:
 
 
 def rejudge_with(runs: pd.DataFrame, folder: Path) -> dict:
-    """docs/cpu-depth re-judged under v5 with these runs' summaries in place of its own."""
-    from figures.rejudge_v5 import rejudge
+    """docs/cpu-depth's analysis (analysis.json's dict) with these runs' summaries in place of
+    its own, by the report's pipeline."""
+    from figures.report import archive
+    from sweeps.analysis import analyze
+    from sweeps.analysis.adapter import to_json
 
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("analysis.json", "sweep.json"):
+    for name in ("analysis.json", "sweep.json", archive.CURVES_FILE):
         shutil.copy(COMMITTED.parent / name, folder / name)
     committed = pd.read_parquet(COMMITTED)
     for row in runs.to_dict("records"):
@@ -143,26 +147,48 @@ def rejudge_with(runs: pd.DataFrame, folder: Path) -> dict:
             if key in committed.columns and not isinstance(value, (dict, list)):
                 committed.loc[at, key] = value
     committed.to_parquet(folder / "runs.parquet")
-    return rejudge(folder)
+    results, curves, _ = archive.load(folder)
+    return json.loads(json.dumps(to_json(analyze(results, curves, None, folder))))
 
 
 def compare(rejudged: dict) -> list[str]:
+    """Per depth and analysis: the stability threshold, per seed, off's stuck edge, H1; H3."""
+    from figures.report.edges import edge_text
+    from figures.words import numbers
+    from sweeps.analysis import model as m
+    from sweeps.analysis.adapter import read
+
     names = list(rejudged)
     lines = ["| depth | quantity | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    rungs = {k: {r["rung"]: r for r in v["rungs"]} for k, v in rejudged.items()}
-    for depth in rungs["committed"]:
-        for label, read in (
-            ("stability threshold", lambda r: r["stability_threshold"]),
-            ("per seed", lambda r: "; ".join(r["per_seed"])),
-            ("off stuck edge", lambda r: r["edges"]["off"]["stuck"]),
-            ("H1", lambda r: r["h1"]["verdict"]),
-        ):
-            cells = [str(read(rungs[k][depth])) for k in names]
+
+    def primary(a: dict, depth: str) -> dict:
+        return a["depths"][depth]["comparisons"]["off vs on"]
+
+    quantities = (
+        (
+            "stability threshold",
+            lambda a, d: numbers.bracket(read(m.GridPoint, primary(a, d)["threshold"])),
+        ),
+        (
+            "per seed",
+            lambda a, d: numbers.seed_grid(
+                {k: read(m.GridPoint, v) for k, v in primary(a, d)["seed_thresholds"].items()}
+            ),
+        ),
+        (
+            "off stuck edge",
+            lambda a, d: edge_text(read(m.Edge, a["depths"][d]["edges"]["off"]["stuck"])),
+        ),
+        ("H1", lambda a, d: a["depths"][d]["h1"]["verdict"]),
+    )
+    for depth in rejudged["committed"]["depths"]:
+        for label, say in quantities:
+            cells = [say(rejudged[k], depth) for k in names]
             lines.append(f"| {depth} | {label} | " + " | ".join(cells) + " |")
     for k in names:
-        h3 = rejudged[k]["trends"]["H3"]
+        h3 = rejudged[k]["h3"]
         lo, hi = h3["at_bound"]["ci90"]
-        slope = h3["at_bound"]["slope"]
+        slope = h3["at_bound"]["value"]
         lines.append(f"| all | H3 ({k}) | {h3['verdict']}: {slope:.3f} [{lo:.3f}, {hi:.3f}] |")
     return lines
 

@@ -129,7 +129,7 @@ FIGURES_LAYERS = (
     ("words",),
     ("charts",),
     ("report",),
-    ("cli", "carry", "rejudge_v5"),
+    ("cli", "carry"),
 )
 
 

@@ -35,6 +35,10 @@ from sweeps.sweep.archived import RUNS_FILE, SWEEP_FILE  # a sweep grown from a 
 CURVES_FILE = "curves.parquet"
 OLD_ANALYSIS = "analysis-v3.json"  # a re-judged report keeps the analysis it had, by its name
 OLD_REPORT = "report-v3.md"
+# a report v4 judged (analysis.json schema 4 or 5), re-judged by the rulebook (docs/STUDY.md
+# section 17), keeps what v4 said beside it under these names
+V4_ANALYSIS = "analysis-v4.json"
+V4_REPORT = "report-v4.md"
 ARCHIVE_GAPS = (
     "the training curves and every diagnostic (the curves, attention and kurtosis charts, the "
     "diagnostics and early-warning tables, steps to target and speed-ups), the provenance of "
@@ -208,8 +212,15 @@ def _from_archive(report_dir: Path):
 
 
 def _old_analysis(report_dir: Path) -> dict | None:
-    """The analysis a report had before v4: analysis-v3.json once re-judged, else an
-    analysis.json without a schema."""
+    """The analysis a report had under the rules before the current ones: v4's (analysis-v4.json
+    once re-judged, else an analysis.json of schema 4 or 5), else v3's (analysis-v3.json, else
+    an analysis.json without a schema)."""
+    for name in (V4_ANALYSIS, "analysis.json"):
+        path = report_dir / name
+        if path.is_file():
+            doc = json.loads(path.read_text())
+            if name == V4_ANALYSIS or doc.get("schema") in (4, 5):
+                return doc
     for name in (OLD_ANALYSIS, "analysis.json"):
         path = report_dir / name
         if path.is_file():

@@ -20,6 +20,7 @@ from figures.report import (
     answer,
     archive,
     budget,
+    edges,
     figure_set,
     interventions,
     rejudged,
@@ -91,6 +92,7 @@ def make_report(
             what_ran.setup(results, a),
             what_ran.runs(a),
             _verdicts(said),
+            edges.section(a),
             figure_set.section(figures, formats, out_dir),
             tables_section.section(a, curves),
         ]
@@ -104,14 +106,26 @@ def make_report(
 
 # -- sections ----------------------------------------------------------------------------------
 def _keep_previous(report_dir: Path, out_dir: Path, kind: str) -> None:
-    """A pre-v4 report re-judged keeps its analysis.json and report.md, renamed, so v3's
-    verdicts stay beside v4's (never overwritten once kept); a report re-rendered elsewhere
-    (--out) takes the ones it kept along, as the report it renders cites them."""
+    """A re-judged report keeps its analysis.json and report.md, renamed by the rules that made
+    them (a pre-v4 report's as v3's, a v4 report's as v4's), so the earlier verdicts stay beside
+    the current ones (never overwritten once kept); a report re-rendered elsewhere (--out)
+    takes the ones it kept along, as the report it renders cites them."""
     for name, kept in (("analysis.json", archive.OLD_ANALYSIS), ("report.md", archive.OLD_REPORT)):
         new = out_dir / kept
         if new.exists():
             continue
         for old in (report_dir / kept, report_dir / name if kind == "analysis" else None):
+            if old is not None and old.is_file():
+                write_atomic(new, old.read_text())
+                break
+    # a report v4 judged (schema 4 or 5) keeps its analysis and report as v4's, once
+    analysis = report_dir / "analysis.json"
+    v4 = analysis.is_file() and json.loads(analysis.read_text()).get("schema") in (4, 5)
+    for name, kept in (("analysis.json", archive.V4_ANALYSIS), ("report.md", archive.V4_REPORT)):
+        new = out_dir / kept
+        if new.exists():
+            continue
+        for old in (report_dir / kept, report_dir / name if v4 else None):
             if old is not None and old.is_file():
                 write_atomic(new, old.read_text())
                 break

@@ -1,11 +1,12 @@
 """A re-judged report's comparison with the analysis it had: every verdict, threshold,
-critical LR and LR sensitivity under the earlier rules (analysis-v3.json, kept beside the
-report) next to the same quantity under the current ones, the changes marked."""
+critical LR and LR sensitivity under the earlier rules (analysis-v4.json, or a pre-v4 report's
+analysis-v3.json, kept beside the report) next to the same quantity under the current ones,
+the changes marked."""
 
 from __future__ import annotations
 
 from figures import present
-from figures.report.archive import OLD_ANALYSIS, OLD_REPORT
+from figures.report.archive import OLD_ANALYSIS, OLD_REPORT, V4_ANALYSIS, V4_REPORT
 from figures.report.tables import markdown
 from figures.words import numbers
 from figures.words.view import Said
@@ -20,7 +21,10 @@ def rows(previous: dict, said: Said) -> list[list[str]]:
     a = said.analysis
     out, rung = [], present.ladder_of(a)
     for h in HYPOTHESES:
-        before = (previous.get("verdicts") or {}).get(h, {}).get("verdict")
+        said_then = (
+            previous.get("decided") if _is_v4(previous) else previous.get("verdicts")
+        ) or {}
+        before = said_then.get(h, {}).get("verdict")
         now = said.verdicts[h].verdict if h in said.verdicts else None
         if before or now:
             out.append([h, before or "-", now or "-"])
@@ -61,7 +65,11 @@ def rows(previous: dict, said: Said) -> list[list[str]]:
                 ]
             )
     for depth, arms in said.interventions.items():
-        old = (previous.get("interventions") or {}).get(depth, {})
+        old = (
+            previous.get("interventions")
+            or (previous.get("decisions") or {}).get("interventions")
+            or {}
+        ).get(depth, {})
         for arm, hs in arms.items():
             for h, v in hs.items():
                 before = old.get(arm, {}).get(h, {}).get("verdict", "-")
@@ -73,13 +81,17 @@ def section(previous: dict | None, said: Said, source: dict | None) -> str:
     """The report's "Re-judged" section; "" for a report not re-judged from an earlier one."""
     if not previous:
         return ""
+    v4 = _is_v4(previous)
+    kept = f"{V4_REPORT}, {V4_ANALYSIS}" if v4 else f"{OLD_REPORT}, {OLD_ANALYSIS}"
+    why = "sections 13 and 17" if v4 else "section 10"
     lines = [
         "## Re-judged under the current rules",
         "",
-        f"These runs were first reported under earlier rules ({OLD_REPORT}, {OLD_ANALYSIS} beside "
-        f"this report, docs/STUDY.md sha256 `{str(previous.get('study_sha256', ''))[:16]}`). This "
-        f"report judges the same runs, without retraining, under docs/STUDY.md sha256 "
-        f"`{STUDY_SHA256[:16]}` (what changed and why: its section 10).",
+        f"These runs were first reported under earlier rules ({'v4' if v4 else 'v3'}: {kept} "
+        f"beside this report, docs/STUDY.md sha256 "
+        f"`{str(previous.get('study_sha256', ''))[:16]}`). This report judges the same runs, "
+        f"without retraining, under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}` (what changed "
+        f"and why: its {why}).",
         "",
     ]
     if source and source.get("gaps"):
@@ -93,9 +105,14 @@ def section(previous: dict | None, said: Said, source: dict | None) -> str:
     lines += [
         f"{changed} of {len(table)} quantities differ:",
         "",
-        markdown(["quantity", "before", "now (v4)", "changed"], table),
+        markdown(["quantity", f"before ({'v4' if v4 else 'v3'})", "now", "changed"], table),
     ]
     return "\n".join(lines)
+
+
+def _is_v4(previous: dict) -> bool:
+    """The earlier analysis is v4's (schema 4 or 5), not a pre-v4 one (no schema)."""
+    return previous.get("schema") in (4, 5)
 
 
 def _old_grid(value: dict | None) -> m.GridPoint | None:
@@ -114,6 +131,8 @@ def _old_threshold(c: dict) -> str:
     t = c.get("threshold") or {}
     if t.get("kind") != "":
         return numbers.grid(_old_grid(t))
+    if t.get("bracket"):  # v4's: a bracket, interpolated inside it where the effect is continuous
+        return numbers.bracket(_old_grid(t))
     lo, hi = c.get("threshold_ci90") or [None, None]
     low = "<= bottom" if lo is None else numbers.lr(lo)
     return f"{numbers.lr(t['value'])} (90% {low} to {numbers.lr(hi)})"

@@ -324,6 +324,17 @@ def paired_hypotheses(
             why=unjudged or None,
         ),
         "best_cost": best_cost(cells, study),
+        "edges": {
+            arm: {d: _edge(e) for d, e in by_definition.items()}
+            for arm, by_definition in judged.edges.items()
+        },
+        "low_lr": m.LowLr(
+            verdict=judged.low.verdict,
+            lrs=list(judged.low.lrs),
+            means=[st.mean for st in judged.low.stats],
+            lower=list(judged.low.lower),
+            upper=list(judged.low.upper),
+        ),
         **(
             {
                 "borderline": list(judged.borderline),
@@ -333,6 +344,15 @@ def paired_hypotheses(
             else {}
         ),
     }
+
+
+def _edge(e) -> m.Edge:
+    """A failure edge (sweeps.study.stability.Edge) as analysis.json holds it."""
+
+    def value(x: float) -> float | None:
+        return None if math.isnan(x) else x
+
+    return m.Edge(value(e.value), value(e.lower), value(e.upper), e.censored, len(e.per_seed))
 
 
 def best_cost(cells: rules.Cells, study: rules.Study) -> m.BestCost:

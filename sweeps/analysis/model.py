@@ -228,6 +228,32 @@ class H2b(Paired):
 
 
 @dataclass(frozen=True)
+class Edge:
+    """An arm's failure edge under one definition (docs/STUDY.md section 13): the geometric
+    mean of the seeds' critical LRs with its 90% interval (None where a seed is censored or
+    missing), and how many seeds lie beyond the grid."""
+
+    value: float | None
+    lower: float | None
+    upper: float | None
+    censored: int
+    seeds: int
+
+
+@dataclass(frozen=True)
+class LowLr:
+    """The effect below the reference arm's best LR (section 13, its own estimand): one verdict
+    (helps, harms, mixed, negligible, inconclusive) and per LR the mean with Bonferroni-adjusted
+    one-sided 95% bounds over the LRs judged."""
+
+    verdict: str
+    lrs: list[float]
+    means: list[float]
+    lower: list[float]
+    upper: list[float]
+
+
+@dataclass(frozen=True)
 class BestCost:
     """The primary comparison at each arm's own best LR (docs/STUDY.md section 17): the
     reference arm at its best minus the primary arm at its best, paired by seed (positive: the
@@ -260,6 +286,8 @@ class Rung:
     h2a_by_definition: dict[str, H2a] | None = maybe()
     h2b: H2b | None = maybe()
     best_cost: BestCost | None = maybe()
+    edges: dict[str, dict[str, Edge]] | None = maybe()  # arm -> failure definition -> edge
+    low_lr: LowLr | None = maybe()
     # the runs within the fate margin of their cut, and each verdict or edge they move:
     # name -> [with them stuck, with them trained] (docs/STUDY.md section 13)
     borderline: list[str] | None = maybe()

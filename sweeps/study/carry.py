@@ -131,7 +131,7 @@ class Carry:
 def cells_of(rows: Iterable[Mapping], rung: str = "n_layer") -> Cells:
     """One rung's cells from a report's run table (records of runs.parquet): each run's stuck
     cut is its baseline rule's recorded loss (bigram unless the row names another), as
-    figures/rejudge_v5.py reads it. A table of several rungs is refused."""
+    the committed reports were judged from. A table of several rungs is refused."""
     out = []
     for r in rows:
         r = dict(r)

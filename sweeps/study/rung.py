@@ -152,5 +152,12 @@ def judge_rung(cells: Cells, study: rules.Study) -> Rung:
 
 
 def _edge_text(e: stability.Edge) -> str:
-    """An edge as the two ways compare it: the per-seed brackets and the censored count."""
-    return f"{[v.bracket or (v.kind, v.value) for v in e.per_seed]}"
+    """An edge as the two ways compare it: each seed's bracket, '(0.0562, 0.1]', or its
+    censored bound, '> 1'."""
+
+    def seed(v: GridValue) -> str:
+        if v.bracket:
+            return f"({v.bracket[0]:.3g}, {v.bracket[1]:.3g}]"
+        return {"above": "> ", "below": "<= "}.get(v.kind, f"{v.kind} ") + f"{v.value:.3g}"
+
+    return ", ".join(seed(v) for v in e.per_seed)

@@ -1,0 +1,98 @@
+"""The committed reports as the rulebook judges them (docs/STUDY.md sections 13 and 17): what
+analysis.json and report.md say where the rules moved a verdict or a number from v4's, read
+from the committed files (tests/test_committed_reports.py proves they regenerate)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def analysis(name: str) -> dict:
+    return json.loads((DOCS / name / "analysis.json").read_text())
+
+
+def test_cpu_depth_h3_is_not_decided_because_depth_1_alone_decides():
+    a = analysis("cpu-depth")
+    h3 = a["h3"]
+    # six rungs: the predicted -0.25 lies below the slope's 90% interval under both placements
+    # ("ruled out" by section 13 alone), but without depth 1 the interval lies below 0
+    assert (h3["verdict"], h3["why"]) == ("inconclusive", "one rung decides")
+    assert h3["reversed_by"] == [1] and len(h3["rung_values"]) == 6
+    for way in ("at_bound", "beyond"):
+        low, high = h3[way]["ci90"]
+        assert -0.25 < low < 0 < high, (way, low, high)
+    without_1 = next(x for x in h3["left_out"] if x["rung"] == 1)
+    assert without_1["verdict"] == "supported" and without_1["slope"]["ci90"][1] < 0
+    assert without_1["influence"] == pytest.approx(-0.121, abs=0.001)
+    assert a["decided"]["H3"]["verdict"] == "inconclusive"
+    report = (DOCS / "cpu-depth" / "report.md").read_text()
+    assert "Without depth 1 it is -0.172 (-0.294 to -0.049), supported" in report
+    # what v4 said stays beside it
+    assert "| H3 | not supported | inconclusive | **yes** |" in report
+
+
+def test_cpu_depth_rungs_under_the_rulebook():
+    a = analysis("cpu-depth")
+    d8 = a["depths"]["8"]
+    # depth 8 seed 0 is judged by its evidence, not by LR 1 where both arms failed
+    assert d8["comparisons"]["off vs on"]["seed_thresholds"]["0"]["bracket"] == [0.0178, 0.0316]
+    # the low-LR gap no longer reaches into depth 4's per-seed thresholds (v4: "<= 3.16e-4")
+    seeds = a["depths"]["4"]["comparisons"]["off vs on"]["seed_thresholds"].values()
+    assert all(s["kind"] == "" for s in seeds)
+    # the two runs within 0.01 nats of the cut are named, and what they move is shown
+    assert d8["borderline"] == ["torch-off-L8-lr0.1-s0-7021c7aeb5", "torch-on-L8-lr1-s1-188f5a33be"]
+    assert "off stuck edge" in d8["both_ways"]
+    # QK-norm is worse at off's best LR at depth 8: harm said, in the window and at the best LR
+    assert d8["h1"]["why"] == "harms" and d8["comparisons"]["off vs on"]["harm"] == [[0.01, 0.01]]
+    cost = d8["best_cost"]
+    assert (cost["off_lr"], cost["on_lr"]) == (0.01, 0.0178) and cost["stats"]["ci90"][1] < 0
+    # the rungs trained 3.16e-3 .. 1 read the low-LR effect at 3.16e-3 alone
+    assert a["depths"]["3"]["low_lr"]["lrs"] == [0.00316]
+    assert a["depths"]["4"]["edges"]["off"]["stuck"]["value"] == pytest.approx(0.0649, abs=1e-4)
+
+
+def test_cpu_width_w1_is_not_decided_by_three_collinear_rungs():
+    w1 = analysis("cpu-width")["w1"]
+    assert w1["verdict"] == "inconclusive"
+    assert w1["at_bound"]["value"] == pytest.approx(-0.315, abs=0.001)
+    assert w1["at_bound"]["ci90"][1] > 0  # the seed floor keeps the interval honest
+
+
+def test_the_token_matched_check_reads_the_rulebooks_thresholds():
+    tc = analysis("cpu-depth-tokens")["token_check"]
+    # the check's threshold lies below depth 4's, off's stuck edge does not: mixed
+    assert (tc["threshold_below"], tc["critical_below"]) == (True, False)
+    assert (tc["verdict"], tc["why"]) == ("inconclusive", "mixed")
+
+
+def test_shakespeares_cost_just_above_the_best_lr_is_said():
+    report = (DOCS / "cpu-text" / "report.md").read_text()
+    assert "QK-norm is worse at 0.0316: -0.072 [-0.095, -0.049] nats" in report
+
+
+@pytest.mark.slow
+def test_a_report_v4_judged_keeps_v4s_files_and_shows_them_beside_the_rulebooks(tmp_path):
+    """Regenerated in place, a report whose analysis.json v4 wrote (schema 5) keeps it and its
+    report.md as analysis-v4.json and report-v4.md, once, and the report's Re-judged section
+    sets v4's verdicts beside the rulebook's."""
+    from figures.report import archive
+    from figures.report.assemble import make_report
+
+    folder = tmp_path / "cpu-control"
+    shutil.copytree(DOCS / "cpu-control", folder)
+    for name, kept in (("analysis.json", archive.V4_ANALYSIS), ("report.md", archive.V4_REPORT)):
+        (folder / kept).replace(folder / name)  # as it was before this stop's regeneration
+    v4 = json.loads((folder / "analysis.json").read_text())
+    assert v4["schema"] == 5
+    text = make_report(None, None, ("svg",), from_report=folder).read_text()
+    assert json.loads((folder / archive.V4_ANALYSIS).read_text()) == v4
+    assert json.loads((folder / "analysis.json").read_text())["schema"] == 6
+    assert "(v4: report-v4.md, analysis-v4.json beside this report" in text
+    assert "| quantity | before (v4) | now | changed |" in text
+    again = make_report(None, None, ("svg",), from_report=folder).read_text()
+    assert json.loads((folder / archive.V4_ANALYSIS).read_text()) == v4  # kept once, not replaced
+    assert again == text
