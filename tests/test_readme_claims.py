@@ -13,7 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"\]\(([^)#\s]+)")
 NAMED = re.compile(r"docs/([a-z0-9-]+)(?:/([A-Za-z0-9_.-]+\.(?:md|json)))?")
-NUMBER = re.compile(r"(?<![\w.])-?(\d+\.\d+)(?![\w.]*\d)")
+# a decimal number with its minus sign: a sign flipped against the report fails (issue 56:
+# README once gave depth 8's cost as 0.126 where the report said -0.126 for the same quantity)
+NUMBER = re.compile(r"(?<![\w.])(-?\d+\.\d+)(?![\w.]*\d)")
 
 
 def paragraphs(text: str) -> list[str]:
@@ -96,3 +98,38 @@ def test_the_check_catches_a_number_the_cited_report_does_not_hold(tmp_path):
     page.write_text("- holds 0.0562 ([r](r.md))\n- stale 0.0749 ([r](r.md))\n")
     found = {n: n in cited for n, _, cited in claims(page)}
     assert found == {"0.0562": True, "0.0749": False}
+
+
+VERDICT_WORDS = ("not supported", "ruled out", "inconclusive", "supported")
+
+
+def verdict_words(text: str) -> set[str]:
+    """The verdict words a text uses ("supported" not counted inside "not supported")."""
+    found, rest = set(), text.lower()
+    for word in VERDICT_WORDS:
+        if word in rest:
+            found.add(word)
+            rest = rest.replace(word, " ")
+    return found
+
+
+def test_every_verdict_word_of_the_answer_is_in_the_report_it_cites():
+    """A verdict README names (supported, not supported, ruled out, inconclusive) is one its
+    cited report says: a line cannot call a hypothesis "ruled out" from a report that never
+    does (issue 56: README quoted a verdict only a post-hoc page held)."""
+    answer = (ROOT / "README.md").read_text().split("<!-- answer -->")[1]
+    answer = answer.split("<!-- /answer -->")[0]
+    checked = 0
+    for bullet in (b for b in paragraphs(answer) if b.startswith("- ")):
+        cited = cited_text(bullet, ROOT)
+        missing = verdict_words(bullet) - verdict_words(cited)
+        assert not missing, f"{bullet[:60]}...: {missing} not in the report it cites"
+        checked += len(verdict_words(bullet))
+    assert checked >= 2
+
+
+def test_a_verdict_word_counts_once_inside_a_longer_one():
+    assert verdict_words("H1 not supported") == {"not supported"}
+    assert verdict_words("supported; not supported") == {"supported", "not supported"}
+    # a line saying "ruled out" from a report that says only "not supported" is caught
+    assert verdict_words("H3 is ruled out") - verdict_words("H3 not supported") == {"ruled out"}

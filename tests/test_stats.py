@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sweeps.study import judge, ladders, rules, stats
+from sweeps.study import judge, rules, stats
 from sweeps.study import simulate as sim
 
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
@@ -408,126 +408,6 @@ def test_the_code_implements_the_study_md_it_cites():
     )
 
 
-def test_h3_keeps_censored_thresholds_and_says_when_they_decide():
-    """Per-seed thresholds falling with depth: supported; a censored one is kept at its bound
-    and moved half a decade beyond it, and the verdict must hold both ways."""
-    g = stats.GridValue
-    judged = {d: [1e-3, 1e-2, 1e-1] for d in (2, 4, 8)}
-
-    def inside(v):
-        return g(v, "", (v / 2, v * 2))
-
-    falling = {
-        2: [inside(0.05), inside(0.06), inside(0.055)],
-        4: [inside(0.02), inside(0.025), inside(0.022)],
-        8: [inside(0.008), inside(0.01), inside(0.009)],
-    }
-    t = ladders.trend_decision(falling, judged)
-    assert (t.verdict, t.why, t.censored) == (rules.SUPPORTED, "falls", 0)
-    assert t.at_bound.upper < 0 and t.at_bound.slope == pytest.approx(t.beyond.slope)
-    # "<= bottom" at depth 8 agrees with the fall wherever it lies below the grid
-    low = {**falling, 8: [inside(0.008), g(1e-3, "below"), inside(0.009)]}
-    assert ladders.trend_decision(low, judged).verdict == rules.SUPPORTED
-    # "none in the grid" at depth 8 could lie anywhere above 0.1: the censoring decides
-    none = {**falling, 8: [g(math.nan, "none"), g(math.nan, "none"), inside(0.009)]}
-    t = ladders.trend_decision(none, judged)
-    assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 2)
-    rising = {
-        d: [inside(v * 1.1), inside(v), inside(v * 0.9)]
-        for d, v in ((2, 0.01), (4, 0.02), (8, 0.04))
-    }
-    assert ladders.trend_decision(rising, judged).verdict == rules.NOT_SUPPORTED
-    two = {2: falling[2], 4: falling[4]}
-    assert ladders.trend_decision(two, judged).why == "too few depths"
-    short = {**falling, 4: [inside(0.02)]}
-    assert ladders.trend_decision(short, judged).short == [4]
-    # a flat ladder turned "rising" by two seeds censored at the grid's bottom at depth 2: the
-    # rule keeps them (not supported); the descriptive slope without them stays flat
-    flat = {d: [inside(0.012), inside(0.01), inside(0.011)] for d in (2, 4, 8)}
-    edge = {**flat, 2: [g(1e-3, "below"), g(1e-3, "below"), inside(0.011)]}
-    assert ladders.trend_decision(edge, judged).verdict == rules.NOT_SUPPORTED
-    u = ladders.uncensored_line(edge, judged)
-    x = [1, 2, 2, 2, 3, 3, 3]
-    y = [math.log10(v) for v in (0.011, 0.012, 0.01, 0.011, 0.012, 0.01, 0.011)]
-    b, a = np.polyfit(x, y, 1)
-    assert u.n == 7 and u.slope == pytest.approx(b) and u.intercept == pytest.approx(a)
-    lower, upper = u.slope_bounds()
-    assert lower < 0 < upper and stats.slope(x, y).lower == pytest.approx(lower)
-    assert abs(u.slope) < 0.05 < ladders.trend_decision(edge, judged).at_bound.slope
-    assert ladders.uncensored_line(flat, judged) is None  # nothing censored: nothing to add
-
-
-def test_w2_decides_whether_the_threshold_as_a_multiple_of_the_best_lr_carries():
-    """W2 on simulated width ladders (docs/STUDY.md section 11): the threshold falls with width
-    in every case; it carries when the best LR without QK-norm falls with it (the multiple
-    stays about 5x), it moves when the best LR stays put, and a seed without a best LR or a
-    censored threshold is handled as H3 handles it."""
-    g = stats.GridValue
-    rng = np.random.default_rng(0)
-    widths = (64, 96, 128)
-    judged = {w: [3.16e-4, 1e-3, 1e-2, 0.1, 1.0] for w in widths}
-
-    def inside(v):
-        return g(v, "", (v / 1.05, v * 1.05))  # a refined bracket: its top near the value
-
-    def ladder(best_slope):
-        """Thresholds at 1/width (x jitter); the best LR at width^best_slope."""
-        thresholds, best = {}, {}
-        for w in widths:
-            t = 0.05 * 64 / w
-            b = 0.01 * (w / 64) ** best_slope
-            jitter = 10 ** rng.normal(0, 0.01, 4)
-            thresholds[w] = [inside(t * j) for j in jitter]
-            best[w] = [b * j for j in 10 ** rng.normal(0, 0.01, 4)]
-        return thresholds, best
-
-    carries = ladders.carry_decision(*ladder(-1.0), judged)
-    assert (carries.verdict, carries.why) == (rules.SUPPORTED, "carries")
-    assert abs(carries.at_bound.slope) < 0.05
-    # the best LR does not move: the multiple falls by log10(2) = 0.3 decades per doubling
-    moves = ladders.carry_decision(*ladder(0.0), judged)
-    assert (moves.verdict, moves.why) == (rules.NOT_SUPPORTED, "moves")
-    assert moves.at_bound.slope == pytest.approx(-0.301, abs=0.05)
-    # the same thresholds judged on their own (W1) fall
-    assert ladders.trend_decision(ladder(0.0)[0], judged).verdict == rules.SUPPORTED
-    # W2 reads each threshold at its bracket's top (the first LR called necessary), not at
-    # its interpolated value: tops that fall with width while the values stay flat move it
-    flat = {w: [g(0.05, "", (0.03, 0.4 * 64 / w))] * 4 for w in widths}
-    unit = {w: [0.01] * 4 for w in widths}
-    t = ladders.carry_decision(flat, unit, judged)
-    assert t.at_bound.slope == pytest.approx(-1 / math.log2(10), abs=1e-9)
-    assert ladders.trend_decision(flat, judged).at_bound.slope == pytest.approx(0.0, abs=1e-12)
-    # a seed with no best LR (NaN) is left out, not counted at 1x
-    thresholds, best = ladder(-1.0)
-    best[96][0] = math.nan
-    t = ladders.carry_decision(thresholds, best, judged)
-    assert t.verdict == rules.SUPPORTED and t.at_bound.n == 11
-    # "none in the grid" in most seeds of the widest, judged up to 0.03 only (its threshold
-    # is 0.025): at its bound it carries, half a decade beyond it does not: censoring decides
-    thresholds[128] = [g(math.nan, "none")] * 3 + [thresholds[128][3]]
-    t = ladders.carry_decision(thresholds, best, {**judged, 128: [3.16e-4, 1e-3, 1e-2, 0.03]})
-    assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censoring decides", 3)
-    # judged up to 1 (40x its real threshold), "none" there means the multiple moved
-    assert ladders.carry_decision(thresholds, best, judged).verdict == rules.NOT_SUPPORTED
-    assert ladders.carry_decision({64: thresholds[64]}, best, judged).why == "too few sizes"
-    # the multiple's unit really is per seed: seed_best_lrs reads each seed's own best LR
-    cells = rules.build_cells(
-        {
-            "arm": "off",
-            "lr": lr,
-            "seed": s,
-            "status": "ok",
-            "init_loss": 5.0,
-            "final_val_loss": 2.0 + abs(math.log10(lr) - (-2 - s)),
-            "n_layer": 4,
-        }
-        for lr in (1e-4, 1e-3, 1e-2)
-        for s in (0, 1)
-    )[4]
-    assert ladders.seed_best_lrs(cells, "off") == [1e-2, 1e-3]
-    assert all(math.isnan(v) for v in ladders.seed_best_lrs(cells, "on"))
-
-
 def test_the_start_temperature_share_is_the_part_of_the_gap_the_matched_start_removes():
     from sweeps.study.alternatives import start_share
 
@@ -539,29 +419,3 @@ def test_the_start_temperature_share_is_the_part_of_the_gap_the_matched_start_re
     for no_gap in (0.0, -0.1, None, float("nan")):
         assert start_share(no_gap, 0.1) is None
     assert start_share(0.2, None) is None
-
-
-def test_a_grid_that_places_no_threshold_decides_no_trend():
-    """docs/cpu-width-control's shape (docs/STUDY.md 12): QK-norm is necessary from the lowest
-    LR at every width, so every per-seed threshold is "<= bottom". Both placements move all of
-    them alike: the slope is 0 with no scatter, which W2's TOST once called "carries". With
-    censored values on both ends the slope is bounded, and the rule still decides."""
-    g = stats.GridValue
-    judged = {w: [3.16e-4, 1e-3] for w in (64, 96, 128)}
-    bottom = {w: [g(3.16e-4, "below")] * 4 for w in (64, 96, 128)}
-    best = {w: [1e-3] * 4 for w in (64, 96, 128)}
-    for t in (ladders.trend_decision(bottom, judged), ladders.carry_decision(bottom, best, judged)):
-        assert (t.verdict, t.why, t.censored) == (rules.INCONCLUSIVE, "censored alike", 12)
-    above = {w: [g(math.nan, "none")] * 4 for w in (64, 96, 128)}
-    assert ladders.trend_decision(above, judged).why == "censored alike"
-    # "none in the grid" at the narrowest, "<= bottom" at the widest: a fall however far
-    # beyond the grid they lie, which the rule shows (and the guard leaves alone)
-    wide = {w: [1e-3, 1e-2, 1e-1] for w in (64, 96, 128)}
-    ends = {
-        64: [g(math.nan, "none")] * 3,
-        96: [g(0.01, "", (3e-3, 0.03))] * 2 + [g(0.012, "", (3e-3, 0.03))],
-        128: [g(1e-3, "below")] * 3,
-    }
-    t = ladders.trend_decision(ends, wide)
-    assert (t.verdict, t.censored) == (rules.SUPPORTED, 6)
-    assert not ladders.censored_alike(ladders.trend_points(ends, wide)[0])

@@ -188,6 +188,34 @@ def test_every_value_censored_alike_decides_nothing():
     assert trend.decide(values, -0.3).why == "censored alike"
 
 
+def test_w2_carries_a_flat_multiple_and_says_a_moving_one_moves():
+    """W2 under section 13: the thresholds as multiples of each rung's best LR; a multiple
+    that stays put carries (slope interval inside +-0.15), one that falls half a decade per
+    doubling moves (wholly outside), both placements."""
+    best = {size: 10 ** (-2 - 0.5 * math.log2(size)) for size in (1, 2, 4, 6, 8)}
+    flat = {s: [GridValue(3 * best[s] * 10 ** (0.01 * k)) for k in range(4)] for s in best}
+    t = trend.carry(flat, best)
+    assert (t.verdict, t.why) == (trend.CARRIES, "carries")
+    assert -0.15 < t.at_bound.lower and t.at_bound.upper < 0.15
+    fixed = {s: [GridValue(0.03 * 10 ** (0.01 * k)) for k in range(4)] for s in best}
+    t = trend.carry(fixed, best)  # the same threshold at every rung: the multiple rises
+    assert (t.verdict, t.why) == (trend.MOVES, "moves") and t.at_bound.lower > 0.15
+
+
+def test_censored_values_that_decide_the_verdict_say_so():
+    """A fall shown with the censored values moved beyond their bounds but not at them is
+    'censoring decides', never a verdict; the same rung inside the grid shows the fall."""
+    values = _ladder(-0.1, scatter=0.02)
+    top = max(values)
+    assert trend.decide(values, -0.25).verdict == rules.SUPPORTED
+    # the deepest rung's seeds censored below the grid, their bound 1.5x above the line: at
+    # the bound the fall is no longer shown, moved half a decade beyond it, it is
+    values[top] = [GridValue(v.value * 1.5, "below") for v in values[top]]
+    t = trend.decide(values, -0.25)
+    assert (t.verdict, t.why) == (rules.INCONCLUSIVE, "censoring decides")
+    assert t.at_bound.upper >= 0 > t.beyond.upper
+
+
 def test_power_matches_the_simulation_of_the_same_design():
     lad = sim.Ladder("6 rungs", (1, 2, 3, 4, 6, 8), borderline=0.0, rung_sd=0.25, seed_sd=0.15)
     analytic = trend.power(lad.sizes, 4, -0.25, rung_sd=0.25, seed_sd=0.15)

@@ -6,7 +6,7 @@ import dataclasses
 from typing import NamedTuple
 
 from sweeps.analysis import model as m
-from sweeps.study import alternatives, ladders, rules
+from sweeps.study import alternatives, ladders, rules, trend
 from sweeps.study.rules import LRCall
 from sweeps.study.stats import GridValue
 
@@ -123,4 +123,4 @@ def test_c1_lrs_reads_any_call_with_lr_judged_and_necessary():
 
 def test_w2s_bound_is_the_one_the_carry_decision_uses_by_default():
     assert ladders.CARRY_BOUND == 0.15
-    assert ladders.carry_decision.__defaults__[0] == ladders.CARRY_BOUND
+    assert trend.carry.__defaults__[-1] == ladders.CARRY_BOUND

@@ -26,9 +26,11 @@ def section(a: m.Analysis) -> str:
     names = [n for n in sorted(a.depths, key=int) if a.depths[n].edges]
     if not names:
         return ""
-    definitions = list(a.settings.failure_definitions)
+    # the definitions the report shows, by the names it prints them with (with the
+    # bigram-baseline rule off, `stuck` is `diverged` and shown once: present.failures_of)
+    shown = present.failures_of(a)
     rows = [
-        [rung.label(n), arm, *(edge_text(by[d]) for d in definitions)]
+        [rung.label(n), arm, *(edge_text(by[d]) for d in shown if d in by)]
         for n in names
         for arm, by in a.depths[n].edges.items()
     ]
@@ -39,7 +41,7 @@ def section(a: m.Analysis) -> str:
         "interval (the sd at least the grid's resolution), under each failure definition "
         "(docs/STUDY.md section 13).",
         "",
-        markdown([rung.name, "arm", *definitions], rows),
+        markdown([rung.name, "arm", *shown.values()], rows),
         "",
         f"Below {a.settings.reference}'s best LR ({a.settings.reference} - {a.settings.primary}, "
         "nats; Bonferroni-adjusted 90% intervals over the LRs there):",

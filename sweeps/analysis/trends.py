@@ -2,8 +2,8 @@
 and 11): H3 on a depth ladder; W1 and W2 on a width ladder, with W1's line carried to the core
 width (an extrapolation); the points a decided trend was fitted to, for its chart; and, on
 either ladder, LR sensitivity per doubling (descriptive). The
-rules themselves (trend_decision, carry_decision, trend_points, the lines) live in
-sweeps/study/ladders.py; this module lays them out as sweeps/analysis/model.py's Trend."""
+rules themselves live in sweeps/study/trend.py (the verdicts) and sweeps/study/ladders.py (the
+descriptive lines); this module lays them out as sweeps/analysis/model.py's Trend."""
 
 from __future__ import annotations
 

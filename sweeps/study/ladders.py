@@ -1,9 +1,9 @@
-"""The ladders' rules (docs/STUDY.md sections 5 and 11), on typed inputs: how the necessity
-threshold moves with size (H3 on a depth ladder, W1 on a width ladder: the slope of each
-seed's log10 threshold on log2 size, censored thresholds kept at their bounds and moved beyond
-them), whether the practitioner's multiple carries across widths (W2), the descriptive lines a
-width ladder carries to the core width (the threshold, each arm's critical LR, the low-LR gap),
-LR sensitivity per doubling of either ladder, and the depth ladder's token-matched check.
+"""The ladders' descriptive rules (docs/STUDY.md sections 5 and 11), on typed inputs: the
+per-seed points and least-squares lines of the threshold over size (the trend chart, the line
+without censored values, W1's line carried to the core width; the verdicts themselves are
+sweeps/study/trend.py's), each arm's critical-LR line, the low-LR gap, LR sensitivity per
+doubling of either ladder, W2's bound and each seed's best LR, and the depth ladder's
+token-matched check.
 
 The token-matched check: a depth ladder holds tokens per run fixed, so its deepest rung sees
 the fewest tokens per parameter (depth 8 of `cpu-depth`: 5.6, against depth 4's 10.3). If the
@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Cells
-from sweeps.study.stats import GridValue, Line, Slope, line_fit, slope
+from sweeps.study.stats import GridValue, Line, Slope, line_fit
 
 
 class TokenCheck(NamedTuple):
@@ -111,19 +111,6 @@ CENSOR_SHIFT = 0.5  # decades a censored per-seed threshold moves beyond its bou
 MIN_RUNGS = 3  # rungs a trend needs (H3, W1, W2: docs/STUDY.md sections 5 and 11)
 
 
-class Trend(NamedTuple):
-    """H3 (or a width trend): the verdict, why ('too few depths', 'too few points' with the
-    depths named, 'falls', 'does not fall', 'censoring decides', 'not shown'), and the slope of
-    log10(threshold) per doubling with each censored value at its bound and moved beyond it."""
-
-    verdict: str
-    why: str
-    at_bound: Slope | None
-    beyond: Slope | None
-    censored: int
-    short: list[int]
-
-
 def trend_points(
     seed_thresholds: dict[int, list[GridValue]],
     judged: dict[int, list[float]],
@@ -160,41 +147,6 @@ def trend_points(
             short.append(size)
         points += [(math.log2(size), *f) for f in found]
     return points, short
-
-
-def censored_alike(points: list) -> bool:
-    """Every per-seed value censored beyond the same end of the grid (trend_points' points):
-    both placements then move all of them alike, so neither slope measures anything and no
-    trend can be decided from them (a grid that places no threshold, docs/STUDY.md 12)."""
-    return bool(points) and all(p[3] for p in points) and len({p[2] > p[1] for p in points}) == 1
-
-
-def trend_decision(
-    seed_thresholds: dict[int, list[GridValue]],
-    judged: dict[int, list[float]],
-    min_sizes: int = MIN_RUNGS,
-) -> Trend:
-    """H3 (docs/STUDY.md section 5): supported when the slope's one-sided 95% upper bound is
-    below 0 with censored values at their bounds and moved beyond; not supported when the slope
-    is >= 0 both ways; inconclusive otherwise."""
-    if len(seed_thresholds) < min_sizes:
-        return Trend(INCONCLUSIVE, "too few depths", None, None, 0, [])
-    points, short = trend_points(seed_thresholds, judged)
-    if short:
-        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
-    x = [p[0] for p in points]
-    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
-    n_censored = sum(p[3] for p in points)
-    if censored_alike(points):
-        return Trend(INCONCLUSIVE, "censored alike", a, b, n_censored, [])
-    if falls(a) and falls(b):
-        return Trend(SUPPORTED, "falls", a, b, n_censored, [])
-    if a.slope >= 0 and b.slope >= 0:
-        return Trend(NOT_SUPPORTED, "does not fall", a, b, n_censored, [])
-    decides = falls(a) != falls(b) or (a.slope >= 0) != (b.slope >= 0)
-    return Trend(
-        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
-    )
 
 
 def uncensored_line(
@@ -292,45 +244,6 @@ def sensitivity_line(per_size: dict[int, dict[int, float]]) -> Line | None:
 
 
 CARRY_BOUND = 0.15  # W2: decades per doubling of width within which a multiple carries
-
-
-def carry_decision(
-    seed_thresholds: dict[int, list[GridValue]],
-    seed_best: dict[int, list[float]],
-    judged: dict[int, list[float]],
-    bound: float = CARRY_BOUND,
-    min_sizes: int = MIN_RUNGS,
-) -> Trend:
-    """W2 (docs/STUDY.md section 11): the threshold's bracket top (the first LR QK-norm was
-    called necessary at) as a multiple of the seed's best LR without QK-norm carries across
-    sizes when the slope of its log10 per doubling has its 90% interval inside +-bound with
-    censored values at their bounds and moved beyond (a TOST on the slope); not supported when
-    both placements put the interval wholly outside; else inconclusive."""
-    if len(seed_thresholds) < min_sizes:
-        return Trend(INCONCLUSIVE, "too few sizes", None, None, 0, [])
-    points, short = trend_points(seed_thresholds, judged, seed_best, top=True)
-    if short:
-        return Trend(INCONCLUSIVE, "too few points", None, None, 0, short)
-    x = [p[0] for p in points]
-    a, b = slope(x, [p[1] for p in points]), slope(x, [p[2] for p in points])
-    n_censored = sum(p[3] for p in points)
-    if censored_alike(points):
-        return Trend(INCONCLUSIVE, "censored alike", a, b, n_censored, [])
-
-    def inside(s: Slope) -> bool:
-        return -bound < s.lower and s.upper < bound
-
-    def outside(s: Slope) -> bool:
-        return s.lower > bound or s.upper < -bound
-
-    if inside(a) and inside(b):
-        return Trend(SUPPORTED, "carries", a, b, n_censored, [])
-    if outside(a) and outside(b):
-        return Trend(NOT_SUPPORTED, "moves", a, b, n_censored, [])
-    decides = inside(a) != inside(b) or outside(a) != outside(b)
-    return Trend(
-        INCONCLUSIVE, "censoring decides" if decides else "not shown", a, b, n_censored, []
-    )
 
 
 def seed_best_lrs(cells: Cells, arm: str) -> list[float]:

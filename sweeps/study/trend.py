@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 # W2's bound and the rungs a trend needs, declared once (sections 5 and 11)
-from sweeps.study.ladders import CARRY_BOUND, MIN_RUNGS
+from sweeps.study.ladders import CARRY_BOUND, CENSOR_SHIFT, MIN_RUNGS
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
@@ -32,7 +32,6 @@ RULED_OUT = "ruled out"
 # the pre-registered falls (decades of threshold per doubling, section 13): H3 on depth, W1 on
 # width; a verdict rules a fall this steep out or shows a fall
 PREDICTIONS = {"H3": -0.25, "W1": -0.3}
-CENSOR_SHIFT = 0.5  # decades a censored per-seed value moves beyond its bound
 MIN_SEEDS_PER_RUNG = 2
 # Pre-registered for the power each verdict states (section 13): the sd of a rung's deviation
 # from the line (decades; cpu-depth's three rungs: about 0.25 from their lack of fit) and of a
