@@ -2,6 +2,7 @@
 analysis.json and report.md say where the rules moved a verdict or a number from v4's, read
 from the committed files (tests/test_committed_reports.py proves they regenerate)."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -96,3 +97,31 @@ def test_a_report_v4_judged_keeps_v4s_files_and_shows_them_beside_the_rulebooks(
     again = make_report(None, None, ("svg",), from_report=folder).read_text()
     assert json.loads((folder / archive.V4_ANALYSIS).read_text()) == v4  # kept once, not replaced
     assert again == text
+
+
+def test_h2a_a_borderline_run_decides_is_inconclusive_with_its_reason():
+    """The rulebook's H2a (section 13): when the borderline runs counted failed and trained
+    give different verdicts, H2a is inconclusive and says why, whatever the ratio."""
+    from figures.words.hypotheses import reason
+    from sweeps.analysis import model as m
+    from sweeps.study import hypotheses, rules
+
+    shown = m.H2a(
+        n=4,
+        mean=1.0,
+        sd=0.1,
+        sd_used=0.1,
+        lower=0.9,
+        upper=1.1,
+        ci90=[0.9, 1.1],
+        lower75=0.95,
+        log10_ratios=[1.0] * 4,
+        verdict=rules.SUPPORTED,
+    )
+    assert hypotheses.h2a_call(shown).verdict == rules.SUPPORTED
+    decided = dataclasses.replace(
+        shown, verdict=rules.INCONCLUSIVE, censored=rules.BORDERLINE_DECIDES
+    )
+    call = hypotheses.h2a_call(decided)
+    assert (call.verdict, call.why) == (rules.INCONCLUSIVE, rules.BORDERLINE_DECIDES)
+    assert "counted failed and counted trained" in reason("H2a", call.why, ref="off")

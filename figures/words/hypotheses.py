@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from sweeps.analysis.trends import CORE_WIDTH
 from sweeps.study.hypotheses import NO_RUNG
-from sweeps.study.rules import H2B_RUNG_SUBSET, H2B_SHORT
+from sweeps.study.rules import BORDERLINE_DECIDES, H2B_RUNG_SUBSET, H2B_SHORT
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ def _paired(yes: str, no: str) -> dict[str, str]:
     return {k: v.replace("{yes}", yes).replace("{no}", no) for k, v in PAIRED.items()}
 
 
+# any verdict the borderline runs decide (sweeps.study.rules.BORDERLINE_DECIDES)
+BORDERLINE_WORDS = (
+    "the verdict differs with the borderline runs (within the fate margin of their cut) counted "
+    "failed and counted trained"
+)
+
 # the trends' codes (sweeps.study.trend.decide, carry and robust; the registry's counts)
 TREND = {
     "few rungs": "{n} {rungs} with both arms; a trend needs at least {needs} ({spec} runs "
@@ -66,8 +72,7 @@ TREND = {
     "ways: the multiple moves with {rung}",
     "one rung decides": "with {rung} {reversed} left out the verdict is the opposite one "
     "(docs/STUDY.md section 17: a verdict one rung reverses is not a verdict)",
-    "borderline decides": "the verdict differs with the borderline runs (within the fate margin "
-    "of their cut) counted failed and counted trained",
+    BORDERLINE_DECIDES: BORDERLINE_WORDS,
 }
 
 # the test every trend shares (docs/STUDY.md sections 13 and 17), {what} on {field}
@@ -101,8 +106,7 @@ WORDING = {
             "grid upward",
             "neither": "at {ref}'s best LR {lr} the effect is neither shown negligible (90% "
             "interval inside +-{bound}) nor shown to matter",
-            "borderline decides": "the verdict differs with the borderline runs (within the fate "
-            "margin of their cut) counted failed and counted trained",
+            BORDERLINE_DECIDES: BORDERLINE_WORDS,
         },
     ),
     "H2a": Words(
@@ -116,6 +120,7 @@ WORDING = {
             "off above": "{ref}'s runs do not fail inside the grid in every seed: extend the LR "
             "grid upward",
             "below": "a critical LR lies below the grid: extend it downward",
+            BORDERLINE_DECIDES: BORDERLINE_WORDS,
             **_paired("critical LR raised", "not raised"),
         },
         # train.baseline = none: no run is stuck

@@ -305,6 +305,10 @@ def paired_hypotheses(
     )
     h1 = judged.h1
     primary_h2a = by_definition[rules.PRIMARY_FAILURE]
+    if "H2a" in judged.both_ways:  # the borderline runs' fates decide it (section 13)
+        primary_h2a = dataclasses.replace(
+            primary_h2a, verdict=rules.INCONCLUSIVE, censored=rules.BORDERLINE_DECIDES
+        )
     return {
         "h1": m.H1(
             verdict=h1.verdict,

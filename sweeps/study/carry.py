@@ -92,7 +92,7 @@ ABOVE_ZERO_IN_WINDOW, AT_OR_BELOW_FLOOR, OUT_OF_WINDOW, STRADDLES = (
 )
 NOT_MEASURED, NO_INTERVAL = "not measured", "no interval"
 UNDER, OVER, BETWEEN, NO_GAP = "under 1/3", "above 2/3", "between 1/3 and 2/3", "no gap"
-BORDERLINE_DECIDES = "borderline decides"
+BORDERLINE_DECIDES = rules.BORDERLINE_DECIDES  # the reason every rule of the study shares
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 from sweeps.core.ladder import AXES
 from sweeps.study import rules
 from sweeps.study.ladders import MIN_RUNGS
-from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from sweeps.study.rules import BORDERLINE_DECIDES, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 
 # the typed analysis's records a decision reads (sweeps/analysis/model.py: the layer above,
 # which holds this module's Call, so they are named here, not imported)
@@ -149,8 +149,9 @@ def paired_call(h: H2a | Paired) -> Call:
 def h2a_call(h: H2a) -> Call:
     """One failure definition's H2a: censored critical LRs decide nothing ("off above": the
     reference arm does not fail inside the grid in every seed; "below": a critical LR under
-    it), else the paired rule on the log10 ratios."""
-    if h.censored in ("off above", "below"):
+    it; "borderline decides": the borderline runs counted failed and trained disagree), else
+    the paired rule on the log10 ratios."""
+    if h.censored in ("off above", "below", BORDERLINE_DECIDES):
         return Call(INCONCLUSIVE, h.censored)
     return paired_call(h)
 

@@ -42,6 +42,9 @@ from sweeps.study.stats import (
 )
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
+# the reason of any verdict the borderline runs' fates decide: counted failed and counted
+# trained (docs/STUDY.md section 13), they disagree
+BORDERLINE_DECIDES = "borderline decides"
 MIN_SEEDS = 3  # every rule needs 3 paired seeds (docs/STUDY.md section 2)
 STUDY_SEEDS = 4  # the seed count the study's rules are proven for (docs/STUDY.md section 7)
 # Below this many training tokens per parameter a run's "failure" may be only a run that has not

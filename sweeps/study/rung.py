@@ -15,9 +15,8 @@ import numpy as np
 
 from sweeps.study import judge, rules, stability
 from sweeps.study.cells import FAILURE_DEFINITIONS, Cells, borderline, with_borderline_as
+from sweeps.study.rules import BORDERLINE_DECIDES
 from sweeps.study.stats import GridValue, Paired, equivalent
-
-BORDERLINE_DECIDES = "borderline decides"
 
 
 @dataclass(frozen=True)

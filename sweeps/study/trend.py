@@ -25,7 +25,7 @@ import numpy as np
 
 # W2's bound and the rungs a trend needs, declared once (sections 5 and 11)
 from sweeps.study.ladders import CARRY_BOUND, CENSOR_SHIFT, MIN_RUNGS
-from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
+from sweeps.study.rules import BORDERLINE_DECIDES, INCONCLUSIVE, SUPPORTED
 from sweeps.study.stats import CONFIDENCE, GridValue, Slope, line_fit, t_quantile
 
 RULED_OUT = "ruled out"
@@ -218,7 +218,6 @@ def both_placements(a: Slope, b: Slope, *outcomes) -> tuple[str, str]:
 
 CARRIES, MOVES = "supported", "not supported"
 ONE_RUNG_DECIDES = "one rung decides"
-BORDERLINE_DECIDES = "borderline decides"
 # a decisive verdict and the one a single rung must not reverse it into (H3/W1; W2)
 OPPOSITE = {SUPPORTED: RULED_OUT, RULED_OUT: SUPPORTED}
 CARRY_OPPOSITE = {CARRIES: MOVES, MOVES: CARRIES}
