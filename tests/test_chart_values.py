@@ -557,3 +557,57 @@ def test_the_paired_chart_marks_the_harm_window_apart_from_a_lone_worse_lr(repor
         assert drawn[("off vs on", 8, 0.01)] == "harm window"
     else:
         assert drawn[("off vs on", 4, 0.0316)] == "worse at this LR alone"
+
+
+def _y_domains(node, out: list) -> list:
+    """Every explicit y scale domain of a chart spec (dicts walked depth first)."""
+    if isinstance(node, dict):
+        y = node.get("y")
+        if isinstance(y, dict) and isinstance(y.get("scale"), dict) and "domain" in y["scale"]:
+            out.append((y["scale"].get("type"), y["scale"]["domain"]))
+        for v in node.values():
+            _y_domains(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _y_domains(v, out)
+    return out
+
+
+@pytest.mark.parametrize("report", ["cpu-text", "cpu-depth", "cpu-width"])
+def test_the_extreme_points_sit_inside_the_frame_not_on_it(report):
+    """Issue 58: a triangle at the grid's top (stability chart) and a mean at the top of the
+    range (paired chart, symlog) were drawn on the frame. Each y domain now reaches beyond every
+    value it shows by at least 4% of its height, in the axis's own space."""
+    root = Path(__file__).resolve().parents[1] / "docs" / report
+    result = json.loads((root / "analysis.json").read_text())
+    a = read(model.Analysis, result)
+    m_effect = result["settings"]["min_effect"]
+
+    def space(kind, x):
+        if kind == "log":
+            return math.log10(x)
+        return math.copysign(math.log1p(abs(x) / m_effect), x)  # symlog, constant m
+
+    stability = charts.spec_of(charts.stability(a))
+    shown = [
+        v
+        for r in stability["datasets"].values()
+        for row in r
+        for k, v in row.items()
+        if k in ("value", "lo", "hi") and isinstance(v, float)
+    ]
+    ((kind, (lo, hi)),) = {(k, tuple(d)) for k, d in _y_domains(stability, [])}
+    span = space(kind, hi) - space(kind, lo)
+    assert space(kind, min(shown)) - space(kind, lo) >= 0.04 * span
+    assert space(kind, hi) - space(kind, max(shown)) >= 0.04 * span
+    paired = charts.spec_of(charts.paired_effect(a))
+    means = [
+        row["mean"]
+        for r in paired["datasets"].values()
+        for row in r
+        if row.get("kind") == "effect" and row.get("mean") is not None
+    ]
+    for kind, (lo, hi) in {(k, tuple(d)) for k, d in _y_domains(paired, [])}:
+        span = space(kind, hi) - space(kind, lo)
+        assert space(kind, min(means)) - space(kind, lo) >= 0.04 * span
+        assert space(kind, hi) - space(kind, max(means)) >= 0.04 * span

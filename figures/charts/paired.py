@@ -9,6 +9,8 @@ of figures/present.py and figures/words/numbers.py still read a record's JSON fo
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
@@ -363,5 +365,17 @@ def effect_domain(means: list[float], ends: list, min_effect: float) -> tuple[fl
     ends = [x for x in ends if x is not None]
     low = max(min([low, *ends]), low - reach)
     high = min(max([high, *ends]), high + reach)
-    pad = 0.04 * (high - low)
-    return low - pad, high + pad
+    # pad 5% of the height in the axis's own (symlog) space, so a mean at an end of the range
+    # sits inside the frame: a linear pad is nothing on the compressed end of a symlog axis
+    a, b = _symlog(low, min_effect), _symlog(high, min_effect)
+    pad = 0.05 * (b - a)
+    return _symlog_inverse(a - pad, min_effect), _symlog_inverse(b + pad, min_effect)
+
+
+def _symlog(x: float, constant: float) -> float:
+    """Vega's symlog transform: sign(x) log1p(|x| / constant)."""
+    return math.copysign(math.log1p(abs(x) / constant), x)
+
+
+def _symlog_inverse(y: float, constant: float) -> float:
+    return math.copysign(math.expm1(abs(y)) * constant, y)

@@ -154,7 +154,11 @@ def _lr_y_scale(values) -> alt.Scale:
     else Vega centres one point and draws every tick label on top of each other."""
     if min(values) == max(values):
         return lr_scale(values)
-    return alt.Scale(type="log", padding=12, nice=False)
+    # an explicit domain 6% of the span beyond each end (in log space): Vega's pixel `padding`
+    # left a triangle at the grid's top edge on the frame (issue 58)
+    lo, hi = min(values), max(values)
+    pad = (hi / lo) ** 0.06
+    return alt.Scale(type="log", domain=[lo / pad, hi * pad], nice=False)
 
 
 # a value only bounded by the grid points the way it lies: a critical LR <= the lowest LR (its
