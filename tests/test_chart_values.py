@@ -202,6 +202,13 @@ def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
         [math.log2(p["rung"]) for p in h3["points"]], [math.log10(p["lr"]) for p in h3["points"]], 1
     )
     assert h3["line"]["slope"] == pytest.approx(slope) == pytest.approx(h3["at_bound"]["value"])
+    # each rung's value, the unit the rule fits (section 13): drawn, and the line fits them
+    values = sorted((v["rung"], v["lr"]) for v in h3["rung_values"])
+    assert same(sorted((int(m["n_layer"]), m["lr"]) for m in panel["rung_values"]), values)
+    by_rung, _ = np.polyfit(
+        [math.log2(r) for r, _ in values], [math.log10(lr) for _, lr in values], 1
+    )
+    assert h3["line"]["slope"] == pytest.approx(by_rung)
     (line,) = [panel["line"]]
     ends = {round(m["depth (layers)"]): m["lr"] for m in line}
     for depth, lr in ends.items():

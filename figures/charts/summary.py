@@ -194,9 +194,11 @@ SEED_SPREAD = 0.05  # doublings between neighbouring seeds' points at one rung
 
 
 def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
-    """What H3 (W1 on a width ladder) regresses: every per-seed threshold by rung, a censored
-    one at its bound, with the least-squares line and its slope. None before the trend was
-    decided on points (one rung, too few points, or all censored alike)."""
+    """What H3 (W1 on a width ladder) regresses (docs/STUDY.md section 13): every per-seed
+    threshold by rung, a censored one at its bound, each rung's value (the geometric mean of its
+    seeds', the unit the rule fits) and the least-squares line over those values with its slope.
+    None before the trend was decided on points (one rung, too few points, or all censored
+    alike)."""
     analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)
     name = present.trends(rung)[0]
@@ -241,10 +243,25 @@ def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
         )
         .properties(name="points")
     )
+    if t.rung_values:  # what the rule fits (section 13): one value per rung, not the seeds
+        means = pd.DataFrame(
+            [{"x": v.rung, rung.field: v.rung, "lr": v.lr, "seeds": v.seeds} for v in t.rung_values]
+        )
+        layers.append(
+            alt.Chart(means)
+            .mark_point(shape="diamond", size=150, filled=False, strokeWidth=2, opacity=1)
+            .encode(
+                x=x,
+                y=y,
+                color=alt.value(THRESHOLD_COLOR),
+                tooltip=[f"{rung.field}:O", alt.Tooltip("lr:Q", format=".3g"), "seeds:Q"],
+            )
+            .properties(name="rung_values")
+        )
     a = t.at_bound
     notes = [
-        f"dashed: least squares with them at their bounds (the rule), {a.value:+.3f} "
-        f"decades per doubling",
+        f"diamond: each {rung.name}'s value, the geometric mean of its seeds' (the rule's unit)",
+        f"dashed: least squares over those values (the rule), {a.value:+.3f} decades per doubling",
         f"(90% interval {a.lower:+.3f} to {a.upper:+.3f})",
     ]
     if inside is not None:

@@ -35,7 +35,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
     # some (the verdict says why when none: too few, or all censored alike)
     trend = {
         "threshold_trend": (
-            f"Each seed's necessity threshold vs {rung.name}: the points "
+            f"Each seed's threshold and each {rung.name}'s value vs {rung.name}: what "
             f"{present.trends(rung)[0]} is decided on",
             charts.trend(a),
         )
