@@ -485,11 +485,22 @@ def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(mult
     assert {m["interval end"] for m in clipped} == {-14.0, 16.0}
 
 
+def _dicts(node):
+    """Every dict of a chart spec, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _dicts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _dicts(value)
+
+
 def _legend_titles(node, out: list) -> list:
     """(channel, title) of every encoding that draws a legend, anywhere in a spec."""
-    if isinstance(node, dict):
+    for d in _dicts(node):
         for channel in ("color", "fill", "shape"):
-            enc = (node.get("encoding") or {}).get(channel)
+            enc = (d.get("encoding") or {}).get(channel)
             if (
                 isinstance(enc, dict)
                 and "field" in enc
@@ -497,11 +508,6 @@ def _legend_titles(node, out: list) -> list:
                 and enc.get("scale") is not None
             ):
                 out.append((channel, enc.get("title")))
-        for value in node.values():
-            _legend_titles(value, out)
-    elif isinstance(node, list):
-        for value in node:
-            _legend_titles(value, out)
     return out
 
 
@@ -569,16 +575,11 @@ def test_the_paired_chart_marks_the_harm_window_apart_from_a_lone_worse_lr(repor
 
 
 def _y_domains(node, out: list) -> list:
-    """Every explicit y scale domain of a chart spec (dicts walked depth first)."""
-    if isinstance(node, dict):
-        y = node.get("y")
+    """Every explicit y scale domain of a chart spec."""
+    for d in _dicts(node):
+        y = d.get("y")
         if isinstance(y, dict) and isinstance(y.get("scale"), dict) and "domain" in y["scale"]:
             out.append((y["scale"].get("type"), y["scale"]["domain"]))
-        for v in node.values():
-            _y_domains(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _y_domains(v, out)
     return out
 
 
