@@ -125,3 +125,30 @@ def test_h2a_a_borderline_run_decides_is_inconclusive_with_its_reason():
     call = hypotheses.h2a_call(decided)
     assert (call.verdict, call.why) == (rules.INCONCLUSIVE, rules.BORDERLINE_DECIDES)
     assert "counted failed and counted trained" in reason("H2a", call.why, ref="off")
+
+
+def test_the_logit_crossing_is_interpolated_in_log_lr_and_censored_at_the_grid_ends():
+    from sweeps.analysis.logit_growth import crossing
+
+    lrs = [0.01, 0.0316, 0.1]
+    # 10 at 0.01, 100 at 0.1 (log-linear): 30 is crossed at 10^(-2 + log10(3)) = 0.03
+    assert crossing(lrs, [10.0, 31.6, 100.0], 30.0) == (pytest.approx(0.03, rel=1e-3), "")
+    assert crossing(lrs, [40.0, 60.0, 90.0], 30.0) == (0.01, "below")
+    assert crossing(lrs, [1.0, 2.0, 3.0], 30.0) == (None, "above")
+
+
+def test_cpu_depth_logit_crossing_falls_with_depth():
+    """Section 18's descriptive measure on docs/cpu-depth (its curves at step 120): the LR at
+    which off's max attention logit first exceeds 50 falls with depth, the interval below 0
+    (the issue's independent re-analysis: 0.05-0.08 decades per doubling)."""
+    g = analysis("cpu-depth")["logit_growth"]
+    assert (
+        g["step"] == 120
+        and g["arm"] == "off"
+        and sorted(g["rungs"], key=int) == ["1", "2", "3", "4", "6", "8"]
+    )
+    for level in ("30", "50", "100"):
+        slope = g["slopes"][level]
+        assert -0.1 < slope["value"] < -0.04 and slope["ci90"][1] < 0, level
+    report = (DOCS / "cpu-depth" / "report.md").read_text()
+    assert "above 50: -0.069 decades per doubling (90% interval -0.093 to -0.046)" in report

@@ -246,6 +246,9 @@ def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     if rung.is_width and e:
         head = extrapolation_head(record(e))
         items.append((f"At {head}:", extrapolation_lines(record(e))))
+    growth = _logit_growth(a, rung)
+    if growth:
+        items.append(growth)
     rungs = ", ".join(sorted(depths, key=int))
     if rung.is_width:
         title = f"How do the threshold and the rule move with width? (W1, W2; widths {rungs})"
@@ -332,6 +335,35 @@ def _cost(p: m.Paired, s: m.Settings) -> str:
     if lo is not None and lo > s.min_effect:
         return f"QK-norm better by {nats(p)}"
     return f"{s.reference} - {s.primary} = {nats(p)}, no difference shown"
+
+
+def _logit_growth(a: m.Analysis, rung) -> Item | None:
+    """A depth ladder's mechanism beside its threshold (docs/STUDY.md section 18,
+    descriptive): per level, the slope of the crossing LR per doubling and each rung's value."""
+    g = a.logit_growth
+    if g is None:
+        return None
+    lines = []
+    for level, slope in sorted(g.slopes.items(), key=lambda kv: float(kv[0])):
+        values = ", ".join(
+            f"{rung.label(n)} {numbers.lr(c[level].lr) if c[level].lr else 'none'}"
+            + (f" ({c[level].below} seed(s) below the grid)" if c[level].below else "")
+            + (f" ({c[level].above} seed(s) never)" if c[level].above else "")
+            for n, c in sorted(g.rungs.items(), key=lambda kv: int(kv[0]))
+        )
+        said = (
+            f"{slope.value:+.3f} decades per doubling (90% interval {slope.lower:+.3f} to "
+            f"{slope.upper:+.3f})"
+            if slope
+            else "no slope (fewer than 3 values)"
+        )
+        lines.append(f"above {level}: {said}. {values[0].upper()}{values[1:]}")
+    head = (
+        f"Beside it, descriptive (docs/STUDY.md section 18): the LR at which "
+        f"{g.arm}'s max attention logit at step {g.step} first exceeds a level, per doubling "
+        f"of {rung.name}:"
+    )
+    return head, lines
 
 
 def _token_check(a: m.Analysis) -> Block | None:

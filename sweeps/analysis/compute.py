@@ -25,7 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sweeps.analysis import budget_check, caveats, early_warning, run_table, token_check, trends
+from sweeps.analysis import (
+    budget_check,
+    caveats,
+    early_warning,
+    logit_growth,
+    run_table,
+    token_check,
+    trends,
+)
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import SCHEMA, from_json, to_json
 from sweeps.analysis.results import SweepResults
@@ -111,6 +119,9 @@ def analyze(
         found_check = token_check.entry(written, check, sweep_dir, previous, analyze)
         out = dataclasses.replace(out, token_check=found_check)
     out = dataclasses.replace(out, gap_shrink=trends.gap_shrink(out))  # a width ladder's
+    if rung == "n_layer":  # a depth ladder's mechanism beside its threshold (section 18)
+        found_growth = logit_growth.logit_growth(curves, settings["reference"], rung)
+        out = dataclasses.replace(out, logit_growth=found_growth)
     return _with_decided(out)
 
 

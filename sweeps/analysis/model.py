@@ -718,6 +718,30 @@ class TokenCheck:
 
 
 @dataclass(frozen=True)
+class Crossing:
+    """One rung's LR at which the reference arm's max attention logit at the measured step first
+    reaches a level: the geometric mean over the seeds that cross inside the grid (None when
+    none does), with how many seeds cross below the lowest LR and how many never cross."""
+
+    lr: float | None
+    seeds: int
+    below: int
+    above: int
+
+
+@dataclass(frozen=True)
+class LogitGrowth:
+    """A depth ladder's mechanism beside its threshold (docs/STUDY.md section 18, descriptive):
+    per rung and level ("30", "50", "100") the crossing LR, and per level the slope of log10 of
+    the rung values on log2 rung with its 90% interval (None below 3 rungs with a value)."""
+
+    step: int
+    arm: str
+    rungs: dict[str, dict[str, Crossing]]
+    slopes: dict[str, Slope | None]
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Every number and decision of a sweep's analysis under docs/STUDY.md's rules
     (analysis.json, schema 5), with no prose: figures/ words the verdicts, rules, interventions
@@ -744,5 +768,6 @@ class Analysis:
     sensitivity_trend: SensitivityTrend | None = maybe()
     token_check: TokenCheck | None = maybe()  # a check sweep's (its spec's [token_check])
     gap_shrink: list[GapShrink] | None = maybe()  # a width ladder's (trends.gap_shrink)
+    logit_growth: LogitGrowth | None = maybe()  # a depth ladder's (sweeps/analysis/logit_growth.py)
     caveats: Caveats | None = maybe()  # None only when read from schema 4, which lacked it
     decided: dict[str, Decision] = field(default_factory=dict)  # {} when read from schema 4
