@@ -1,9 +1,12 @@
-"""What carries from docs/cpu to a new report (docs/STUDY.md section 16): the side-by-side
-table of T1..T6, each quantity on the reference corpus and the new one with its interval, the
+"""What carries from a reference report to a new one (docs/STUDY.md sections 16 and 20): the
+side-by-side table of the section's quantities, each on both reports with its interval, the
 outcome and the rule. Writes <report>/carry.md and carry.json.
 
     python -m figures.carry docs/cpu-text [--reference docs/cpu] [--control docs/cpu-control]
+    python -m figures.carry docs/cpu-head64
 
+The report's folder name picks the pre-registered predictions and their reference (PLANS:
+section 20's head-width sweeps; any other report gets section 16's, against docs/cpu).
 sweeps/study/carry.py computes and decides everything; this module only words it.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
@@ -21,46 +24,116 @@ from sweeps.study.stats import STUDY_SHA256
 REFERENCE, CONTROL = Path("docs/cpu"), Path("docs/cpu-control")
 USAGE = "usage: python -m figures.carry REPORT [--reference DIR] [--control DIR]"
 
-QUANTITY = {
-    "T1": "stability threshold, pooled, as a multiple of `off`'s best LR",
-    "T2": "`off`'s failure mode at its first failing LR (stuck definition)",
-    "T3": "H2a: QK-norm raises the critical LR (stuck definition); ratio on / off",
-    "T4": "H2b: QK-norm lowers LR sensitivity over [3.16e-4, 0.316]; S off - S on",
-    "T5": "the low-LR gap, `off` - `on` at LR 1e-3",
-    "T6": "the gap's start-temperature share: (`off-warm` - `on`) / (`off` - `on`) at 1e-3",
+
+@dataclass(frozen=True)
+class Plan:
+    """Which predictions judge a report, against which reference (and, for a ladder's report,
+    which of its rungs: rows with these values)."""
+
+    predictions: c.Predictions
+    reference: Path = REFERENCE
+    control: Path | None = CONTROL
+    reference_rows: tuple[tuple[str, int], ...] = ()
+
+
+SECTION_16 = Plan(c.SECTION_16)
+PLANS = {
+    "cpu-head32": Plan(c.SECTION_20_WIDTH_64, control=None),
+    "cpu-head64": Plan(c.SECTION_20_WIDTH_64, control=None),
+    "cpu-width128-head64": Plan(
+        c.SECTION_20_WIDTH_128, Path("docs/cpu-width"), None, (("n_embd", 128),)
+    ),
 }
-RULE = {
-    "T1": "carries if the pooled bracket overlaps (x1.78, x10]; counts against if it lies "
-    "outside, or no threshold below the top evidence LR",
-    "T2": "carries if in at least 3 of 4 seeds the first failing LR is a finished-but-stuck "
-    "run; counts against if at least 2 of 4 are divergences",
-    "T3": "carries if supported; counts against if not supported",
-    "T4": "carries if supported; counts against if not supported",
-    "T5": "carries if the interval lies above 0 and overlaps [0.25, 1.0]; counts against if "
-    "it lies at or below 0.02, or entirely outside [0.25, 1.0]",
-    "T6": "carries if under 1/3; counts against if above 2/3",
-}
-REASON = {
-    c.OVERLAPS: "the bracket overlaps (x1.78, x10]",
-    c.OUTSIDE: "the bracket lies outside (x1.78, x10]",
-    c.NO_THRESHOLD: "no threshold below the top evidence LR",
-    c.UNJUDGED: "no pair at or above `off`'s best LR carries evidence",
-    c.MOSTLY_STUCK: "at least 3 of 4 seeds first fail stuck",
-    c.STOPS: "at least 2 of 4 seeds first fail by divergence",
-    c.MIXED: "neither 3 of 4 stuck nor 2 of 4 divergences",
-    c.TOO_FEW_SEEDS: "fewer than 3 seeds",
-    c.ABOVE_ZERO_IN_WINDOW: "the interval lies above 0 and overlaps [0.25, 1.0]",
-    c.AT_OR_BELOW_FLOOR: "the interval lies at or below 0.02",
-    c.OUT_OF_WINDOW: "the interval lies outside [0.25, 1.0]",
-    c.STRADDLES: "the interval overlaps [0.25, 1.0] but reaches 0",
-    c.NO_INTERVAL: "no interval (fewer than 3 pairs)",
-    c.NOT_MEASURED: "not measured",
-    c.UNDER: "under 1/3",
-    c.OVER: "above 2/3",
-    c.BETWEEN: "between 1/3 and 2/3",
-    c.NO_GAP: "no gap shown above 0 to take a share of",
-    c.BORDERLINE_DECIDES: "a run within the fate margin of its cut decides",
-}
+
+
+def _lr(x: float) -> str:
+    """An LR as section 16 and 20 write it: 3.16e-4, 1e-3, 0.01, 0.316."""
+    if x >= 0.01:
+        return f"{x:g}"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def _lrs(lrs) -> str:
+    return ", ".join(_lr(x) for x in lrs)
+
+
+def quantity_text(q: str, p: c.Predictions) -> str:
+    lo, hi = p.study.sensitivity_range
+    return {
+        "T1": "stability threshold, pooled, as a multiple of `off`'s best LR",
+        "T2": "`off`'s failure mode at its first failing LR (stuck definition)",
+        "T3": "H2a: QK-norm raises the critical LR (stuck definition); ratio on / off",
+        "T4": f"H2b: QK-norm lowers LR sensitivity over [{_lr(lo)}, {_lr(hi)}]; S off - S on"
+        + ("" if p.base_lrs == c.BASE_LRS else f" (LRs {_lrs(p.base_lrs)})"),
+        "T5": "the low-LR gap, `off` - `on` at LR 1e-3",
+        "T6": "the gap's start-temperature share: (`off-warm` - `on`) / (`off` - `on`) at 1e-3",
+        "T7": "QK-norm's cost at `off`'s best LR, `off` - `on`",
+        "T8": "QK-norm's cost at each arm's own best LR, `off` - `on`",
+        "T9": "the harm window: LRs where QK-norm is credibly worse (section 17)",
+    }[q]
+
+
+def _window_t1(p: c.Predictions) -> str:
+    lo, hi = p.t1_window
+    return f"(x{lo:.3g}, x{hi:.3g}]"
+
+
+def _window_t5(p: c.Predictions) -> str:
+    lo, hi = p.t5_window
+    return f"[{lo}, {hi}]"
+
+
+def rule_text(q: str, p: c.Predictions) -> str:
+    shift = (
+        "carries if Welch's 90% interval of the shift (new - reference) contains 0; counts "
+        "against if it excludes 0"
+    )
+    return {
+        "T1": f"carries if the pooled bracket overlaps {_window_t1(p)}; counts against if it "
+        "lies outside, or no threshold below the top evidence LR",
+        "T2": "carries if in at least 3 of 4 seeds the first failing LR is a finished-but-stuck "
+        "run; counts against if at least 2 of 4 are divergences",
+        "T3": "carries if supported; counts against if not supported",
+        "T4": "carries if supported; counts against if not supported",
+        "T5": f"carries if the interval lies above 0 and overlaps {_window_t5(p)}; counts "
+        f"against if it lies at or below 0.02, or entirely outside {_window_t5(p)}",
+        "T6": "carries if under 1/3; counts against if above 2/3",
+        "T7": shift,
+        "T8": shift,
+        "T9": "carries if a harm window is found exactly when the reference has one; counts "
+        "against otherwise",
+    }[q]
+
+
+def reason_words(reason: str, p: c.Predictions) -> str:
+    return {
+        c.OVERLAPS: f"the bracket overlaps {_window_t1(p)}",
+        c.OUTSIDE: f"the bracket lies outside {_window_t1(p)}",
+        c.NO_THRESHOLD: "no threshold below the top evidence LR",
+        c.UNJUDGED: "no pair at or above `off`'s best LR carries evidence",
+        c.MOSTLY_STUCK: "at least 3 of 4 seeds first fail stuck",
+        c.STOPS: "at least 2 of 4 seeds first fail by divergence",
+        c.MIXED: "neither 3 of 4 stuck nor 2 of 4 divergences",
+        c.TOO_FEW_SEEDS: "fewer than 3 seeds",
+        c.ABOVE_ZERO_IN_WINDOW: f"the interval lies above 0 and overlaps {_window_t5(p)}",
+        c.AT_OR_BELOW_FLOOR: "the interval lies at or below 0.02",
+        c.OUT_OF_WINDOW: f"the interval lies outside {_window_t5(p)}",
+        c.STRADDLES: f"the interval overlaps {_window_t5(p)} but reaches 0",
+        c.NO_INTERVAL: "no interval (fewer than 3 pairs)",
+        c.NOT_MEASURED: "not measured",
+        c.UNDER: "under 1/3",
+        c.OVER: "above 2/3",
+        c.BETWEEN: "between 1/3 and 2/3",
+        c.NO_GAP: "no gap shown above 0 to take a share of",
+        c.BORDERLINE_DECIDES: "a run within the fate margin of its cut decides",
+        c.SMALLER: "the shift's interval lies above 0: QK-norm costs less here",
+        c.LARGER: "the shift's interval lies below 0: QK-norm costs more here",
+        c.CONTAINS_ZERO: "the shift's interval contains 0",
+        c.SAME_HARM: "a harm window here exactly when the reference has one",
+        c.HARM_NEW: "a harm window the reference does not have",
+        c.HARM_GONE: "no harm window where the reference has one",
+    }.get(reason, reason)
 
 
 def _g(x: float) -> str:
@@ -129,7 +202,33 @@ def value_text(quantity: str, s: c.Side) -> str:
         if iv:
             return f"{head} [{iv[0]:.2f}, {iv[1]:.2f}] (Fieller 90%)"
         return f"{head} (no interval: `off` - `on`'s lower bound {s.part('denominator_lower'):.3f})"
+    if quantity in ("T7", "T8"):
+        if s.verdict == c.NOT_MEASURED or not math.isfinite(s.value):
+            return "not measured"
+        interval = f" [{iv[0]:+.3f}, {iv[1]:+.3f}]" if iv else " (no interval)"
+        where = (
+            f"at {_g(s.part('best_lr'))}"
+            if quantity == "T7"
+            else f"off at {_g(s.part('off_lr'))}, on at {_g(s.part('on_lr'))}"
+        )
+        return f"{s.value:+.3f}{interval} nats ({where}; {len(s.values)} seeds)"
+    if quantity == "T9":
+        if not s.value:
+            return "none"
+        lo, hi = iv
+        more = f" and {int(s.value) - 1} more" if s.value > 1 else ""
+        return f"LRs {_g(lo)} to {_g(hi)}{more}"
     raise ValueError(quantity)
+
+
+def shift_text(x: c.Carry, p: c.Predictions) -> str:
+    """T7, T8: the shift new - reference the rule read, with its interval."""
+    if x.quantity not in ("T7", "T8") or not x.reference.values or not x.new.values:
+        return ""
+    sh = c.shift(x.reference.values, x.new.values, p.study.precision)
+    if not math.isfinite(sh.lower):
+        return f"; shift {sh.mean:+.3f} (no interval)"
+    return f"; shift {sh.mean:+.3f} [{sh.lower:+.3f}, {sh.upper:+.3f}]"
 
 
 def record(x: c.Carry) -> dict:
@@ -147,24 +246,44 @@ def record(x: c.Carry) -> dict:
     }
 
 
-def build(report: Path, reference: Path = REFERENCE, control: Path = CONTROL) -> dict:
+def plan_for(report: Path) -> Plan:
+    return PLANS.get(report.name, SECTION_16)
+
+
+def build(
+    report: Path, reference: Path | None = None, control: Path | None = None, plan=None
+) -> dict:
     import pandas as pd
 
-    def runs(p: Path) -> list[dict]:
-        return pd.read_parquet(p / "runs.parquet").to_dict("records")
+    plan = plan or plan_for(report)
+    reference = reference or plan.reference
+    control = control if control is not None else plan.control
 
-    judged = c.carry(runs(reference), runs(report), runs(control))
+    def runs(p: Path, where=()) -> list[dict]:
+        table = pd.read_parquet(p / "runs.parquet")
+        for column, value in where:
+            table = table[table[column] == value]
+        return table.to_dict("records")
+
+    p = plan.predictions
+    warm = runs(control) if control is not None and "T6" in p.quantities else None
+    judged = c.carry(runs(reference, plan.reference_rows), runs(report), warm, p)
     return clean_json(
         {
             "report": report.name,
             "reference": reference.name,
-            "control": control.name,
+            "reference_rows": dict(plan.reference_rows),
+            "control": control.name if warm is not None else None,
+            "section": p.section,
             "study_sha256": STUDY_SHA256,
             "quantities": [record(x) for x in judged],
             "text": {
                 x.quantity: {
+                    "quantity": quantity_text(x.quantity, p),
+                    "rule": rule_text(x.quantity, p),
+                    "reason": reason_words(x.reason, p),
                     "reference": value_text(x.quantity, x.reference),
-                    "new": value_text(x.quantity, x.new),
+                    "new": value_text(x.quantity, x.new) + shift_text(x, p),
                 }
                 for x in judged
             },
@@ -173,38 +292,50 @@ def build(report: Path, reference: Path = REFERENCE, control: Path = CONTROL) ->
 
 
 def render(doc: dict) -> str:
-    ref, new = doc["reference"], doc["report"]
+    ref, new, section = doc["reference"], doc["report"], doc["section"]
+    rows = doc.get("reference_rows") or {}
+    where = "".join(f" ({k} {v})" for k, v in rows.items())
+    control = f" (`off-warm` from {doc['control']})" if doc.get("control") else ""
     lines = [
-        f"# What carries from {ref} to {new}",
+        f"# What carries from {ref}{where} to {new}",
         "",
-        f"docs/STUDY.md section 16's predictions (sha256 `{doc['study_sha256'][:16]}`), "
+        f"docs/STUDY.md section {section}'s predictions (sha256 `{doc['study_sha256'][:16]}`), "
         f"judged by section 13's rules on {new}'s runs.parquet; {ref}'s side from its own "
-        f"runs.parquet (`off-warm` from {doc['control']}). Regenerate with "
-        f"`python -m figures.carry docs/{new}`.",
+        f"runs.parquet{where}{control}. Regenerate with `python -m figures.carry docs/{new}`.",
         "",
-        f"| # | quantity | {ref} | {new} | outcome | rule |",
+        f"| # | quantity | {ref}{where} | {new} | outcome | rule |",
         "|---|---|---|---|---|---|",
     ]
     for q in doc["quantities"]:
         k = q["quantity"]
         text = doc["text"][k]
         lines.append(
-            f"| {k} | {QUANTITY[k]} | {text['reference']} | {text['new']} "
-            f"| **{q['outcome']}** ({reason_text(q)}) | {RULE[k]} |"
+            f"| {k} | {text['quantity']} | {text['reference']} | {text['new']} "
+            f"| **{q['outcome']}** ({reason_text(q, text)}) | {text['rule']} |"
         )
-    lines += [
-        "",
-        "Intervals: T3 and T4 90% t intervals over paired seeds; T5 section 13's low-LR "
-        "effect interval (Bonferroni over the LRs below `off`'s best); T6 Fieller's 90% "
-        "interval for a ratio of paired means (the rule reads the ratio itself).",
-    ]
+    keys = [q["quantity"] for q in doc["quantities"]]
+    notes = ["T3 and T4 90% t intervals over paired seeds" if "T3" in keys else ""]
+    notes.append(
+        "T5 section 13's low-LR effect interval (Bonferroni over the LRs below `off`'s best)"
+    )
+    if "T6" in keys:
+        notes.append(
+            "T6 Fieller's 90% interval for a ratio of paired means (the rule reads the ratio "
+            "itself)"
+        )
+    if "T7" in keys:
+        notes.append(
+            "T7 and T8 each side's paired 90% interval; the rule reads the shift's Welch 90% "
+            "interval (the two sweeps' seeds are not paired)"
+        )
+    lines += ["", "Intervals: " + "; ".join(n for n in notes if n) + "."]
     return "\n".join(lines) + "\n"
 
 
-def reason_text(q: dict) -> str:
+def reason_text(q: dict, text: dict) -> str:
     if q["reason"] == c.VERDICT:
         return f"{'H2a' if q['quantity'] == 'T3' else 'H2b'} {q['new']['verdict']}"
-    return REASON.get(q["reason"], q["reason"])
+    return text["reason"]
 
 
 def _error(message: str) -> int:
@@ -213,7 +344,7 @@ def _error(message: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    args, options = [], {"--reference": REFERENCE, "--control": CONTROL}
+    args, options = [], {"--reference": None, "--control": None}
     it = iter(argv)
     for a in it:
         if a in options:
@@ -228,14 +359,18 @@ def main(argv: list[str]) -> int:
     if len(args) != 1:
         return _error(f"one report folder expected; {USAGE}")
     report = args[0]
-    for folder in (report, options["--reference"], options["--control"]):
+    plan = plan_for(report)
+    reference = options["--reference"] or plan.reference
+    control = options["--control"] or plan.control
+    needs_control = "T6" in plan.predictions.quantities and control is not None
+    for folder in (report, reference, *([control] if needs_control else [])):
         if not (folder / "runs.parquet").is_file():
             return _error(
                 f"{folder} holds no runs.parquet; give a report folder that `figures` wrote "
                 "(e.g. `qktorch figures cpu-text --out docs/cpu-text`)"
             )
     try:
-        doc = build(report, options["--reference"], options["--control"])
+        doc = build(report, reference, control if needs_control else None, plan)
     except ValueError as e:
         return _error(f"{report}: {e}")
     write_json_atomic(report / "carry.json", doc)

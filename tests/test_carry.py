@@ -77,7 +77,7 @@ def judged(new, reference=REFERENCE) -> dict[str, c.Carry]:
     return {x.quantity: x for x in c.carry(reference, new)}
 
 
-ALL_CARRY = dict.fromkeys(c.QUANTITIES, c.CARRIES)
+ALL_CARRY = dict.fromkeys(c.SECTION_16.quantities, c.CARRIES)
 
 
 @pytest.mark.parametrize("rng_seed", [2, 3, 4])
@@ -103,7 +103,7 @@ def test_a_threshold_two_decades_higher_differs_on_t1_alone():
     assert got["T1"].new.interval == pytest.approx((316, 562))  # docs/cpu's x(3.16, 5.62] x 100
     assert got["T1"].outcome == c.DIFFERS and got["T1"].reason == c.OUTSIDE
     assert {q: x.outcome for q, x in got.items() if q != "T1"} == {
-        q: c.CARRIES for q in c.QUANTITIES if q != "T1"
+        q: c.CARRIES for q in c.SECTION_16.quantities if q != "T1"
     }
 
 
@@ -149,7 +149,7 @@ def test_a_warm_start_that_does_not_close_the_gap_differs_on_t6_alone():
 
 
 def test_two_seeds_decide_nothing():
-    assert outcomes(table(seeds=(0, 1))) == dict.fromkeys(c.QUANTITIES, c.INCONCLUSIVE)
+    assert outcomes(table(seeds=(0, 1))) == dict.fromkeys(c.SECTION_16.quantities, c.INCONCLUSIVE)
 
 
 def test_a_noisy_gap_is_inconclusive():
@@ -306,7 +306,7 @@ def run_main(new: Path, reference: Path, control: Path) -> int:
 
 def md_rows(folder: Path) -> dict[str, str]:
     lines = (folder / "carry.md").read_text().splitlines()
-    return {q: next(x for x in lines if x.startswith(f"| {q} |")) for q in c.QUANTITIES}
+    return {q: next(x for x in lines if x.startswith(f"| {q} |")) for q in c.SECTION_16.quantities}
 
 
 def test_the_report_of_docs_cpu_against_itself_words_section_16s_numbers(tmp_path, capsys):
@@ -357,3 +357,126 @@ def test_a_folder_without_runs_is_refused_in_one_line(tmp_path, capsys):
     new = write_runs(tmp_path / "new", REFERENCE)
     assert run_main(new, tmp_path / "no-reference", DOCS / "cpu-control") == 2
     assert not (new / "carry.md").exists() and not (new / "carry.json").exists()
+
+
+# -- section 20: head width --------------------------------------------------------------------
+W64, W128 = c.SECTION_20_WIDTH_64, c.SECTION_20_WIDTH_128
+
+
+def judged20(new, reference=REFERENCE, predictions=W64) -> dict[str, c.Carry]:
+    return {x.quantity: x for x in c.carry(reference, new, None, predictions)}
+
+
+@pytest.mark.parametrize("rng_seed", [2, 3])
+def test_section_20_a_sweep_drawn_like_the_reference_carries_everything(rng_seed):
+    got = judged20(table(rng_seed=rng_seed))
+    assert list(got) == list(W64.quantities)
+    assert {q: x.outcome for q, x in got.items()} == dict.fromkeys(W64.quantities, c.CARRIES)
+
+
+def test_section_20_a_cost_at_the_best_lr_that_moves_differs_on_t7_and_t8_alone():
+    # on 0.25 nats better at every LR from off's best up: QK-norm's cost shifts up there
+    on = tuple(x - 0.25 if isinstance(x, float) and lr >= 0.01 else x for lr, x in zip(LRS, ON))
+    got = judged20(table(on=on))
+    for q in ("T7", "T8"):
+        assert (got[q].outcome, got[q].reason) == (c.DIFFERS, c.SMALLER), got[q]
+        assert got[q].new.value == pytest.approx(got[q].reference.value + 0.25, abs=0.04)
+    assert got["T8"].new.part("on_lr") == 0.01
+    rest = {q: x.outcome for q, x in got.items() if q not in ("T7", "T8", "T1")}
+    assert rest == dict.fromkeys(rest, c.CARRIES)
+
+
+def test_section_20_a_harm_window_the_reference_lacks_differs_on_t9():
+    # on 0.15 nats worse than off at 0.01 and 0.0316: two adjacent harmed LRs
+    on = ON[:3] + (0.86 + 0.15, 1.13 + 0.15) + ON[5:]
+    got = judged20(table(on=on))
+    assert got["T9"].reference.value == 0 and got["T9"].new.value == 1
+    assert got["T9"].new.interval == (0.01, 0.0316)
+    assert (got["T9"].outcome, got["T9"].reason) == (c.DIFFERS, c.HARM_NEW)
+    assert got["T7"].outcome == c.DIFFERS and got["T7"].reason == c.LARGER
+
+
+def test_the_shift_is_welchs_interval():
+    ref, new = np.array([0.1, 0.2, 0.15, 0.05]), np.array([0.3, 0.5, 0.35, 0.4, 0.45])
+    sh = c.shift(ref, new, 0.01)
+    va, vb = np.var(ref, ddof=1) / 4, np.var(new, ddof=1) / 5
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 4)
+    half = t_quantile(CONFIDENCE, df) * math.sqrt(va + vb)
+    assert sh.mean == pytest.approx(new.mean() - ref.mean())
+    assert (sh.lower, sh.upper, sh.df) == pytest.approx((sh.mean - half, sh.mean + half, df))
+    assert c.decide_shift(sh) == (c.DIFFERS, c.SMALLER)
+    assert c.decide_shift(c.shift(new, ref, 0.01)) == (c.DIFFERS, c.LARGER)
+    assert c.decide_shift(c.shift(ref, ref + 0.01, 0.01))[0] == c.CARRIES
+    # identical samples: the floor keeps the interval open, never a zero-width "differs"
+    same = c.shift([0.1] * 4, [0.105] * 4, 0.01)
+    assert same.lower < 0 < same.upper
+    assert c.decide_shift(c.shift(ref[:2], new, 0.01)) == (c.INCONCLUSIVE, c.TOO_FEW_SEEDS)
+
+
+def test_the_shift_rule_on_simulated_sweeps_holds_its_false_rate_and_finds_a_planted_shift():
+    """Section 20's numbers (benchmarks/head_width_design.py), at fewer trials: 'differs' either
+    way near 10% under the null (4 seeds a side, width 128's spread), and a shift of 0.25 nats
+    found most of the time."""
+    from benchmarks.head_width_design import rates
+
+    rng = np.random.default_rng(0)
+    up, carries = rates(rng, "normal", 0.091, 0.0, 1500)
+    assert 0.02 < up < 0.08 and 0.85 < carries < 0.96
+    found, _ = rates(rng, "normal", 0.091, 0.25, 600)
+    assert found > 0.85
+    noisy, _ = rates(rng, "new side 2x noisier", 0.091, 0.25, 600)
+    assert 0.45 < noisy < found
+
+
+@pytest.fixture(scope="module")
+def width_128():
+    w = committed("cpu-width")
+    ref = [r for r in w if r["n_embd"] == 128]
+    return {x.quantity: x for x in c.carry(ref, ref, None, W128)}
+
+
+def test_the_width_128_reference_is_the_one_section_20_quotes(width_128):
+    assert {q: x.outcome for q, x in width_128.items()} == dict.fromkeys(W128.quantities, c.CARRIES)
+    t1 = width_128["T1"].reference
+    assert t1.interval == pytest.approx((1.0, 1.78)) and t1.part("best_lr") == 0.01
+    t5 = width_128["T5"].reference
+    assert (t5.value, *t5.interval) == pytest.approx((0.326, 0.277, 0.375), abs=5e-4)
+    t7 = width_128["T7"].reference
+    assert (t7.value, *t7.interval) == pytest.approx((-0.219, -0.325, -0.112), abs=5e-4)
+    t8 = width_128["T8"].reference
+    assert (t8.value, *t8.interval) == pytest.approx((0.092, 0.012, 0.172), abs=5e-4)
+    assert (t8.part("off_lr"), t8.part("on_lr")) == (0.01, 0.00316)
+    assert width_128["T9"].reference.value == 0
+    # section 20's windows: the reference's bracket and gap widened as section 16 widened
+    assert W128.t1_window == pytest.approx((10**-0.25, 1.78 * 10**0.25), rel=2e-3)
+    assert W128.t5_window == pytest.approx((0.326 / 2, 0.326 * 2), abs=1e-3)
+
+
+def test_docs_cpus_section_20_values():
+    cpu = committed("cpu")
+    got = {x.quantity: x for x in c.carry(cpu, cpu, None, W64)}
+    t4 = got["T4"].reference
+    assert t4.verdict == "supported" and t4.part("lrs") == 6
+    assert (t4.value, *t4.interval) == pytest.approx((0.663, 0.562, 0.765), abs=5e-4)
+    t7 = got["T7"].reference
+    assert (t7.value, *t7.interval) == pytest.approx((-0.051, -0.120, 0.019), abs=5e-4)
+    assert got["T8"].reference.value == pytest.approx(t7.value)
+    assert {x.outcome for x in got.values()} == {c.CARRIES}
+
+
+def test_a_head_width_report_is_carried_by_section_20_against_its_reference(tmp_path):
+    from figures import carry as fc
+
+    assert fc.plan_for(Path("docs/cpu-head64")).predictions is W64
+    assert fc.plan_for(Path("docs/cpu-width128-head64")).reference_rows == (("n_embd", 128),)
+    assert fc.plan_for(Path("docs/cpu-text")).predictions is c.SECTION_16
+    new = write_runs(tmp_path / "cpu-head64", committed("cpu"))
+    assert fc.main([str(new), "--reference", str(DOCS / "cpu")]) == 0
+    text = (new / "carry.md").read_text()
+    assert "section 20's predictions" in text and "| T6 |" not in text
+    rows = {
+        q: next(x for x in text.splitlines() if x.startswith(f"| {q} |")) for q in W64.quantities
+    }
+    assert "-0.051 [-0.120, +0.019] nats (at 0.01; 4 seeds); shift +0.000" in rows["T7"]
+    assert "over [1e-3, 0.316]" in rows["T4"] and "(LRs 1e-3, 3.16e-3, 0.01" in rows["T4"]
+    assert all("**carries**" in r for r in rows.values())

@@ -226,3 +226,34 @@ def test_a_run_directory_of_another_config_is_refused(tmp_path):
         ["train", "--set", SMALL_DATA[0], "--set", "train.lr=1e-2", "--out", str(tmp_path / "run")],
     )
     assert result.exit_code == 2 and "holds another run" in result.output
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("heads", [1, 2])
+def test_the_logit_ceiling_bounds_every_attention_logit_and_follows_the_gains(backend, heads):
+    """qk_logit_ceiling = sqrt(d_head) max|g_q g_k| (docs/STUDY.md section 20): no logit of
+    the real model exceeds it, and with one gain coordinate grown it tracks that product."""
+    from sweeps.core.diagnostics import diagnostics_row
+
+    cfg = smoke_config(backend, "model.qk_norm=rms", f"model.n_head={heads}")
+    trainer = make_trainer(backend, cfg)
+    params = trainer.get_params()
+    rng = np.random.default_rng(0)
+    gains = sorted(k for k in params if k.endswith(("q_norm.weight", "k_norm.weight")))
+    assert len(gains) == 2 * cfg.model.n_layer
+    for k in gains:  # gains away from 1, one coordinate far out
+        g = rng.uniform(0.5, 1.5, np.shape(params[k])).astype(np.float32)
+        g[0] = 3.0
+        params[k] = g
+    trainer.set_params(params)
+    x = rng.integers(0, 256, size=(2, cfg.model.block_size))
+    row = diagnostics_row(trainer.probe(x))
+    d = cfg.model.head_dim
+    for layer, (logit, ceiling) in enumerate(zip(row["max_attn_logit"], row["qk_logit_ceiling"])):
+        gq = params[f"blocks.{layer}.attn.q_norm.weight"]
+        gk = params[f"blocks.{layer}.attn.k_norm.weight"]
+        assert ceiling == pytest.approx(math.sqrt(d) * np.abs(gq * gk).max(), rel=1e-6)
+        assert ceiling == pytest.approx(9.0 * math.sqrt(d), rel=1e-6)
+        assert 0 < logit <= ceiling * (1 + 1e-5)
+    off = diagnostics_row(make_trainer(backend, smoke_config(backend)).probe(x))
+    assert off["qk_logit_ceiling"] == [None] * cfg.model.n_layer

@@ -8,7 +8,10 @@ Per layer, on the fixed diagnostic sequences:
   minimum over heads (collapse shows in one head first);
 - residual-stream kurtosis mean(x^4) / mean(x^2)^2 over features, averaged over tokens,
   and max|x| / median|x| over the layer's whole output;
-- the largest |gain| of q_norm and k_norm (null without QK-norm): gains are not decayed.
+- the largest |gain| of q_norm and k_norm (null without QK-norm): gains are not decayed;
+- the logit ceiling QK-norm sets, sqrt(d_head) max_i |g_q,i g_k,i| (null without QK-norm):
+  with RMS-normalized q and k (squared norms d_head) no attention logit can exceed it
+  (Cauchy-Schwarz), 4 at heads of 16 and 8 at 64 with unit gains (docs/STUDY.md section 20).
 For the whole model: the output logits' max |z| and RMS.
 
 Adding a diagnostic is one entry in DIAGNOSTICS: metrics.jsonl, crosscheck, the curves the
@@ -98,6 +101,13 @@ def qk_gain_max(layer: LayerProbe) -> float | None:
     return float(max(np.abs(layer.q_gain).max(), np.abs(layer.k_gain).max()))
 
 
+def qk_logit_ceiling(layer: LayerProbe) -> float | None:
+    if layer.q_gain is None:
+        return None
+    g = np.abs(layer.q_gain.astype(np.float64) * layer.k_gain.astype(np.float64))
+    return float(np.sqrt(g.size) * g.max())
+
+
 def logit_max(probe: Probe) -> float:
     return float(np.abs(probe.logits).max())
 
@@ -118,6 +128,7 @@ DIAGNOSTICS: dict[str, Diagnostic] = {
         Diagnostic("resid_kurtosis", "resid kurtosis", "", "max", resid_kurtosis, in_report=True),
         Diagnostic("resid_max_over_median", "resid max/median", "", "max", resid_max_over_median),
         Diagnostic("qk_gain_max", "max QK-norm gain", "", "max", qk_gain_max, in_report=True),
+        Diagnostic("qk_logit_ceiling", "QK-norm logit ceiling", "", "max", qk_logit_ceiling),
         Diagnostic(
             "logit_max", "max output logit", "", "max", logit_max, in_report=True, per_layer=False
         ),

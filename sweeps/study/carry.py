@@ -1,9 +1,10 @@
-"""What carries from docs/cpu (the synthetic corpus) to real text (docs/STUDY.md section 16):
-the six pre-registered quantities T1..T6 computed on a reference report's runs and a new
-report's runs by section 13's rules, and each one's outcome, "carries", "differs" or
-"inconclusive", by section 16's table ("carries if" / "counts against if"; otherwise
-inconclusive). Only the new report is judged; the reference side is shown beside it (and
-tests/test_carry.py checks that docs/cpu's side is the one section 16 quotes).
+"""What carries from a reference report to a new one, by a pre-registered set of predictions:
+docs/STUDY.md section 16 (docs/cpu's synthetic corpus to real text, T1..T6) and section 20
+(heads of 16 to heads of 32 and 64: T1..T5 and T7..T9, with windows taken from the reference it
+names). Each quantity is computed on both reports' runs by section 13's rules and its outcome,
+"carries", "differs" or "inconclusive", decided on the new side by the section's table
+("carries if" / "counts against if"; otherwise inconclusive). The reference side is shown
+beside it (tests/test_carry.py checks that docs/cpu's side is the one section 16 quotes).
 
 The quantities, and how each is computed (one rung, the primary comparison off vs on):
 
@@ -43,6 +44,16 @@ The quantities, and how each is computed (one rung, the primary comparison off v
   t and floor) the ratio is no share of anything: inconclusive ("no gap"), whatever its point
   value.
 
+Section 20 adds three, each `off` - `on` (positive: QK-norm finished lower):
+
+- T7, the cost at `off`'s pooled best LR (rules.best_lr): the per-seed capped-loss differences
+  there; T8, at each arm's own best LR (effect_curve.best_cost's pairing). Both compare the
+  two reports' per-seed values by their *shift*, mean(new) - mean(reference) with Welch's 90%
+  interval (`shift`): differs when it excludes 0, carries when it contains 0, inconclusive
+  with fewer than 3 seeds on a side.
+- T9, the harm window (section 17, judge.compare): carries when the new report has a harm
+  window exactly when the reference has one, differs otherwise.
+
 Borderline fates (section 13): when the new report holds runs within the fate margin of their
 cut, every outcome is computed with them all stuck and all trained; an outcome the two
 disagree on is inconclusive ("borderline decides").
@@ -56,13 +67,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweeps.study import rules, stability
+from sweeps.study import judge, rules, stability
 from sweeps.study.cells import STUCK, Cells, borderline, build_cells, with_borderline_as
 from sweeps.study.rung import Rung, judge_rung, primary_arrays
 from sweeps.study.stats import CONFIDENCE, Paired, paired, t_quantile
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
-QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6")
+QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9")
 
 # section 16's numbers (written from docs/cpu before any cpu-text run)
 BASE_LRS = (3.16e-4, 1e-3, 3.16e-3, 1e-2, 3.16e-2, 0.1, 0.316, 1.0)  # docs/cpu's 8 half-decades
@@ -75,6 +86,37 @@ T5_WINDOW = (0.25, 1.0)  # nats: within a factor 2 of docs/cpu's +0.498
 T5_FLOOR = 0.02  # nats: a gap at or below this counts against
 T6_CARRIES_BELOW, T6_DIFFERS_ABOVE = 1 / 3, 2 / 3
 STUDY = rules.Study(delta=0.1, sensitivity_range=SENSITIVITY_RANGE, target_loss=None)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """One pre-registered set of predictions: the STUDY.md section, the quantities it
+    judges, T1's window (multiples of `off`'s best LR), T5's window (nats), the LRs T4's
+    sensitivity is read over (with study.sensitivity_range) and the study's settings."""
+
+    section: int
+    quantities: tuple[str, ...]
+    t1_window: tuple[float, float]
+    t5_window: tuple[float, float]
+    base_lrs: tuple[float, ...]
+    study: rules.Study
+
+
+SECTION_16 = Predictions(16, QUANTITIES[:6], T1_WINDOW, T5_WINDOW, BASE_LRS, STUDY)
+# section 20, heads of 32 and 64 at width 64 against docs/cpu: T4 over the LRs both grids share
+SECTION_20_WIDTH_64 = Predictions(
+    20,
+    ("T1", "T2", "T3", "T4", "T5", "T7", "T8", "T9"),
+    T1_WINDOW,
+    T5_WINDOW,
+    (1e-3, 3.16e-3, 1e-2, 3.16e-2, 0.1, 0.316),
+    rules.Study(delta=0.1, sensitivity_range=(1e-3, 0.316), target_loss=None),
+)
+# section 20, heads of 64 at width 128 against cpu-width's width 128: (x1, x1.78] and +0.326
+# widened as section 16 widened docs/cpu's; its grid measures neither T3 nor T4
+SECTION_20_WIDTH_128 = Predictions(
+    20, ("T1", "T2", "T5", "T7", "T8", "T9"), (0.562, 3.16), (0.163, 0.652), (), STUDY
+)
 
 # T2: the class of `off`'s run at its first failing LR
 FIRST_STUCK, FIRST_STOPPED, NO_FAILURE = "stuck", "stopped", "no failure"
@@ -92,6 +134,7 @@ ABOVE_ZERO_IN_WINDOW, AT_OR_BELOW_FLOOR, OUT_OF_WINDOW, STRADDLES = (
 )
 NOT_MEASURED, NO_INTERVAL = "not measured", "no interval"
 UNDER, OVER, BETWEEN, NO_GAP = "under 1/3", "above 2/3", "between 1/3 and 2/3", "no gap"
+SAME_HARM, HARM_NEW, HARM_GONE = "harm window as the reference", "a harm window", "no harm window"
 BORDERLINE_DECIDES = rules.BORDERLINE_DECIDES  # the reason every rule of the study shares
 
 
@@ -103,13 +146,16 @@ class Side:
     interval: T1 the span (lo, hi] as multiples (inf: censored above), T3..T6 the interval
     the rule reads (None: none). verdict: T1 the threshold's kind ("" bracketed, below, none,
     unjudged), T3 and T4 the hypothesis's verdict. per_seed: T2 each seed's first failure.
-    parts: named numbers behind the value."""
+    parts: named numbers behind the value. T7, T8: value the mean off - on, interval its own
+    paired 90% interval, values the per-seed differences; T9: value the number of harm
+    windows, interval the first one's LRs."""
 
     value: float = math.nan
     interval: tuple[float, float] | None = None
     verdict: str = ""
     per_seed: tuple[str, ...] = ()
     parts: tuple[tuple[str, float], ...] = ()
+    values: tuple[float, ...] = ()  # T7, T8: the per-seed values the shift compares
 
     def part(self, name: str) -> float:
         return dict(self.parts).get(name, math.nan)
@@ -245,6 +291,43 @@ def t6_side(cells: Cells, warm: Cells | None, study: rules.Study) -> Side:
     return Side(ratio, interval, "", (), parts)
 
 
+def _seed_side(d, floor: float, parts) -> Side:
+    """A cost side from per-seed differences (NaN: no pair)."""
+    d = np.asarray(d, float)
+    st = paired(d, floor)
+    values = tuple(float(x) for x in d[np.isfinite(d)])
+    return Side(st.mean if st.n else math.nan, _interval(st), "", (), parts, values)
+
+
+def t7_side(cells: Cells, study: rules.Study) -> Side:
+    off, on = study.primary_comparison
+    best = rules.best_lr(cells, off)
+    if best is None or not cells.has(on):
+        return Side(verdict=NOT_MEASURED)
+    j = cells.lrs.index(best)
+    d = cells.loss[cells.arm(off), j] - cells.loss[cells.arm(on), j]
+    return _seed_side(d, study.precision, (("best_lr", best),))
+
+
+def t8_side(cells: Cells, study: rules.Study) -> Side:
+    off, on = study.primary_comparison
+    if not cells.has(on):
+        return Side(verdict=NOT_MEASURED)
+    b, t = rules.best_lr(cells, off), rules.best_lr(cells, on)
+    if b is None or t is None:
+        return Side(verdict=NOT_MEASURED)
+    d = (
+        cells.loss[cells.arm(off), cells.lrs.index(b)]
+        - cells.loss[cells.arm(on), cells.lrs.index(t)]
+    )
+    return _seed_side(d, study.precision, (("off_lr", b), ("on_lr", t)))
+
+
+def t9_side(cells: Cells, study: rules.Study) -> Side:
+    harm = judge.compare(cells, study.primary_comparison, study, influence=False).harm
+    return Side(float(len(harm)), harm[0] if harm else None, "", (), ())
+
+
 def _at(cells: Cells, arm: str) -> dict[int, float]:
     """{seed: capped loss} of the arm's finished runs at LR 1e-3."""
     j = [i for i, lr in enumerate(cells.lrs) if math.isclose(lr, GAP_LR)]
@@ -279,45 +362,107 @@ def fieller(a, b, floor: float = 0.0) -> tuple[float, float] | None:
     return (B - root) / A, (B + root) / A
 
 
+@dataclass(frozen=True)
+class Shift:
+    """new - reference of two independent samples of per-seed values (section 20's cost
+    quantities): the difference of means with Welch's two-sided 90% interval (one-sided 95%
+    bounds, Welch-Satterthwaite df, each variance floored at the precision floor squared);
+    NaN bounds with fewer than MIN_SEEDS values on a side."""
+
+    mean: float
+    lower: float
+    upper: float
+    df: float
+    n_reference: int
+    n_new: int
+
+
+def shift(reference, new, floor: float = 0.0) -> Shift:
+    """Welch's interval for mean(new) - mean(reference); NaN values are left out. The seeds of
+    two sweeps are not paired (another model's init and another arm's fate), so the two
+    samples are treated as independent; a positive correlation between them (the same data
+    order per seed) only widens the interval beyond what it needs."""
+    a = np.asarray(reference, float)
+    b = np.asarray(new, float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    na, nb = len(a), len(b)
+    if min(na, nb) < rules.MIN_SEEDS:
+        m = float(b.mean() - a.mean()) if na and nb else math.nan
+        return Shift(m, math.nan, math.nan, math.nan, na, nb)
+    va = max(float(np.var(a, ddof=1)), floor**2) / na
+    vb = max(float(np.var(b, ddof=1)), floor**2) / nb
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+    half = t_quantile(CONFIDENCE, df) * math.sqrt(va + vb)
+    m = float(b.mean() - a.mean())
+    return Shift(m, m - half, m + half, df, na, nb)
+
+
+SMALLER, LARGER, CONTAINS_ZERO = "shifted up", "shifted down", "contains 0"
+
+
+def decide_shift(s: Shift) -> tuple[str, str]:
+    """Section 20's rule for a cost quantity (off - on, so a shift up means QK-norm costs less
+    or helps more): differs when Welch's 90% interval of the shift excludes 0, carries when it
+    contains 0, inconclusive with too few seeds on a side."""
+    if not math.isfinite(s.lower):
+        return INCONCLUSIVE, TOO_FEW_SEEDS
+    if s.lower > 0:
+        return DIFFERS, SMALLER
+    if s.upper < 0:
+        return DIFFERS, LARGER
+    return CARRIES, CONTAINS_ZERO
+
+
 def _interval(p: Paired) -> tuple[float, float] | None:
     return (p.lower, p.upper) if math.isfinite(p.lower) else None
 
 
 def sides(
-    cells: Cells, study: rules.Study = STUDY, warm: Cells | None = None, base_lrs=BASE_LRS
+    cells: Cells, predictions: Predictions = SECTION_16, warm: Cells | None = None
 ) -> dict[str, Side]:
-    """Every quantity of section 16 on one report's cells (warm: where off-warm is, when not
-    in these cells)."""
+    """Every quantity of a prediction set on one report's cells (warm: where off-warm is,
+    when not in these cells)."""
+    study = predictions.study
     r = judge_rung(cells, study)
-    return {
-        "T1": t1_side(r),
-        "T2": t2_side(cells, r),
-        "T3": t3_side(r),
-        "T4": t4_side(cells, study, base_lrs),
-        "T5": t5_side(cells, r, study),
-        "T6": t6_side(cells, warm, study),
+    make = {
+        "T1": lambda: t1_side(r),
+        "T2": lambda: t2_side(cells, r),
+        "T3": lambda: t3_side(r),
+        "T4": lambda: t4_side(cells, study, predictions.base_lrs),
+        "T5": lambda: t5_side(cells, r, study),
+        "T6": lambda: t6_side(cells, warm, study),
+        "T7": lambda: t7_side(cells, study),
+        "T8": lambda: t8_side(cells, study),
+        "T9": lambda: t9_side(cells, study),
     }
+    return {q: make[q]() for q in predictions.quantities}
 
 
-# -- section 16's rules ------------------------------------------------------------------------
-def decide(quantity: str, side: Side) -> tuple[str, str]:
-    """(outcome, reason) of one quantity of the new report by section 16's table."""
-    return _RULES[quantity](side)
+# -- the rules of sections 16 and 20 -----------------------------------------------------------
+def decide(
+    quantity: str,
+    side: Side,
+    reference: Side | None = None,
+    predictions: Predictions = SECTION_16,
+) -> tuple[str, str]:
+    """(outcome, reason) of one quantity of the new report by its section's table (T7..T9
+    read the reference side too)."""
+    return _RULES[quantity](side, reference, predictions)
 
 
-def _t1(s: Side) -> tuple[str, str]:
+def _t1(s: Side, _ref, p: Predictions) -> tuple[str, str]:
     if s.verdict == "unjudged":
         return INCONCLUSIVE, UNJUDGED
     if s.verdict == "none":
         return DIFFERS, NO_THRESHOLD
     lo, hi = s.interval
-    low, high = (math.log10(x) for x in T1_WINDOW)
+    low, high = (math.log10(x) for x in p.t1_window)
     below_top = lo <= 0 or math.log10(lo) < high - GRID_TOLERANCE
     above_bottom = math.log10(hi) > low + GRID_TOLERANCE
     return (CARRIES, OVERLAPS) if below_top and above_bottom else (DIFFERS, OUTSIDE)
 
 
-def _t2(s: Side) -> tuple[str, str]:
+def _t2(s: Side, _ref, _p) -> tuple[str, str]:
     n = len(s.per_seed)
     if n < rules.MIN_SEEDS:
         return INCONCLUSIVE, TOO_FEW_SEEDS
@@ -328,7 +473,7 @@ def _t2(s: Side) -> tuple[str, str]:
     return INCONCLUSIVE, MIXED
 
 
-def _verdict(s: Side) -> tuple[str, str]:
+def _verdict(s: Side, _ref, _p) -> tuple[str, str]:
     if s.verdict == rules.SUPPORTED:
         return CARRIES, VERDICT
     if s.verdict == rules.NOT_SUPPORTED:
@@ -336,11 +481,11 @@ def _verdict(s: Side) -> tuple[str, str]:
     return INCONCLUSIVE, VERDICT
 
 
-def _t5(s: Side) -> tuple[str, str]:
+def _t5(s: Side, _ref, p: Predictions) -> tuple[str, str]:
     if s.interval is None:
         return INCONCLUSIVE, NO_INTERVAL if math.isfinite(s.value) else NOT_MEASURED
     lo, hi = s.interval
-    w_lo, w_hi = T5_WINDOW
+    w_lo, w_hi = p.t5_window
     if hi <= T5_FLOOR:
         return DIFFERS, AT_OR_BELOW_FLOOR
     if hi < w_lo or lo > w_hi:
@@ -350,7 +495,7 @@ def _t5(s: Side) -> tuple[str, str]:
     return INCONCLUSIVE, STRADDLES
 
 
-def _t6(s: Side) -> tuple[str, str]:
+def _t6(s: Side, _ref, _p) -> tuple[str, str]:
     if s.verdict == NOT_MEASURED:
         return INCONCLUSIVE, NOT_MEASURED
     if s.interval is None or not math.isfinite(s.value) or not s.part("denominator_lower") > 0:
@@ -362,7 +507,31 @@ def _t6(s: Side) -> tuple[str, str]:
     return INCONCLUSIVE, BETWEEN
 
 
-_RULES = {"T1": _t1, "T2": _t2, "T3": _verdict, "T4": _verdict, "T5": _t5, "T6": _t6}
+def _cost(s: Side, ref: Side | None, p: Predictions) -> tuple[str, str]:
+    if ref is None or s.verdict == NOT_MEASURED or ref.verdict == NOT_MEASURED:
+        return INCONCLUSIVE, NOT_MEASURED
+    return decide_shift(shift(ref.values, s.values, p.study.precision))
+
+
+def _t9(s: Side, ref: Side | None, _p) -> tuple[str, str]:
+    if ref is None:
+        return INCONCLUSIVE, NOT_MEASURED
+    if (s.value > 0) == (ref.value > 0):
+        return CARRIES, SAME_HARM
+    return DIFFERS, HARM_NEW if s.value > 0 else HARM_GONE
+
+
+_RULES = {
+    "T1": _t1,
+    "T2": _t2,
+    "T3": _verdict,
+    "T4": _verdict,
+    "T5": _t5,
+    "T6": _t6,
+    "T7": _cost,
+    "T8": _cost,
+    "T9": _t9,
+}
 
 
 # -- both sides --------------------------------------------------------------------------------
@@ -370,27 +539,28 @@ def carry(
     reference: Iterable[Mapping],
     new: Iterable[Mapping],
     reference_control: Iterable[Mapping] | None = None,
-    study: rules.Study = STUDY,
-    base_lrs=BASE_LRS,
+    predictions: Predictions = SECTION_16,
 ) -> tuple[Carry, ...]:
-    """Section 16's table: each quantity on the reference report's runs (reference_control: a
-    report holding the reference's off-warm, e.g. docs/cpu-control) and on the new report's
-    (off, on and off-warm in one table), judged on the new side. Run tables as records."""
+    """A prediction set's table: each quantity on the reference report's runs
+    (reference_control: a report holding the reference's off-warm, e.g. docs/cpu-control) and
+    on the new report's (off, on and off-warm in one table), judged on the new side. Run
+    tables as records."""
     ref_cells = cells_of(reference)
     warm = cells_of(reference_control) if reference_control is not None else None
-    ref = sides(ref_cells, study, warm, base_lrs)
+    ref = sides(ref_cells, predictions, warm)
     cells = cells_of(new)
-    now = sides(cells, study, None, base_lrs)
+    now = sides(cells, predictions)
+    margin = predictions.study.fate_margin
     ways = None
-    if (borderline(cells, study.fate_margin) & cells.finished()).any():
-        ways = [
-            sides(with_borderline_as(cells, study.fate_margin, f), study, None, base_lrs)
-            for f in (True, False)
-        ]
+    if (borderline(cells, margin) & cells.finished()).any():
+        ways = [sides(with_borderline_as(cells, margin, f), predictions) for f in (True, False)]
     out = []
-    for q in QUANTITIES:
-        outcome, reason = decide(q, now[q])
-        if ways is not None and len({decide(q, w[q])[0] for w in ways} | {outcome}) > 1:
+    for q in predictions.quantities:
+        outcome, reason = decide(q, now[q], ref[q], predictions)
+        if (
+            ways is not None
+            and len({decide(q, w[q], ref[q], predictions)[0] for w in ways} | {outcome}) > 1
+        ):
             outcome, reason = INCONCLUSIVE, BORDERLINE_DECIDES
         out.append(Carry(q, ref[q], now[q], outcome, reason))
     return tuple(out)
@@ -403,7 +573,14 @@ __all__ = [
     "QUANTITIES",
     "Side",
     "Carry",
+    "Predictions",
+    "SECTION_16",
+    "SECTION_20_WIDTH_64",
+    "SECTION_20_WIDTH_128",
+    "Shift",
     "carry",
+    "decide_shift",
+    "shift",
     "cells_of",
     "sides",
     "decide",
