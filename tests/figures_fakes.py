@@ -153,6 +153,10 @@ def write_run(
     return run
 
 
+def _ceiling_use(cfg, progress: float) -> float:
+    return 0.5 + 0.4 * progress * min(1.0, 10 * cfg.train.lr)
+
+
 def _diagnostics(cfg, progress: float) -> dict:
     """Per-layer lists: logits grow with LR and training when QK-norm is off, not when on."""
     off = cfg.model.qk_norm == "none"
@@ -167,6 +171,9 @@ def _diagnostics(cfg, progress: float) -> dict:
         "resid_kurtosis": [3.0 + 0.5 * x for x in logit],
         "resid_max_over_median": [5.0 + x for x in logit],
         "qk_gain_max": [None if off else 1.0 + progress for _ in layers],
+        # on uses more of its ceiling as it trains, more at higher LRs (off: none)
+        "qk_logit_ceiling": [None if off else x / _ceiling_use(cfg, progress) for x in logit],
+        "qk_ceiling_use": [None if off else _ceiling_use(cfg, progress) for _ in layers],
         "logit_max": 5.0 + progress,
         "logit_rms": 1.0 + progress,
     }

@@ -621,3 +621,39 @@ def test_the_extreme_points_sit_inside_the_frame_not_on_it(report):
         span = space(kind, hi) - space(kind, lo)
         assert space(kind, min(means)) - space(kind, lo) >= 0.04 * span
         assert space(kind, hi) - space(kind, max(means)) >= 0.04 * span
+
+
+def test_the_ceiling_chart_draws_each_runs_growth_and_use_at_its_last_evaluation(multi):
+    """Panel by panel: each run's dot is its ceiling at the last evaluation over the first and
+    its use there, as the fakes recorded them (tests/figures_fakes.py: on's use grows to
+    0.5 + 0.4 min(1, 10 LR)); off has no ceiling and no dot."""
+    from figures.report.figure_set import figure_set
+
+    result, curves = multi
+    chart = figure_set(result, curves)["qk_ceiling"][1]
+    on = curves[curves.qk_logit_ceiling.notna()].sort_values("step")
+    expected = {}
+    for run_id, rows in on.groupby("run_id"):
+        last = rows.iloc[-1]
+        key = (int(last.n_layer), float(last.lr), f"{last.arm} s{int(last.seed)}")
+        growth = last.qk_logit_ceiling / rows.iloc[0].qk_logit_ceiling
+        expected[key] = (growth, last.qk_ceiling_use)
+    assert {k[2].split()[0] for k in expected} == {"on"}
+    drawn = {"growth": {}, "use": {}}
+    for panel in cm.panels(chart):
+        for field in drawn:
+            for m in panel.get(f"{field}_runs", []):
+                drawn[field][(int(m["n_layer"]), float(m["lr"]), m["run"])] = m[field]
+    for i, field in enumerate(drawn):
+        assert drawn[field].keys() == expected.keys(), field
+        assert all(_close(drawn[field][k], v[i]) for k, v in expected.items()), field
+    uses = [v[1] for v in expected.values()]
+    assert max(uses) <= 0.9 + 1e-9 and min(uses) >= 0.5 - 1e-9
+
+
+def test_a_report_whose_runs_hold_no_ceiling_draws_no_ceiling_chart(multi):
+    from figures.report.figure_set import figure_set
+
+    result, curves = multi
+    figures = figure_set(result, curves.drop(columns=["qk_logit_ceiling", "qk_ceiling_use"]))
+    assert "qk_ceiling" not in figures and "attention" in figures

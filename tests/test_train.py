@@ -255,5 +255,6 @@ def test_the_logit_ceiling_bounds_every_attention_logit_and_follows_the_gains(ba
         assert ceiling == pytest.approx(math.sqrt(d) * np.abs(gq * gk).max(), rel=1e-6)
         assert ceiling == pytest.approx(9.0 * math.sqrt(d), rel=1e-6)
         assert 0 < logit <= ceiling * (1 + 1e-5)
+        assert row["qk_ceiling_use"][layer] == pytest.approx(logit / ceiling, rel=1e-6)
     off = diagnostics_row(make_trainer(backend, smoke_config(backend)).probe(x))
-    assert off["qk_logit_ceiling"] == [None] * cfg.model.n_layer
+    assert off["qk_logit_ceiling"] == off["qk_ceiling_use"] == [None] * cfg.model.n_layer

@@ -19,6 +19,8 @@ from figures.charts.style import (
     finish,
     interleaved,
     log_axis,
+    lr_axis,
+    lr_scale,
     panel_width,
     rung_column,
     rung_row,
@@ -255,6 +257,102 @@ def attention(
                     if capped
                     else []
                 ),
+            )
+        )
+    )
+
+
+CEILING_FIELDS = ("qk_logit_ceiling", "qk_ceiling_use")
+
+
+def ceiling_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.DataFrame:
+    """Per run with a QK-norm logit ceiling (docs/STUDY.md section 20): its growth over training,
+    the ceiling at the last evaluation over the one at the first (the gain product's growth; 1:
+    the gains as initialized), and the share of the ceiling attention uses at the last
+    evaluation (each layer's max logit over its own ceiling, the most of any layer)."""
+    if not set(CEILING_FIELDS) <= set(curves):
+        return pd.DataFrame()
+    data = curves.dropna(subset=list(CEILING_FIELDS)).sort_values(["run_id", "step"])
+    if data.empty:
+        return pd.DataFrame()
+    runs = data.groupby("run_id", sort=True)
+    first, last = runs.head(1).set_index("run_id"), runs.tail(1).set_index("run_id")
+    keys = ["arm", rung.field, "lr", "seed", "step"]
+    return (
+        last[keys]
+        .assign(
+            growth=last.qk_logit_ceiling / first.qk_logit_ceiling,
+            use=last.qk_ceiling_use,
+            ceiling=last.qk_logit_ceiling,
+        )
+        .reset_index()
+    )
+
+
+def ceiling(
+    curves: pd.DataFrame, arms: list[str], rung: Ladder = DEFAULT_LADDER
+) -> alt.VConcatChart | None:
+    """QK-norm's logit ceiling at the end of training against the LR, for the arms with QK-norm:
+    top, how far the gains grew it (log; 1 = as initialized); bottom, how much of it attention
+    uses (1 = the bound binds). A dot per run, the line through the seed medians; columns by
+    rung."""
+    ends = ceiling_ends(curves, rung)
+    if ends.empty:
+        return None
+    ends = _short_runs(ends.assign(run_id=ends.run_id))
+    arms_here = [a for a in arms if a in set(ends.arm)]
+    lrs = sorted(set(ends.lr))
+    x = alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, panel_width(1)))
+    top = max(1.0, float(ends.use.max())) * 1.05
+    rows = {
+        "growth": (
+            "ceiling growth (end / start)",
+            alt.Scale(type="log"),
+            log_axis(pd.concat([ends.growth, pd.Series([1.0])]), "ceiling growth (end / start)"),
+        ),
+        "use": ("max logit / ceiling at the end", alt.Scale(domain=[0, top], nice=False), None),
+    }
+
+    def panel(field: str, title: str, scale, axis) -> alt.FacetChart:
+        y = alt.Y(f"{field}:Q", scale=scale, axis=axis or alt.Axis(title=title))
+        base = alt.Chart().encode(x=x, color=arm_color(arms_here))
+        dots = (
+            base.mark_point(filled=True, size=28, opacity=0.8)
+            .encode(
+                y=y,
+                tooltip=[
+                    "run:N",
+                    f"{rung.field}:O",
+                    "lr:Q",
+                    alt.Tooltip(f"{field}:Q", format=".3g"),
+                ],
+            )
+            .properties(name=f"{field}_runs")
+        )
+        medians = (
+            base.mark_line(strokeWidth=1.5)
+            .encode(y=alt.Y(f"median({field}):Q", scale=scale, axis=axis or alt.Axis(title=title)))
+            .properties(name=f"{field}_medians")
+        )
+        one = (
+            alt.Chart()
+            .mark_rule(strokeDash=[4, 3], color="#777")
+            .encode(y=alt.datum(1.0))
+            .properties(name=f"{field}_one")
+        )
+        return (
+            alt.layer(dots, medians, one, data=ends)
+            .properties(width=panel_width(ends[rung.field].nunique()), height=150)
+            .facet(column=rung_column(rung))
+        )
+
+    return finish(
+        alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(
+            title=chart_title(
+                "QK-norm's logit ceiling at the end of training",
+                "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
+                "top: its growth over training (1: the gains as initialized)",
+                "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
             )
         )
     )

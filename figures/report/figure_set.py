@@ -40,6 +40,14 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
             charts.trend(a),
         )
     }
+    # QK-norm's logit ceiling (docs/STUDY.md section 20): only runs that recorded it have one
+    ceiling = {
+        "qk_ceiling": (
+            "QK-norm's logit ceiling at the end of training: how far the gains grew it, how "
+            "much of it attention uses",
+            charts.ceiling(curves, arms, rung) if trained else None,
+        )
+    }
     return {
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(a)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(a)),
@@ -64,6 +72,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
             f"Attention logits and entropy over training at LR {high:.3g}",
             charts.attention(curves, arms, high, _capped(a), rung) if trained else None,
         ),
+        **(ceiling if ceiling["qk_ceiling"][1] is not None else {}),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
             charts.kurtosis(curves, arms, sorted({runs.lr.min(), high}), rung) if trained else None,

@@ -11,7 +11,8 @@ Per layer, on the fixed diagnostic sequences:
 - the largest |gain| of q_norm and k_norm (null without QK-norm): gains are not decayed;
 - the logit ceiling QK-norm sets, sqrt(d_head) max_i |g_q,i g_k,i| (null without QK-norm):
   with RMS-normalized q and k (squared norms d_head) no attention logit can exceed it
-  (Cauchy-Schwarz), 4 at heads of 16 and 8 at 64 with unit gains (docs/STUDY.md section 20).
+  (Cauchy-Schwarz), 4 at heads of 16 and 8 at 64 with unit gains (docs/STUDY.md section 20),
+  and how much of it attention uses: the layer's max attention logit over its own ceiling.
 For the whole model: the output logits' max |z| and RMS.
 
 Adding a diagnostic is one entry in DIAGNOSTICS: metrics.jsonl, crosscheck, the curves the
@@ -108,6 +109,11 @@ def qk_logit_ceiling(layer: LayerProbe) -> float | None:
     return float(np.sqrt(g.size) * g.max())
 
 
+def qk_ceiling_use(layer: LayerProbe) -> float | None:
+    ceiling = qk_logit_ceiling(layer)
+    return None if ceiling is None else max_attn_logit(layer) / max(ceiling, 1e-30)
+
+
 def logit_max(probe: Probe) -> float:
     return float(np.abs(probe.logits).max())
 
@@ -129,6 +135,7 @@ DIAGNOSTICS: dict[str, Diagnostic] = {
         Diagnostic("resid_max_over_median", "resid max/median", "", "max", resid_max_over_median),
         Diagnostic("qk_gain_max", "max QK-norm gain", "", "max", qk_gain_max, in_report=True),
         Diagnostic("qk_logit_ceiling", "QK-norm logit ceiling", "", "max", qk_logit_ceiling),
+        Diagnostic("qk_ceiling_use", "max logit / ceiling", "", "max", qk_ceiling_use),
         Diagnostic(
             "logit_max", "max output logit", "", "max", logit_max, in_report=True, per_layer=False
         ),
