@@ -129,7 +129,7 @@ FIGURES_LAYERS = (
     ("words",),
     ("charts",),
     ("report",),
-    ("cli", "carry"),
+    ("cli", "carry", "side_by_side"),
 )
 
 

@@ -1,0 +1,110 @@
+"""A ladder's report beside another's (docs/STUDY.md section 18): the overlap rule, the rows
+read from committed reports, a planted difference, the machine check and the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from sweeps.analysis import side_by_side as sbs
+from sweeps.analysis.adapter import from_json
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def load(name: str) -> dict:
+    return json.loads((DOCS / name / "analysis.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "a, b, outcome",
+    [
+        ((0.01, 0.0178, False), (0.0178, 0.0316, False), sbs.DIFFERS),  # brackets only touch
+        ((0.01, 0.0316, False), (0.0178, 0.0316, False), sbs.CARRIES),
+        ((-0.2, -0.1, True), (-0.1, 0.0, True), sbs.CARRIES),  # closed intervals share -0.1
+        ((-0.2, -0.11, True), (-0.1, 0.0, True), sbs.DIFFERS),
+        ((0.0316, float("inf"), False), (0.01, 0.0562, False), sbs.CARRIES),
+        (None, (0.01, 0.02, True), sbs.INCONCLUSIVE),
+    ],
+)
+def test_the_overlap_rule(a, b, outcome):
+    assert sbs.overlap(a, b) == outcome
+    assert sbs.overlap(b, a) == outcome
+
+
+def test_a_report_beside_itself_carries_every_ruled_row_and_matches_every_run():
+    a = from_json(load("cpu-depth"))
+    rows, machine = sbs.side_by_side(a, a)
+    ruled = {r.outcome for r in rows if r.outcome}
+    assert ruled <= {sbs.CARRIES, sbs.INCONCLUSIVE} and sbs.CARRIES in ruled
+    assert {r.rung for r in rows} == {1, 2, 3, 4, 6, 8, None}
+    assert [x.rung for x in machine] == [1, 2, 3, 4, 6, 8]
+    assert all(x.same_fate == x.runs > 0 and x.max_abs_diff == 0 for x in machine)
+
+
+def test_depth_8_at_4x_the_tokens_beside_the_fixed_ladder_reads_the_committed_numbers():
+    rows, machine = sbs.side_by_side(
+        from_json(load("cpu-depth")), from_json(load("cpu-depth-tokens"))
+    )
+    got = {r.quantity: r for r in rows}
+    assert {r.rung for r in rows} == {8} and machine == []  # 1200 vs 2200 steps: no run shared
+    cost = got["cost at off's best LR (off - on)"]
+    assert (cost.reference, *cost.reference_span[:2]) == pytest.approx(
+        (-0.126, -0.146, -0.106), abs=5e-4
+    )
+    assert (cost.new, *cost.new_span[:2]) == pytest.approx((-0.034, -0.080, 0.013), abs=5e-4)
+    assert cost.outcome == sbs.DIFFERS and cost.unit == "nats"
+    threshold = got["stability threshold"]
+    assert threshold.reference_span == (0.0178, 0.0316, False)
+    assert threshold.new_span == (0.0316, 0.0562, False) and threshold.outcome == sbs.DIFFERS
+    edge = got["off's diverged edge"]
+    assert edge.outcome == sbs.INCONCLUSIVE and edge.notes[1] == "beyond the grid in 4 of 4 seeds"
+    assert got["off's best LR"].outcome == "" and got["off's best LR"].new == 0.0178
+
+
+def test_a_planted_shift_of_one_rungs_cost_differs_there_alone():
+    ref = load("cpu-depth")
+    new = copy.deepcopy(ref)
+    effect = next(
+        e
+        for e in new["depths"]["4"]["comparisons"]["off vs on"]["per_lr"]
+        if e["lr"] == new["depths"]["4"]["comparisons"]["off vs on"]["best_lr"]
+    )
+    for k in ("mean", "lower", "upper"):
+        effect[k] -= 0.5
+    rows, _ = sbs.side_by_side(from_json(ref), from_json(new))
+    differ = [(r.rung, r.quantity) for r in rows if r.outcome == sbs.DIFFERS]
+    assert differ == [(4, "cost at off's best LR (off - on)")]
+
+
+def test_the_side_by_side_page(tmp_path, capsys):
+    from figures import side_by_side as page
+
+    new = tmp_path / "cpu-depth-tokens"
+    new.mkdir()
+    (new / "analysis.json").write_text(json.dumps(load("cpu-depth-tokens")))
+    argv = [str(new), "--reference", str(DOCS / "cpu-depth"), "--check", str(DOCS / "cpu-depth")]
+    assert page.main(argv) == 0
+    assert capsys.readouterr().out.strip() == f"{new}/side_by_side.md: 9 rows, 2 differ"
+    text = (new / "side_by_side.md").read_text()
+    assert (
+        "| 8 | cost at off's best LR (off - on) | -0.126 [-0.146, -0.106] | "
+        "-0.034 [-0.080, +0.013] | **differs** |" in text
+    )
+    assert "| 8 | stability threshold | (0.0178, 0.0316] | (0.0316, 0.0562] | **differs** |" in text
+    assert "8: 5.65 (cpu-depth) vs 10.35 (cpu-depth-tokens)" in text
+    doc = json.loads((new / "side_by_side.json").read_text())
+    assert len(doc["rows"]) == 9 and doc["machine_check"] == []
+
+
+def test_a_folder_without_an_analysis_is_refused_in_one_line(tmp_path, capsys):
+    from figures import side_by_side as page
+
+    assert page.main([str(tmp_path), "--reference", str(DOCS / "cpu-depth")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "analysis.json" in err
+    assert page.main([str(tmp_path)]) == 2
+    assert list(tmp_path.iterdir()) == []
