@@ -64,7 +64,7 @@ def lower_bound(entry) -> float | None:
 
 
 def threshold_interval(comparison: m.Comparison) -> tuple[float | None, float | None, str]:
-    """The necessity threshold's bracket (threshold_bracket): the last LR where QK-norm was not
+    """The stability threshold's bracket (threshold_bracket): the last LR where QK-norm was not
     shown necessary and the first from which it stays necessary; none when the threshold is
     censored or absent."""
     bracket = comparison.threshold_bracket

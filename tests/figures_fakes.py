@@ -26,6 +26,7 @@ CHARTS = (
     "lr_sensitivity",
     "training_curves",
     "attention",
+    "qk_ceiling",
     "residual_kurtosis",
 )
 

@@ -135,5 +135,5 @@ def test_an_unrefined_rungs_brackets_are_records_not_sentences():
     assert read(Unrefined, written) == u
     assert [bisected(b) for b in u.lrs[0.0178]] == [
         "off seed 1: 0.01 ok, 0.0316 fails",
-        "necessity threshold between 0.01 and 0.0316",
+        "stability threshold between 0.01 and 0.0316",
     ]

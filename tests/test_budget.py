@@ -81,13 +81,13 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
         "Do the calls hold with more tokens?",
         f"  - Partly: {line}. "
         + (
-            "Necessity threshold: (0.003, 0.01] at the smaller budget, (0.01, 0.03] at the larger "
+            "Stability threshold: (0.003, 0.01] at the smaller budget, (0.01, 0.03] at the larger "
             "(Budget check, under Tables)."
         ),
     ]
     assert result["rules"]["4"]["text"].startswith("At depth 4 (0.36 tokens/parameter)")  # 1x
     opening = report.split("### Budget check")[0]
-    assert f"- Partly: {line}. Necessity threshold" in opening
+    assert f"- Partly: {line}. Stability threshold" in opening
     assert opening.index("**Do the calls hold with more tokens?**") < opening.index(
         "**Where is QK-norm necessary?"
     )

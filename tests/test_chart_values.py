@@ -312,7 +312,7 @@ def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi
             expected[(f"critical LR, {arm}", int(d))] = (e["median"]["value"], lo, hi)
         c = depth["comparisons"][primary_of(result)]
         lo, hi, _ = present.threshold_interval(read(model.Comparison, c))
-        expected[("necessity threshold", int(d))] = (c["threshold"]["value"], lo, hi)
+        expected[("stability threshold", int(d))] = (c["threshold"]["value"], lo, hi)
     assert drawn.keys() == expected.keys()
     for key, (value, lo, hi) in expected.items():
         assert _close(drawn[key]["value"], value) and _close(drawn[key]["lo"], lo)
@@ -633,7 +633,7 @@ def test_the_ceiling_chart_draws_each_runs_growth_and_use_at_its_last_evaluation
     chart = figure_set(result, curves)["qk_ceiling"][1]
     on = curves[curves.qk_logit_ceiling.notna()].sort_values("step")
     expected = {}
-    for run_id, rows in on.groupby("run_id"):
+    for _, rows in on.groupby("run_id"):
         last = rows.iloc[-1]
         key = (int(last.n_layer), float(last.lr), f"{last.arm} s{int(last.seed)}")
         growth = last.qk_logit_ceiling / rows.iloc[0].qk_logit_ceiling

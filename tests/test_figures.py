@@ -296,7 +296,7 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
         "### Critical learning rate",
         "### eta_max(delta = 0.1 nats)",
         "### Paired effect, off vs on",
-        "### Necessity thresholds",
+        "### Stability thresholds",
         "## Provenance",
     ):
         assert heading in text, heading
@@ -419,7 +419,7 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
     assert answer < setup < text.index("## Runs") < text.index("## Verdicts")
     opening = text[answer:setup]
     for needed in (
-        "**Does the necessity threshold fall as depth grows? (H3, depths 2, 4, 8)**",
+        "**Does the stability threshold fall as depth grows? (H3, depths 2, 4, 8)**",
         "- Depth 4: without QK-norm the best LR is 0.003. QK-norm is necessary from LR 0.01 up "
         "(3.33x that best LR); at 0.003 (1x) it was not shown necessary.",
         "Critical LR: off 0.0173, on > 0.1.",
@@ -436,7 +436,7 @@ def test_report_opens_with_the_answer_and_the_headline_figures(report):
     # the sweep's own question (a ladder: the trend) first, then QK-norm per depth, then the
     # verdicts, then the data and the figures
     order = [
-        "**Does the necessity threshold fall",
+        "**Does the stability threshold fall",
         "**Where is QK-norm necessary?",
         "**Verdicts",
         "These runs: corpus builtin",
@@ -477,7 +477,7 @@ def test_figures_command_prints_the_answer(study, tmp_path):
     said = lines[:-1]  # the opening, as the report has it (titles bold, bullets one level up)
     report = (tmp_path / "r" / "report.md").read_text()
     opening = report[report.index("## The answer") : report.index("These runs:")]
-    assert said[0] == "Does the necessity threshold fall as depth grows? (H3, depths 2, 4, 8)"
+    assert said[0] == "Does the stability threshold fall as depth grows? (H3, depths 2, 4, 8)"
     for line in said:
         text = line.strip().removeprefix("- ")
         assert (f"**{text}**" if line == line.lstrip() else text) in opening, line

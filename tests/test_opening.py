@@ -170,7 +170,7 @@ def test_a_ladder_opens_with_the_trend_its_slope_and_interval(ladder):
     text, result = ladder
     head = opening_of(text)
     t = result["h3"]["at_bound"]
-    trend = head.index("**Does the necessity threshold fall as depth grows? (H3, depths 2, 3, 4")
+    trend = head.index("**Does the stability threshold fall as depth grows? (H3, depths 2, 3, 4")
     assert trend < head.index("**Where is QK-norm necessary? (off vs on, per depth)**")
     assert (
         f"- Yes: the threshold changes x{10 ** t['value']:.2f} per doubling of depth (slope "
@@ -181,7 +181,7 @@ def test_a_ladder_opens_with_the_trend_its_slope_and_interval(ladder):
     # answered above: the answer with what the verdict found, so a bare Yes or No cannot
     # read as its opposite (issue 49)
     h3 = (
-        "- H3 supported. Does the necessity threshold fall as depth grows? Yes: "
+        "- H3 supported. Does the stability threshold fall as depth grows? Yes: "
         f"{result['verdicts']['H3']['reason']}, as above."
     )
     assert h3 in head
@@ -203,7 +203,7 @@ def test_the_openings_speak_in_short_sentences_and_point_only_at_what_exists(
         long = [s for s in sentences(head) if len(s.split()) > MAX_WORDS]
         assert not long, long
         for said, heading in (
-            ("thresholds table", "### Necessity thresholds"),
+            ("thresholds table", "### Stability thresholds"),
             ("Interventions, under Tables", "### Interventions:"),
             ("Budget check, under Tables", "### Budget check"),
             ("Verdicts section", "## Verdicts"),

@@ -314,7 +314,7 @@ def test_refinement_bisects_the_necessity_threshold_bracket():
         for c in configs
     }  # off's seed jitter: exact ties bound nothing
     added = grid_additions(spec, configs, done)[2]
-    assert added[0] == [0.0316] and "necessity threshold between 0.01 and 0.1" in added[1]
+    assert added[0] == [0.0316] and "stability threshold between 0.01 and 0.1" in added[1]
 
 
 def test_refinement_bisects_stuck_brackets_read_from_the_recorded_baseline():
@@ -340,7 +340,7 @@ def test_refinement_bisects_stuck_brackets_read_from_the_recorded_baseline():
     }
     added = grid_additions(spec, configs, done)[2]
     assert added[0] == [0.0316] and "off seed 0: 0.01 ok, 0.1 fails" in added[1]
-    assert "necessity threshold" not in added[1]  # both stuck at 0.1: a ceiling, no bracket
+    assert "stability threshold" not in added[1]  # both stuck at 0.1: a ceiling, no bracket
     # the same runs above a baseline the runs did not record: nothing failed, nothing to bisect
     unrecorded = {
         rid: {k: v for k, v in s.items() if k != "bigram_loss"} for rid, s in done.items()

@@ -84,7 +84,7 @@ def test_w1_and_w2_are_decided_with_both_slopes_and_their_intervals(falling):
     assert result["w2"]["seed_best"] == {"32": [1e-2] * 3, "48": [3e-3] * 3, "64": [1e-3] * 3}
     w1, w2 = result["verdicts"]["W1"], result["verdicts"]["W2"]
     assert (w1["verdict"], w2["verdict"]) == (SUPPORTED, INCONCLUSIVE)
-    assert w1["claim"] == "The necessity threshold falls as width grows."
+    assert w1["claim"] == "The stability threshold falls as width grows."
     assert "log2(n_embd)" in w1["test"] and "+-0.15" in w2["test"]
     assert any("per doubling of width" in e for e in w1["evidence"])
     assert any(
@@ -252,11 +252,11 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     assert (
         said[0] == "How do the threshold and the rule move with width? (W1, W2; widths 32, 48, 64)"
     )
-    assert said[1].startswith("  - Does the necessity threshold fall as width grows? (W1) Yes:")
+    assert said[1].startswith("  - Does the stability threshold fall as width grows? (W1) Yes:")
     assert "(W2) Not decided:" in said[2]
     assert said[3].startswith("  - At width 384, the core width, 2.58 doublings past the widest")
     assert "an extrapolation, not a measurement" in said[3]
-    assert said[4].startswith("    - necessity threshold ~")
+    assert said[4].startswith("    - stability threshold ~")
     assert "Where is QK-norm necessary? (off vs on, per width)" in said
     assert any(
         line.startswith("  - Width 48: without QK-norm the best LR is 0.003") for line in said
@@ -267,7 +267,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
         for line in said
     )
     # the verdicts, the ladder table and the extrapolation in the report
-    assert "### W1: The necessity threshold falls as width grows." in report
+    assert "### W1: The stability threshold falls as width grows." in report
     assert "### W2: The practitioner's rule carries across widths" in report
     assert "### H3" not in report and "### The ladder: per width" in report
     assert "**At width 384, the core width" in report

@@ -15,12 +15,14 @@ from figures.charts.style import (
     STEP_X,
     arm_color,
     chart_title,
+    dodge,
     filtered,
     finish,
     interleaved,
     log_axis,
     lr_axis,
     lr_scale,
+    once,
     panel_width,
     rung_column,
     rung_row,
@@ -294,30 +296,47 @@ def ceiling(
 ) -> alt.VConcatChart | None:
     """QK-norm's logit ceiling at the end of training against the LR, for the arms with QK-norm:
     top, how far the gains grew it (log; 1 = as initialized); bottom, how much of it attention
-    uses (1 = the bound binds). A dot per run, the line through the seed medians; columns by
+    uses (1 = the bound binds). A dot per run (arms a few pixels apart where they coincide),
+    the line through the seed medians (interleaved dashes over coinciding lines); columns by
     rung."""
     ends = ceiling_ends(curves, rung)
     if ends.empty:
         return None
-    ends = _short_runs(ends.assign(run_id=ends.run_id))
+    ends = _short_runs(ends)
     arms_here = [a for a in arms if a in set(ends.arm)]
     lrs = sorted(set(ends.lr))
-    x = alt.X("lr:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, panel_width(1)))
+    width = panel_width(ends[rung.field].nunique())
+    shift = dodge(arms_here, lrs, width) if len(arms_here) > 1 else dict.fromkeys(arms_here, 1.0)
+    medians = (
+        ends.groupby(["arm", rung.field, "lr"], as_index=False)[["growth", "use"]]
+        .median()
+        .assign(kind="median", x=lambda d: d.lr)
+    )
+    data = pd.concat(
+        [ends.assign(kind="run", x=ends.lr * ends.arm.map(shift)), medians], ignore_index=True
+    )
+    x = alt.X("x:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
     top = max(1.0, float(ends.use.max())) * 1.05
     rows = {
         "growth": (
-            "ceiling growth (end / start)",
             alt.Scale(type="log"),
             log_axis(pd.concat([ends.growth, pd.Series([1.0])]), "ceiling growth (end / start)"),
         ),
-        "use": ("max logit / ceiling at the end", alt.Scale(domain=[0, top], nice=False), None),
+        "use": (
+            alt.Scale(domain=[0, top], nice=False),
+            alt.Axis(title="max logit / ceiling at the end"),
+        ),
     }
 
-    def panel(field: str, title: str, scale, axis) -> alt.FacetChart:
-        y = alt.Y(f"{field}:Q", scale=scale, axis=axis or alt.Axis(title=title))
+    def panel(field: str, scale, axis) -> alt.FacetChart:
+        y = alt.Y(f"{field}:Q", scale=scale, axis=axis)
         base = alt.Chart().encode(x=x, color=arm_color(arms_here))
+        line = filtered(base, "median", f"{field}_medians")
+        lines = [line.mark_line(strokeWidth=1.5).encode(y=y, detail="arm:N")]
+        lines += seen(line, arms_here, f"{field}_medians", y, detail="arm:N")
         dots = (
-            base.mark_point(filled=True, size=28, opacity=0.8)
+            filtered(base, "run", f"{field}_runs")
+            .mark_point(filled=True, size=28, opacity=0.85)
             .encode(
                 y=y,
                 tooltip=[
@@ -327,22 +346,14 @@ def ceiling(
                     alt.Tooltip(f"{field}:Q", format=".3g"),
                 ],
             )
-            .properties(name=f"{field}_runs")
         )
-        medians = (
-            base.mark_line(strokeWidth=1.5)
-            .encode(y=alt.Y(f"median({field}):Q", scale=scale, axis=axis or alt.Axis(title=title)))
-            .properties(name=f"{field}_medians")
-        )
-        one = (
-            alt.Chart()
-            .mark_rule(strokeDash=[4, 3], color="#777")
-            .encode(y=alt.datum(1.0))
-            .properties(name=f"{field}_one")
+        one = once(
+            alt.Chart().mark_rule(strokeDash=[4, 3], color="#777").encode(y=alt.datum(1.0)),
+            f"{field}_one",
         )
         return (
-            alt.layer(dots, medians, one, data=ends)
-            .properties(width=panel_width(ends[rung.field].nunique()), height=150)
+            alt.layer(one, *lines, dots, data=data)
+            .properties(width=width, height=150)
             .facet(column=rung_column(rung))
         )
 

@@ -61,7 +61,7 @@ WIDE = 400  # px: a panel this wide also says each arm's fate in words
 
 def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
     """Per rung: every run's effective final loss by fate, the seed median per arm with the
-    range over seeds as a band, each failing arm's critical LR, the necessity threshold's
+    range over seeds as a band, each failing arm's critical LR, the stability threshold's
     bracket, and the bigram baseline."""
     analysis = present.typed(analysis)
     runs = pd.DataFrame([dataclasses.asdict(r) for r in analysis.runs if r.outcome])
@@ -147,7 +147,7 @@ def _headline_layers(base, arms: list[str], y, y_scale, field: str, label_width=
 
 
 def _threshold_layers(base, y_scale, field: str) -> list:
-    """The necessity threshold's bracket, (last LR not shown necessary, first from which it
+    """The stability threshold's bracket, (last LR not shown necessary, first from which it
     stays necessary], as a bar with end ticks above the data: where the threshold lies, not
     where QK-norm is needed."""
     tooltip = [
@@ -385,7 +385,7 @@ def _and(names: list[str]) -> str:
 
 
 def _threshold_rows(n: dict, c: m.Comparison | None, wide: bool) -> tuple[list[dict], str] | None:
-    """The primary comparison's necessity threshold at this rung (c, None without one) as its
+    """The primary comparison's stability threshold at this rung (c, None without one) as its
     bracket (a bar and its two ends), and its label; None when there is no bracket on the grid
     (QK-norm never needed, needed already at the lowest LR, or no comparison)."""
     if c is None or c.threshold.kind not in ("", "below"):

@@ -1,5 +1,5 @@
 """The necessity map: LR x rung (depth or width) cells coloured by the primary comparison's
-paired effect, a dot where QK-norm is necessary, and each rung's necessity threshold with its
+paired effect, a dot where QK-norm is necessary, and each rung's stability threshold with its
 bracket. A row is named by the ladder ('depth 4', 'width 96'), in a column of the ladder's
 name, beside the rung's value in the ladder's field (n_layer or n_embd).
 
@@ -30,7 +30,7 @@ from sweeps.study import hypotheses
 
 def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
     """LR x rung, colour = the primary comparison's paired effect (off - on); a dot where
-    QK-norm is necessary; the necessity threshold of each depth as a black tick with its
+    QK-norm is necessary; the stability threshold of each depth as a black tick with its
     interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
     analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)

@@ -32,7 +32,7 @@ from sweeps.study import hypotheses
 
 
 def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
-    """Critical LR per arm (median, interval) and the necessity threshold per rung."""
+    """Critical LR per arm (median, interval) and the stability threshold per rung."""
     analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)
     rows = _stability_rows(analysis)
@@ -74,7 +74,7 @@ def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
             width=PLOT_WIDTH,
             height=260,
             title=chart_title(
-                f"Critical learning rate and necessity threshold by {rung.name}",
+                f"Critical learning rate and stability threshold by {rung.name}",
                 "critical LR: point at the median over seeds, bar over the seeds' brackets",
                 "(from the lowest seed's last LR that held to the highest's first that failed)",
                 "threshold: point inside its bracket, bar over the bracket",
@@ -87,7 +87,7 @@ def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
 
 def _stability_rows(analysis: m.Analysis) -> list[dict]:
     """Per rung: each arm's critical LR (not the subset arms'), then the primary
-    comparison's necessity threshold; a series without a value is left out."""
+    comparison's stability threshold; a series without a value is left out."""
     s, field = analysis.settings, present.ladder_of(analysis).field
     rows = []
     for depth, d in analysis.depths.items():
@@ -107,7 +107,7 @@ def _stability_rows(analysis: m.Analysis) -> list[dict]:
             lo, hi, _ = present.threshold_interval(primary)
             rows.append(
                 _stability_row(
-                    "necessity threshold",
+                    "stability threshold",
                     "threshold",
                     {field: int(depth)},
                     primary.threshold,
@@ -274,7 +274,7 @@ def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
             width=PLOT_WIDTH,
             height=240,
             title=chart_title(
-                f"{name}'s points: each seed's necessity threshold by {rung.name}",
+                f"{name}'s points: each seed's stability threshold by {rung.name}",
                 "circle: a seed's threshold (interpolated, or its bracket's midpoint)",
                 "triangle: censored, at its bound (down: at or under the lowest LR; up: none, at "
                 "the top LR)",

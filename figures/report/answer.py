@@ -65,8 +65,11 @@ def answer(results: SweepResults, said: Said, figures: dict, formats) -> str:
         (EFFECTIVE_LOSS_RULE_OFF if present.rule_off_of(a) else EFFECTIVE_LOSS)
         + f" QK-norm is *necessary* at an LR when the one-sided {ONE_SIDED} lower "
         f"bound of the paired effect ({s.reference} - {s.primary} effective loss) exceeds "
-        f"{s.min_effect:g} nats. The *necessity threshold* is the LR from which it "
-        "stays necessary; an arm's *critical LR* is where its runs start to fail.",
+        f"{s.min_effect:g} nats. The *stability threshold* is the lowest LR, at or above "
+        f"{s.reference}'s best, from which QK-norm is necessary and stays larger than "
+        f"{s.min_effect:g} nats at every LR judged above it (pairs where both runs failed "
+        "carry no evidence; docs/STUDY.md section 13); an arm's *critical LR* is where its "
+        "runs start to fail.",
         "",
     ]
     bigram_loss = s.baselines.bigram
@@ -98,7 +101,7 @@ def answer(results: SweepResults, said: Said, figures: dict, formats) -> str:
         )
         + "cross diverged (on the top edge).",
         "- A diamond on the bottom edge is an arm's critical LR, drawn only where its runs "
-        f"failed; the bar above the data is the bracket the necessity threshold lies in{bigram}.",
+        f"failed; the bar above the data is the bracket the stability threshold lies in{bigram}.",
         f"- *Where QK-norm is necessary*: one cell per LR, coloured by the paired effect {ref} "
         f"- {primary} (blue: QK-norm better; orange: better without), full colour at the span "
         "its legend gives; larger effects (where runs failed) are clamped to it.",

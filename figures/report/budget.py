@@ -73,7 +73,7 @@ def section(result: m.Analysis | dict) -> str:
             "(docs/STUDY.md section 4), the rule's call, and whether the call is the same at "
             "both budgets; "
             f"{numbers.FLOORED}: an interval the precision floor widened beyond this LR's "
-            "own seed spread. The necessity threshold is only as fine as the LRs both budgets "
+            "own seed spread. The stability threshold is only as fine as the LRs both budgets "
             "ran.",
             "",
             *blocks,
@@ -103,7 +103,7 @@ def _pair(where: str, depth: m.Rung, p: m.BudgetPair) -> str:
     )
     outcomes = _outcomes(depth, small, large, sorted(p.calls), short)
     thresholds = (
-        f"Necessity threshold at {short[0]}: {numbers.threshold_with_interval(small)}; "
+        f"Stability threshold at {short[0]}: {numbers.threshold_with_interval(small)}; "
         f"at {short[1]}: {numbers.threshold_with_interval(large)}."
     )
     table = markdown(["LR", *(f"{s}: effect [90% CI]: call" for s in short), "holds"], rows)

@@ -52,7 +52,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
         "final_loss_vs_lr": ("Final loss vs learning rate", charts.final_loss(a)),
         "necessity_map": ("Where QK-norm is necessary", charts.necessity_map(a)),
         "stability_vs_depth": (  # the file's name from before ladders had a width
-            f"Critical learning rate and necessity threshold vs {rung.name}",
+            f"Critical learning rate and stability threshold vs {rung.name}",
             charts.stability(a),
         ),
         **(trend if trend["threshold_trend"][1] is not None else {}),

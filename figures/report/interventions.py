@@ -3,7 +3,7 @@
 
 Rendered from the typed analysis alone (sweeps/analysis/model.py): each arm's critical LR and LR
 sensitivity, its best loss, and two of the spec's pre-registered comparisons, `reference vs
-ARM` (where ARM is needed against no intervention: its necessity threshold) and `ARM vs
+ARM` (where ARM is needed against no intervention: its stability threshold) and `ARM vs
 primary` (where QK-norm still beats it: the gap across the grid), decided by the rules of
 docs/STUDY.md like every other comparison. A spec that does not list both comparisons for some
 arm gets no table.
@@ -32,7 +32,7 @@ def section(result: m.Analysis | dict) -> str:
             "### Interventions: each arm against no intervention and against QK-norm",
             "",
             f"Per arm: its critical LR (median and seed range) and LR sensitivity; its best "
-            f"seed-mean effective loss and the LR of it; its necessity threshold against "
+            f"seed-mean effective loss and the LR of it; its stability threshold against "
             f"`{ref}` (the smallest LR from which the arm beats `{ref}` by more than "
             f"{s.min_effect:g} nats, docs/STUDY.md section 4); and its gap to `{primary}` "
             f"across the grid: where `{primary}` still beats it (the threshold of `ARM vs "

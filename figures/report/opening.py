@@ -229,7 +229,7 @@ def _control(a: m.Analysis) -> Block | None:
 
 def _trend(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     """A ladder (several rungs): the trend it was built to ask. With depth: does the
-    necessity threshold fall as depth grows (H3)? With width: does it fall (W1), does the
+    stability threshold fall as depth grows (H3)? With width: does it fall (W1), does the
     rule's multiple of the best LR carry (W2), and what the line says at the core width,
     marked as the extrapolation it is. verdicts: the verdicts in words."""
     rung = present.ladder_of(a)
@@ -290,7 +290,7 @@ def _budget(a: m.Analysis) -> Block | None:
                 else f"{at[0]} at the smaller budget, {at[1]} at the larger"
             )
             items.append(
-                f"{HELD[p.answer]}: {line.strip()}. Necessity threshold: {where} (Budget check, "
+                f"{HELD[p.answer]}: {line.strip()}. Stability threshold: {where} (Budget check, "
                 "under Tables)."
             )
     return ("Do the calls hold with more tokens?", items) if items else None

@@ -35,7 +35,7 @@ def rows(previous: dict, said: Said) -> list[list[str]]:
             if o is not None:
                 out.append(
                     [
-                        f"necessity threshold, {k}, {rung.label(depth)}",
+                        f"threshold (v4: necessity; now: stability), {k}, {rung.label(depth)}",
                         _old_threshold(o),
                         numbers.bracket(c.threshold),
                     ]

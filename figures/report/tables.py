@@ -324,7 +324,7 @@ def effects(analysis: m.Analysis | dict, key: str) -> str:
 
 
 def thresholds(analysis: m.Analysis) -> str:
-    """Per rung and comparison, the necessity threshold, each seed's, the ceilings and the runs
+    """Per rung and comparison, the stability threshold, each seed's, the ceilings and the runs
     that alone move it."""
     rows = []
     for d in sorted(analysis.depths, key=int):
@@ -351,7 +351,7 @@ def thresholds(analysis: m.Analysis) -> str:
         [
             present.ladder_of(analysis).name,
             "comparison",
-            "necessity threshold (bracket)",
+            "stability threshold (bracket)",
             "per seed",
             "common ceiling",
             "both arms fail",
@@ -418,7 +418,7 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
     header = [
         rung.name,
         "tokens/parameter",
-        f"necessity threshold, {key}",
+        f"stability threshold, {key}",
         f"{ref} critical LR ({words})",
         f"{primary} critical LR ({words})",
         f"{ref}'s initial attention-logit std",

@@ -88,7 +88,7 @@ def section(analysis: m.Analysis, curves: pd.DataFrame) -> str:
             tables.effects(analysis, key),
         ]
     lines += [
-        "### Necessity thresholds",
+        "### Stability thresholds",
         "",
         "The threshold is a bracket: the last LR where QK-norm was not shown necessary and the "
         "first from which it stays necessary; '~x in (a, b]' where the effect is continuous "

@@ -55,7 +55,7 @@ def extrapolation_lines(e: m.Extrapolation | dict) -> list[str]:
     t, grid = e.threshold, e.grid
     lines = []
     if t.at_bound is not None:
-        lines.append(f"necessity threshold {predicted(t.at_bound, grid)}")
+        lines.append(f"stability threshold {predicted(t.at_bound, grid)}")
         b = t.beyond
         if b is not None and b.ci90 != t.at_bound.ci90:
             lines.append(

@@ -144,7 +144,7 @@ WORDING = {
         },
     ),
     "H3": Words(
-        claim="The necessity threshold falls as depth grows.",
+        claim="The stability threshold falls as depth grows.",
         test=TREND_TEST.format(
             rung="depth",
             field="n_layer",
@@ -153,11 +153,11 @@ WORDING = {
             what="supported when the slope's 90% interval lies below 0, ruled out when it lies "
             "above the predicted -0.25 decades per doubling",
         ),
-        question="Does the necessity threshold fall as depth grows?",
+        question="Does the stability threshold fall as depth grows?",
         reasons=TREND,
     ),
     "W1": Words(
-        claim="The necessity threshold falls as width grows.",
+        claim="The stability threshold falls as width grows.",
         test=TREND_TEST.format(
             rung="width",
             field="n_embd",
@@ -168,7 +168,7 @@ WORDING = {
         )
         + f" The line read at the core width {CORE_WIDTH} is an extrapolation (docs/STUDY.md "
         "section 11).",
-        question="Does the necessity threshold fall as width grows?",
+        question="Does the stability threshold fall as width grows?",
         reasons=TREND,
     ),
     "W2": Words(

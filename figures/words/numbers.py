@@ -135,14 +135,14 @@ def ratio(entry) -> str:
 
 
 def threshold(value) -> str:
-    """A necessity threshold (a GridPoint) as a sentence part: 'threshold 0.0032', 'no
+    """A stability threshold (a GridPoint) as a sentence part: 'threshold 0.0032', 'no
     threshold in the grid (QK-norm necessary at no LR)', 'threshold <= 0.001 (necessary at
     every LR)'."""
     if value is None or value.kind == "none":
-        return "no necessity threshold in the grid (necessary at no LR)"
+        return "no stability threshold in the grid (necessary at no LR)"
     if value.kind == "below":
-        return f"necessity threshold {grid(value)} (necessary from the lowest LR)"
-    return f"necessity threshold {grid(value)}"
+        return f"stability threshold {grid(value)} (necessary from the lowest LR)"
+    return f"stability threshold {grid(value)}"
 
 
 def bracket(value) -> str:
@@ -192,11 +192,11 @@ def seed_brackets(seeds: dict) -> str:
 
 
 def threshold_bracket(c) -> str:
-    """A comparison's necessity threshold as the bracket it is: 'necessary from 0.0562 up, not
+    """A comparison's stability threshold as the bracket it is: 'necessary from 0.0562 up, not
     shown at 0.0316 (the threshold lies in (0.0316, 0.0562])'."""
     t = c.threshold
     if t.kind == "none":
-        return "no necessity threshold in the grid (necessary at no LR up to the top)"
+        return "no stability threshold in the grid (necessary at no LR up to the top)"
     if t.kind == "below":
         return f"necessary from the lowest LR judged at or above the best LR, {lr(t.value)}, up"
     if t.kind == "unjudged":
@@ -206,6 +206,6 @@ def threshold_bracket(c) -> str:
 
 
 def threshold_with_interval(c) -> str:
-    """A comparison's necessity threshold, short: its bracket, '(0.0316, 0.0562]', with the
+    """A comparison's stability threshold, short: its bracket, '(0.0316, 0.0562]', with the
     interpolated crossing when the effect is continuous across it; censoring spelled out."""
     return bracket(c.threshold)

@@ -1,7 +1,7 @@
 """The token-matched check in words (docs/STUDY.md section 11).
 
 A sweep whose spec has `[token_check]` reruns a depth ladder's deepest rung at the tokens per
-parameter of a shallower reference depth. Its report sets the check's necessity threshold and
+parameter of a shallower reference depth. Its report sets the check's stability threshold and
 `off`'s median critical LR (primary failure definition) against the ladder's at the reference
 depth; sweeps.study.ladders decides. sweeps/analysis/token_check.py reads the ladder and
 decides (the typed analysis's `token_check`); this module words it.

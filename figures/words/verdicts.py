@@ -237,9 +237,9 @@ def _shipped_rungs(field: str) -> int:
 
 
 def _threshold_words(c: m.Comparison) -> str:
-    """A rung's necessity threshold, with its interval when the grid places it."""
+    """A rung's stability threshold, with its interval when the grid places it."""
     if c.threshold.kind == "":
-        return f"necessity threshold {numbers.threshold_with_interval(c)}"
+        return f"stability threshold {numbers.threshold_with_interval(c)}"
     return numbers.threshold(c.threshold)
 
 

@@ -7,7 +7,7 @@ Budget: a rung under MIN_TOKENS_PER_PARAM tokens per parameter, or runs stuck at
 their arm's best LR, may "fail" only because they have not yet learned.
 
 Refinement: a sweep with `extend.refine` bisects each arm's and seed's critical-LR bracket and
-the necessity threshold's bracket down to `extend.resolution` decades. A rung whose brackets
+the stability threshold's bracket down to `extend.resolution` decades. A rung whose brackets
 are still wider reads its critical LRs and threshold from wider brackets than the other rungs:
 a ladder comparing them would report the grids' difference as a trend. The rung and the LRs
 the rule would add are read with the study's own rule (sweeps.study.judge.refinement_brackets,

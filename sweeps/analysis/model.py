@@ -177,7 +177,7 @@ class Ratio:
 @dataclass(frozen=True)
 class Comparison:
     """The paired analysis of baseline minus treatment at one rung (docs/STUDY.md section 4):
-    per LR, the necessity threshold and its bracket, each seed's threshold, the ceilings,
+    per LR, the stability threshold and its bracket, each seed's threshold, the ceilings,
     the precision floor, the eta_max ratio per delta, and the leave-one-run-out thresholds."""
 
     baseline: str

@@ -1,6 +1,6 @@
 """The token-matched check, typed (docs/STUDY.md section 11): a sweep whose spec has
 `[token_check]` reruns a depth ladder's deepest rung at the tokens per parameter of a shallower
-reference depth. Its analysis sets the check's necessity threshold and the reference arm's
+reference depth. Its analysis sets the check's stability threshold and the reference arm's
 median critical LR (primary failure definition) against the ladder's at the reference depth;
 sweeps.study.ladders decides. No prose: figures/words/token_check.py words the record.
 

@@ -2,7 +2,7 @@
 
 A depth ladder (`[grid] n_layer`) holds the width fixed; a width ladder (`[grid] n_embd`)
 holds the depth and the head size fixed. Every per-rung rule (grid growth, the paired table,
-the necessity threshold, the trends H3 and W1/W2) groups runs by their rung: the value of the
+the stability threshold, the trends H3 and W1/W2) groups runs by their rung: the value of the
 laddered dimension. A sweep ladders one dimension at a time, so that a trend has one cause.
 """
 

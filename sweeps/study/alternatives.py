@@ -88,7 +88,7 @@ def start_share(gap: float | None, control_gap: float | None) -> float | None:
 
 # -- I1-I4 -------------------------------------------------------------------------------------
 def i1(threshold: GridValue, crit_x: GridValue | None, crit_off: GridValue | None) -> Decision:
-    """X stabilises off: `off vs X` has a necessity threshold in the grid (or at its bottom)
+    """X stabilises off: `off vs X` has a stability threshold in the grid (or at its bottom)
     and X's median critical LR is above off's; not supported: no threshold while off fails
     inside the grid."""
     if threshold.kind in ("", "below") and above(crit_x, crit_off):

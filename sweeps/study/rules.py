@@ -488,7 +488,7 @@ def sensitivities(cells: Cells, arm: str, lrs) -> dict[int, float]:
 class Bracket(NamedTuple):
     """A bracket refinement bisects: the last LR that held (lo) and the first that did not
     (hi) of one arm's seed (its critical LR), or, with arm None, the primary comparison's
-    necessity threshold."""
+    stability threshold."""
 
     lo: float
     hi: float

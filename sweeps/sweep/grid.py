@@ -84,7 +84,7 @@ def _extension(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
 def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
     """Midpoints of every bracket wider than the resolution: each full-grid arm's and seed's
     (last ok LR, first failing LR) under the primary definition (stuck: so each run carries its
-    recorded baseline), and the primary comparison's necessity threshold."""
+    recorded baseline), and the primary comparison's stability threshold."""
     rows = [
         {
             **summary,
@@ -111,9 +111,9 @@ def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
 
 def bisected(b: Bracket) -> str:
     """A bracket refinement bisects, in words: 'off seed 1: 0.01 ok, 0.0316 fails', or
-    'necessity threshold between 0.01 and 0.0316'."""
+    'stability threshold between 0.01 and 0.0316'."""
     if b.arm is None:
-        return f"necessity threshold between {b.lo:g} and {b.hi:g}"
+        return f"stability threshold between {b.lo:g} and {b.hi:g}"
     return f"{b.arm} seed {b.seed}: {b.lo:g} ok, {b.hi:g} fails"
 
 
