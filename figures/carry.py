@@ -34,14 +34,15 @@ class Plan:
     reference: Path = REFERENCE
     control: Path | None = CONTROL
     reference_rows: tuple[tuple[str, int], ...] = ()
+    reference_head_width: int | None = None  # section 20: the reference's heads (16)
 
 
 SECTION_16 = Plan(c.SECTION_16)
 PLANS = {
-    "cpu-head32": Plan(c.SECTION_20_WIDTH_64, control=None),
-    "cpu-head64": Plan(c.SECTION_20_WIDTH_64, control=None),
+    "cpu-head32": Plan(c.SECTION_20_WIDTH_64, control=None, reference_head_width=16),
+    "cpu-head64": Plan(c.SECTION_20_WIDTH_64, control=None, reference_head_width=16),
     "cpu-width128-head64": Plan(
-        c.SECTION_20_WIDTH_128, Path("docs/cpu-width"), None, (("n_embd", 128),)
+        c.SECTION_20_WIDTH_128, Path("docs/cpu-width"), None, (("n_embd", 128),), 16
     ),
 }
 
@@ -273,6 +274,11 @@ def build(
             "report": report.name,
             "reference": reference.name,
             "reference_rows": dict(plan.reference_rows),
+            **(
+                {"reference_head_width": plan.reference_head_width}
+                if plan.reference_head_width
+                else {}
+            ),
             "control": control.name if warm is not None else None,
             "section": p.section,
             "study_sha256": STUDY_SHA256,
