@@ -364,6 +364,7 @@ def ceiling(
                 "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
                 "top: its growth over training (1: the gains as initialized)",
                 "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
+                "a run that diverged shows its last evaluation before it stopped",
             )
         )
     )
