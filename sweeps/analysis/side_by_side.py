@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from sweeps.analysis import model as m
+from sweeps.study import stability
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
 Span = tuple[float, float, bool]  # (lo, hi, closed): a bracket (lo, hi] or an interval [lo, hi]
@@ -59,19 +60,12 @@ def overlap(a: Span | None, b: Span | None) -> str:
 
 
 def threshold_span(t: m.GridPoint | None) -> Span | None:
-    """The pooled threshold as a bracket: (lo, hi] inside the grid, (0, best] below it,
-    (top evidence LR, inf) when none lies below the top."""
-    if t is None or t.kind == "unjudged":
+    """The pooled threshold as a bracket (stability.span_of's reading): (lo, hi] inside the
+    grid, (0, best] below it, (top evidence LR, inf) when none lies below the top."""
+    if t is None or t.value is None or t.kind == "unjudged":
         return None
-    if t.kind == "":
-        lo, hi = t.bracket or (t.value, t.value)
-        return (lo, hi, False)
-    if t.kind == "below":
-        return (0.0, (t.bracket or [0, t.value])[-1], False)
-    if t.kind in ("none", "above"):
-        lo = (t.bracket or [t.value])[0]
-        return (lo, math.inf, False) if lo is not None else None
-    return None
+    lo, hi = stability.span_of(t)
+    return None if math.isnan(lo) else (lo, hi, False)
 
 
 def interval(lower, upper) -> Span | None:
