@@ -426,7 +426,7 @@ def _shown_config(name: str, overrides, backend: str):
     help="Time a short probe (under a minute) of the largest config on --device, with "
     "the CPU threads of one of --workers workers, in repeats, and print the sweep's "
     "tokens, FLOPs, device-hours and wall time first, as a range, and whether the "
-    "machine looked busy.",
+    "machine looked busy; then the sweep trains, unless --dry-run is given too.",
 )
 @click.option(
     "--fuse",

@@ -341,6 +341,26 @@ def test_the_sweep_command_estimates_before_a_dry_run(tmp_path):
     assert not (tmp_path / "smoke").exists()
 
 
+def test_an_estimate_without_a_dry_run_says_the_sweep_trains_next(tmp_path, monkeypatch):
+    """--estimate alone previews and then trains (its help says so): the line between the
+    two is said before the first run starts, so one who meant only the estimate can stop."""
+    import sweeps.sweep.command as command
+
+    order = []
+    monkeypatch.setattr(command, "_preview", lambda *a: order.append("preview"))
+    monkeypatch.setattr(command, "_run", lambda *a: order.append("run") or {})
+    args = ["sweep", "smoke", "--device", "cpu", "--runs-dir", str(tmp_path)]
+    args += [a for s in SMALL_DATA for a in ("--set", s)]
+    result = CliRunner().invoke(make_cli("torch"), [*args, "--estimate"])
+    assert result.exit_code == 0, result.output
+    assert order == ["preview", "run"]
+    said = "the estimate is done; training the sweep now"
+    assert said in result.output
+    order.clear()
+    dry = CliRunner().invoke(make_cli("torch"), [*args, "--estimate", "--dry-run"])
+    assert dry.exit_code == 0 and order == ["preview"] and said not in dry.output
+
+
 def test_sweeps_estimate_imports_no_trainer():
     code = (
         "import sys, sweeps.sweep.estimate; print(sorted(m for m in sys.modules if "

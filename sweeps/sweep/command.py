@@ -64,6 +64,13 @@ def sweep_command(
         _preview(sweep, execution, fuse, echo, estimate, dry_run, probe_workers)
         if dry_run:
             return 0
+        # Said once, before the first run: --estimate alone is a preview *and* the sweep,
+        # and one who meant only the preview can still stop here.
+        echo(
+            "the estimate is done; training the sweep now (Ctrl-C stops it; "
+            "--estimate --dry-run only estimates)",
+            err=True,
+        )
     executors = (executor, workers, address, gpus_per_run)
     counts = _run(sweep, execution, executors, fuse, tensorboard_dir, echo)
     return 1 if counts.get("failed") else 0
