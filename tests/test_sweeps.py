@@ -642,9 +642,10 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 HOLD = """
-import fcntl, sys, time
+import fcntl, select, sys, time
 f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX)
-print("held", flush=True); time.sleep(float(sys.argv[2]))
+print("held", flush=True)
+select.select([sys.stdin], [], [], float(sys.argv[2]))  # until told to let go (or a backstop)
 print(time.time(), flush=True)
 """
 
@@ -657,15 +658,33 @@ def test_a_run_locked_by_another_process_is_waited_for_not_run_twice(tmp_path):
     run_dir = runs / "locked" / victim.run_id
     run_dir.mkdir(parents=True)
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(run_dir / ".lock"), "8"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLD, str(run_dir / ".lock"), "300"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout.readline().strip() == "held"
     assert RunDir(run_dir).is_locked() and not RunDir(run_dir).lock().acquire()
-    result = sweep("torch", spec, runs)
+    # The holder lets go only once the sweep has said it found the run held, so the test
+    # does not depend on how fast the machine trains the other runs.
+    cmd = QKTORCH + ["sweep", spec, "--runs-dir", str(runs), "--device", "cpu"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    output = []
+    for line in proc.stdout:
+        output.append(line)
+        if f"elsewhere {victim.run_id}" in line:
+            holder.stdin.close()  # let go
+    if not holder.stdin.closed:  # the sweep ended without saying so: the asserts tell
+        holder.stdin.close()
     released = float(holder.stdout.readline())
     holder.wait()
-    assert result.exit_code == 0, result.output
-    assert f"elsewhere {victim.run_id}" in result.output
+    proc.wait(timeout=300)
+    output = "".join(output)
+    assert proc.returncode == 0, output
+    assert f"elsewhere {victim.run_id}" in output
     # trained by the sweep only after the holder let go, exactly once
     assert (run_dir / "config.json").stat().st_mtime >= released
     steps = [r["step"] for r in RunDir(run_dir).read_metrics()]
