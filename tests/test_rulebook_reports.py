@@ -36,6 +36,33 @@ def test_cpu_depth_h3_is_not_decided_because_depth_1_alone_decides():
     assert "| H3 | not supported | inconclusive | **yes** |" in report
 
 
+def test_cpu_depth_states_its_power_at_three_rung_sds_and_without_depth_1():
+    """Section 18: the report gives H3's power at rung sds 0.15, 0.25 and 0.3, and H3 on the
+    depths without depth 1 (set apart: one layer cannot compose heads) with that design's."""
+    from sweeps.study import trend
+
+    a = analysis("cpu-depth")
+    h3 = a["h3"]
+    depths = [r["rung"] for r in h3["rung_values"]]
+    want = {f"{sd:g}": trend.power(depths, 4, -0.25, rung_sd=sd) for sd in trend.POWER_RUNG_SDS}
+    assert h3["powers"] == pytest.approx(want) and h3["power"] == pytest.approx(want["0.25"])
+    without_1 = next(x for x in h3["left_out"] if x["rung"] == 1)
+    rest = [d for d in depths if d != 1]
+    assert without_1["powers"]["0.15"] == pytest.approx(trend.power(rest, 4, -0.25, rung_sd=0.15))
+    report = (DOCS / "cpu-depth" / "report.md").read_text()
+    assert (
+        "with probability 59% at a rung sd of 0.25, 87% at 0.15 and 48% at 0.3 (analytic)" in report
+    )
+    assert (
+        "Without depth 1, the other depths show the predicted -0.25 with probability 31% at a "
+        "rung sd of 0.25, 52% at 0.15 and 25% at 0.3" in report
+    )
+    assert (
+        "- without depth 1 (a one-layer model cannot compose attention heads; docs/STUDY.md "
+        "section 18): supported, -0.172 (-0.294 to -0.049); the other depths show" in report
+    )
+
+
 def test_cpu_depth_rungs_under_the_rulebook():
     a = analysis("cpu-depth")
     d8 = a["depths"]["8"]

@@ -223,6 +223,22 @@ def test_power_matches_the_simulation_of_the_same_design():
     assert abs(simulated - analytic) < 0.1, (simulated, analytic)
 
 
+def test_a_trend_states_its_power_at_each_rung_sd_and_without_each_rung():
+    """Section 18: power at rung sds 0.15, 0.25 and 0.3 (the matched ladder's 82/54/44%,
+    close to its simulated 83/54/43%), and the design's power with each rung left out
+    (depths 2-8 alone: 40% at 0.15)."""
+    per_rung = {
+        d: [GridValue(0.03 * d**-0.25 * f) for f in (0.9, 1.0, 1.1, 1.05)] for d in (1, 2, 4, 6, 8)
+    }
+    t = trend.robust([per_rung], trend.decide, trend.OPPOSITE, -0.25, 4)
+    assert trend.POWER_RUNG_SDS == (0.15, trend.RUNG_SD, 0.3)
+    assert [round(p, 2) for p in t.powers] == [0.82, 0.54, 0.44]
+    assert t.power == t.powers[1]
+    without_1 = next(lo for lo in t.left_out if lo.size == 1)
+    assert [round(p, 2) for p in without_1.powers] == [0.40, 0.25, 0.21]
+    assert without_1.powers[0] == pytest.approx(trend.power([2, 4, 6, 8], 4, -0.25, rung_sd=0.15))
+
+
 # -- simulated rungs and ladders: the rates section 13 prints -------------------------------------
 @pytest.mark.parametrize("cond", sim.RUNG_CONDITIONS, ids=lambda c: c.name)
 def test_simulated_rungs_keep_false_thresholds_under_5_percent_and_recover_planted(cond):

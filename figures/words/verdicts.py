@@ -18,6 +18,7 @@ inconclusive, and says why.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from figures import present
@@ -299,12 +300,14 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     if t and t.power is not None:
         evidence.append(
             f"this design's chance of showing the predicted {numbers.num(t.prediction, 2)} "
-            f"decades per doubling (analytic, rung sd {trend_rules.RUNG_SD}): "
-            f"{100 * t.power:.0f}%"
+            f"decades per doubling (analytic): {power_words(t.powers, t.power)}"
             if name != "W2"
             else f"this design's chance of showing a multiple that truly carries: "
             f"{100 * t.power:.0f}%"
         )
+    apart = set_apart(t, rung) if t and name != "W2" else None
+    if apart:
+        evidence.append(set_apart_words(apart, rung, t.prediction))
     if t and t.extrapolation:
         e = record(t.extrapolation)
         evidence.append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
@@ -323,6 +326,50 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     else:
         why = "not decided"
     return replace(base, reason=why)
+
+
+def power_words(powers: dict[str, float] | None, power: float) -> str:
+    """A design's power at its prediction: at the pre-registered rung sd and, in brackets, at
+    the others section 18 names ("54% at a rung sd of 0.25, 82% at 0.15 and 44% at 0.3"); the
+    one figure alone for an analysis written before it recorded the others."""
+    main = f"{trend_rules.RUNG_SD:g}"
+    if not powers or main not in powers:
+        return f"{100 * power:.0f}% (rung sd {main})"
+    others = [f"{100 * p:.0f}% at {sd}" for sd, p in powers.items() if sd != main]
+    tail = ", ".join(others[:-1]) + (" and " if len(others) > 1 else "") + (others[-1:] or [""])[0]
+    return f"{100 * powers[main]:.0f}% at a rung sd of {main}" + (f", {tail}" if tail else "")
+
+
+def set_apart(t: m.Trend, rung) -> m.LeftOutRung | None:
+    """The trend without the rung section 18 sets apart on this ladder (depth 1), where the
+    ladder has it; None otherwise."""
+    size = trend_rules.SET_APART.get(rung.field)
+    return next((lo for lo in t.left_out or [] if lo.rung == size), None)
+
+
+def set_apart_words(lo: m.LeftOutRung, rung, prediction: float, slope: bool = True) -> str:
+    """'without depth 1 (why): supported, -0.172 (-0.294 to -0.049); the other depths show the
+    predicted -0.25 with probability 31% at a rung sd of 0.25, ...'; slope=False: 'without
+    depth 1, the other depths show ...' (where the text already gave that slope)."""
+    text = f"without {rung.label(lo.rung)}"
+    if slope:
+        text += f" ({SET_APART_WHY[rung.field]}): {lo.verdict}"
+        if lo.slope:
+            text += (
+                f", {numbers.num(lo.slope.value)} ({numbers.num(lo.slope.lower)} to "
+                f"{numbers.num(lo.slope.upper)})"
+            )
+    if not lo.powers:
+        return text if slope else ""
+    return text + (
+        f"{';' if slope else ','} the other {rung.plural} show the predicted "
+        f"{numbers.num(prediction, 2)} with probability {power_words(lo.powers, math.nan)}"
+    )
+
+
+SET_APART_WHY = {
+    "n_layer": "a one-layer model cannot compose attention heads; docs/STUDY.md section 18"
+}
 
 
 def left_out_lines(t: m.Trend, rung) -> list[str]:

@@ -427,6 +427,8 @@ class LeftOutRung:
     verdict: str
     slope: Slope | None
     influence: float | None
+    # the design without this rung: its power at the prediction per rung sd (Trend.powers)
+    powers: dict[str, float] | None = maybe()
 
 
 @dataclass(frozen=True)
@@ -454,6 +456,8 @@ class Trend:
     # left out, the rungs whose removal reverses the verdict and those that change it
     prediction: float | None = maybe()
     power: float | None = maybe()
+    # section 18: the power at the prediction at each rung sd it names ("0.15": P, ...; H3, W1)
+    powers: dict[str, float] | None = maybe()
     rung_values: list[RungValue] | None = maybe()
     left_out: list[LeftOutRung] | None = maybe()
     reversed_by: list[int] | None = maybe()

@@ -119,16 +119,24 @@ def _trend(t: trend.Trend, seeds: dict) -> dict:
         "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)
         "prediction": t.prediction if t.prediction else None,
         "power": None if math.isnan(t.power) else t.power,
+        "powers": _powers(t.powers),
         "rung_values": [
             m.RungValue(round(2**r.x), 10**r.at_bound, 10**r.beyond, r.seeds, r.censored)
             for r in t.rungs
         ],
         "left_out": [
-            m.LeftOutRung(lo.size, lo.verdict, _slope(lo.slope), lo.influence) for lo in t.left_out
+            m.LeftOutRung(lo.size, lo.verdict, _slope(lo.slope), lo.influence, _powers(lo.powers))
+            for lo in t.left_out
         ],
         "reversed_by": list(t.reversed_by),
         "fragile": list(t.fragile),
     }
+
+
+def _powers(powers: tuple[float, ...]) -> dict[str, float] | None:
+    """A trend's power per rung sd (trend.POWER_RUNG_SDS), keyed by the sd; None without."""
+    at = {f"{sd:g}": p for sd, p in zip(trend.POWER_RUNG_SDS, powers) if not math.isnan(p)}
+    return at or None
 
 
 def _points(t: trend.Trend, seeds: dict) -> dict:

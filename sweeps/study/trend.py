@@ -38,6 +38,12 @@ MIN_SEEDS_PER_RUNG = 2
 # seed's threshold about its rung (decades; the committed ladders: 0.1-0.25).
 RUNG_SD = 0.25
 SEED_SD = 0.2
+# Section 18: a trend verdict states its power at three rung sds: the one section 14 sized the
+# ladders for, the pre-registered RUNG_SD, and the upper end of what cpu-depth measured.
+POWER_RUNG_SDS = (0.15, RUNG_SD, 0.3)
+# Section 18: a rung that may differ in kind, whose trend without it the report gives beside
+# the verdict with its power (a one-layer model cannot compose attention heads), per ladder.
+SET_APART = {"n_layer": 1}
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ class Trend:
     left_out: tuple[LeftOut, ...] = ()
     reversed_by: tuple[int, ...] = ()
     fragile: tuple[int, ...] = ()
+    # section 18: P(supported) at the prediction at each of POWER_RUNG_SDS (H3, W1; empty for W2)
+    powers: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ class LeftOut:
     verdict: str
     slope: Slope | None
     influence: float
+    powers: tuple[float, ...] = ()  # the design without this rung, at each of POWER_RUNG_SDS
 
 
 def seed_log(v: GridValue) -> tuple[float, float, int] | None:
@@ -182,18 +191,35 @@ def decide(
 ) -> Trend:
     """H3 / W1 (and W2 through unit) under v5."""
     rungs, dropped = rung_values(per_rung, unit)
-    sizes = [2**r.x for r in rungs]
-    pw = power(sizes or list(per_rung), seeds, prediction)
+    sizes = [2**r.x for r in rungs] or list(per_rung)
+    at_sds = tuple(power(sizes, seeds, prediction, rung_sd=sd) for sd in POWER_RUNG_SDS)
+    pw = at_sds[POWER_RUNG_SDS.index(RUNG_SD)]
     if len(rungs) < MIN_RUNGS:
         return Trend(
-            INCONCLUSIVE, "too few rungs", prediction, None, None, tuple(rungs), tuple(dropped), pw
+            INCONCLUSIVE,
+            "too few rungs",
+            prediction,
+            None,
+            None,
+            tuple(rungs),
+            tuple(dropped),
+            pw,
+            powers=at_sds,
         )
     x, floor = [r.x for r in rungs], seed_floor(rungs)
     a = floored_slope(x, [r.at_bound for r in rungs], floor)
     b = floored_slope(x, [r.beyond for r in rungs], floor)
     if _censored_alike(rungs):
         return Trend(
-            INCONCLUSIVE, "censored alike", prediction, a, b, tuple(rungs), tuple(dropped), pw
+            INCONCLUSIVE,
+            "censored alike",
+            prediction,
+            a,
+            b,
+            tuple(rungs),
+            tuple(dropped),
+            pw,
+            powers=at_sds,
         )
     verdict, why = both_placements(
         a,
@@ -201,7 +227,7 @@ def decide(
         (lambda s: s.upper < 0, SUPPORTED, "falls"),
         (lambda s: s.lower > prediction, RULED_OUT, "steep fall ruled out"),
     )
-    return Trend(verdict, why, prediction, a, b, tuple(rungs), tuple(dropped), pw)
+    return Trend(verdict, why, prediction, a, b, tuple(rungs), tuple(dropped), pw, powers=at_sds)
 
 
 def both_placements(a: Slope, b: Slope, *outcomes) -> tuple[str, str]:
@@ -247,7 +273,8 @@ def robust(
             [{k: v for k, v in w.items() if k != size} for w in ways], rule, *args, **kwargs
         )
         slope = t.at_bound
-        left.append(LeftOut(size, t.verdict, slope, (slope.slope if slope else math.nan) - base))
+        influence = (slope.slope if slope else math.nan) - base
+        left.append(LeftOut(size, t.verdict, slope, influence, t.powers))
     against = opposite.get(trend.verdict)
     reversed_by = tuple(lo.size for lo in left if against and lo.verdict == against)
     fragile = tuple(lo.size for lo in left if lo.verdict != trend.verdict)
