@@ -16,6 +16,8 @@ NAMED = re.compile(r"docs/([a-z0-9-]+)(?:/([A-Za-z0-9_.-]+\.(?:md|json)))?")
 # a decimal number with its minus sign: a sign flipped against the report fails (issue 56:
 # README once gave depth 8's cost as 0.126 where the report said -0.126 for the same quantity)
 NUMBER = re.compile(r"(?<![\w.])(-?\d+\.\d+)(?![\w.]*\d)")
+# a percentage (a power, a share of runs): checked as written, sign included ("59%")
+PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?%)")
 
 
 def paragraphs(text: str) -> list[str]:
@@ -48,7 +50,8 @@ def claims(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str
         cited = cited_text(block, path.parent)
         if cited is None:
             continue
-        for number in NUMBER.findall(LINK.sub("](", block)):
+        plain = LINK.sub("](", block)
+        for number in NUMBER.findall(PERCENT.sub("", plain)) + PERCENT.findall(plain):
             out.append((number, block[:60], cited))
     return out
 
