@@ -651,9 +651,58 @@ def test_the_ceiling_chart_draws_each_runs_growth_and_use_at_its_last_evaluation
     assert max(uses) <= 0.9 + 1e-9 and min(uses) >= 0.5 - 1e-9
 
 
+def test_the_attention_chart_draws_each_runs_peak_logit_and_final_entropy_per_lr(multi):
+    """Panel by panel: each run's dots are the largest max attention logit of any evaluation
+    and the entropy at its last one, every arm; the medians are the seeds'."""
+    from figures.report.figure_set import figure_set
+
+    result, curves = multi
+    # the fakes' logits only grow; here each run's last evaluation falls back to half its
+    # logit, as a real run's can after a spike, so the peak and the end differ
+    curves = curves.sort_values("step").copy()
+    last_rows = curves.dropna(subset=["max_attn_logit"]).groupby("run_id").tail(1).index
+    curves.loc[last_rows, "max_attn_logit"] *= 0.5
+    chart = figure_set(result, curves)["attention_vs_lr"][1]
+    data = curves.dropna(subset=["max_attn_logit", "attn_entropy"]).sort_values("step")
+    expected = {}
+    for _, rows in data.groupby("run_id"):
+        last = rows.iloc[-1]
+        key = (int(last.n_layer), float(last.lr), f"{last.arm} s{int(last.seed)}")
+        expected[key] = (rows.max_attn_logit.max(), last.attn_entropy)
+    assert {k[2].split()[0] for k in expected} == {"off", "off-warm", "on"}  # every arm
+    drawn = {"peak": {}, "entropy": {}}
+    medians = {"peak": {}, "entropy": {}}
+    for panel in cm.panels(chart):
+        for field in drawn:
+            for m in panel.get(f"{field}_runs", []):
+                drawn[field][(int(m["n_layer"]), float(m["lr"]), m["run"])] = m[field]
+            # a median's marks name no rung (no tooltip): the panel's runs do (a panel is
+            # one row's, peak or entropy)
+            depths = {int(m["n_layer"]) for m in panel.get(f"{field}_runs", [])}
+            assert len(depths) <= 1
+            for m in panel.get(f"{field}_medians", []):
+                (depth,) = depths
+                medians[field][(depth, float(m["x"]), m["arm"])] = m[field]
+    for i, field in enumerate(drawn):
+        assert drawn[field].keys() == expected.keys(), field
+        assert all(_close(drawn[field][k], v[i]) for k, v in expected.items()), field
+        assert len(medians[field]) == len({(d, lr, r.split()[0]) for d, lr, r in expected})
+        for (depth, lr, arm), value in medians[field].items():
+            seeds = [
+                v[i]
+                for k, v in expected.items()
+                if k[:2] == (depth, lr) and k[2].startswith(arm + " ")
+            ]
+            assert _close(value, float(np.median(seeds))), (field, depth, lr, arm)
+    last_logit = data.groupby("run_id").tail(1).set_index("run_id").max_attn_logit
+    peaks = data.groupby("run_id").max_attn_logit.max()
+    assert (peaks > last_logit.reindex(peaks.index)).all()  # the peak is drawn, not the end
+
+
 def test_a_report_whose_runs_hold_no_ceiling_draws_no_ceiling_chart(multi):
     from figures.report.figure_set import figure_set
 
     result, curves = multi
     figures = figure_set(result, curves.drop(columns=["qk_logit_ceiling", "qk_ceiling_use"]))
     assert "qk_ceiling" not in figures and "attention" in figures
+    assert "attention_vs_lr" in figures  # every arm's attention, with QK-norm's ceiling or not

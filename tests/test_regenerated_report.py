@@ -34,6 +34,10 @@ def test_a_rejudged_report_rendered_elsewhere_keeps_the_committed_charts(tmp_pat
     for name in (archive.OLD_REPORT, archive.OLD_ANALYSIS):
         assert (out / name).read_text() == (report / name).read_text()
     assert "_Not drawn: the finished runs hold no data for it._" not in text
+    # a curves chart newer than the earlier report: none kept, and it says why
+    newer = "_Not drawn: it is drawn from the runs' curves, which went with their run directories"
+    assert text.count(newer) == 1
+    assert text.index("### Attention against the learning rate") < text.index(newer)
     assert text.count(f"_Kept from the earlier report ({archive.OLD_REPORT})") == len(KEPT)
 
 

@@ -17,14 +17,15 @@ The modules, bottom to top (each imports only those above it in this list):
 - paired: the paired effect per LR, per comparison and rung;
 - summary: critical LR and threshold by rung, the trend's points, the max-LR ratio, LR
   sensitivity;
-- curves: training curves, the diagnostics over training, QK-norm's logit ceiling at the end;
+- curves: training curves, the diagnostics over training, attention and QK-norm's logit
+  ceiling at the end against the LR;
 - output: a chart's spec and its files (PNG, SVG, HTML, JSON).
 A rung is a depth or a width (sweeps/core/ladder.py): the study's charts read the ladder from the
 analysis dict, the curves charts are given it; headers, axes and labels name it.
 This package re-exports what the report and the tests use.
 """
 
-from figures.charts.curves import attention, ceiling, kurtosis, training_curves
+from figures.charts.curves import attention, attention_vs_lr, ceiling, kurtosis, training_curves
 from figures.charts.headline import final_loss
 from figures.charts.necessity import necessity_map
 from figures.charts.output import save, spec_of, write_vega_js
@@ -37,6 +38,7 @@ __all__ = [
     "VL_VERSION",
     "arm_colors",
     "attention",
+    "attention_vs_lr",
     "ceiling",
     "effect_domain",
     "eta_max_ratio",

@@ -302,13 +302,97 @@ def ceiling(
     ends = ceiling_ends(curves, rung)
     if ends.empty:
         return None
+    top = max(1.0, float(ends.use.max())) * 1.05
+    rows = {
+        "growth": (
+            alt.Scale(type="log"),
+            log_axis(pd.concat([ends.growth, pd.Series([1.0])]), "ceiling growth (end / start)"),
+            1.0,
+        ),
+        "use": (
+            alt.Scale(domain=[0, top], nice=False),
+            alt.Axis(title="max logit / ceiling at the end"),
+            1.0,
+        ),
+    }
+    return _ends_vs_lr(
+        ends,
+        arms,
+        rung,
+        rows,
+        chart_title(
+            "QK-norm's logit ceiling at the end of training",
+            "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
+            "top: its growth over training (1: the gains as initialized)",
+            "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
+            "a run that diverged shows its last evaluation before it stopped",
+        ),
+    )
+
+
+def attention_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.DataFrame:
+    """Per run with attention diagnostics: the largest max attention logit of any evaluation
+    (`peak`: how far the logits grew at any time) and the attention entropy at the last one
+    (`entropy`: how sharp attention ended; a run that diverged, its last before it stopped)."""
+    fields = ["max_attn_logit", "attn_entropy"]
+    if not set(fields) <= set(curves):
+        return pd.DataFrame()
+    data = curves.dropna(subset=fields).sort_values(["run_id", "step"])
+    if data.empty:
+        return pd.DataFrame()
+    runs = data.groupby("run_id", sort=True)
+    last = runs.tail(1).set_index("run_id")
+    keys = ["arm", rung.field, "lr", "seed", "step"]
+    return (
+        last[keys].assign(peak=runs.max_attn_logit.max(), entropy=last.attn_entropy).reset_index()
+    )
+
+
+def attention_vs_lr(
+    curves: pd.DataFrame, arms: list[str], rung: Ladder = DEFAULT_LADDER
+) -> alt.VConcatChart | None:
+    """Attention against the LR, every arm (docs/STUDY.md section 20's mechanism at every LR,
+    where the attention chart shows one LR over training): top, the largest max attention
+    logit any evaluation saw (log); bottom, the attention entropy at the end. A dot per run,
+    the line through the seed medians; columns by rung."""
+    ends = attention_ends(curves, rung)
+    if ends.empty:
+        return None
+    rows = {
+        "peak": (alt.Scale(type="log"), log_axis(ends.peak, "peak max attention logit"), None),
+        "entropy": (
+            alt.Scale(zero=True),
+            alt.Axis(title="attention entropy at the end (nats)"),
+            None,
+        ),
+    }
+    return _ends_vs_lr(
+        ends,
+        arms,
+        rung,
+        rows,
+        chart_title(
+            "Attention against the learning rate",
+            "top: the largest max attention logit over training (log)",
+            "bottom: attention entropy at the end (low: sharp); dots: runs, line: median",
+            "a run that diverged shows its last evaluation before it stopped",
+        ),
+    )
+
+
+def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, title):
+    """Per-run values at the end of training against the LR, one panel row per field (rows:
+    {field: (scale, axis, a reference value drawn dashed or None)}), columns by rung: a dot
+    per run (arms a few pixels apart where they coincide), the line through the seed medians
+    (interleaved dashes over coinciding lines)."""
     ends = _short_runs(ends)
     arms_here = [a for a in arms if a in set(ends.arm)]
     lrs = sorted(set(ends.lr))
     width = panel_width(ends[rung.field].nunique())
     shift = dodge(arms_here, lrs, width) if len(arms_here) > 1 else dict.fromkeys(arms_here, 1.0)
+    fields = list(rows)
     medians = (
-        ends.groupby(["arm", rung.field, "lr"], as_index=False)[["growth", "use"]]
+        ends.groupby(["arm", rung.field, "lr"], as_index=False)[fields]
         .median()
         .assign(kind="median", x=lambda d: d.lr)
     )
@@ -316,19 +400,8 @@ def ceiling(
         [ends.assign(kind="run", x=ends.lr * ends.arm.map(shift)), medians], ignore_index=True
     )
     x = alt.X("x:Q", scale=lr_scale(lrs), axis=lr_axis(lrs, width))
-    top = max(1.0, float(ends.use.max())) * 1.05
-    rows = {
-        "growth": (
-            alt.Scale(type="log"),
-            log_axis(pd.concat([ends.growth, pd.Series([1.0])]), "ceiling growth (end / start)"),
-        ),
-        "use": (
-            alt.Scale(domain=[0, top], nice=False),
-            alt.Axis(title="max logit / ceiling at the end"),
-        ),
-    }
 
-    def panel(field: str, scale, axis) -> alt.FacetChart:
+    def panel(field: str, scale, axis, reference) -> alt.FacetChart:
         y = alt.Y(f"{field}:Q", scale=scale, axis=axis)
         base = alt.Chart().encode(x=x, color=arm_color(arms_here))
         line = filtered(base, "median", f"{field}_medians")
@@ -347,26 +420,18 @@ def ceiling(
                 ],
             )
         )
-        one = once(
-            alt.Chart().mark_rule(strokeDash=[4, 3], color="#777").encode(y=alt.datum(1.0)),
-            f"{field}_one",
-        )
+        refs = []
+        if reference is not None:
+            rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="#777")
+            refs = [once(rule.encode(y=alt.datum(reference)), f"{field}_one")]
         return (
-            alt.layer(one, *lines, dots, data=data)
+            alt.layer(*refs, *lines, dots, data=data)
             .properties(width=width, height=150)
             .facet(column=rung_column(rung))
         )
 
     return finish(
-        alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(
-            title=chart_title(
-                "QK-norm's logit ceiling at the end of training",
-                "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
-                "top: its growth over training (1: the gains as initialized)",
-                "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
-                "a run that diverged shows its last evaluation before it stopped",
-            )
-        )
+        alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(title=title)
     )
 
 

@@ -250,7 +250,8 @@ def log_axis(values, title: str) -> alt.Axis:
     """A log axis with ticks and gridlines at decades, at 1-3 steps (half decades, the study's
     LR grid) when the values span three decades or less, and at 1-2-5 within one: Vega's
     default draws a line at every minor tick, which renders as grey bands, and decades alone
-    left a chart of LRs from 0.02 to 0.75 one labelled tick."""
+    left a chart of LRs from 0.02 to 0.75 one labelled tick. Labels read 1e+6 beyond four
+    decades."""
     v = [x for x in values if x and x > 0 and math.isfinite(x)]
     lo, hi = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
     ticks = [10.0**k for k in range(lo, hi + 1)]
@@ -258,7 +259,8 @@ def log_axis(values, title: str) -> alt.Axis:
     if len(steps) > 1:
         near = [m * t for t in ticks for m in steps if min(v) / 2 <= m * t <= 2 * max(v)]
         ticks = sorted({float(f"{x:.3g}") for x in near})  # 0.3, not 0.30000000000000004
-    return alt.Axis(values=ticks, title=title, format="~g")
+    # over many decades (a diverging run's logits reach 1e9) plain numbers run into the plot
+    return alt.Axis(values=ticks, title=title, format="~g" if hi - lo <= 4 else ".0e")
 
 
 def once(chart: alt.Chart, name: str) -> alt.Chart:

@@ -93,7 +93,7 @@ def make_report(
             what_ran.runs(a),
             _verdicts(said),
             edges.section(a),
-            figure_set.section(figures, formats, out_dir),
+            figure_set.section(figures, formats, out_dir, curves_gone=curves.empty),
             tables_section.section(a, curves),
         ]
         # specs with intervention arms, or one comparison at two token budgets

@@ -16,6 +16,14 @@ from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 
 HEADLINE = ("final_loss_vs_lr", "necessity_map")  # the figures the answer shows
+# the figures drawn from the runs' curves (the others from the analysis)
+CURVE_CHARTS = (
+    "training_curves",
+    "attention",
+    "attention_vs_lr",
+    "qk_ceiling",
+    "residual_kurtosis",
+)
 
 
 def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
@@ -72,6 +80,10 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
             f"Attention logits and entropy over training at LR {high:.3g}",
             charts.attention(curves, arms, high, _capped(a), rung) if trained else None,
         ),
+        "attention_vs_lr": (
+            "Attention against the learning rate: the peak logit and the entropy at the end",
+            charts.attention_vs_lr(curves, arms, rung) if trained else None,
+        ),
         **(ceiling if ceiling["qk_ceiling"][1] is not None else {}),
         "residual_kurtosis": (
             "Residual-stream kurtosis over training",
@@ -110,10 +122,11 @@ def keep_charts(report_dir: Path, out_dir: Path, names: list[str]) -> None:
                 shutil.copyfile(old, new)
 
 
-def section(figures: dict, formats, out_dir: Path | None = None) -> str:
+def section(figures: dict, formats, out_dir: Path | None = None, curves_gone: bool = False) -> str:
     """The figures, each under its caption; a chart with no data says why, and a re-judged
-    report whose curves are gone links the earlier report's chart of them where it is kept
-    (training curves do not depend on the study's rules)."""
+    report whose curves are gone (curves_gone: it holds none) links the earlier report's chart
+    of them where it is kept (training curves do not depend on the study's rules), and says
+    that a chart newer than its runs' report cannot be drawn."""
     image = next((ext for ext in ("png", "svg") if ext in formats), None)
     names = {"svg": "SVG", "html": "interactive HTML", "vl.json": "Vega-Lite spec"}
     lines = ["## Figures", ""]
@@ -133,6 +146,13 @@ def section(figures: dict, formats, out_dir: Path | None = None) -> str:
                 f"directories, which are gone; its curves do not depend on the rules._",
                 "",
                 f"![{caption}]({kept})",
+                "",
+            ]
+            continue
+        if chart is None and curves_gone and name in CURVE_CHARTS:
+            lines += [
+                "_Not drawn: it is drawn from the runs' curves, which went with their run "
+                "directories before this chart existed._",
                 "",
             ]
             continue
