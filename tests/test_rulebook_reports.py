@@ -63,6 +63,33 @@ def test_cpu_depth_states_its_power_at_three_rung_sds_and_without_depth_1():
     )
 
 
+def test_the_ladder_table_gives_each_rungs_cost_at_the_best_lr():
+    """What QK-norm costs sits beside the threshold in the ladder table (section 17): each arm's
+    best LR and the paired effect at off's and at each arm's own, as analysis.json has them."""
+    a = analysis("cpu-depth")
+    report = (DOCS / "cpu-depth" / "report.md").read_text()
+    table = report.split("### The ladder: per depth")[1].split("\n\n\n")[0]
+    lines = [x for x in table.splitlines() if x.startswith("| ")]
+    cells = [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines]
+    header, rows = cells[0], {r[0]: r for r in cells[1:]}
+    best = header.index("best LR, off / on")
+    at_off = header.index("off - on at off's best LR [90% CI]")
+    own = header.index("off - on, each at its own best LR [90% CI]")
+
+    def cell(stats):
+        lo, hi = stats["ci90"]
+        return f"{stats['mean']:.3f} [{lo:.3f}, {hi:.3f}], n={stats['n']}"
+
+    for depth, d in a["depths"].items():
+        row = rows[f"depth {depth}"]
+        b = d["best_cost"]
+        assert row[best] == f"{b['off_lr']:g} / {b['on_lr']:g}"
+        assert row[at_off] == cell(d["h1"]["stats"])
+        assert row[own] == cell(b["stats"])
+    assert rows["depth 8"][at_off].startswith("-0.126 [-0.146, -0.106]")
+    assert rows["depth 8"][best] == "0.01 / 0.0178"
+
+
 def test_cpu_depth_rungs_under_the_rulebook():
     a = analysis("cpu-depth")
     d8 = a["depths"]["8"]

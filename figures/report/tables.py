@@ -386,8 +386,8 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
     """A ladder's rungs side by side (docs/STUDY.md section 11, descriptive): per rung the
     tokens per parameter, the primary comparison's threshold bracket, each compared arm's
     median critical LR under each failure definition, the reference arm's initial
-    attention-logit std (its start temperature) and the low-LR gap (reference minus primary at
-    the two lowest grid LRs, with its 90% interval)."""
+    attention-logit std (its start temperature), the low-LR gap (reference minus primary at
+    the two lowest grid LRs, with its 90% interval) and what QK-norm costs at the best LR."""
     analysis = typed(analysis)
     s, rung = analysis.settings, present.ladder_of(analysis)
     ref, primary = s.reference, s.primary
@@ -413,6 +413,7 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
             )
         row.append(numbers.num(depth.arms[ref].init_logit_std, 3))
         row += [numbers.effect(by_lr[lr]) if lr in by_lr else "-" for lr in low]
+        row += _costs(depth)
         rows.append(row)
     words = " / ".join(names[x] for x in definitions)
     header = [
@@ -423,8 +424,23 @@ def ladder_rungs(analysis: m.Analysis | dict) -> str:
         f"{primary} critical LR ({words})",
         f"{ref}'s initial attention-logit std",
         *(f"{ref} - {primary} at LR {numbers.lr(lr)} [90% CI]" for lr in low),
+        f"best LR, {ref} / {primary}",
+        f"{ref} - {primary} at {ref}'s best LR [90% CI]",
+        f"{ref} - {primary}, each at its own best LR [90% CI]",
     ]
     return markdown(header, rows)
+
+
+def _costs(depth: m.Rung) -> list[str]:
+    """A rung's cost columns (docs/STUDY.md section 17): each arm's best LR, and the paired
+    effect at the reference arm's best LR and with each arm at its own."""
+    b = depth.best_cost
+    at_best = depth.h1.stats if depth.h1 and depth.h1.stats else None
+    return [
+        f"{numbers.lr(b.off_lr)} / {numbers.lr(b.on_lr)}" if b and b.off_lr and b.on_lr else "-",
+        numbers.pm_interval(at_best) if at_best else "-",
+        numbers.pm_interval(b.stats) if b and b.stats else "-",
+    ]
 
 
 def _num(x) -> str:

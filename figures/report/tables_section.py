@@ -141,12 +141,14 @@ def _ladder_section(analysis: m.Analysis) -> list[str]:
     lines = [
         f"### The ladder: per {rung.name}",
         "",
-        f"Descriptive (docs/STUDY.md section 11): tokens per parameter, the necessity "
+        f"Descriptive (docs/STUDY.md section 11): tokens per parameter, the stability "
         f"threshold's bracket, each compared arm's median critical LR under each failure "
         f"definition, {s.reference}'s initial attention-logit std (the "
-        f"start temperature) and the low-LR gap ({s.reference} - "
+        f"start temperature), the low-LR gap ({s.reference} - "
         f"{s.primary} effective loss at the two lowest grid LRs, nats, with "
-        f"its {TWO_SIDED} interval) at each {rung.name}.",
+        f"its {TWO_SIDED} interval) and what QK-norm costs at the best LR (section 17: "
+        f"each arm's best LR, the paired effect at {s.reference}'s and with each arm at its "
+        f"own) at each {rung.name}.",
         "",
         tables.ladder_rungs(analysis),
     ]
