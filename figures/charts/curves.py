@@ -267,27 +267,37 @@ def attention(
 CEILING_FIELDS = ("qk_logit_ceiling", "qk_ceiling_use")
 
 
+def _evaluations(curves: pd.DataFrame, fields) -> pd.api.typing.DataFrameGroupBy | None:
+    """Each run's evaluations that recorded every one of `fields`, in step order, grouped by
+    run; None when no run recorded them."""
+    if not set(fields) <= set(curves):
+        return None
+    data = curves.dropna(subset=list(fields)).sort_values(["run_id", "step"])
+    return None if data.empty else data.groupby("run_id", sort=True)
+
+
+def _ends(runs, rung: Ladder, **values) -> pd.DataFrame:
+    """One row per run: its keys at its last evaluation and `values` (columns keyed by run)."""
+    last = runs.tail(1).set_index("run_id")
+    keys = ["arm", rung.field, "lr", "seed", "step"]
+    return last[keys].assign(**values).reset_index()
+
+
 def ceiling_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.DataFrame:
     """Per run with a QK-norm logit ceiling (docs/STUDY.md section 20): its growth over training,
     the ceiling at the last evaluation over the one at the first (the gain product's growth; 1:
     the gains as initialized), and the share of the ceiling attention uses at the last
     evaluation (each layer's max logit over its own ceiling, the most of any layer)."""
-    if not set(CEILING_FIELDS) <= set(curves):
+    runs = _evaluations(curves, CEILING_FIELDS)
+    if runs is None:
         return pd.DataFrame()
-    data = curves.dropna(subset=list(CEILING_FIELDS)).sort_values(["run_id", "step"])
-    if data.empty:
-        return pd.DataFrame()
-    runs = data.groupby("run_id", sort=True)
     first, last = runs.head(1).set_index("run_id"), runs.tail(1).set_index("run_id")
-    keys = ["arm", rung.field, "lr", "seed", "step"]
-    return (
-        last[keys]
-        .assign(
-            growth=last.qk_logit_ceiling / first.qk_logit_ceiling,
-            use=last.qk_ceiling_use,
-            ceiling=last.qk_logit_ceiling,
-        )
-        .reset_index()
+    return _ends(
+        runs,
+        rung,
+        growth=last.qk_logit_ceiling / first.qk_logit_ceiling,
+        use=last.qk_ceiling_use,
+        ceiling=last.qk_logit_ceiling,
     )
 
 
@@ -303,10 +313,11 @@ def ceiling(
     if ends.empty:
         return None
     top = max(1.0, float(ends.use.max())) * 1.05
+    growth = pd.concat([ends.growth, pd.Series([1.0])])
     rows = {
         "growth": (
             alt.Scale(type="log"),
-            log_axis(pd.concat([ends.growth, pd.Series([1.0])]), "ceiling growth (end / start)"),
+            log_axis(growth, "ceiling growth (end / start)"),
             1.0,
         ),
         "use": (
@@ -320,32 +331,25 @@ def ceiling(
         arms,
         rung,
         rows,
-        chart_title(
-            "QK-norm's logit ceiling at the end of training",
-            "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
-            "top: its growth over training (1: the gains as initialized)",
-            "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
-            "a run that diverged shows its last evaluation before it stopped",
-        ),
+        "QK-norm's logit ceiling at the end of training",
+        "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
+        "top: its growth over training (1: the gains as initialized)",
+        "bottom: the share attention uses (1: the bound binds); dots: runs, line: median",
     )
+
+
+ATTENTION_FIELDS = ("max_attn_logit", "attn_entropy")
 
 
 def attention_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.DataFrame:
     """Per run with attention diagnostics: the largest max attention logit of any evaluation
     (`peak`: how far the logits grew at any time) and the attention entropy at the last one
     (`entropy`: how sharp attention ended; a run that diverged, its last before it stopped)."""
-    fields = ["max_attn_logit", "attn_entropy"]
-    if not set(fields) <= set(curves):
+    runs = _evaluations(curves, ATTENTION_FIELDS)
+    if runs is None:
         return pd.DataFrame()
-    data = curves.dropna(subset=fields).sort_values(["run_id", "step"])
-    if data.empty:
-        return pd.DataFrame()
-    runs = data.groupby("run_id", sort=True)
     last = runs.tail(1).set_index("run_id")
-    keys = ["arm", rung.field, "lr", "seed", "step"]
-    return (
-        last[keys].assign(peak=runs.max_attn_logit.max(), entropy=last.attn_entropy).reset_index()
-    )
+    return _ends(runs, rung, peak=runs.max_attn_logit.max(), entropy=last.attn_entropy)
 
 
 def attention_vs_lr(
@@ -366,25 +370,17 @@ def attention_vs_lr(
             None,
         ),
     }
-    return _ends_vs_lr(
-        ends,
-        arms,
-        rung,
-        rows,
-        chart_title(
-            "Attention against the learning rate",
-            "top: the largest max attention logit over training (log)",
-            "bottom: attention entropy at the end (low: sharp); dots: runs, line: median",
-            "a run that diverged shows its last evaluation before it stopped",
-        ),
-    )
+    title = "Attention against the learning rate"
+    peak = "top: the largest max attention logit over training (log)"
+    entropy = "bottom: attention entropy at the end (low: sharp); dots: runs, line: median"
+    return _ends_vs_lr(ends, arms, rung, rows, title, peak, entropy)
 
 
-def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, title):
+def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, *title: str):
     """Per-run values at the end of training against the LR, one panel row per field (rows:
     {field: (scale, axis, a reference value drawn dashed or None)}), columns by rung: a dot
     per run (arms a few pixels apart where they coincide), the line through the seed medians
-    (interleaved dashes over coinciding lines)."""
+    (interleaved dashes over coinciding lines). title: the chart's title and subtitle lines."""
     ends = _short_runs(ends)
     arms_here = [a for a in arms if a in set(ends.arm)]
     lrs = sorted(set(ends.lr))
@@ -430,8 +426,11 @@ def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, t
             .facet(column=rung_column(rung))
         )
 
+    diverged = "a run that diverged shows its last evaluation before it stopped"
     return finish(
-        alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(title=title)
+        alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(
+            title=chart_title(*title, diverged)
+        )
     )
 
 
