@@ -7,6 +7,7 @@ from __future__ import annotations
 from figures import present
 from figures.report.opening_lines import nats
 from figures.words import numbers
+from figures.words.extrapolation import cost_trend_line
 from sweeps.analysis import model as m
 from sweeps.study import hypotheses
 
@@ -70,6 +71,9 @@ def costs(a: m.Analysis) -> Block | None:
         items.append(f"{rung.cap(name)}: " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")
     if not items:
         return None
+    trend_line = cost_trend_line(a)
+    if trend_line:
+        items.append(trend_line[0].upper() + trend_line[1:])
     return (
         f"What does QK-norm cost? ({s.reference} - {s.primary}, nats; negative: QK-norm worse; "
         f"credibly: by more than {s.min_effect:g} nats, section 17's rule)",

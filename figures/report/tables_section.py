@@ -158,6 +158,9 @@ def _ladder_section(analysis: m.Analysis) -> list[str]:
     sensitivity = extrapolation.sensitivity_trend_line(analysis)
     if sensitivity:
         lines += ["", sensitivity, ""]
+    cost = extrapolation.cost_trend_line(analysis)
+    if cost:
+        lines += [*([""] if lines[-1] else []), cost[0].upper() + cost[1:], ""]
     e = analysis.w1.extrapolation if analysis.w1 else None
     if rung.is_width and e:
         head = extrapolation.extrapolation_head(e)

@@ -209,3 +209,27 @@ def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
         f"at every {rung.name} (descriptive, not pre-registered; Wortsman et al. 2023 report "
         f"it rising faster with depth than with width): {'; '.join(parts)}."
     )
+
+
+def cost_trend_line(result: m.Analysis | dict) -> str | None:
+    """'per doubling of depth, off - on changes at off's best LR -0.032 nats (90% interval
+    -0.056 to -0.009, 6 depths); ... (descriptive, ...)': sweeps.analysis.trends.cost_trend's
+    lines, each rung's mean the unit. None where there is none."""
+    result = present.typed(result)
+    t, rung, s = result.cost_trend, present.ladder_of(result), result.settings
+    if t is None or not t.lines:
+        return None
+    named = {
+        "at the reference's best LR": f"at {s.reference}'s best LR",
+        "each at its own best LR": "with each arm at its own best LR",
+    }
+    parts = [
+        f"{named.get(name, name)} {x.value:+.3f} nats (90% interval {x.ci90[0]:+.3f} to "
+        f"{x.ci90[1]:+.3f}, {x.n} {rung.plural})"
+        for name, x in t.lines.items()
+    ]
+    return (
+        f"per doubling of {rung.name}, {s.reference} - {s.primary} changes {'; '.join(parts)} "
+        f"(descriptive, not pre-registered: each {rung.name}'s mean paired effect the unit; "
+        f"negative: QK-norm's cost grows with {rung.name})."
+    )

@@ -119,6 +119,7 @@ def analyze(
         found_check = token_check.entry(written, check, sweep_dir, previous, analyze)
         out = dataclasses.replace(out, token_check=found_check)
     out = dataclasses.replace(out, gap_shrink=trends.gap_shrink(out))  # a width ladder's
+    out = dataclasses.replace(out, cost_trend=trends.cost_trend(out))
     if rung == "n_layer":  # a depth ladder's mechanism beside its threshold (section 18)
         found_growth = logit_growth.logit_growth(curves, settings["reference"], rung)
         out = dataclasses.replace(out, logit_growth=found_growth)

@@ -473,7 +473,8 @@ class SensitivityLine:
 
 @dataclass(frozen=True)
 class SensitivityTrend:
-    """LR sensitivity per doubling of the rung (descriptive)."""
+    """A descriptive line per doubling of the rung, by name: LR sensitivity per arm
+    (Analysis.sensitivity_trend) or QK-norm's cost at the best LR (Analysis.cost_trend)."""
 
     sizes: list[int]
     lines: dict[str, SensitivityLine]
@@ -772,6 +773,8 @@ class Analysis:
     sensitivity_trend: SensitivityTrend | None = maybe()
     token_check: TokenCheck | None = maybe()  # a check sweep's (its spec's [token_check])
     gap_shrink: list[GapShrink] | None = maybe()  # a width ladder's (trends.gap_shrink)
+    # a ladder's cost at the best LR per doubling of the rung (trends.cost_trend; descriptive)
+    cost_trend: SensitivityTrend | None = maybe()
     logit_growth: LogitGrowth | None = maybe()  # a depth ladder's (sweeps/analysis/logit_growth.py)
     caveats: Caveats | None = maybe()  # None only when read from schema 4, which lacked it
     decided: dict[str, Decision] = field(default_factory=dict)  # {} when read from schema 4

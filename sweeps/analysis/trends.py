@@ -299,3 +299,36 @@ def gap_shrink(a: m.Analysis) -> list[m.GapShrink] | None:
 
 def _finite(x) -> bool:
     return x is not None and math.isfinite(x)
+
+
+# the two costs cost_trend follows (section 17): the comparison at the reference arm's best LR
+# (the rung's H1 effect) and with each arm at its own best LR
+COSTS = {"at the reference's best LR": "h1", "each at its own best LR": "best_cost"}
+
+
+def cost_trend(a: m.Analysis) -> m.SensitivityTrend | None:
+    """What QK-norm costs at the best LR per doubling of the rung, descriptive and not
+    pre-registered (docs/STUDY.md section 17 gives the cost per rung; section 18 asks whether
+    depth 8's survives a matched budget): each rung's mean paired effect (reference - primary,
+    nats) on log2 size, the rung the unit as H3's, the residual sd floored by the seeds'
+    scatter (trend.floored_slope), for the effect at the reference arm's best LR and with each
+    arm at its own. None below trend.MIN_RUNGS rungs with the effect."""
+    lines = {}
+    for name, field in COSTS.items():
+        x, y, var = [], [], []
+        for size in sorted(a.depths, key=int):
+            held = getattr(a.depths[size], field)
+            stats = held.stats if held is not None else None
+            if stats is None or not _finite(stats.mean) or not stats.n:
+                continue
+            x.append(math.log2(int(size)))
+            y.append(stats.mean)
+            var.append((stats.sd or 0.0) ** 2 / stats.n)
+        if len(x) < trend.MIN_RUNGS:
+            continue
+        slope = trend.floored_slope(x, y, math.sqrt(sum(var) / len(var)))
+        lines[name] = m.SensitivityLine(
+            n=slope.n, value=slope.slope, ci90=[slope.lower, slope.upper]
+        )
+    sizes = sorted(int(k) for k in a.depths)
+    return m.SensitivityTrend(sizes=sizes, lines=lines) if lines else None
