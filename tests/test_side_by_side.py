@@ -108,3 +108,20 @@ def test_a_folder_without_an_analysis_is_refused_in_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "analysis.json" in err
     assert page.main([str(tmp_path)]) == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cost_per_doubling_is_set_side_by_side():
+    """Section 18's question, does the cost's growth with depth survive a matched budget: the
+    two ladders' cost_trend lines, carrying where their intervals overlap."""
+    ref = load("cpu-depth")
+    same, _ = sbs.side_by_side(from_json(ref), from_json(ref))
+    rows = {r.quantity: r for r in same if r.quantity.startswith("cost per doubling")}
+    line = ref["cost_trend"]["lines"]["at the reference's best LR"]
+    at_best = rows["cost per doubling (at off's best LR, nats)"]
+    assert at_best.reference == pytest.approx(line["value"]) and at_best.outcome == sbs.CARRIES
+    assert "cost per doubling (own best LRs, nats)" in rows
+    flat = copy.deepcopy(ref)  # a matched ladder where the cost shrinks with depth instead
+    for x in flat["cost_trend"]["lines"].values():
+        x["value"], x["ci90"] = 0.02, [0.005, 0.035]
+    moved, _ = sbs.side_by_side(from_json(ref), from_json(flat))
+    assert {r.quantity for r in moved if r.outcome == sbs.DIFFERS} == set(rows)

@@ -149,6 +149,13 @@ def _bounds(x) -> tuple[float | None, float | None]:
     return x.lower, x.upper
 
 
+# the cost lines' names (sweeps.analysis.trends.COSTS) as a row says them
+COST_NAMES = {
+    "at the reference's best LR": "at off's best LR",
+    "each at its own best LR": "own best LRs",
+}
+
+
 def ladder_rows(ref: m.Analysis, new: m.Analysis, left_out: tuple[int, ...] = (1,)) -> list[Row]:
     out = []
     t_ref, t_new = ref.h3, new.h3
@@ -166,6 +173,14 @@ def ladder_rows(ref: m.Analysis, new: m.Analysis, left_out: tuple[int, ...] = (1
                     _row(None, f"H3 slope without depth {rung}", x.slope.value,
                          interval(x.slope.lower, x.slope.upper), y.slope.value,
                          interval(y.slope.lower, y.slope.upper))
+                )  # fmt: skip
+    if ref.cost_trend and new.cost_trend:  # QK-norm's cost per doubling (trends.cost_trend)
+        for name, a in ref.cost_trend.lines.items():
+            b = new.cost_trend.lines.get(name)
+            if b is not None:
+                out.append(
+                    _row(None, f"cost per doubling ({COST_NAMES.get(name, name)}, nats)",
+                         a.value, interval(*a.ci90), b.value, interval(*b.ci90), unit="slope")
                 )  # fmt: skip
     if ref.logit_growth and new.logit_growth:
         for level, a in sorted(ref.logit_growth.slopes.items(), key=lambda kv: float(kv[0])):
