@@ -26,6 +26,7 @@ CHARTS = (
     "lr_sensitivity",
     "training_curves",
     "attention",
+    "attention_vs_lr",
     "qk_ceiling",
     "residual_kurtosis",
 )
