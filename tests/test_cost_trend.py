@@ -68,4 +68,4 @@ def test_the_committed_depth_ladders_cost_grows_with_depth():
     assert line["ci90"] == pytest.approx([want.lower, want.upper])
     assert line["ci90"][1] < 0  # at a fixed 1200 steps the cost grows with depth
     report = (DOCS / "cpu-depth" / "report.md").read_text()
-    assert "- Per doubling of depth, off - on changes at off's best LR -0.032 nats" in report
+    assert "At off's best LR: -0.032 nats (90% interval -0.056 to -0.009, 6 depths)." in report

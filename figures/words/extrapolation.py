@@ -212,9 +212,10 @@ def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
 
 
 def cost_trend_line(result: m.Analysis | dict) -> str | None:
-    """'per doubling of depth, off - on changes at off's best LR -0.032 nats (90% interval
-    -0.056 to -0.009, 6 depths); ... (descriptive, ...)': sweeps.analysis.trends.cost_trend's
-    lines, each rung's mean the unit. None where there is none."""
+    """'per doubling of depth (descriptive, ...), off - on changes by -0.032 nats at off's best
+    LR (90% interval -0.056 to -0.009, 6 depths). With each arm at its own best LR: ...',
+    short sentences: sweeps.analysis.trends.cost_trend's lines, each rung's mean the unit.
+    None where there is none."""
     result = present.typed(result)
     t, rung, s = result.cost_trend, present.ladder_of(result), result.settings
     if t is None or not t.lines:
@@ -224,12 +225,13 @@ def cost_trend_line(result: m.Analysis | dict) -> str | None:
         "each at its own best LR": "with each arm at its own best LR",
     }
     parts = [
-        f"{named.get(name, name)} {x.value:+.3f} nats (90% interval {x.ci90[0]:+.3f} to "
+        f"{named.get(name, name)}: {x.value:+.3f} nats (90% interval {x.ci90[0]:+.3f} to "
         f"{x.ci90[1]:+.3f}, {x.n} {rung.plural})"
         for name, x in t.lines.items()
     ]
     return (
-        f"per doubling of {rung.name}, {s.reference} - {s.primary} changes {'; '.join(parts)} "
-        f"(descriptive, not pre-registered: each {rung.name}'s mean paired effect the unit; "
-        f"negative: QK-norm's cost grows with {rung.name})."
+        f"per doubling of {rung.name}, {s.reference} - {s.primary} changes as follows "
+        f"(descriptive, not pre-registered; each {rung.name}'s mean paired effect the unit; "
+        f"negative: QK-norm's cost grows with {rung.name}). "
+        + " ".join(p[0].upper() + p[1:] + "." for p in parts)
     )
