@@ -653,7 +653,8 @@ def test_the_ceiling_chart_draws_each_runs_growth_and_use_at_its_last_evaluation
 
 def test_the_attention_chart_draws_each_runs_peak_logit_and_final_entropy_per_lr(multi):
     """Panel by panel: each run's dots are the largest max attention logit of any evaluation
-    and the entropy at its last one, every arm; the medians are the seeds'."""
+    and the entropy at its last one, every arm, a diverged run a cross; the medians are the
+    seeds'."""
     from figures.report.figure_set import figure_set
 
     result, curves = multi
@@ -664,18 +665,25 @@ def test_the_attention_chart_draws_each_runs_peak_logit_and_final_entropy_per_lr
     curves.loc[last_rows, "max_attn_logit"] *= 0.5
     chart = figure_set(result, curves)["attention_vs_lr"][1]
     data = curves.dropna(subset=["max_attn_logit", "attn_entropy"]).sort_values("step")
-    expected = {}
-    for _, rows in data.groupby("run_id"):
+    outcome = {r["run_id"]: r["outcome"] for r in result["runs"]}
+    expected, diverged = {}, set()
+    for run_id, rows in data.groupby("run_id"):
         last = rows.iloc[-1]
         key = (int(last.n_layer), float(last.lr), f"{last.arm} s{int(last.seed)}")
         expected[key] = (rows.max_attn_logit.max(), last.attn_entropy)
+        if outcome[run_id] == "diverged":
+            diverged.add(key)
     assert {k[2].split()[0] for k in expected} == {"off", "off-warm", "on"}  # every arm
+    assert diverged and len(diverged) < len(expected)
     drawn = {"peak": {}, "entropy": {}}
     medians = {"peak": {}, "entropy": {}}
+    crossed = set()
     for panel in cm.panels(chart):
         for field in drawn:
             for m in panel.get(f"{field}_runs", []):
                 drawn[field][(int(m["n_layer"]), float(m["lr"]), m["run"])] = m[field]
+                if m["fate"] != "trained to the end":
+                    crossed.add((int(m["n_layer"]), float(m["lr"]), m["run"]))
             # a median's marks name no rung (no tooltip): the panel's runs do (a panel is
             # one row's, peak or entropy)
             depths = {int(m["n_layer"]) for m in panel.get(f"{field}_runs", [])}
@@ -694,6 +702,7 @@ def test_the_attention_chart_draws_each_runs_peak_logit_and_final_entropy_per_lr
                 if k[:2] == (depth, lr) and k[2].startswith(arm + " ")
             ]
             assert _close(value, float(np.median(seeds))), (field, depth, lr, arm)
+    assert crossed == diverged  # a diverged run is a cross, at its last evaluation
     last_logit = data.groupby("run_id").tail(1).set_index("run_id").max_attn_logit
     peaks = data.groupby("run_id").max_attn_logit.max()
     assert (peaks > last_logit.reindex(peaks.index)).all()  # the peak is drawn, not the end

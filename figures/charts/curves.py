@@ -302,7 +302,10 @@ def ceiling_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.Data
 
 
 def ceiling(
-    curves: pd.DataFrame, arms: list[str], rung: Ladder = DEFAULT_LADDER
+    curves: pd.DataFrame,
+    arms: list[str],
+    rung: Ladder = DEFAULT_LADDER,
+    outcomes: dict | None = None,
 ) -> alt.VConcatChart | None:
     """QK-norm's logit ceiling at the end of training against the LR, for the arms with QK-norm:
     top, how far the gains grew it (log; 1 = as initialized); bottom, how much of it attention
@@ -331,6 +334,7 @@ def ceiling(
         arms,
         rung,
         rows,
+        outcomes,
         "QK-norm's logit ceiling at the end of training",
         "ceiling: sqrt(head width) x the largest q gain x k gain; no logit passes it",
         "top: its growth over training (1: the gains as initialized)",
@@ -353,7 +357,10 @@ def attention_ends(curves: pd.DataFrame, rung: Ladder = DEFAULT_LADDER) -> pd.Da
 
 
 def attention_vs_lr(
-    curves: pd.DataFrame, arms: list[str], rung: Ladder = DEFAULT_LADDER
+    curves: pd.DataFrame,
+    arms: list[str],
+    rung: Ladder = DEFAULT_LADDER,
+    outcomes: dict | None = None,
 ) -> alt.VConcatChart | None:
     """Attention against the LR, every arm (docs/STUDY.md section 20's mechanism at every LR,
     where the attention chart shows one LR over training): top, the largest max attention
@@ -373,15 +380,26 @@ def attention_vs_lr(
     title = "Attention against the learning rate"
     peak = "top: the largest max attention logit over training (log)"
     entropy = "bottom: attention entropy at the end (low: sharp); dots: runs, line: median"
-    return _ends_vs_lr(ends, arms, rung, rows, title, peak, entropy)
+    return _ends_vs_lr(ends, arms, rung, rows, outcomes, title, peak, entropy)
 
 
-def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, *title: str):
+# a run's glyph at the end of training: a diverged run's values are its last evaluation's,
+# before it stopped, drawn apart (the headline chart's cross)
+TRAINED, STOPPED = "trained to the end", "diverged: its last evaluation"
+
+
+def _ends_vs_lr(
+    ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, outcomes: dict, *title: str
+):
     """Per-run values at the end of training against the LR, one panel row per field (rows:
-    {field: (scale, axis, a reference value drawn dashed or None)}), columns by rung: a dot
-    per run (arms a few pixels apart where they coincide), the line through the seed medians
-    (interleaved dashes over coinciding lines). title: the chart's title and subtitle lines."""
-    ends = _short_runs(ends)
+    {field: (scale, axis, a reference value drawn dashed or None)}), columns by rung: a glyph
+    per run (arms a few pixels apart where they coincide; a cross where it diverged, by
+    outcomes {run_id: outcome}: its values are its last evaluation's), the line through the
+    seed medians (interleaved dashes over coinciding lines). Medians over the seeds that
+    trained alone were tried: where most seeds diverge the lines grow so short that arms which
+    coincide no longer show (tests/test_charts_read.py). title: the title and subtitle."""
+    stopped = ends.run_id.map(outcomes or {}).eq("diverged")
+    ends = _short_runs(ends.assign(fate=stopped.map({True: STOPPED, False: TRAINED})))
     arms_here = [a for a in arms if a in set(ends.arm)]
     lrs = sorted(set(ends.lr))
     width = panel_width(ends[rung.field].nunique())
@@ -408,10 +426,16 @@ def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, *
             .mark_point(filled=True, size=28, opacity=0.85)
             .encode(
                 y=y,
+                shape=alt.Shape(
+                    "fate:N",
+                    scale=alt.Scale(domain=[TRAINED, STOPPED], range=["circle", "cross"]),
+                    legend=alt.Legend(title="run", orient="bottom"),
+                ),
                 tooltip=[
                     "run:N",
                     f"{rung.field}:O",
                     "lr:Q",
+                    "fate:N",
                     alt.Tooltip(f"{field}:Q", format=".3g"),
                 ],
             )
@@ -426,7 +450,7 @@ def _ends_vs_lr(ends: pd.DataFrame, arms: list[str], rung: Ladder, rows: dict, *
             .facet(column=rung_column(rung))
         )
 
-    diverged = "a run that diverged shows its last evaluation before it stopped"
+    diverged = "a cross: a run that diverged, at its last evaluation before it stopped"
     return finish(
         alt.vconcat(*(panel(f, *spec) for f, spec in rows.items())).properties(
             title=chart_title(*title, diverged)

@@ -53,7 +53,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
         "qk_ceiling": (
             "QK-norm's logit ceiling at the end of training: how far the gains grew it, how "
             "much of it attention uses",
-            charts.ceiling(curves, arms, rung) if trained else None,
+            charts.ceiling(curves, arms, rung, outcomes) if trained else None,
         )
     }
     return {
@@ -82,7 +82,7 @@ def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
         ),
         "attention_vs_lr": (
             "Attention against the learning rate: the peak logit and the entropy at the end",
-            charts.attention_vs_lr(curves, arms, rung) if trained else None,
+            charts.attention_vs_lr(curves, arms, rung, outcomes) if trained else None,
         ),
         **(ceiling if ceiling["qk_ceiling"][1] is not None else {}),
         "residual_kurtosis": (
