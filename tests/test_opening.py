@@ -185,6 +185,11 @@ def test_a_ladder_opens_with_the_trend_its_slope_and_interval(ladder):
         f"{result['verdicts']['H3']['reason']}, as above."
     )
     assert h3 in head
+    # the Verdicts section's evidence counts the fit's points as what they are: one value per
+    # depth (five), not per seed
+    n = len(ff.LADDER_DEPTHS)
+    assert t["n"] == n
+    assert f"{t['upper']:.3f}, {n} depths' values, 0 per-seed thresholds censored); x" in text
     # one bullet per depth, and the verdicts per depth as sub-bullets
     for d in ff.LADDER_DEPTHS:
         assert f"\n- Depth {d}: without QK-norm the best LR is" in head
@@ -345,3 +350,17 @@ def test_h2b_with_a_run_of_its_range_missing_says_so_not_a_number(tmp_path):
     (line,) = [x for x in opening.markdown(analysed(root)) if x.startswith("- H2b ")]
     assert "incomplete: a run of the sensitivity range is missing or failed" in line
     assert "LR sensitivity off - on" not in line
+
+
+def test_a_sweep_still_training_says_no_lr_is_judged_yet_not_up_to_nan(tmp_path, plain):
+    """Two seeds finished of a plan's four (a sweep mid-way overnight): no LR has the 3 pairs
+    the rule needs, and the rule says so instead of "up to n/a (... nanx that best LR)"."""
+    root = tmp_path / "two-seeds"
+    ff.write_study(root, depths=[2], seeds=[0, 1], outcome=low_lr_outcome)
+    head = opening_of(make_report(root, formats=("vl.json",)).read_text())
+    rule = analysed(root)["decisions"]["rules"]["2"]
+    assert rule["top_lr"] is None
+    assert "No LR could be judged yet: the rule needs at least 3 seeds" in head
+    assert "n/a" not in head and "nanx" not in head
+    text, _ = plain  # four seeds: judged, no such line
+    assert "No LR could be judged yet" not in opening_of(text)

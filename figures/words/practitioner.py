@@ -11,6 +11,7 @@ from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.study import hypotheses
 from sweeps.study.rules import Rule
+from sweeps.study.stats import MIN_PAIRS
 
 
 def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
@@ -82,8 +83,15 @@ def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dic
             f"({numbers.lr(c.threshold.value)}) and at every LR above: keep it at every LR "
             "of this grid."
         )
+    elif rule.top_lr is None:
+        # a sweep still training (or one seed short): say so, not "up to n/a"
+        threshold = (
+            f"No LR could be judged yet: the rule needs at least {MIN_PAIRS} seeds with both "
+            "arms' runs finished at an LR (a sweep still training); rerun `figures` when more "
+            "have finished."
+        )
     else:
-        top = rule.top_lr if rule.top_lr is not None else math.nan
+        top = rule.top_lr
         threshold = (
             f"QK-norm was not shown necessary at any LR up to {numbers.lr(top)} (the top LR "
             f"judged; {times(top)} that best LR)."

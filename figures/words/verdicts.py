@@ -293,8 +293,8 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             evidence.append(
                 f"slope of {of} per doubling of {rung.name}, {label}: "
                 f"{numbers.num(sl.value)} (90% interval {numbers.num(sl.lower)} to "
-                f"{numbers.num(sl.upper)}, {sl.n} per-seed thresholds, {t.censored} "
-                f"censored); x{numbers.num(10**sl.value, 2)} per doubling"
+                f"{numbers.num(sl.upper)}, {sl.n} {rung.plural}' values, {t.censored} "
+                f"per-seed thresholds censored); x{numbers.num(10**sl.value, 2)} per doubling"
             )
     evidence += left_out_lines(t, rung) if t else []
     if t and t.power is not None:
