@@ -58,6 +58,7 @@ def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
     directories alone (or, with --from-report, from a report's own data)."""
     from collections import Counter
 
+    from figures.report import what_ran
     from figures.report.answer import answer_lines
     from figures.report.assemble import make_report
     from figures.words.view import read_analysis, say
@@ -88,6 +89,9 @@ def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
         click.echo(f"budget warning: {warning}", err=True)
     for warning in said.refinement_warnings:
         click.echo(f"refinement warning: {warning}", err=True)
+    unfinished = what_ran.unfinished_notice(said.analysis, name)
+    if unfinished:  # before the answer, so a half-trained sweep's verdicts do not read final
+        click.echo(unfinished.replace("**", ""))
     for line in answer_lines(said):
         click.echo(line)
     left_out = Counter(p.status for p in said.analysis.problems)

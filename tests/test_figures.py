@@ -363,6 +363,16 @@ def test_report_names_failed_incomplete_corrupt_and_missing_runs(tmp_path):
     )
     assert out.exit_code == 0, out.output
     assert "left out of every statistic: 1 corrupt, 1 failed, 1 incomplete, 1 missing" in out.output
+    # the planned runs still to train are said first, before any verdict, in the report and on
+    # the terminal: failed and corrupt runs ended, so they are not counted there
+    unfinished = (
+        "Not finished: 2 of the plan's 8 runs have not finished training (1 not started, 1 "
+        "part-trained).** Every verdict and number here rests on the 6 that have"
+    )
+    assert f"> **{unfinished}" in text
+    assert text.index(unfinished) < text.index("## The answer")
+    said = out.output.index(unfinished.replace("**", ""))
+    assert said < out.output.index("H1 ")
     assert "device-side assert" in text and "not valid JSON" in text
     assert "### Why runs are unstable" in text and "bigram baseline" in text
     assert "**pass** (1 checks over 1 model configs)" in text

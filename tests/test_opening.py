@@ -364,3 +364,4 @@ def test_a_sweep_still_training_says_no_lr_is_judged_yet_not_up_to_nan(tmp_path,
     assert "n/a" not in head and "nanx" not in head
     text, _ = plain  # four seeds: judged, no such line
     assert "No LR could be judged yet" not in opening_of(text)
+    assert "Not finished" not in text  # every planned run has an outcome

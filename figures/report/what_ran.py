@@ -70,6 +70,9 @@ def header(results: SweepResults, analysis: m.Analysis | dict) -> str:
         lines += [str(results.spec["description"]).strip(), ""]
     if results.ignored:
         lines += [left_out_notice(results), ""]
+    unfinished = unfinished_notice(analysis, results.name)
+    if unfinished:
+        lines += [f"> {unfinished}", ""]
     lines += [
         f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
         + (
@@ -95,6 +98,34 @@ def left_out_notice(results: SweepResults) -> str:
         f"`{results.name}`**: {len(results.ignored)} ({kinds}) are not in its plan.json (runs "
         f"of an earlier definition, another preset, grid or --set, or of another backend) and "
         f"are left out of everything below; `status {results.name}` names the planned runs."
+    )
+
+
+# runs of the plan that have not finished training: the sweep is still going (or stopped)
+UNFINISHED = ("missing", "incomplete")
+
+
+def unfinished_notice(analysis: m.Analysis, name: str) -> str | None:
+    """What the report (and the terminal) says first when planned runs have not finished: how
+    many, that every verdict rests on the rest (the design's power assumed them all) and how
+    to finish; None when every planned run has an outcome. A report drawn while a sweep trains
+    overnight would otherwise read as final."""
+    counts = Counter(p.status for p in analysis.problems if p.status in UNFINISHED)
+    if not counts:
+        return None
+    planned = len(analysis.runs) + sum(p.status == "missing" for p in analysis.problems)
+    n = sum(counts.values())
+    kinds = ", ".join(
+        f"{counts[k]} {w}"
+        for k, w in (("missing", "not started"), ("incomplete", "part-trained"))
+        if counts[k]
+    )
+    return (
+        f"**Not finished: {n} of the plan's {planned} runs have not finished training "
+        f"({kinds}).** Every verdict and number here rests on the {planned - n} that have; the "
+        f"design's power assumed them all, so a verdict may still change. `sweep {name}` "
+        "(the trainer that began it) trains the rest and resumes the part-trained runs; then "
+        "run `figures` again."
     )
 
 
