@@ -17,6 +17,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from figures.report.what_ran import unfinished_notice
 from sweeps.analysis import side_by_side as sbs
 from sweeps.analysis.adapter import from_json
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
@@ -70,6 +71,12 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
             "tokens_per_param": {
                 k: {"reference": _tokens(ref, k), "new": _tokens(new, k)} for k in shared
             },
+            # a ladder still training is set beside another: its page says so first
+            "unfinished": {
+                p.name: notice
+                for p, a in ((report, new), (reference, ref))
+                if (notice := unfinished_notice(a, p.name))
+            },
             "rows": [asdict(r) for r in rows],
             "machine_check": [{"against": name, **asdict(x)} for name, x in machine],
         }
@@ -82,6 +89,7 @@ def render(doc: dict) -> str:
     lines = [
         f"# {new} beside {ref}",
         "",
+        *(f"> `{name}`: {notice}\n" for name, notice in doc.get("unfinished", {}).items()),
         f"docs/STUDY.md section 18's side-by-side (sha256 `{doc['study_sha256'][:16]}`): each "
         f"quantity under both budgets; *carries* where {new}'s bracket or 90% interval overlaps "
         f"{ref}'s, *differs* where it does not, *inconclusive* where either has none (a censored "

@@ -100,6 +100,28 @@ def test_the_side_by_side_page(tmp_path, capsys):
     assert len(doc["rows"]) == 9 and doc["machine_check"] == []
 
 
+def test_a_ladder_still_training_is_said_to_be_first(tmp_path, capsys):
+    """Set beside the fixed ladder while it trains (runs of its plan missing), the page opens
+    with that report's 'Not finished' line; a finished reference gets none."""
+    from figures import side_by_side as page
+
+    new = tmp_path / "cpu-depth-tokens"
+    new.mkdir()
+    doc = load("cpu-depth-tokens")
+    assert not [p for p in doc["problems"] if p["status"] in ("missing", "incomplete")]
+    missing = {"status": "missing", "arm": "off", "n_layer": 8, "n_embd": 64, "seed": 9}
+    doc["problems"] += [
+        {**missing, "run_id": f"torch-x-{i}", "lr": 0.01, "error": ""} for i in (0, 1)
+    ]
+    (new / "analysis.json").write_text(json.dumps(doc))
+    assert page.main([str(new), "--reference", str(DOCS / "cpu-depth")]) == 0
+    text = (new / "side_by_side.md").read_text()
+    planned = len(doc["runs"]) + 2
+    said = f"> `cpu-depth-tokens`: **Not finished: 2 of the plan's {planned} runs"
+    assert said in text and text.index(said) < text.index("| rung | quantity |")
+    assert "`cpu-depth`: **Not finished" not in text
+
+
 def test_a_folder_without_an_analysis_is_refused_in_one_line(tmp_path, capsys):
     from figures import side_by_side as page
 
