@@ -75,7 +75,7 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
             "unfinished": {
                 p.name: notice
                 for p, a in ((report, new), (reference, ref))
-                if (notice := unfinished_notice(a, p.name))
+                if (notice := unfinished_notice(a, a.sweep))
             },
             "rows": [asdict(r) for r in rows],
             "machine_check": [{"against": name, **asdict(x)} for name, x in machine],
