@@ -17,6 +17,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from figures.report.what_ran import unfinished_notice
+from figures.words.view import read_analysis
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import carry as c
 from sweeps.study.stats import STUDY_SHA256
@@ -266,6 +268,14 @@ def build(
             table = table[table[column] == value]
         return table.to_dict("records")
 
+    def unfinished(p: Path) -> str | None:
+        """The report's 'Not finished' line while its sweep trains (a folder without an
+        analysis.json, runs.parquet alone, has none to say)."""
+        if not (p / "analysis.json").exists():
+            return None
+        a = read_analysis(p)
+        return unfinished_notice(a, a.sweep)
+
     p = plan.predictions
     warm = runs(control) if control is not None and "T6" in p.quantities else None
     judged = c.carry(runs(reference, plan.reference_rows), runs(report), warm, p)
@@ -273,6 +283,7 @@ def build(
         {
             "report": report.name,
             "reference": reference.name,
+            "unfinished": unfinished(report),
             "reference_rows": dict(plan.reference_rows),
             **(
                 {"reference_head_width": plan.reference_head_width}
@@ -305,6 +316,7 @@ def render(doc: dict) -> str:
     lines = [
         f"# What carries from {ref}{where} to {new}",
         "",
+        *([f"> `{new}`: {doc['unfinished']}", ""] if doc.get("unfinished") else []),
         f"docs/STUDY.md section {section}'s predictions (sha256 `{doc['study_sha256'][:16]}`), "
         f"judged by section 13's rules on {new}'s runs.parquet; {ref}'s side from its own "
         f"runs.parquet{where}{control}. Regenerate with `python -m figures.carry docs/{new}`.",

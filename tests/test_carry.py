@@ -335,6 +335,26 @@ def test_the_report_of_docs_cpu_against_itself_words_section_16s_numbers(tmp_pat
     assert sorted(p.name for p in new.iterdir()) == ["carry.json", "carry.md", "runs.parquet"]
 
 
+def test_a_report_still_training_says_so_first(tmp_path, capsys):
+    """A carry page drawn while the new sweep trains opens with its 'Not finished' line (from
+    the report's analysis.json); a folder with runs.parquet alone has none to say."""
+    import json
+
+    new = write_runs(tmp_path / "cpu-head64", committed("cpu"))
+    assert run_main(new, DOCS / "cpu", DOCS / "cpu-control") == 0
+    assert "Not finished" not in (new / "carry.md").read_text()
+    doc = json.loads((DOCS / "cpu" / "analysis.json").read_text())
+    missing = {"status": "missing", "arm": "on", "n_layer": 4, "n_embd": 64, "lr": 0.1}
+    doc["problems"] += [
+        {**missing, "run_id": f"torch-x-{k}", "seed": k, "error": ""} for k in (4, 5, 6)
+    ]
+    (new / "analysis.json").write_text(json.dumps(doc))
+    assert run_main(new, DOCS / "cpu", DOCS / "cpu-control") == 0
+    text = (new / "carry.md").read_text()
+    said = f"> `cpu-head64`: **Not finished: 3 of the plan's {len(doc['runs']) + 3} runs"
+    assert said in text and text.index(said) < text.index("| # | quantity |")
+
+
 def test_the_report_words_each_outcome(tmp_path):
     ref = write_runs(tmp_path / "ref", REFERENCE)
     off = tuple("diverged" if x == "stuck" else x for x in OFF)
