@@ -75,7 +75,11 @@ def rows_of(pages: list[Path], docs: Path) -> list[dict]:
             else (int(ref_runs.n_embd.iloc[0]), int(doc["reference_head_width"]))
         )
         out.setdefault(ref, {"source": doc["reference"], **_side(doc, "reference")})
-        out[new] = {"source": doc["report"], **_side(doc, "new")}
+        out[new] = {
+            "source": doc["report"],
+            "unfinished": doc.get("unfinished"),  # its sweep still trains: said first
+            **_side(doc, "new"),
+        }
     return [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
 
 
@@ -93,6 +97,7 @@ def render(rows: list[dict]) -> str:
         "intervals. What carries and what differs, by section 20's rules, is on each carry "
         "page.",
         "",
+        *(f"> `{r['source']}`: {r['unfinished']}\n" for r in rows if r.get("unfinished")),
         "![QK-norm against head width](head_width.svg)",
         "",
         "| width | head width | from | off's best LR | threshold (x best) | cost at off's best LR "

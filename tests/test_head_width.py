@@ -84,6 +84,31 @@ def test_the_page_and_the_chart_show_those_numbers(pages, capsys):
     )
     assert bars == sorted((r["T1_lo"], r["T1_hi"]) for r in rows)
     assert (out / "head_width.svg").is_file()
+    assert "Not finished" not in text  # every stand-in sweep finished
+
+
+def test_a_head_width_sweep_still_training_is_said_first(pages):
+    """A carry page whose sweep still trains passes its 'Not finished' line to the page."""
+    from figures import head_width as hw
+
+    tmp, folders = pages
+    said = "**Not finished: 40 of the plan's 80 runs have not finished training (40 not started).**"
+    rows = [
+        {**r, "unfinished": said} if r["source"] == "cpu-head64" else r
+        for r in hw.rows_of(folders, DOCS)
+    ]
+    text = hw.render(rows)
+    assert text.count("Not finished") == 1
+    assert text.index(f"> `cpu-head64`: {said}") < text.index("| width | head width |")
+    carry = json.loads((folders[1] / "carry.json").read_text())
+    carry["unfinished"] = said
+    (folders[1] / "carry.json").write_text(json.dumps(carry))
+    try:
+        by = {r["source"]: r for r in hw.rows_of(folders, DOCS)}
+        assert by["cpu-head64"]["unfinished"] == said and by["cpu"].get("unfinished") is None
+    finally:
+        carry["unfinished"] = None
+        (folders[1] / "carry.json").write_text(json.dumps(carry))
 
 
 def test_a_page_that_is_not_section_20s_is_refused_in_one_line(tmp_path, capsys):
