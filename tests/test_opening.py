@@ -365,3 +365,31 @@ def test_a_sweep_still_training_says_no_lr_is_judged_yet_not_up_to_nan(tmp_path,
     text, _ = plain  # four seeds: judged, no such line
     assert "No LR could be judged yet" not in opening_of(text)
     assert "Not finished" not in text  # every planned run has an outcome
+
+
+def test_h2b_says_what_is_left_among_runs_that_trained(plain):
+    """H2b's robustness check (descriptive): off diverged at 0.1, so the registered
+    sensitivity difference is partly that failure; the line goes on with the difference over
+    the LRs where every run trained, the number computed here by hand from the fixture."""
+    import numpy as np
+
+    text, result = plain
+    h = result["depths"]["2"]["h2b"]
+    # the range [1e-3, 0.1] without the LRs where off failed: worse than the fixture's bigram
+    # baseline (stuck) at 1e-3 and 3e-2, diverged at 0.1
+    lrs = [3e-3, 1e-2]
+    assert h["trained_lrs"] == pytest.approx(lrs)
+
+    def sensitivity(arm, seed):
+        losses = [low_lr_outcome(arm, 2, lr, seed)[1] for lr in lrs]
+        return np.mean(losses) - min(losses)
+
+    d = [sensitivity("off", k) - sensitivity("on", k) for k in ff.SEEDS]
+    assert h["trained"]["mean"] == pytest.approx(np.mean(d)) and h["trained"]["n"] == 3
+    assert h["trained"]["mean"] < h["mean"]  # the failure was part of the registered one
+    (line,) = [x for x in opening_of(text).splitlines() if x.startswith("- H2b ")]
+    lo, hi = h["trained"]["ci90"]
+    assert line.endswith(
+        f". Among runs that trained, at {numbers.lrs(lrs)}, where no run of either arm failed "
+        f"(descriptive): {h['trained']['mean']:.3f} [{lo:.3f}, {hi:.3f}] nats."
+    )

@@ -159,7 +159,21 @@ def h2b_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str, depth: m.Ru
     if h is None or h.lower is None or h.why or (call is not None and call.why == "incomplete"):
         return said.reason if said else "not judged"
     says = H2B_SAYS[said.verdict if said else h.verdict].format(m=s.min_sensitivity)
-    return f"LR sensitivity {s.reference} - {s.primary} = {nats(h)}, {says}"
+    return f"LR sensitivity {s.reference} - {s.primary} = {nats(h)}, {says}" + h2b_trained_says(
+        h, depth.arms[s.reference].sensitivity.lrs
+    )
+
+
+def h2b_trained_says(h: m.H2b, range_lrs: list[float]) -> str:
+    """H2b's robustness check as a sentence to follow it: the difference among runs that
+    trained (h.trained, descriptive); "" where no run of the range failed (the same number) or
+    fewer than two LRs had every run train."""
+    if h.trained is None or len(h.trained_lrs) >= len(range_lrs):
+        return ""
+    return (
+        f". Among runs that trained, at {numbers.lrs(h.trained_lrs)}, where no run of either "
+        f"arm failed (descriptive): {nats(h.trained)}"
+    )
 
 
 def trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") -> str:

@@ -193,6 +193,13 @@ def h2b(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             f"{numbers.pm(off.mean, off.sd)}, {s.primary} {numbers.pm(on.mean, on.sd)} "
             f"nats; {present.primary_effect(s)} "
             f"{numbers.pm_interval(h)} (90% interval; minimum effect {numbers.num(least)})"
+            + (
+                f"; over the LRs where every run of both arms trained "
+                f"({numbers.lrs(h.trained_lrs)}; descriptive): "
+                f"{numbers.pm_interval(h.trained)}"
+                if h.trained is not None and len(h.trained_lrs) < len(off.lrs)
+                else ""
+            )
         )
         if call.why in WORDING[name].reasons and call.why not in PAIRED:
             lrs = {k: ", ".join(numbers.lr(x) for x in v) for k, v in call.numbers.items()}

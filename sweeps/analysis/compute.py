@@ -306,6 +306,7 @@ def paired_hypotheses(
         )
     s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
     q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
+    among, q_trained = rules.h2b_trained(cells, ref, primary, s_ref.lrs, study.precision)
     unjudged = rules.h2b_unjudged(
         s_ref.lrs, settings.get("rung_lr", {}).get(rung), tuple(settings["sensitivity_range"])
     )
@@ -338,6 +339,8 @@ def paired_hypotheses(
             if unjudged
             else rules.paired_verdict(q, settings["min_sensitivity"]),
             why=unjudged or None,
+            trained_lrs=among,
+            trained=m.Paired(**paired_entry(q_trained)) if q_trained else None,
         ),
         "best_cost": best_cost(cells, study),
         "edges": {

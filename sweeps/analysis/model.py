@@ -225,6 +225,11 @@ class H2b(Paired):
     min_effect: float = 0.0
     verdict: str = ""
     why: str | None = maybe()
+    # descriptive, not pre-registered: the same difference over the range's LRs where every
+    # run of both arms trained (rules.trained_lrs), so a reader sees how much of it is the
+    # reference arm's failures; None with fewer than two such LRs
+    trained_lrs: list[float] = field(default_factory=list)
+    trained: Paired | None = maybe()
 
 
 @dataclass(frozen=True)

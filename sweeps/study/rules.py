@@ -484,6 +484,39 @@ def sensitivities(cells: Cells, arm: str, lrs) -> dict[int, float]:
     }
 
 
+def trained_lrs(cells: Cells, arms, lrs) -> list[float]:
+    """The LRs of `lrs` at which every seed of each of `arms` has a finished run and none
+    failed (the primary definition: stuck or diverged): where H2b's robustness check measures
+    LR sensitivity among runs that trained, so that a lower sensitivity is not only the other
+    arm's failures (descriptive, not pre-registered)."""
+    at = {lr: j for j, lr in enumerate(cells.lrs)}
+    finished = cells.finished()
+    out = []
+    for lr in lrs:
+        j = at.get(lr)
+        if j is not None and all(
+            cells.has(a)
+            and finished[cells.arm(a), j].all()
+            and not cells.failing[cells.arm(a), j].any()
+            for a in arms
+        ):
+            out.append(float(lr))
+    return out
+
+
+def h2b_trained(
+    cells: Cells, ref: str, primary: str, range_lrs, floor: float
+) -> tuple[list[float], Paired | None]:
+    """H2b's robustness check (descriptive): S ref - S primary per seed over trained_lrs of
+    the range alone, as h2b_stats pairs it; None with fewer than two such LRs (mean - min over
+    one LR is 0)."""
+    among = trained_lrs(cells, (ref, primary), range_lrs)
+    if len(among) < 2:
+        return among, None
+    s_ref, s_on = sensitivities(cells, ref, among), sensitivities(cells, primary, among)
+    return among, h2b_stats(s_ref, s_on, floor)
+
+
 # -- refinement --------------------------------------------------------------------------------
 class Bracket(NamedTuple):
     """A bracket refinement bisects: the last LR that held (lo) and the first that did not
@@ -627,6 +660,8 @@ __all__ = [
     "worst_losses",
     "sensitivity_lrs",
     "sensitivities",
+    "trained_lrs",
+    "h2b_trained",
     "Bracket",
     "midpoints",
     "h2a_stats",
