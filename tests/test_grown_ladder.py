@@ -89,6 +89,7 @@ def test_a_report_grown_by_a_subset_rung_covers_every_run_and_says_why_h2b_is_no
     # H2b: depth 3 is not judged (its S over the range was never planned), with its own code
     assert sorted(analysis["depths"]) == ["1", "2", "3"]
     assert analysis["depths"]["3"]["h2b"]["why"] == rules.H2B_RUNG_SUBSET
+    assert analysis["depths"]["3"]["h2b"].get("trained") is None  # nor its robustness check
     per_depth = analysis["verdicts"]["H2b"]["per_depth"]
     assert per_depth["3"] == {
         "verdict": rules.INCONCLUSIVE,

@@ -350,6 +350,10 @@ def test_h2b_with_a_run_of_its_range_missing_says_so_not_a_number(tmp_path):
     (line,) = [x for x in opening.markdown(analysed(root)) if x.startswith("- H2b ")]
     assert "incomplete: a run of the sensitivity range is missing or failed" in line
     assert "LR sensitivity off - on" not in line
+    # nor its robustness check: there is no registered difference for it to qualify
+    h2b = analysed(root)["depths"]["2"]["h2b"]
+    assert h2b.get("trained") is None and not h2b.get("trained_lrs")
+    assert "Among runs that trained" not in line
 
 
 def test_a_sweep_still_training_says_no_lr_is_judged_yet_not_up_to_nan(tmp_path, plain):

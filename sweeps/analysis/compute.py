@@ -306,9 +306,15 @@ def paired_hypotheses(
         )
     s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
     q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
-    among, q_trained = rules.h2b_trained(cells, ref, primary, s_ref.lrs, study.precision)
     unjudged = rules.h2b_unjudged(
         s_ref.lrs, settings.get("rung_lr", {}).get(rung), tuple(settings["sensitivity_range"])
+    )
+    # H2b's robustness check, only where H2b itself has a bound (a rung on an LR subset, or
+    # one with a run of the range missing, has no registered difference for it to qualify)
+    among, q_trained = (
+        rules.h2b_trained(cells, ref, primary, s_ref.lrs, study.precision)
+        if not unjudged and math.isfinite(q.lower)
+        else ([], None)
     )
     # H1 and the borderline runs as the rulebook decides them (sweeps.study.rung: section 13,
     # the borderline runs' fates both ways)
