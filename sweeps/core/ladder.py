@@ -8,6 +8,7 @@ laddered dimension. A sweep ladders one dimension at a time, so that a trend has
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -92,6 +93,18 @@ def width_overrides(n_embd: int, head_dim: int) -> list[str]:
 def shape(model) -> tuple[int, int]:
     """A model's rung, whichever ladder it is on: (n_layer, n_embd)."""
     return model.n_layer, model.n_embd
+
+
+def step_s_by_shape(timings) -> dict[tuple[int, int], float]:
+    """Seconds per step per model shape from finished runs' own timings (timings: (model,
+    wall_time_s, steps_run) triples): the median over each shape's runs, so a few runs slowed by
+    other work on the machine (a test suite beside a sweep made some 4-5x slower) do not set
+    the ETA of the rest, as a pooled mean would."""
+    rates: dict[tuple[int, int], list[float]] = {}
+    for model, wall, steps in timings:
+        if wall and steps:
+            rates.setdefault(shape(model), []).append(wall / steps)
+    return {s: statistics.median(r) for s, r in rates.items()}
 
 
 def step_s_from(timed: dict[tuple[int, int], float], model) -> float | None:

@@ -10,13 +10,13 @@ never trained twice.
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import EnvironmentFault, environment_fault, interrupted_code
 from sweeps.core.fmt import duration
-from sweeps.core.ladder import shape, step_s_from
+from sweeps.core.ladder import step_s_by_shape, step_s_from
 from sweeps.run.rundir import ERROR, RunDir, RunRecord, runs_table
 from sweeps.run.tail import last_row
 from sweeps.sweep import plan_text
@@ -498,16 +498,15 @@ class _Progress:
         )
 
     def eta(self) -> float | None:
-        """Seconds left: steps left x seconds per step (per model shape, from finished runs'
-        own timings, sweeps.core.ladder.step_s_from) / runs at once. Runs that will diverge
-        early make it pessimistic."""
-        sweep, timed = self.sweep, defaultdict(lambda: [0.0, 0])
-        for rid, cfg in sweep.configs.items():
-            summary = sweep.summary(rid) or {}
-            if summary.get("wall_time_s") and summary.get("steps_run"):
-                timed[shape(cfg.model)][0] += summary["wall_time_s"]
-                timed[shape(cfg.model)][1] += summary["steps_run"]
-        per_step = {s: wall / steps for s, (wall, steps) in timed.items()}
+        """Seconds left: steps left x seconds per step (per model shape, the median of finished
+        runs' own timings: sweeps.core.ladder.step_s_by_shape) / runs at once. Runs that will
+        diverge early make it pessimistic."""
+        sweep = self.sweep
+        summaries = {rid: sweep.summary(rid) or {} for rid in sweep.configs}
+        per_step = step_s_by_shape(
+            (cfg.model, summaries[rid].get("wall_time_s"), summaries[rid].get("steps_run"))
+            for rid, cfg in sweep.configs.items()
+        )
         if not per_step:
             return None
         work = sum(

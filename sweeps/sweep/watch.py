@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sweeps.core.config import arm_label
 from sweeps.core.fmt import duration
-from sweeps.core.ladder import shape, step_s_from
+from sweeps.core.ladder import step_s_by_shape, step_s_from
 from sweeps.run.rundir import CORRUPT, STATUSES, RunDir
 from sweeps.run.tail import last_row
 from sweeps.sweep.status import planned_runs
@@ -160,9 +160,9 @@ def _step_s(run: RunDir, rid: str, step, seen: Seen, now: float) -> float | None
 
 
 def _finished_step_s(directory: Path, configs: dict) -> dict[tuple[int, int], float]:
-    """model shape (sweeps.core.ladder.shape) -> seconds per step of its finished runs (their
-    own wall times)."""
-    timed: dict[tuple[int, int], list[float]] = {}
+    """model shape (sweeps.core.ladder.shape) -> seconds per step of its finished runs (the
+    median of their own wall times: sweeps.core.ladder.step_s_by_shape)."""
+    timings = []
     for rid, cfg in configs.items():
         run = RunDir(directory / rid)
         if not run.is_finished:
@@ -171,11 +171,8 @@ def _finished_step_s(directory: Path, configs: dict) -> dict[tuple[int, int], fl
             summary = run.read_summary() or {}
         except Exception:  # a damaged summary: status reports it; no timing from it
             continue
-        if summary.get("wall_time_s") and summary.get("steps_run"):
-            pair = timed.setdefault(shape(cfg.model), [0.0, 0])
-            pair[0] += summary["wall_time_s"]
-            pair[1] += summary["steps_run"]
-    return {d: w / n for d, (w, n) in timed.items() if n}
+        timings.append((cfg.model, summary.get("wall_time_s"), summary.get("steps_run")))
+    return step_s_by_shape(timings)
 
 
 def _sweep_eta(
