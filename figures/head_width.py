@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from figures.charts.output import save
@@ -57,6 +58,36 @@ def _side(doc: dict, which: str) -> dict:
     }
 
 
+def mechanism(folder: Path, head_width: int, best_lr, where=()) -> dict:
+    """What bounds `on`'s attention at `off`'s best LR, at the end of training (medians over
+    seeds, from the report's curves.parquet): its max attention logit and the logit ceiling
+    QK-norm allows, qk_logit_ceiling where the runs recorded it, else its upper bound
+    sqrt(head width) x max gain^2 ("bound"; max_i |g_q,i g_k,i| <= max |g|^2). None where the
+    report holds no curves (docs/cpu's runs kept none)."""
+    none = {"on_logit": None, "ceiling": None, "ceiling_kind": None}
+    path = folder / "curves.parquet"
+    if best_lr is None or not path.is_file():
+        return none
+    curves = pd.read_parquet(path)
+    for column, value in where:
+        curves = curves[curves[column] == value]
+    on = curves[(curves.arm == "on") & np.isclose(curves.lr, best_lr, rtol=1e-6)]
+    if on.empty or "max_attn_logit" not in on:
+        return none
+    end = on.sort_values("step").groupby("run_id").tail(1)
+    if "qk_logit_ceiling" in end and end.qk_logit_ceiling.notna().any():
+        ceiling, kind = end.qk_logit_ceiling.median(), "recorded"
+    elif "qk_gain_max" in end and end.qk_gain_max.notna().any():
+        ceiling, kind = math.sqrt(head_width) * (end.qk_gain_max**2).median(), "bound"
+    else:
+        ceiling, kind = None, None
+    return {
+        "on_logit": float(end.max_attn_logit.median()),
+        "ceiling": ceiling,
+        "ceiling_kind": kind,
+    }
+
+
 def rows_of(pages: list[Path], docs: Path) -> list[dict]:
     """One row per (width, head width): each page's new side, and its reference side once."""
     out: dict[tuple[int, int], dict] = {}
@@ -74,17 +105,33 @@ def rows_of(pages: list[Path], docs: Path) -> list[dict]:
             if "n_head" in ref_runs
             else (int(ref_runs.n_embd.iloc[0]), int(doc["reference_head_width"]))
         )
-        out.setdefault(ref, {"source": doc["reference"], **_side(doc, "reference")})
+        if ref not in out:
+            side = _side(doc, "reference")
+            where = (doc.get("reference_rows") or {}).items()
+            found = mechanism(docs / doc["reference"], ref[1], side["best_lr"], where)
+            out[ref] = {"source": doc["reference"], **side, **found}
+        side = _side(doc, "new")
         out[new] = {
             "source": doc["report"],
             "unfinished": doc.get("unfinished"),  # its sweep still trains: said first
-            **_side(doc, "new"),
+            **side,
+            **mechanism(page, new[1], side["best_lr"]),
         }
     return [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
 
 
 def _num(x, fmt: str = "+.3f") -> str:
     return "n/a" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def _logits(r: dict) -> str:
+    """on's max logit against the ceiling it lives under ("<=": the ceiling's upper bound)."""
+    if r.get("on_logit") is None:
+        return "not recorded"
+    if r.get("ceiling") is None:
+        return f"{r['on_logit']:.1f} / n/a"
+    bound = "<=" if r["ceiling_kind"] == "bound" else ""
+    return f"{r['on_logit']:.1f} / {bound}{r['ceiling']:.1f}"
 
 
 def render(rows: list[dict]) -> str:
@@ -95,14 +142,17 @@ def render(rows: list[dict]) -> str:
         "page) beside heads of 32 and 64. Threshold: the pooled stability threshold as a "
         "multiple of `off`'s best LR; cost: `off` - `on` (negative: QK-norm worse), 90% "
         "intervals. What carries and what differs, by section 20's rules, is on each carry "
-        "page.",
+        "page. The last column is the mechanism: `on`'s max attention logit at `off`'s best LR "
+        "at the end of training against the ceiling QK-norm's gains allow there, sqrt(head "
+        "width) x max |g_q g_k| (medians over seeds; <=: the runs kept only the gains' maximum, "
+        "which bounds it from above).",
         "",
         *(f"> `{r['source']}`: {r['unfinished']}\n" for r in rows if r.get("unfinished")),
         "![QK-norm against head width](head_width.svg)",
         "",
         "| width | head width | from | off's best LR | threshold (x best) | cost at off's best LR "
-        "| cost at each arm's own best |",
-        "|---|---|---|---|---|---|---|",
+        "| cost at each arm's own best | on there, at the end: max logit / ceiling |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         threshold = (
@@ -113,7 +163,7 @@ def render(rows: list[dict]) -> str:
         lines.append(
             f"| {r['width']} | {r['head_width']} | {r['source']} | {_num(r['best_lr'], '.3g')} "
             f"| {threshold} | {_num(r['T7'])} [{_num(r['T7_lo'])}, {_num(r['T7_hi'])}] "
-            f"| {_num(r['T8'])} [{_num(r['T8_lo'])}, {_num(r['T8_hi'])}] |"
+            f"| {_num(r['T8'])} [{_num(r['T8_lo'])}, {_num(r['T8_hi'])}] | {_logits(r)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -87,6 +87,49 @@ def test_the_page_and_the_chart_show_those_numbers(pages, capsys):
     assert "Not finished" not in text  # every stand-in sweep finished
 
 
+def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_path):
+    """on's max attention logit at off's best LR at the end of training against its ceiling:
+    recorded where the runs kept qk_logit_ceiling, else bounded by sqrt(head width) x max
+    gain^2 (cpu-width's width 128, computed here from its curves), not recorded without curves
+    (docs/cpu)."""
+    from figures import head_width as hw
+
+    _, folders = pages
+    by = {(r["width"], r["head_width"]): r for r in hw.rows_of(folders, DOCS)}
+    c = pd.read_parquet(DOCS / "cpu-width" / "curves.parquet")
+    on = c[(c.n_embd == 128) & (c.arm == "on") & (c.lr == 0.01)]
+    end = on.sort_values("step").groupby("run_id").tail(1)
+    assert len(end) == 4 and (end.step == 1200).all()  # each seed's last evaluation
+    wide = by[(128, 16)]
+    assert wide["ceiling_kind"] == "bound"
+    assert wide["on_logit"] == pytest.approx(end.max_attn_logit.median())
+    assert wide["ceiling"] == pytest.approx(4 * (end.qk_gain_max**2).median())
+    assert wide["on_logit"] <= wide["ceiling"]  # a ceiling no logit passed
+    assert by[(64, 16)]["on_logit"] is None  # docs/cpu kept no curves
+    text = hw.render(list(by.values()))
+    row = next(x for x in text.splitlines() if x.startswith("| 128 | 16 |"))
+    assert row.endswith(f"| {wide['on_logit']:.1f} / <={wide['ceiling']:.1f} |")
+    assert next(x for x in text.splitlines() if x.startswith("| 64 | 16 |")).endswith(
+        "| not recorded |"
+    )
+    # a head-width report whose runs recorded the ceiling: read as it is, at off's best LR only
+    rows = []
+    for seed, (logit, ceiling) in enumerate([(7.0, 8.0), (7.5, 9.0), (9.0, 9.5)]):
+        for step, scale in ((600, 0.5), (1200, 1.0)):  # the last evaluation counts
+            rows.append(
+                {"run_id": f"on-s{seed}", "arm": "on", "lr": 0.01, "step": step,
+                 "max_attn_logit": logit * scale, "qk_logit_ceiling": ceiling * scale}
+            )  # fmt: skip
+            rows.append({**rows[-1], "run_id": f"on-hi-s{seed}", "lr": 0.0316,
+                         "max_attn_logit": 99.0, "qk_logit_ceiling": 99.0})  # fmt: skip
+    folder = tmp_path / "cpu-head64"
+    folder.mkdir()
+    pd.DataFrame(rows).to_parquet(folder / "curves.parquet")
+    got = hw.mechanism(folder, 64, 0.01)
+    assert got == {"on_logit": 7.5, "ceiling": 9.0, "ceiling_kind": "recorded"}
+    assert hw.mechanism(folder, 64, None)["on_logit"] is None
+
+
 def test_a_head_width_sweep_still_training_is_said_first(pages):
     """A carry page whose sweep still trains passes its 'Not finished' line to the page."""
     from figures import head_width as hw
