@@ -86,6 +86,9 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
 def render(doc: dict) -> str:
     ref, new = doc["reference"], doc["report"]
     counts = {o: sum(r["outcome"] == o for r in doc["rows"]) for o in (sbs.DIFFERS, sbs.CARRIES)}
+    # the command that rebuilds this page names every --check report its machine check used
+    checks = dict.fromkeys(x["against"] for x in doc["machine_check"] if x["against"] != ref)
+    check_args = "".join(f" --check docs/{name}" for name in checks)
     lines = [
         f"# {new} beside {ref}",
         "",
@@ -95,7 +98,7 @@ def render(doc: dict) -> str:
         f"{ref}'s, *differs* where it does not, *inconclusive* where either has none (a censored "
         f"edge, an unjudged threshold). {counts[sbs.DIFFERS]} differ, {counts[sbs.CARRIES]} "
         f"carry. Regenerate with `python -m figures.side_by_side docs/{new} --reference "
-        f"docs/{ref}`.",
+        f"docs/{ref}{check_args}`.",
         "",
         "Tokens per parameter by rung: "
         + "; ".join(

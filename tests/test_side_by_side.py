@@ -147,3 +147,22 @@ def test_the_cost_per_doubling_is_set_side_by_side():
         x["value"], x["ci90"] = 0.02, [0.005, 0.035]
     moved, _ = sbs.side_by_side(from_json(ref), from_json(flat))
     assert {r.quantity for r in moved if r.outcome == sbs.DIFFERS} == set(rows)
+
+
+def test_the_committed_page_rebuilds_from_the_command_it_names(tmp_path, capsys):
+    """docs/cpu-depth-matched/side_by_side.md names the command that made it, --check reports
+    included (its depth-8 machine check is against cpu-depth-tokens): run as written on a copy
+    of the report, it gives the committed page back."""
+    from figures import side_by_side as page
+
+    committed = (DOCS / "cpu-depth-matched" / "side_by_side.md").read_text()
+    command = committed.split("Regenerate with `")[1].split("`")[0].split()
+    assert command[:3] == ["python", "-m", "figures.side_by_side"]
+    assert "--check" in command and "docs/cpu-depth-tokens" in command
+    new = tmp_path / "cpu-depth-matched"
+    new.mkdir()
+    (new / "analysis.json").write_text((DOCS / "cpu-depth-matched" / "analysis.json").read_text())
+    args = [str(new) if a == "docs/cpu-depth-matched" else a for a in command[3:]]
+    args = [str(DOCS.parent / a) if a.startswith("docs/") else a for a in args]
+    assert page.main(args) == 0
+    assert (new / "side_by_side.md").read_text() == committed
