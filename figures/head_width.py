@@ -17,14 +17,14 @@ import sys
 from pathlib import Path
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
+from figures import head_width_mechanism as hm
 from figures.charts.output import save
 from figures.charts.style import chart_title, finish
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 
-USAGE = "usage: python -m figures.head_width PAGE... --out DIR"
+USAGE = "usage: python -m figures.head_width PAGE... --out DIR [--curves-from REF=REPORT]"
 WIDTH_COLORS = {64: "#555555", 128: "#CC79A7"}  # not the arms' colours: these are model widths
 
 
@@ -58,46 +58,55 @@ def _side(doc: dict, which: str) -> dict:
     }
 
 
-def mechanism(folder: Path, head_width: int, best_lr, where=()) -> dict:
-    """What bounds `on`'s attention at `off`'s best LR, at the end of training (medians over
-    seeds, from the report's curves.parquet): its max attention logit and the logit ceiling
-    QK-norm allows, qk_logit_ceiling where the runs recorded it, else its upper bound
-    sqrt(head width) x max gain^2 ("bound"; max_i |g_q,i g_k,i| <= max |g|^2). None where the
-    report holds no curves (docs/cpu's runs kept none)."""
-    none = {"on_logit": None, "ceiling": None, "ceiling_kind": None}
-    path = folder / "curves.parquet"
-    if best_lr is None or not path.is_file():
-        return none
-    curves = pd.read_parquet(path)
-    for column, value in where:
-        curves = curves[curves[column] == value]
-    on = curves[(curves.arm == "on") & np.isclose(curves.lr, best_lr, rtol=1e-6)]
-    if on.empty or "max_attn_logit" not in on:
-        return none
-    end = on.sort_values("step").groupby("run_id").tail(1)
-    if "qk_logit_ceiling" in end and end.qk_logit_ceiling.notna().any():
-        ceiling, kind = end.qk_logit_ceiling.median(), "recorded"
-    elif "qk_gain_max" in end and end.qk_gain_max.notna().any():
-        ceiling, kind = math.sqrt(head_width) * (end.qk_gain_max**2).median(), "bound"
-    else:
-        ceiling, kind = None, None
-    return {
-        "on_logit": float(end.max_attn_logit.median()),
-        "ceiling": ceiling,
-        "ceiling_kind": kind,
-    }
+def mechanism(folder: Path, head_width: int, best_lr, where=(), runs=None) -> dict:
+    """What bounds `on`'s attention at `off`'s best LR (medians over seeds, from the report's
+    curves.parquet; figures/head_width_mechanism.py): at the end of training its max attention
+    logit (`on_logit`), the logit ceiling QK-norm allows (qk_logit_ceiling where the runs
+    recorded it, else its upper bound sqrt(head width) x max gain^2: `ceiling_kind` "bound"),
+    the gain product and the share of the ceiling used; each arm's peak logit over training and
+    entropy at the end. None where the report holds no curves (docs/cpu's runs kept none)."""
+    return hm.at_lr(hm.read(folder, head_width, where, runs), best_lr)
 
 
-def rows_of(pages: list[Path], docs: Path) -> list[dict]:
-    """One row per (width, head width): each page's new side, and its reference side once."""
+def _curves_of(docs: Path, reference: str, ref_runs: pd.DataFrame, where, curves_from: dict):
+    """(folder, where, run ids, said): where a reference side's curves are read. Its own, unless
+    it has none and --curves-from names a report that trained the same configurations again:
+    then that report's runs whose configuration equals one of the reference's."""
+    own = docs / reference / "curves.parquet"
+    source = curves_from.get(reference)
+    if source is None or (own.is_file() and len(pd.read_parquet(own))):
+        return docs / reference, where, None, None
+    runs = hm.same_configs(ref_runs, pd.read_parquet(docs / source / "runs.parquet"))
+    said = f"{source}: {len(runs)} of {reference}'s {len(ref_runs)} runs, trained again"
+    return docs / source, (), runs, said
+
+
+def collect(
+    pages: list[Path], docs: Path, curves_from: dict | None = None
+) -> tuple[list[dict], pd.DataFrame, dict]:
+    """One row per (width, head width): each page's new side, and its reference side once; the
+    mechanism chart's table (figures/head_width_mechanism.by_lr) of every side; and how tight
+    the largest gain squared is as the gain product (hm.bound_gap over every run). curves_from:
+    {reference: report} whose runs of the same configurations stand in for a reference that kept
+    no curves."""
     out: dict[tuple[int, int], dict] = {}
+    lr_tables, every_end = [], []
+
+    def side(key, which, doc, folder, where=(), runs=None, **extra) -> None:
+        row = _side(doc, which)
+        ends = hm.read(folder, key[1], where, runs)
+        out[key] = {**extra, **row, **hm.at_lr(ends, row["best_lr"])}
+        lr_tables.append(hm.by_lr(ends, *key))
+        every_end.append(ends)
+
     for page in pages:
         doc = json.loads((page / "carry.json").read_text())
         if doc.get("section") != 20:
             raise ValueError(f"{page}/carry.json is not section 20's (run figures.carry on it)")
         new = head_width(pd.read_parquet(page / "runs.parquet"))
+        where = tuple((doc.get("reference_rows") or {}).items())
         ref_runs = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
-        for column, value in (doc.get("reference_rows") or {}).items():
+        for column, value in where:
             ref_runs = ref_runs[ref_runs[column] == value]
         # an older run table has no n_head: the page's plan names the reference's heads
         ref = (
@@ -106,18 +115,27 @@ def rows_of(pages: list[Path], docs: Path) -> list[dict]:
             else (int(ref_runs.n_embd.iloc[0]), int(doc["reference_head_width"]))
         )
         if ref not in out:
-            side = _side(doc, "reference")
-            where = (doc.get("reference_rows") or {}).items()
-            found = mechanism(docs / doc["reference"], ref[1], side["best_lr"], where)
-            out[ref] = {"source": doc["reference"], **side, **found}
-        side = _side(doc, "new")
-        out[new] = {
-            "source": doc["report"],
-            "unfinished": doc.get("unfinished"),  # its sweep still trains: said first
-            **side,
-            **mechanism(page, new[1], side["best_lr"]),
-        }
-    return [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
+            folder, at, runs, said = _curves_of(
+                docs, doc["reference"], ref_runs, where, curves_from or {}
+            )
+            side(ref, "reference", doc, folder, at, runs, source=doc["reference"], curves_from=said)
+        side(
+            new,
+            "new",
+            doc,
+            page,
+            source=doc["report"],
+            unfinished=doc.get("unfinished"),  # its sweep still trains: said first
+        )
+    rows = [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
+    tables = [t for t in lr_tables if not t.empty]
+    ends = [e for e in every_end if not e.empty]
+    check = hm.bound_gap(pd.concat(ends, ignore_index=True) if ends else pd.DataFrame())
+    return rows, pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(), check
+
+
+def rows_of(pages: list[Path], docs: Path, curves_from: dict | None = None) -> list[dict]:
+    return collect(pages, docs, curves_from)[0]
 
 
 def _num(x, fmt: str = "+.3f") -> str:
@@ -134,7 +152,7 @@ def _logits(r: dict) -> str:
     return f"{r['on_logit']:.1f} / {bound}{r['ceiling']:.1f}"
 
 
-def render(rows: list[dict]) -> str:
+def render(rows: list[dict], command: str = "", check: dict | None = None) -> str:
     lines = [
         "# QK-norm against head width",
         "",
@@ -147,6 +165,7 @@ def render(rows: list[dict]) -> str:
         "width) x max |g_q g_k| (medians over seeds; <=: the runs kept only the gains' maximum, "
         "which bounds it from above).",
         "",
+        *([f"Regenerate: `{command}`", ""] if command else []),
         *(f"> `{r['source']}`: {r['unfinished']}\n" for r in rows if r.get("unfinished")),
         "![QK-norm against head width](head_width.svg)",
         "",
@@ -165,7 +184,65 @@ def render(rows: list[dict]) -> str:
             f"| {threshold} | {_num(r['T7'])} [{_num(r['T7_lo'])}, {_num(r['T7_hi'])}] "
             f"| {_num(r['T8'])} [{_num(r['T8_lo'])}, {_num(r['T8_hi'])}] | {_logits(r)} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _mechanism_lines(rows, check or {})) + "\n"
+
+
+def _product(r: dict) -> str:
+    """The gain product: recorded with the largest gain squared beside it (how tight that bound
+    is), or the bound alone ("<=")."""
+    product, bound = r.get("gain_product"), r.get("gain_bound")
+    if r.get("ceiling_kind") == "bound":
+        return f"<={_num(bound, '.2f')}"
+    if product is None:
+        return "n/a"
+    return (
+        f"{_num(product, '.2f')} (<={_num(bound, '.2f')})"
+        if bound is not None
+        else _num(product, ".2f")
+    )
+
+
+def _tightness(check: dict) -> str:
+    if not check.get("runs"):
+        return ""
+    return (
+        f" In the {check['runs']} runs that recorded both, the gain product and the largest gain "
+        f"squared differ by at most {check['max_gap']:.1e} (relative): q's and k's gains start "
+        "equal and get the same gradient, so they stay equal, and by the same argument the "
+        "bound read where a sweep kept only the largest gain is the product itself."
+    )
+
+
+def _mechanism_lines(rows: list[dict], check: dict) -> list[str]:
+    """The mechanism at `off`'s best LR, every side (section 20: descriptive, no verdict)."""
+    lines = [
+        "",
+        "## The mechanism at off's best LR",
+        "",
+        "Medians over seeds at each side's `off` best LR. Peak: the largest max attention logit "
+        "of any evaluation; entropy: the mean attention entropy at the end (nats; low: sharp). "
+        "Gain product: `on`'s max_i |g_q,i g_k,i| at the end (1 as initialized; the ceiling is "
+        "sqrt(head width) times it); share: `on`'s max logit over that ceiling at the end (1: "
+        "the bound binds; <= and >=: from the largest single gain, an upper bound on the "
+        "product and so a lower bound on the share; beside a recorded product, that bound in "
+        "brackets shows how tight it is). Every LR: head_width_mechanism.svg." + _tightness(check),
+        "",
+        "![Attention and QK-norm's gains against head width](head_width_mechanism.svg)",
+        "",
+        "| width | head width | curves from | off: peak logit | off: entropy | on: peak logit "
+        "| on: entropy | on: gain product | on: share of the ceiling |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        bound = r.get("ceiling_kind") == "bound"
+        lines.append(
+            f"| {r['width']} | {r['head_width']} | {r.get('curves_from') or r['source']} "
+            f"| {_num(r.get('off_peak'), '.3g')} | {_num(r.get('off_entropy'), '.2f')} "
+            f"| {_num(r.get('on_peak'), '.3g')} | {_num(r.get('on_entropy'), '.2f')} "
+            f"| {_product(r)} "
+            f"| {'>=' if bound else ''}{_num(r.get('use'), '.2f')} |"
+        )
+    return lines
 
 
 def chart(rows: list[dict]) -> alt.HConcatChart:
@@ -229,7 +306,7 @@ def _error(message: str) -> int:
 
 
 def main(argv: list[str], docs: Path = Path("docs")) -> int:
-    pages, out = [], None
+    pages, out, curves_from = [], None, {}
     it = iter(argv)
     for a in it:
         if a == "--out":
@@ -237,6 +314,18 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
             if out is None:
                 return _error(f"--out needs a folder; {USAGE}")
             out = Path(out)
+        elif a == "--curves-from":
+            pair = next(it, "")
+            reference, _, source = pair.partition("=")
+            if not reference or not source:
+                return _error(
+                    f"--curves-from needs REF=REPORT (e.g. cpu=cpu-depth-matched); {USAGE}"
+                )
+            if not (docs / source / "runs.parquet").is_file():
+                return _error(
+                    f"--curves-from: {docs / source} holds no runs.parquet; build its report"
+                )
+            curves_from[reference] = source
         elif a.startswith("-"):
             return _error(f"unknown option {a}; {USAGE}")
         else:
@@ -248,13 +337,19 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
             if not (page / name).is_file():
                 return _error(f"{page} holds no {name}; run `python -m figures.carry {page}`")
     try:
-        rows = rows_of(pages, docs)
+        rows, by_lr, check = collect(pages, docs, curves_from)
     except (ValueError, FileNotFoundError) as e:
         return _error(str(e))
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "head_width.json", clean_json({"rows": rows}))
-    write_atomic(out / "head_width.md", render(rows))
+    command = " ".join(["python -m figures.head_width", *argv])
+    write_json_atomic(
+        out / "head_width.json",
+        clean_json({"command": command, "rows": rows, "bound_check": check}),
+    )
+    write_atomic(out / "head_width.md", render(rows, command, check))
     save(chart(rows), out, "head_width", ("svg",))
+    if not by_lr.empty:
+        save(hm.chart(by_lr), out, "head_width_mechanism", ("svg",))
     print(f"{out}/head_width.md: {len(rows)} rows")
     return 0
 

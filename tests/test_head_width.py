@@ -4,6 +4,7 @@ chart read the carry pages' numbers, one row per width and head width, reference
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import chart_marks as cm
@@ -117,8 +118,9 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     for seed, (logit, ceiling) in enumerate([(7.0, 8.0), (7.5, 9.0), (9.0, 9.5)]):
         for step, scale in ((600, 0.5), (1200, 1.0)):  # the last evaluation counts
             rows.append(
-                {"run_id": f"on-s{seed}", "arm": "on", "lr": 0.01, "step": step,
-                 "max_attn_logit": logit * scale, "qk_logit_ceiling": ceiling * scale}
+                {"run_id": f"on-s{seed}", "arm": "on", "n_layer": 4, "lr": 0.01, "seed": seed,
+                 "step": step, "max_attn_logit": logit * scale, "attn_entropy": 1.0 + scale,
+                 "qk_logit_ceiling": ceiling * scale}
             )  # fmt: skip
             rows.append({**rows[-1], "run_id": f"on-hi-s{seed}", "lr": 0.0316,
                          "max_attn_logit": 99.0, "qk_logit_ceiling": 99.0})  # fmt: skip
@@ -126,7 +128,10 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     folder.mkdir()
     pd.DataFrame(rows).to_parquet(folder / "curves.parquet")
     got = hw.mechanism(folder, 64, 0.01)
-    assert got == {"on_logit": 7.5, "ceiling": 9.0, "ceiling_kind": "recorded"}
+    assert (got["on_logit"], got["ceiling"], got["ceiling_kind"]) == (7.5, 9.0, "recorded")
+    assert got["gain_product"] == pytest.approx(9.0 / 8)  # the ceiling over sqrt(64)
+    assert got["use"] == pytest.approx(7.0 / 8.0)  # the median of 7/8, 7.5/9, 9/9.5
+    assert (got["on_peak"], got["on_entropy"], got["off_peak"]) == (7.5, 2.0, None)
     assert hw.mechanism(folder, 64, None)["on_logit"] is None
 
 
@@ -161,3 +166,134 @@ def test_a_page_that_is_not_section_20s_is_refused_in_one_line(tmp_path, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "section 20" in err
     assert not (tmp_path / "x").exists()
+
+
+def _curves(runs: list[tuple]) -> pd.DataFrame:
+    """Two evaluations per run (arm, lr, seed, peak logit, end logit, gains): the first with the
+    peak logit, the last with the end logit, entropy 2 then 1, gains 1 then as given."""
+    rows = []
+    for arm, lr, seed, peak, end, gains in runs:
+        first = {"run_id": f"{arm}-{lr}-{seed}", "arm": arm, "n_layer": 4, "lr": lr, "seed": seed}
+        for step, logit, entropy, g in ((600, peak, 2.0, (1.0, 1.0)), (1200, end, 1.0, gains)):
+            row = {**first, "step": step, "max_attn_logit": logit, "attn_entropy": entropy}
+            if arm == "on":
+                row["qk_gain_max"], row["qk_logit_ceiling"] = g
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_run_ends_read_the_gain_product_recorded_or_bounded():
+    """Peak: the largest logit of any evaluation; the product from the recorded ceiling over
+    sqrt(head width), else the largest gain squared (an upper bound, so the share a lower one)."""
+    from figures import head_width_mechanism as hm
+
+    curves = _curves(
+        [("off", 0.01, 0, 30.0, 20.0, None), ("on", 0.01, 0, 6.0, 5.0, (1.5, 2.0 * 4))]
+    )
+    ends = hm.run_ends(curves, 16).set_index("arm")
+    assert ends.loc["off", "peak"] == 30.0 and ends.loc["off", "entropy"] == 1.0
+    on = ends.loc["on"]
+    assert (on.peak, on.end_logit, on.kind) == (6.0, 5.0, "recorded")
+    assert on.gain_product == pytest.approx(2.0)  # ceiling 8 over sqrt(16)
+    assert on.use == pytest.approx(5.0 / 8.0)
+    bounded = hm.run_ends(curves.drop(columns="qk_logit_ceiling"), 16).set_index("arm").loc["on"]
+    assert bounded.kind == "bound" and bounded.gain_product == pytest.approx(1.5**2)
+    assert bounded.use == pytest.approx(5.0 / (4 * 1.5**2)) and bounded.use < on.use
+    assert math.isnan(ends.loc["off", "gain_product"])  # off has no gains
+
+
+def test_the_mechanism_chart_shows_the_medians_panel_by_panel():
+    from figures import head_width_mechanism as hm
+
+    sides = {}
+    for hw_, scale in ((16, 1.0), (64, 0.5)):
+        runs = [
+            (arm, lr, seed, 10.0 * lr * 100 * scale * (1 + seed), 5.0 * scale, (1.2, 1.5 * scale))
+            for arm in ("off", "on")
+            for lr in (0.01, 0.1)
+            for seed in range(3)
+        ]
+        sides[hw_] = hm.by_lr(hm.run_ends(_curves(runs), hw_), 64, hw_)
+    data = pd.concat(sides.values(), ignore_index=True)
+    (panel,) = cm.panels(hm.chart(data))
+    for field in ("off_peak", "gain_product", "use"):
+        drawn = sorted(
+            (m["head width"], m["lr"], round(m["value"], 6)) for m in panel[f"{field}_w64_medians"]
+        )
+        want = data[(data.field == field) & (data.kind == "median")]
+        assert drawn == sorted(
+            (h, lr, round(v, 6)) for h, lr, v in zip(want.head_width, want.lr, want.value)
+        )
+        assert len(panel[f"{field}_w64_runs"]) == 2 * 3 * 2  # every run at both head widths
+    off = data[(data.field == "off_peak") & (data.kind == "median") & (data.lr == 0.1)]
+    assert dict(zip(off.head_width, off.value)) == {16: 200.0, 64: 100.0}  # seeds 1x, 2x, 3x: 2x
+
+
+def test_a_reference_without_curves_reads_the_same_configurations_trained_again(pages, tmp_path):
+    """docs/cpu kept no curves; cpu-depth-matched's depth 4 trained 56 of its 80 runs again
+    (every LR both grids hold): with --curves-from the heads-of-16 row reads those, only those;
+    a run of another seed is not the same run."""
+    from figures import head_width as hw
+    from figures import head_width_mechanism as hm
+
+    _, folders = pages
+    by = {
+        (r["width"], r["head_width"]): r
+        for r in hw.rows_of(folders[:1], DOCS, {"cpu": "cpu-depth-matched"})
+    }
+    ref = by[(64, 16)]
+    assert ref["curves_from"] == "cpu-depth-matched: 56 of cpu's 80 runs, trained again"
+    c = pd.read_parquet(DOCS / "cpu-depth-matched" / "curves.parquet")
+    on = c[(c.n_layer == 4) & (c.arm == "on") & (c.lr == 0.01)].dropna(subset=["max_attn_logit"])
+    end = on.sort_values("step").groupby("run_id").tail(1)
+    assert (end.step == 1200).all()
+    assert len(end) == 4
+    assert ref["on_logit"] == pytest.approx(end.max_attn_logit.median())
+    # trained before qk_logit_ceiling existed: the largest gain squared bounds the product
+    assert ref["ceiling_kind"] == "bound" and end.qk_logit_ceiling.isna().all()
+    assert ref["gain_product"] == pytest.approx((end.qk_gain_max**2).median())
+    cpu, matched = (
+        pd.read_parquet(DOCS / n / "runs.parquet") for n in ("cpu", "cpu-depth-matched")
+    )
+    same = hm.same_configs(cpu, matched)
+    assert set(matched[matched.run_id.isin(same)].n_layer) == {4}
+    assert (
+        hm.same_configs(
+            cpu.assign(config_json=cpu.config_json.str.replace('"seed": 0', '"seed": 9')), matched
+        )
+        < same
+    )
+    out = tmp_path / "hw"
+    args = [str(folders[0]), "--out", str(out), "--curves-from", "cpu=cpu-depth-matched"]
+    assert hw.main(args, docs=DOCS) == 0
+    text = (out / "head_width.md").read_text()
+    assert "| 64 | 16 | cpu-depth-matched: 56 of cpu's 80 runs, trained again |" in text
+    assert (out / "head_width_mechanism.svg").is_file()
+    assert "Regenerate: `python -m figures.head_width " in text
+
+
+def test_curves_from_without_a_report_is_refused_in_one_line(pages, tmp_path, capsys):
+    from figures import head_width as hw
+
+    _, folders = pages
+    args = [str(folders[0]), "--out", str(tmp_path / "x"), "--curves-from", "cpu=nowhere"]
+    assert hw.main(args, docs=DOCS) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --curves-from:") and "\n" not in err
+    assert not (tmp_path / "x").exists()
+    assert hw.main([*args[:3], "--curves-from", "cpu"], docs=DOCS) == 2
+
+
+def test_the_bound_check_measures_how_far_the_product_sits_from_the_largest_gain_squared():
+    from figures import head_width as hw
+    from figures import head_width_mechanism as hm
+
+    equal = _curves([("on", 0.01, s, 6.0, 5.0, (1.5, 1.5**2 * 4)) for s in range(3)])
+    assert hm.bound_gap(hm.run_ends(equal, 16)) == {"runs": 3, "max_gap": 0.0}
+    apart = _curves([("on", 0.01, 0, 6.0, 5.0, (1.5, 1.5**2 * 4 * 0.8))])  # product 0.8 x bound
+    got = hm.bound_gap(hm.run_ends(apart, 16))
+    assert got["runs"] == 1 and got["max_gap"] == pytest.approx(0.2)
+    bounded = hm.run_ends(equal.drop(columns="qk_logit_ceiling"), 16)
+    assert hm.bound_gap(bounded) == {"runs": 0, "max_gap": None}  # nothing to compare
+    assert "differ by at most 2.0e-01" in hw._tightness(got)
+    assert hw._tightness({"runs": 0, "max_gap": None}) == ""

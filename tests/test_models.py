@@ -113,3 +113,20 @@ def test_bfloat16_computes_in_bfloat16_with_float32_master_weights(backend):
         assert all(p.dtype == np.float32 for p in trainer.get_params().values())
     assert losses["bfloat16"] != losses["float32"]  # really ran in lower precision
     np.testing.assert_allclose(losses["bfloat16"], losses["float32"], atol=0.05)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_q_and_k_gains_stay_equal_through_training(backend):
+    """q's and k's QK-norm gains start equal and each one's gradient is the other's times the
+    same sum, so training keeps them equal: the largest gain squared is the gain product
+    max_i |g_q,i g_k,i| (figures/head_width.py reads it so where a sweep kept only that gain)."""
+    cfg = smoke_config(backend, "model.qk_norm=rms")
+    trainer = make_trainer(backend, cfg)
+    tokens = random_tokens(cfg, seed=1).reshape(-1)
+    train_steps(trainer, tokens, lr=0.05, steps=8)
+    params = trainer.get_params()
+    for layer in range(cfg.model.n_layer):
+        q = params[f"blocks.{layer}.attn.q_norm.weight"]
+        k = params[f"blocks.{layer}.attn.k_norm.weight"]
+        assert np.abs(q - 1).max() > 1e-3  # the gains moved
+        np.testing.assert_allclose(q, k, rtol=1e-5, atol=1e-6)
