@@ -3,10 +3,13 @@ pages (figures/carry.py): per model width and head width, the stability threshol
 of `off`'s best LR (its bracket) and QK-norm's cost at `off`'s best LR and at each arm's own best
 (off - on, 90% intervals). Heads of 16 are each page's reference side (docs/cpu at width 64,
 cpu-width's width-128 rung). Writes <out>/head_width.md, head_width.json and the chart
-head_width.svg.
+head_width.svg, and the mechanism across head widths (figures/head_width_mechanism.py:
+head_width_mechanism.svg). With --curves-from, a reference that kept no curves reads another
+report's runs of its configurations, and the page adds a robustness section: the carry rule on
+that repeat against the reference (a measured null) and on each sweep against the repeat.
 
     python -m figures.head_width docs/cpu-head32 docs/cpu-head64 docs/cpu-width128-head64 \
-        --out docs/head-width
+        --out docs/head-width --curves-from cpu=cpu-depth-matched
 """
 
 from __future__ import annotations
@@ -134,6 +137,45 @@ def collect(
     return rows, pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(), check
 
 
+def retrained(pages: list[Path], docs: Path, curves_from: dict) -> list[dict]:
+    """The robustness check a reference trained again allows (--curves-from REF=SOURCE, whose
+    runs of REF's configurations are REF's runs repeated later, on the machine and code the
+    head-width sweeps trained on): section 20's carry rule applied (1) to the repeat against REF,
+    a measured null where every quantity should carry, and (2) to each head-width sweep against
+    the repeat instead of REF. One row per comparison: each quantity's outcome, and T7's and
+    T8's shifts (new - reference, Welch's 90% interval)."""
+    from figures.carry import plan_for
+    from sweeps.study import carry as c
+
+    out, seen = [], set()
+    for page in pages:
+        doc = json.loads((page / "carry.json").read_text())
+        source = curves_from.get(doc["reference"])
+        if source is None:
+            continue
+        plan = plan_for(page)
+        ref = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
+        for column, value in plan.reference_rows:
+            ref = ref[ref[column] == value]
+        repeat = pd.read_parquet(docs / source / "runs.parquet")
+        repeat = repeat[repeat.run_id.isin(hm.same_configs(ref, repeat))]
+        pairs = [(f"{source} (the same runs again)", doc["reference"], ref, repeat)]
+        pairs = [x for x in pairs if x[0] not in seen]
+        seen.update(x[0] for x in pairs)
+        new = pd.read_parquet(page / "runs.parquet")
+        pairs.append((doc["report"], f"{source}'s repeat", repeat, new))
+        for name, against, a, b in pairs:
+            judged = c.carry(a.to_dict("records"), b.to_dict("records"), None, plan.predictions)
+            row = {"new": name, "reference": against}
+            for x in judged:
+                row[x.quantity] = x.outcome
+                if x.quantity in ("T7", "T8") and x.reference.values and x.new.values:
+                    sh = c.shift(x.reference.values, x.new.values, plan.predictions.study.precision)
+                    row[f"{x.quantity}_shift"] = (sh.mean, sh.lower, sh.upper)
+            out.append(row)
+    return out
+
+
 def rows_of(pages: list[Path], docs: Path, curves_from: dict | None = None) -> list[dict]:
     return collect(pages, docs, curves_from)[0]
 
@@ -200,6 +242,40 @@ def _product(r: dict) -> str:
         if bound is not None
         else _num(product, ".2f")
     )
+
+
+def render_retrained(rows: list[dict]) -> str:
+    """The robustness section (retrained): empty without a repeated reference."""
+    if not rows:
+        return ""
+    quantities = [q for q in ("T1", "T2", "T5", "T7", "T8", "T9") if any(q in r for r in rows)]
+
+    def sh(r: dict, q: str) -> str:
+        m = r.get(f"{q}_shift")
+        if not m:
+            return "n/a"
+        return f"{m[0]:+.3f} [{_num(m[1])}, {_num(m[2])}]"
+
+    lines = [
+        "",
+        "## Robustness: heads of 16 trained again",
+        "",
+        "docs/cpu's configurations were trained again later, on the machine and code the "
+        "head-width sweeps trained on (the rows named; only the LRs both grids hold). Section "
+        "20's carry rule, applied first to that repeat against docs/cpu (nothing changed: every "
+        "quantity should carry, and a 'differs' is the rule's false alarm on real runs), then to "
+        "each head-width sweep against the repeat instead of docs/cpu. Shift: new - reference of "
+        "`off` - `on` (up: QK-norm costs less), Welch's 90% interval. T1, T2, T5 and T9 are "
+        "judged by section 20's fixed windows, so a sweep's read as on its carry page; T7 and "
+        "T8 compare with the reference's runs, so they are the ones the repeat can move.",
+        "",
+        "| new | against | " + " | ".join(quantities) + " | T7 shift | T8 shift |",
+        "|---|---|" + "---|" * (len(quantities) + 2),
+    ]
+    for r in rows:
+        cells = " | ".join(r.get(q, "n/a") for q in quantities)
+        lines.append(f"| {r['new']} | {r['reference']} | {cells} | {sh(r, 'T7')} | {sh(r, 'T8')} |")
+    return "\n".join(lines) + "\n"
 
 
 def _tightness(check: dict) -> str:
@@ -342,11 +418,10 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
         return _error(str(e))
     out.mkdir(parents=True, exist_ok=True)
     command = " ".join(["python -m figures.head_width", *argv])
-    write_json_atomic(
-        out / "head_width.json",
-        clean_json({"command": command, "rows": rows, "bound_check": check}),
-    )
-    write_atomic(out / "head_width.md", render(rows, command, check))
+    again = retrained(pages, docs, curves_from)
+    doc = {"command": command, "rows": rows, "bound_check": check, "retrained": again}
+    write_json_atomic(out / "head_width.json", clean_json(doc))
+    write_atomic(out / "head_width.md", render(rows, command, check) + render_retrained(again))
     save(chart(rows), out, "head_width", ("svg",))
     if not by_lr.empty:
         save(hm.chart(by_lr), out, "head_width_mechanism", ("svg",))

@@ -297,3 +297,31 @@ def test_the_bound_check_measures_how_far_the_product_sits_from_the_largest_gain
     assert hm.bound_gap(bounded) == {"runs": 0, "max_gap": None}  # nothing to compare
     assert "differ by at most 2.0e-01" in hw._tightness(got)
     assert hw._tightness({"runs": 0, "max_gap": None}) == ""
+
+
+def test_the_robustness_rows_judge_the_repeat_against_the_reference_and_the_sweeps_against_it(
+    pages,
+):
+    """With --curves-from, section 20's rule on docs/cpu's runs trained again (a measured null:
+    nothing changed) and on each sweep against that repeat. The stand-in sweep is docs/cpu's
+    own runs, so its shift against the repeat is the repeat's against docs/cpu, reversed."""
+    from figures import head_width as hw
+
+    _, folders = pages
+    rows = hw.retrained(folders[:2], DOCS, {"cpu": "cpu-depth-matched"})
+    assert [(r["new"], r["reference"]) for r in rows] == [
+        ("cpu-depth-matched (the same runs again)", "cpu"),
+        ("cpu-head32", "cpu-depth-matched's repeat"),
+        ("cpu-head64", "cpu-depth-matched's repeat"),
+    ]  # the repeat judged once
+    null, head32, _ = rows
+    assert null["T7"] == null["T8"] == "carries"
+    assert null["T5"] == "inconclusive"  # the repeat's grid starts at 3.16e-3: no 1e-3
+    for q in ("T7", "T8"):
+        assert head32[f"{q}_shift"][0] == pytest.approx(-null[f"{q}_shift"][0])
+        lo, hi = null[f"{q}_shift"][1:]
+        assert lo < 0 < hi
+    text = hw.render_retrained(rows)
+    assert "| cpu-depth-matched (the same runs again) | cpu | carries |" in text
+    assert hw.render_retrained([]) == ""
+    assert hw.retrained(folders[2:], DOCS, {"cpu": "cpu-depth-matched"}) == []  # cpu-width's
