@@ -3,7 +3,7 @@ pages (figures/carry.py): per model width and head width, the stability threshol
 of `off`'s best LR (its bracket) and QK-norm's cost at `off`'s best LR and at each arm's own best
 (off - on, 90% intervals). Heads of 16 are each page's reference side (docs/cpu at width 64,
 cpu-width's width-128 rung). Writes <out>/head_width.md, head_width.json and the chart
-head_width.svg, and the mechanism across head widths (figures/head_width_mechanism.py:
+head_width.svg, and the mechanism across head widths (figures/charts/head_width.py:
 head_width_mechanism.svg). With --curves-from, a reference that kept no curves reads another
 report's runs of its configurations, and the page adds a robustness section: the carry rule on
 that repeat against the reference (a measured null) and on each sweep against the repeat.
@@ -22,7 +22,7 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from figures import head_width_mechanism as hm
+from figures.charts import head_width as hm
 from figures.charts.output import save
 from figures.charts.style import chart_title, finish
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
@@ -61,14 +61,32 @@ def _side(doc: dict, which: str) -> dict:
     }
 
 
+def read_ends(
+    folder: Path, head_width: int, where=(), runs: set[str] | None = None
+) -> pd.DataFrame:
+    """run_ends of a report's curves.parquet, its rows filtered by `where` ((column, value)
+    pairs) and to `runs` when given; empty where the report holds no curves."""
+    path = folder / "curves.parquet"
+    if not path.is_file():
+        return pd.DataFrame()
+    curves = pd.read_parquet(path)
+    for column, value in where:
+        curves = curves[curves[column] == value]
+    if runs is not None:
+        curves = curves[curves.run_id.isin(runs)]
+    if curves.empty or "max_attn_logit" not in curves:
+        return pd.DataFrame()
+    return hm.run_ends(curves, head_width)
+
+
 def mechanism(folder: Path, head_width: int, best_lr, where=(), runs=None) -> dict:
     """What bounds `on`'s attention at `off`'s best LR (medians over seeds, from the report's
-    curves.parquet; figures/head_width_mechanism.py): at the end of training its max attention
+    curves.parquet; figures/charts/head_width.py): at the end of training its max attention
     logit (`on_logit`), the logit ceiling QK-norm allows (qk_logit_ceiling where the runs
     recorded it, else its upper bound sqrt(head width) x max gain^2: `ceiling_kind` "bound"),
     the gain product and the share of the ceiling used; each arm's peak logit over training and
     entropy at the end. None where the report holds no curves (docs/cpu's runs kept none)."""
-    return hm.at_lr(hm.read(folder, head_width, where, runs), best_lr)
+    return hm.at_lr(read_ends(folder, head_width, where, runs), best_lr)
 
 
 def _curves_of(docs: Path, reference: str, ref_runs: pd.DataFrame, where, curves_from: dict):
@@ -88,7 +106,7 @@ def collect(
     pages: list[Path], docs: Path, curves_from: dict | None = None
 ) -> tuple[list[dict], pd.DataFrame, dict]:
     """One row per (width, head width): each page's new side, and its reference side once; the
-    mechanism chart's table (figures/head_width_mechanism.by_lr) of every side; and how tight
+    mechanism chart's table (figures/charts/head_width.by_lr) of every side; and how tight
     the largest gain squared is as the gain product (hm.bound_gap over every run). curves_from:
     {reference: report} whose runs of the same configurations stand in for a reference that kept
     no curves."""
@@ -97,7 +115,7 @@ def collect(
 
     def side(key, which, doc, folder, where=(), runs=None, **extra) -> None:
         row = _side(doc, which)
-        ends = hm.read(folder, key[1], where, runs)
+        ends = read_ends(folder, key[1], where, runs)
         out[key] = {**extra, **row, **hm.at_lr(ends, row["best_lr"])}
         lr_tables.append(hm.by_lr(ends, *key))
         every_end.append(ends)

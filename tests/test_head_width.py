@@ -185,7 +185,7 @@ def _curves(runs: list[tuple]) -> pd.DataFrame:
 def test_run_ends_read_the_gain_product_recorded_or_bounded():
     """Peak: the largest logit of any evaluation; the product from the recorded ceiling over
     sqrt(head width), else the largest gain squared (an upper bound, so the share a lower one)."""
-    from figures import head_width_mechanism as hm
+    from figures.charts import head_width as hm
 
     curves = _curves(
         [("off", 0.01, 0, 30.0, 20.0, None), ("on", 0.01, 0, 6.0, 5.0, (1.5, 2.0 * 4))]
@@ -203,7 +203,7 @@ def test_run_ends_read_the_gain_product_recorded_or_bounded():
 
 
 def test_the_mechanism_chart_shows_the_medians_panel_by_panel():
-    from figures import head_width_mechanism as hm
+    from figures.charts import head_width as hm
 
     sides = {}
     for hw_, scale in ((16, 1.0), (64, 0.5)):
@@ -234,7 +234,7 @@ def test_a_reference_without_curves_reads_the_same_configurations_trained_again(
     (every LR both grids hold): with --curves-from the heads-of-16 row reads those, only those;
     a run of another seed is not the same run."""
     from figures import head_width as hw
-    from figures import head_width_mechanism as hm
+    from figures.charts import head_width as hm
 
     _, folders = pages
     by = {
@@ -286,7 +286,7 @@ def test_curves_from_without_a_report_is_refused_in_one_line(pages, tmp_path, ca
 
 def test_the_bound_check_measures_how_far_the_product_sits_from_the_largest_gain_squared():
     from figures import head_width as hw
-    from figures import head_width_mechanism as hm
+    from figures.charts import head_width as hm
 
     equal = _curves([("on", 0.01, s, 6.0, 5.0, (1.5, 1.5**2 * 4)) for s in range(3)])
     assert hm.bound_gap(hm.run_ends(equal, 16)) == {"runs": 3, "max_gap": 0.0}

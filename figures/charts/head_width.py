@@ -1,4 +1,5 @@
-"""The mechanism beside head width (docs/STUDY.md section 20, "What the mechanism should show";
+"""The mechanism beside head width (the chart and the numbers it shows; figures/head_width.py
+reads the reports and writes the page) (docs/STUDY.md section 20, "What the mechanism should show";
 descriptive, no verdict): per model width, head width, arm and LR, read from each sweep's
 curves at the end of training. `off`: the largest max attention logit of any evaluation (its
 failure is the growth of these logits) and the attention entropy at the end. `on`: the same,
@@ -7,17 +8,15 @@ logit ceiling sqrt(head width) x that product) and the share of the ceiling its 
 (1: the bound binds). Runs that kept only the largest single gain (cpu-width) give the product's
 upper bound, max |g|^2, and with it a lower bound on the share: said as "bound".
 
-A report without curves (docs/cpu kept none) can take them from another report's runs of the
-same configurations (`--curves-from cpu=cpu-depth-matched`: that ladder's depth-4 rung trained
-docs/cpu's recipe again, later, recording every diagnostic): only runs whose whole configuration
-equals one of the reference's are read, and the page names where they came from.
+same_configs finds a report's runs repeated in another (figures/head_width.py's --curves-from:
+docs/cpu kept no curves, and cpu-depth-matched's depth-4 rung trained its recipe again, later,
+recording every diagnostic): only runs whose whole configuration equals one of the reference's.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -82,22 +81,6 @@ def run_ends(curves: pd.DataFrame, head_width: int) -> pd.DataFrame:
         }
     )
     return ends.join(extra, on="run_id")
-
-
-def read(folder: Path, head_width: int, where=(), runs: set[str] | None = None) -> pd.DataFrame:
-    """run_ends of a report's curves.parquet, its rows filtered by `where` ((column, value)
-    pairs) and to `runs` when given; empty where the report holds no curves."""
-    path = folder / "curves.parquet"
-    if not path.is_file():
-        return pd.DataFrame()
-    curves = pd.read_parquet(path)
-    for column, value in where:
-        curves = curves[curves[column] == value]
-    if runs is not None:
-        curves = curves[curves.run_id.isin(runs)]
-    if curves.empty or "max_attn_logit" not in curves:
-        return pd.DataFrame()
-    return run_ends(curves, head_width)
 
 
 def bound_gap(ends: pd.DataFrame) -> dict:
