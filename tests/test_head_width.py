@@ -325,3 +325,20 @@ def test_the_robustness_rows_judge_the_repeat_against_the_reference_and_the_swee
     assert "| cpu-depth-matched (the same runs again) | cpu | carries |" in text
     assert hw.render_retrained([]) == ""
     assert hw.retrained(folders[2:], DOCS, {"cpu": "cpu-depth-matched"}) == []  # cpu-width's
+
+
+def test_the_committed_head_width_page_rebuilds_from_the_command_it_names(tmp_path, monkeypatch):
+    """docs/head-width regenerates from the committed carry pages and reports alone, by the
+    command its page names (its --out moved to a temporary folder)."""
+    from figures import head_width as hw
+
+    root = DOCS.parent
+    committed = json.loads((DOCS / "head-width" / "head_width.json").read_text())
+    args = committed["command"].split()[3:]  # after "python -m figures.head_width"
+    i = args.index("--out")
+    args[i + 1] = str(tmp_path / "hw")
+    monkeypatch.chdir(root)
+    assert hw.main(args, docs=Path("docs")) == 0
+    text = (tmp_path / "hw" / "head_width.md").read_text()
+    want = (DOCS / "head-width" / "head_width.md").read_text()
+    assert text.replace(str(tmp_path / "hw"), "docs/head-width") == want
