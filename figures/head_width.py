@@ -430,6 +430,14 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
         for name in ("carry.json", "runs.parquet"):
             if not (page / name).is_file():
                 return _error(f"{page} holds no {name}; run `python -m figures.carry {page}`")
+    references = {json.loads((p / "carry.json").read_text()).get("reference") for p in pages}
+    unknown = sorted(set(curves_from) - references)
+    if unknown:
+        name = unknown[0]
+        return _error(
+            f"--curves-from {name}=...: no page here has {name} as its reference "
+            f"(theirs: {', '.join(sorted(r for r in references if r))})"
+        )
     try:
         rows, by_lr, check = collect(pages, docs, curves_from)
     except (ValueError, FileNotFoundError) as e:

@@ -282,6 +282,13 @@ def test_curves_from_without_a_report_is_refused_in_one_line(pages, tmp_path, ca
     assert err.startswith("error: --curves-from:") and "\n" not in err
     assert not (tmp_path / "x").exists()
     assert hw.main([*args[:3], "--curves-from", "cpu"], docs=DOCS) == 2
+    capsys.readouterr()
+    # a reference no page has: said, not silently ignored
+    wrong = [*args[:3], "--curves-from", "cpu-width=cpu-depth-matched"]
+    assert hw.main(wrong, docs=DOCS) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no page here has cpu-width as its reference (theirs: cpu)" in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_the_bound_check_measures_how_far_the_product_sits_from_the_largest_gain_squared():
