@@ -349,3 +349,35 @@ def test_the_committed_head_width_page_rebuilds_from_the_command_it_names(tmp_pa
     text = (tmp_path / "hw" / "head_width.md").read_text()
     want = (DOCS / "head-width" / "head_width.md").read_text()
     assert text.replace(str(tmp_path / "hw"), "docs/head-width") == want
+
+
+def test_leaving_one_seed_out_tells_a_one_seed_verdict_from_a_firm_one(tmp_path):
+    """Planted per-seed costs: a shift every seed shows keeps its verdict with any seed left
+    out; one carried by two of four seeds does not; three seeds are too few to drop one."""
+    from figures import head_width as hw
+
+    ref = [0.0, 0.01, -0.01, 0.005]
+
+    def q(name, new):
+        return {"quantity": name, "outcome": "differs", "reference": {"values": ref},
+                "new": {"values": new}}  # fmt: skip
+
+    folder = tmp_path / "cpu-head64"  # the name picks section 20's width-64 predictions
+    folder.mkdir()
+    doc = {"report": "cpu-head64", "quantities": [
+        q("T7", [-0.05, -0.06, -0.30, -0.25]),  # two seeds make it
+        q("T8", [-0.20, -0.21, -0.19, -0.20]),  # every seed makes it
+        q("T5", [-0.5, -0.5, -0.5, -0.5]),  # not a cost quantity
+    ]}  # fmt: skip
+    (folder / "carry.json").write_text(json.dumps(doc))
+    rows = {r["quantity"]: r for r in hw.seed_drop([folder])}
+    assert set(rows) == {"T7", "T8"}
+    assert rows["T8"]["same"] == 4 and rows["T8"]["drops"] == 4
+    assert rows["T7"]["same"] < 4
+    lo, hi = rows["T8"]["shifts"]
+    assert -0.21 < lo < hi < -0.19  # the mean of three of them, less the reference's 0.001
+    assert "| cpu-head64 | T8 | differs | 4 of 4 |" in hw.render_seed_drop(list(rows.values()))
+    doc["quantities"] = [q("T8", [-0.2, -0.21, -0.19])]
+    (folder / "carry.json").write_text(json.dumps(doc))
+    assert hw.seed_drop([folder]) == []
+    assert hw.render_seed_drop([]) == ""
