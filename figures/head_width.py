@@ -22,10 +22,12 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
+from figures.carry import plan_for
 from figures.charts import head_width as hm
 from figures.charts.output import save
 from figures.charts.style import chart_title, finish
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
+from sweeps.study import carry as c
 
 USAGE = "usage: python -m figures.head_width PAGE... --out DIR [--curves-from REF=REPORT]"
 WIDTH_COLORS = {64: "#555555", 128: "#CC79A7"}  # not the arms' colours: these are model widths
@@ -79,14 +81,13 @@ def read_ends(
     return hm.run_ends(curves, head_width)
 
 
-def mechanism(folder: Path, head_width: int, best_lr, where=(), runs=None) -> dict:
-    """What bounds `on`'s attention at `off`'s best LR (medians over seeds, from the report's
-    curves.parquet; figures/charts/head_width.py): at the end of training its max attention
-    logit (`on_logit`), the logit ceiling QK-norm allows (qk_logit_ceiling where the runs
-    recorded it, else its upper bound sqrt(head width) x max gain^2: `ceiling_kind` "bound"),
-    the gain product and the share of the ceiling used; each arm's peak logit over training and
-    entropy at the end. None where the report holds no curves (docs/cpu's runs kept none)."""
-    return hm.at_lr(read_ends(folder, head_width, where, runs), best_lr)
+def reference_runs(docs: Path, doc: dict) -> pd.DataFrame:
+    """A carry page's reference runs: the reference report's run table, only the rows the page
+    compared with (its reference_rows: cpu-width's width 128)."""
+    runs = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
+    for column, value in (doc.get("reference_rows") or {}).items():
+        runs = runs[runs[column] == value]
+    return runs
 
 
 def _curves_of(docs: Path, reference: str, ref_runs: pd.DataFrame, where, curves_from: dict):
@@ -126,9 +127,7 @@ def collect(
             raise ValueError(f"{page}/carry.json is not section 20's (run figures.carry on it)")
         new = head_width(pd.read_parquet(page / "runs.parquet"))
         where = tuple((doc.get("reference_rows") or {}).items())
-        ref_runs = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
-        for column, value in where:
-            ref_runs = ref_runs[ref_runs[column] == value]
+        ref_runs = reference_runs(docs, doc)
         # an older run table has no n_head: the page's plan names the reference's heads
         ref = (
             head_width(ref_runs)
@@ -162,9 +161,6 @@ def retrained(pages: list[Path], docs: Path, curves_from: dict) -> list[dict]:
     a measured null where every quantity should carry, and (2) to each head-width sweep against
     the repeat instead of REF. One row per comparison: each quantity's outcome, and T7's and
     T8's shifts (new - reference, Welch's 90% interval)."""
-    from figures.carry import plan_for
-    from sweeps.study import carry as c
-
     out, seen = [], set()
     for page in pages:
         doc = json.loads((page / "carry.json").read_text())
@@ -172,9 +168,7 @@ def retrained(pages: list[Path], docs: Path, curves_from: dict) -> list[dict]:
         if source is None:
             continue
         plan = plan_for(page)
-        ref = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
-        for column, value in plan.reference_rows:
-            ref = ref[ref[column] == value]
+        ref = reference_runs(docs, doc)
         repeat = pd.read_parquet(docs / source / "runs.parquet")
         repeat = repeat[repeat.run_id.isin(hm.same_configs(ref, repeat))]
         pairs = [(f"{source} (the same runs again)", doc["reference"], ref, repeat)]
@@ -199,9 +193,6 @@ def seed_drop(pages: list[Path]) -> list[dict]:
     against the page's reference) with each of the new sweep's seeds left out in turn, from the
     per-seed values carry.json holds. One row per page and quantity: its outcome with every seed,
     and with each left out (how many of those say the same, and the shifts' range)."""
-    from figures.carry import plan_for
-    from sweeps.study import carry as c
-
     out = []
     for page in pages:
         doc = json.loads((page / "carry.json").read_text())
@@ -246,10 +237,6 @@ def render_seed_drop(rows: list[dict]) -> str:
             f"| {lo:+.3f} to {hi:+.3f} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def rows_of(pages: list[Path], docs: Path, curves_from: dict | None = None) -> list[dict]:
-    return collect(pages, docs, curves_from)[0]
 
 
 def _num(x, fmt: str = "+.3f") -> str:

@@ -42,7 +42,7 @@ def test_one_row_per_width_and_head_width_from_the_carry_pages(pages):
     from figures import head_width as hw
 
     tmp, folders = pages
-    rows = hw.rows_of(folders, DOCS)
+    rows = hw.collect(folders, DOCS)[0]
     assert [(r["width"], r["head_width"], r["source"]) for r in rows] == [
         (64, 16, "cpu"),
         (64, 32, "cpu-head32"),
@@ -94,9 +94,10 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     gain^2 (cpu-width's width 128, computed here from its curves), not recorded without curves
     (docs/cpu)."""
     from figures import head_width as hw
+    from figures.charts import head_width as hm
 
     _, folders = pages
-    by = {(r["width"], r["head_width"]): r for r in hw.rows_of(folders, DOCS)}
+    by = {(r["width"], r["head_width"]): r for r in hw.collect(folders, DOCS)[0]}
     c = pd.read_parquet(DOCS / "cpu-width" / "curves.parquet")
     on = c[(c.n_embd == 128) & (c.arm == "on") & (c.lr == 0.01)]
     end = on.sort_values("step").groupby("run_id").tail(1)
@@ -127,12 +128,12 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     folder = tmp_path / "cpu-head64"
     folder.mkdir()
     pd.DataFrame(rows).to_parquet(folder / "curves.parquet")
-    got = hw.mechanism(folder, 64, 0.01)
+    got = hm.at_lr(hw.read_ends(folder, 64), 0.01)
     assert (got["on_logit"], got["ceiling"], got["ceiling_kind"]) == (7.5, 9.0, "recorded")
     assert got["gain_product"] == pytest.approx(9.0 / 8)  # the ceiling over sqrt(64)
     assert got["use"] == pytest.approx(7.0 / 8.0)  # the median of 7/8, 7.5/9, 9/9.5
     assert (got["on_peak"], got["on_entropy"], got["off_peak"]) == (7.5, 2.0, None)
-    assert hw.mechanism(folder, 64, None)["on_logit"] is None
+    assert hm.at_lr(hw.read_ends(folder, 64), None)["on_logit"] is None
 
 
 def test_a_head_width_sweep_still_training_is_said_first(pages):
@@ -143,7 +144,7 @@ def test_a_head_width_sweep_still_training_is_said_first(pages):
     said = "**Not finished: 40 of the plan's 80 runs have not finished training (40 not started).**"
     rows = [
         {**r, "unfinished": said} if r["source"] == "cpu-head64" else r
-        for r in hw.rows_of(folders, DOCS)
+        for r in hw.collect(folders, DOCS)[0]
     ]
     text = hw.render(rows)
     assert text.count("Not finished") == 1
@@ -152,7 +153,7 @@ def test_a_head_width_sweep_still_training_is_said_first(pages):
     carry["unfinished"] = said
     (folders[1] / "carry.json").write_text(json.dumps(carry))
     try:
-        by = {r["source"]: r for r in hw.rows_of(folders, DOCS)}
+        by = {r["source"]: r for r in hw.collect(folders, DOCS)[0]}
         assert by["cpu-head64"]["unfinished"] == said and by["cpu"].get("unfinished") is None
     finally:
         carry["unfinished"] = None
@@ -239,7 +240,7 @@ def test_a_reference_without_curves_reads_the_same_configurations_trained_again(
     _, folders = pages
     by = {
         (r["width"], r["head_width"]): r
-        for r in hw.rows_of(folders[:1], DOCS, {"cpu": "cpu-depth-matched"})
+        for r in hw.collect(folders[:1], DOCS, {"cpu": "cpu-depth-matched"})[0]
     }
     ref = by[(64, 16)]
     assert ref["curves_from"] == "cpu-depth-matched: 56 of cpu's 80 runs, trained again"

@@ -1,6 +1,6 @@
-"""The mechanism beside head width (the chart and the numbers it shows; figures/head_width.py
-reads the reports and writes the page) (docs/STUDY.md section 20, "What the mechanism should show";
-descriptive, no verdict): per model width, head width, arm and LR, read from each sweep's
+"""The mechanism beside head width: the chart and the numbers it shows (docs/STUDY.md section
+20, "What the mechanism should show"; descriptive, no verdict; figures/head_width.py reads the
+reports and writes the page). Per model width, head width, arm and LR, read from each sweep's
 curves at the end of training. `off`: the largest max attention logit of any evaluation (its
 failure is the growth of these logits) and the attention entropy at the end. `on`: the same,
 its gain product max_i |g_q,i g_k,i| (1 as initialized; above 1 the gains have grown to lift the
@@ -56,11 +56,12 @@ def run_ends(curves: pd.DataFrame, head_width: int) -> pd.DataFrame:
     # the last evaluation that measured attention (a step's loss-only rows carry no diagnostics)
     measured = curves.dropna(subset=["max_attn_logit"]).sort_values(["run_id", "step"])
     last = measured.groupby("run_id").tail(1).set_index("run_id")
-    product = pd.Series(np.nan, index=last.index)
-    kind = pd.Series(None, index=last.index, dtype=object)
-    bound = last.qk_gain_max**2 if "qk_gain_max" in last else product
-    if "qk_gain_max" in last:  # the bound first: a recorded ceiling replaces it below
-        product, kind = bound.where(bound.notna()), kind.where(bound.isna(), "bound")
+    # the largest gain squared first (all a sweep kept before qk_logit_ceiling existed); a
+    # recorded ceiling replaces it where there is one
+    none = pd.Series(np.nan, index=last.index)
+    bound = last.qk_gain_max**2 if "qk_gain_max" in last else none
+    product = bound
+    kind = pd.Series(None, index=last.index, dtype=object).where(bound.isna(), "bound")
     if "qk_logit_ceiling" in last:
         recorded = last.qk_logit_ceiling.notna()
         product = product.where(~recorded, last.qk_logit_ceiling / math.sqrt(head_width))
