@@ -7,9 +7,13 @@ head_width.svg, and the mechanism across head widths (figures/charts/head_width.
 head_width_mechanism.svg). With --curves-from, a reference that kept no curves reads another
 report's runs of its configurations, and the page adds a robustness section: the carry rule on
 that repeat against the reference (a measured null) and on each sweep against the repeat.
+Every page also gets the LR-grid check (figures/head_width_grid.py): the cost at each LR a sweep
+shares with its reference, and with --grown REF=REPORT, T7 and T8 against REF grown by
+REPORT's runs of its configuration at LRs it lacked.
 
     python -m figures.head_width docs/cpu-head32 docs/cpu-head64 docs/cpu-width128-head64 \
-        --out docs/head-width --curves-from cpu=cpu-depth-matched
+        --out docs/head-width --curves-from cpu=cpu-depth-matched \
+        --grown cpu-width=cpu-width128-head16-fill
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
+from figures import head_width_grid as grid
 from figures.carry import plan_for
 from figures.charts import head_width as hm
 from figures.charts.output import save
@@ -29,7 +34,10 @@ from figures.charts.style import chart_title, finish
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import carry as c
 
-USAGE = "usage: python -m figures.head_width PAGE... --out DIR [--curves-from REF=REPORT]"
+USAGE = (
+    "usage: python -m figures.head_width PAGE... --out DIR [--curves-from REF=REPORT] "
+    "[--grown REF=REPORT]"
+)
 WIDTH_COLORS = {64: "#555555", 128: "#CC79A7"}  # not the arms' colours: these are model widths
 
 
@@ -185,6 +193,27 @@ def retrained(pages: list[Path], docs: Path, curves_from: dict) -> list[dict]:
                     sh = c.shift(x.reference.values, x.new.values, plan.predictions.study.precision)
                     row[f"{x.quantity}_shift"] = (sh.mean, sh.lower, sh.upper)
             out.append(row)
+    return out
+
+
+def grids(pages: list[Path], docs: Path, grown_from: dict) -> list[dict]:
+    """The LR-grid robustness section (figures/head_width_grid.py): per page, the cost at every
+    LR it shares with its reference, and with --grown REF=REPORT, T7 and T8 against REF grown by
+    REPORT's runs at the LRs REF lacks (and the costs against that grown reference)."""
+    out = []
+    for page in pages:
+        doc = json.loads((page / "carry.json").read_text())
+        predictions = plan_for(page).predictions
+        ref = reference_runs(docs, doc)
+        new = pd.read_parquet(page / "runs.parquet")
+        row = {"report": doc["report"], "reference": doc["reference"]}
+        source = grown_from.get(doc["reference"])
+        if source is not None:
+            more = reference_runs(docs, {**doc, "reference": source})
+            ref = grid.grown_reference(ref, more)
+            row["grown"] = {"source": source, "judged": grid.judged_costs(ref, new, predictions)}
+        row["costs"] = grid.costs_by_lr(ref, new, predictions.study)
+        out.append(row)
     return out
 
 
@@ -441,7 +470,7 @@ def _error(message: str) -> int:
 
 
 def main(argv: list[str], docs: Path = Path("docs")) -> int:
-    pages, out, curves_from = [], None, {}
+    pages, out, curves_from, grown_from = [], None, {}, {}
     it = iter(argv)
     for a in it:
         if a == "--out":
@@ -461,6 +490,15 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
                     f"--curves-from: {docs / source} holds no runs.parquet; build its report"
                 )
             curves_from[reference] = source
+        elif a == "--grown":
+            reference, _, source = next(it, "").partition("=")
+            if not reference or not source:
+                return _error(
+                    f"--grown needs REF=REPORT (e.g. cpu-width=cpu-width128-head16-fill); {USAGE}"
+                )
+            if not (docs / source / "runs.parquet").is_file():
+                return _error(f"--grown: {docs / source} holds no runs.parquet; build its report")
+            grown_from[reference] = source
         elif a.startswith("-"):
             return _error(f"unknown option {a}; {USAGE}")
         else:
@@ -472,15 +510,16 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
             if not (page / name).is_file():
                 return _error(f"{page} holds no {name}; run `python -m figures.carry {page}`")
     references = {json.loads((p / "carry.json").read_text()).get("reference") for p in pages}
-    unknown = sorted(set(curves_from) - references)
-    if unknown:
-        name = unknown[0]
-        return _error(
-            f"--curves-from {name}=...: no page here has {name} as its reference "
-            f"(theirs: {', '.join(sorted(r for r in references if r))})"
-        )
+    for option, named in (("--curves-from", curves_from), ("--grown", grown_from)):
+        unknown = sorted(set(named) - references)
+        if unknown:
+            return _error(
+                f"{option} {unknown[0]}=...: no page here has {unknown[0]} as its reference "
+                f"(theirs: {', '.join(sorted(r for r in references if r))})"
+            )
     try:
         rows, by_lr, check = collect(pages, docs, curves_from)
+        lr_grids = grids(pages, docs, grown_from)
     except (ValueError, FileNotFoundError) as e:
         return _error(str(e))
     out.mkdir(parents=True, exist_ok=True)
@@ -493,11 +532,15 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
         "bound_check": check,
         "retrained": again,
         "seed_drop": drops,
+        "lr_grids": lr_grids,
     }
     write_json_atomic(out / "head_width.json", clean_json(doc))
     write_atomic(
         out / "head_width.md",
-        render(rows, command, check) + render_retrained(again) + render_seed_drop(drops),
+        render(rows, command, check)
+        + render_retrained(again)
+        + render_seed_drop(drops)
+        + grid.render(lr_grids),
     )
     save(chart(rows), out, "head_width", ("svg",))
     if not by_lr.empty:

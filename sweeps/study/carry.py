@@ -299,13 +299,22 @@ def _seed_side(d, floor: float, parts) -> Side:
     return Side(st.mean if st.n else math.nan, _interval(st), "", (), parts, values)
 
 
+def seed_costs(cells: Cells, study: rules.Study, off_lr: float, on_lr: float) -> np.ndarray:
+    """The per-seed capped-loss differences off - on, `off` at off_lr and `on` at on_lr (NaN
+    where a seed has no pair): what T7 and T8 average, and a cost at any LR both arms hold."""
+    off, on = study.primary_comparison
+    return (
+        cells.loss[cells.arm(off), cells.lrs.index(off_lr)]
+        - cells.loss[cells.arm(on), cells.lrs.index(on_lr)]
+    )
+
+
 def t7_side(cells: Cells, study: rules.Study) -> Side:
     off, on = study.primary_comparison
     best = rules.best_lr(cells, off)
     if best is None or not cells.has(on):
         return Side(verdict=NOT_MEASURED)
-    j = cells.lrs.index(best)
-    d = cells.loss[cells.arm(off), j] - cells.loss[cells.arm(on), j]
+    d = seed_costs(cells, study, best, best)
     return _seed_side(d, study.precision, (("best_lr", best),))
 
 
@@ -316,10 +325,7 @@ def t8_side(cells: Cells, study: rules.Study) -> Side:
     b, t = rules.best_lr(cells, off), rules.best_lr(cells, on)
     if b is None or t is None:
         return Side(verdict=NOT_MEASURED)
-    d = (
-        cells.loss[cells.arm(off), cells.lrs.index(b)]
-        - cells.loss[cells.arm(on), cells.lrs.index(t)]
-    )
+    d = seed_costs(cells, study, b, t)
     return _seed_side(d, study.precision, (("off_lr", b), ("on_lr", t)))
 
 
@@ -581,6 +587,7 @@ __all__ = [
     "carry",
     "decide_shift",
     "shift",
+    "seed_costs",
     "cells_of",
     "sides",
     "decide",
