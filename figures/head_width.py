@@ -211,7 +211,7 @@ def grids(pages: list[Path], docs: Path, grown_from: dict) -> list[dict]:
         if source is not None:
             more = reference_runs(docs, {**doc, "reference": source})
             ref = grid.grown_reference(ref, more)
-            row["grown"] = {"source": source, "judged": grid.judged_costs(ref, new, predictions)}
+            row["grown"] = {"source": source, "judged": grid.judged(ref, new, predictions)}
         row["costs"] = grid.costs_by_lr(ref, new, predictions.study)
         out.append(row)
     return out

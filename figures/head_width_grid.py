@@ -81,22 +81,26 @@ def costs_by_lr(reference: pd.DataFrame, new: pd.DataFrame, study: rules.Study) 
     return rows
 
 
-def judged_costs(
+def judged(
     reference: pd.DataFrame, new: pd.DataFrame, predictions: c.Predictions
 ) -> dict[str, dict]:
-    """T7 and T8 by section 20's rule against this reference: outcome, shift (mean, 90%
-    interval) and the LRs each side read."""
+    """Section 20's rule against this reference, every quantity: its outcome; for T7 and T8
+    also the shift (mean, 90% interval) and the LRs each side read, for T9 each side's harm
+    window (its number of LRs and the first). T1's, T2's and T5's windows are fixed in section
+    20, so only T7, T8 and T9 can move with the reference's runs."""
     out = {}
     for x in c.carry(reference.to_dict("records"), new.to_dict("records"), None, predictions):
-        if x.quantity not in ("T7", "T8"):
-            continue
-        s = c.shift(x.reference.values, x.new.values, predictions.study.precision)
-        out[x.quantity] = {
-            "outcome": x.outcome,
-            "shift": (s.mean, s.lower, s.upper),
-            "reference_lrs": dict(x.reference.parts),
-            "new_lrs": dict(x.new.parts),
-        }
+        row: dict = {"outcome": x.outcome}
+        if x.quantity in ("T7", "T8"):
+            s = c.shift(x.reference.values, x.new.values, predictions.study.precision)
+            row |= {
+                "shift": (s.mean, s.lower, s.upper),
+                "reference_lrs": dict(x.reference.parts),
+                "new_lrs": dict(x.new.parts),
+            }
+        if x.quantity == "T9":
+            row |= {"reference_harm": x.reference.interval, "new_harm": x.new.interval}
+        out[x.quantity] = row
     return out
 
 
@@ -110,6 +114,22 @@ def _shift(m) -> str:
 
 def _lrs(parts: dict) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in parts.items())
+
+
+def _harm(window) -> str:
+    """A harm window as carry.t9_side keeps it: its first (lowest LR, highest LR), or None."""
+    return "none" if not window else f"LRs {window[0]:g} to {window[1]:g}"
+
+
+def _detail(j: dict) -> str:
+    if "shift" in j:
+        return (
+            f", shift {_shift(j['shift'])} (reference: {_lrs(j['reference_lrs'])}; new: "
+            f"{_lrs(j['new_lrs'])})"
+        )
+    if "reference_harm" in j:
+        return f" (harm window: reference {_harm(j['reference_harm'])}, new {_harm(j['new_harm'])})"
+    return ""
 
 
 def render(rows: list[dict]) -> str:
@@ -146,8 +166,5 @@ def render(rows: list[dict]) -> str:
         if grown:
             lines += ["", f"With {r['reference']} grown by {grown['source']}:", ""]
             for q, j in grown["judged"].items():
-                lines.append(
-                    f"- {q}: {j['outcome']}, shift {_shift(j['shift'])} (reference: "
-                    f"{_lrs(j['reference_lrs'])}; new: {_lrs(j['new_lrs'])})"
-                )
+                lines.append(f"- {q}: {j['outcome']}{_detail(j)}")
     return "\n".join(lines) + "\n"

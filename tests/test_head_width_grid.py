@@ -56,14 +56,14 @@ def test_a_t7_that_only_the_grids_moved_carries_once_the_reference_is_grown(widt
     extra = at_new_lr(width128, 0.00316, 0.00562, off=-0.2, on=-0.2 + 0.106)
     assert extra[extra.arm == "off"].final_val_loss.mean() < 0.6  # best, below 0.01's 0.668
     new = pd.concat([width128, extra], ignore_index=True)
-    plain = grid.judged_costs(width128, new, W128)
+    plain = grid.judged(width128, new, W128)
     assert plain["T7"]["outcome"] == c.DIFFERS
     assert plain["T7"]["reference_lrs"] == {"best_lr": 0.01}
     assert plain["T7"]["new_lrs"] == {"best_lr": 0.00562}
     # the reference grown by the same configuration at 5.62e-3, where it behaves the same
     grown = grid.grown_reference(width128, extra)
     assert len(grown) == len(width128) + len(extra)
-    again = grid.judged_costs(grown, new, W128)
+    again = grid.judged(grown, new, W128)
     assert again["T7"]["reference_lrs"] == {"best_lr": 0.00562}
     assert again["T7"]["outcome"] == c.CARRIES
     assert again["T7"]["shift"][0] == pytest.approx(0.0, abs=1e-12)
@@ -85,7 +85,7 @@ def test_the_section_names_each_sweep_and_marks_each_sides_best(width128):
             "report": "planted",
             "reference": "cpu-width",
             "costs": grid.costs_by_lr(width128, new, W128.study),
-            "grown": {"source": "fill", "judged": grid.judged_costs(width128, new, W128)},
+            "grown": {"source": "fill", "judged": grid.judged(width128, new, W128)},
         }
     ]
     text = grid.render(rows)
