@@ -129,7 +129,7 @@ FIGURES_LAYERS = (
     ("words",),
     ("charts",),
     ("report",),
-    ("cli", "carry", "side_by_side", "head_width"),
+    ("cli", "carry", "side_by_side", "head_width", "head_width_grid"),
 )
 
 
