@@ -146,7 +146,10 @@ def render(rows: list[dict]) -> str:
         "sweeps hold (means over seeds, capped losses; `*`: that side's `off` is best there; "
         "shift: new - reference, Welch's 90% interval, up: QK-norm costs less at the new "
         "head width), and T7 and T8 again where a report grows the reference by its own "
-        "configuration at LRs it lacked (an analysis, not a rule of section 20).",
+        "configuration at LRs it lacked (an analysis, not a rule of section 20). The "
+        "outcome at one LR is not a verdict: the rule says 'differs' about 9% of the time "
+        "when nothing moved (section 20), so across a page's 7-8 LRs about one false "
+        "'differs' is expected.",
     ]
     for r in rows:
         lines += [
