@@ -19,7 +19,6 @@ REPORT's runs of its configuration at LRs it lacked.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from figures.carry import plan_for
 from figures.charts import head_width as hm
 from figures.charts.output import save
 from figures.charts.style import chart_title, finish
+from figures.head_width_grid import number as num
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import carry as c
 
@@ -268,10 +268,6 @@ def render_seed_drop(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _num(x, fmt: str = "+.3f") -> str:
-    return "n/a" if x is None or not math.isfinite(x) else format(x, fmt)
-
-
 def _logits(r: dict) -> str:
     """on's max logit against the ceiling it lives under ("<=": the ceiling's upper bound)."""
     if r.get("on_logit") is None:
@@ -310,9 +306,9 @@ def render(rows: list[dict], command: str = "", check: dict | None = None) -> st
             else r["T1_kind"] or "n/a"
         )
         lines.append(
-            f"| {r['width']} | {r['head_width']} | {r['source']} | {_num(r['best_lr'], '.3g')} "
-            f"| {threshold} | {_num(r['T7'])} [{_num(r['T7_lo'])}, {_num(r['T7_hi'])}] "
-            f"| {_num(r['T8'])} [{_num(r['T8_lo'])}, {_num(r['T8_hi'])}] | {_logits(r)} |"
+            f"| {r['width']} | {r['head_width']} | {r['source']} | {num(r['best_lr'], '.3g')} "
+            f"| {threshold} | {num(r['T7'])} [{num(r['T7_lo'])}, {num(r['T7_hi'])}] "
+            f"| {num(r['T8'])} [{num(r['T8_lo'])}, {num(r['T8_hi'])}] | {_logits(r)} |"
         )
     return "\n".join(lines + _mechanism_lines(rows, check or {})) + "\n"
 
@@ -322,13 +318,13 @@ def _product(r: dict) -> str:
     is), or the bound alone ("<=")."""
     product, bound = r.get("gain_product"), r.get("gain_bound")
     if r.get("ceiling_kind") == "bound":
-        return f"<={_num(bound, '.2f')}"
+        return f"<={num(bound, '.2f')}"
     if product is None:
         return "n/a"
     return (
-        f"{_num(product, '.2f')} (<={_num(bound, '.2f')})"
+        f"{num(product, '.2f')} (<={num(bound, '.2f')})"
         if bound is not None
-        else _num(product, ".2f")
+        else num(product, ".2f")
     )
 
 
@@ -342,7 +338,7 @@ def render_retrained(rows: list[dict]) -> str:
         m = r.get(f"{q}_shift")
         if not m:
             return "n/a"
-        return f"{m[0]:+.3f} [{_num(m[1])}, {_num(m[2])}]"
+        return grid.shift_text(m)
 
     lines = [
         "",
@@ -401,10 +397,10 @@ def _mechanism_lines(rows: list[dict], check: dict) -> list[str]:
         bound = r.get("ceiling_kind") == "bound"
         lines.append(
             f"| {r['width']} | {r['head_width']} | {r.get('curves_from') or r['source']} "
-            f"| {_num(r.get('off_peak'), '.3g')} | {_num(r.get('off_entropy'), '.2f')} "
-            f"| {_num(r.get('on_peak'), '.3g')} | {_num(r.get('on_entropy'), '.2f')} "
+            f"| {num(r.get('off_peak'), '.3g')} | {num(r.get('off_entropy'), '.2f')} "
+            f"| {num(r.get('on_peak'), '.3g')} | {num(r.get('on_entropy'), '.2f')} "
             f"| {_product(r)} "
-            f"| {'>=' if bound else ''}{_num(r.get('use'), '.2f')} |"
+            f"| {'>=' if bound else ''}{num(r.get('use'), '.2f')} |"
         )
     return lines
 

@@ -104,12 +104,14 @@ def judged(
     return out
 
 
-def _f(x: float, fmt: str = "+.3f") -> str:
+def number(x: float | None, fmt: str = "+.3f") -> str:
+    """A number for the page's tables; n/a where there is none."""
     return "n/a" if x is None or not math.isfinite(x) else format(x, fmt)
 
 
-def _shift(m) -> str:
-    return f"{_f(m[0])} [{_f(m[1])}, {_f(m[2])}]"
+def shift_text(m) -> str:
+    """A shift (mean, lower, upper) as the page writes it: +0.123 [+0.045, +0.201]."""
+    return f"{number(m[0])} [{number(m[1])}, {number(m[2])}]"
 
 
 def _lrs(parts: dict) -> str:
@@ -124,7 +126,7 @@ def _harm(window) -> str:
 def _detail(j: dict) -> str:
     if "shift" in j:
         return (
-            f", shift {_shift(j['shift'])} (reference: {_lrs(j['reference_lrs'])}; new: "
+            f", shift {shift_text(j['shift'])} (reference: {_lrs(j['reference_lrs'])}; new: "
             f"{_lrs(j['new_lrs'])})"
         )
     if "reference_harm" in j:
@@ -162,8 +164,8 @@ def render(rows: list[dict]) -> str:
         for x in r["costs"]:
             star = {k: "*" if k in x["best"] else "" for k in ("reference", "new")}
             lines.append(
-                f"| {x['lr']:g} | {_f(x['reference'])}{star['reference']} "
-                f"| {_f(x['new'])}{star['new']} | {_shift(x['shift'])} | {x['outcome']} |"
+                f"| {x['lr']:g} | {number(x['reference'])}{star['reference']} "
+                f"| {number(x['new'])}{star['new']} | {shift_text(x['shift'])} | {x['outcome']} |"
             )
         grown = r.get("grown")
         if grown:
