@@ -40,24 +40,28 @@ def per_model(t, like):
 
 
 def norm(kind: str, x, gain, eps: float):
-    """A norm over the last dim with each model's own gain [M, C] (no bias)."""
+    """A norm over the last dim with each model's own gain [M, C] (no bias), in float32
+    whatever the compute dtype (sweeps.core.precision)."""
+    x = x.astype(mx.float32)
     if kind == "rms":
         return mx.fast.rms_norm(x, None, eps) * per_model(gain, x)
     return mx.fast.layer_norm(x, None, None, eps) * per_model(gain, x)
 
 
-def linear(x, w):
-    """x [M, ..., in] times each model's own w [M, out, in] transposed: one batched matmul."""
+def linear(x, w, dtype):
+    """x [M, ..., in] times each model's own w [M, out, in] transposed: one batched matmul,
+    computed in dtype (its input and float32 weight cast)."""
     M = x.shape[0]
-    y = x.reshape(M, -1, x.shape[-1]) @ w.transpose(0, 2, 1)
+    y = x.reshape(M, -1, x.shape[-1]).astype(dtype) @ w.astype(dtype).transpose(0, 2, 1)
     return y.reshape(*x.shape[:-1], w.shape[1])
 
 
 class FusedGPT:
     """qkmlx.model.GPT over stacked weights: p maps each shared name to (M, *shape)."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         self.cfg = cfg
+        self.dtype = dtype  # the compute dtype (sweeps.core.precision)
         self.scale = 1.0 / math.sqrt(cfg.head_dim)
         self.softcap = cfg.attn_softcap  # 0: off (sweeps.core.interventions)
 
@@ -66,21 +70,24 @@ class FusedGPT:
         M, B, T, C = x.shape
         cfg = self.cfg
         q, k, v = (
-            linear(x, p[f"{pre}attn.{n}_proj.weight"]).reshape(M, B, T, cfg.n_head, cfg.head_dim)
+            linear(x, p[f"{pre}attn.{n}_proj.weight"], self.dtype).reshape(
+                M, B, T, cfg.n_head, cfg.head_dim
+            )
             for n in "qkv"
         )
         if cfg.qk_norm != "none":
             q = norm(cfg.qk_norm, q, p[f"{pre}attn.q_norm.weight"], cfg.norm_eps)
             k = norm(cfg.qk_norm, k, p[f"{pre}attn.k_norm.weight"], cfg.norm_eps)
         return (
-            t.reshape(M * B, T, cfg.n_head, cfg.head_dim).transpose(0, 2, 1, 3) for t in (q, k, v)
+            t.astype(self.dtype).reshape(M * B, T, cfg.n_head, cfg.head_dim).transpose(0, 2, 1, 3)
+            for t in (q, k, v)
         )
 
     def merge(self, p, pre, y, M):
         # y: [M * B, H, T, hd] -> [M, B, T, C]
         MB, H, T, hd = y.shape
         y = y.transpose(0, 2, 1, 3).reshape(M, MB // M, T, H * hd)
-        return linear(y, p[f"{pre}attn.o_proj.weight"])
+        return linear(y, p[f"{pre}attn.o_proj.weight"], self.dtype)
 
     def attention(self, p, pre, x):
         if self.softcap:  # the fused kernel cannot cap the logits
@@ -94,15 +101,17 @@ class FusedGPT:
         weights [M, B, H, T, T]."""
         q, k, v = self.heads(p, pre, x)
         M, T = x.shape[0], x.shape[2]
-        scores = (q @ k.transpose(0, 1, 3, 2)) * self.scale
+        scores = (q @ k.transpose(0, 1, 3, 2)).astype(mx.float32) * self.scale
         logits = self.softcap * mx.tanh(scores / self.softcap) if self.softcap else scores
         causal = mx.tril(mx.ones((T, T), dtype=mx.bool_))
         probs = mx.softmax(mx.where(causal, logits, float("-inf")), axis=-1, precise=True)
         fold = (M, -1, *scores.shape[1:])
-        return self.merge(p, pre, probs @ v, M), scores.reshape(fold), probs.reshape(fold)
+        y = self.merge(p, pre, probs.astype(self.dtype) @ v, M)
+        return y, scores.reshape(fold), probs.reshape(fold)
 
     def mlp(self, p, pre, x):
-        return linear(nn.gelu(linear(x, p[pre + "mlp.fc.weight"])), p[pre + "mlp.proj.weight"])
+        h = nn.gelu(linear(x, p[pre + "mlp.fc.weight"], self.dtype))
+        return linear(h, p[pre + "mlp.proj.weight"], self.dtype)
 
     def block(self, p, i, x, explicit=False):
         cfg, pre = self.cfg, f"blocks.{i}."
@@ -121,7 +130,8 @@ class FusedGPT:
 
     def head(self, p, x):
         x = norm(self.cfg.norm, x, p["ln_f.weight"], self.cfg.norm_eps)
-        return linear(x, p["wte.weight"] if self.cfg.tie_embeddings else p["lm_head.weight"])
+        w = p["wte.weight"] if self.cfg.tie_embeddings else p["lm_head.weight"]
+        return linear(x, w, self.dtype)
 
     def __call__(self, p, idx):
         x = self.embed(p, idx)
@@ -309,7 +319,7 @@ class FusedTrainer:
             make_deterministic(self.device)
         set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if self.cfg.train.dtype == "bfloat16" else mx.float32
-        self.model = FusedGPT(self.cfg.model)
+        self.model = FusedGPT(self.cfg.model, self.compute_dtype)
         attach(self, self.cfg)  # interventions' hooks (sweeps.core.interventions), as one run's
         shapes = param_shapes(self.cfg.model, self.cfg.vocab_size)
         self.optimizer = FusedAdamW(shapes, cfgs)
@@ -321,14 +331,9 @@ class FusedTrainer:
         self.tokens = None
         self.window = mx.arange(self.cfg.model.block_size + 1)
 
-    def cast(self, params: dict) -> dict:
-        """float32 master weights, computed in compute_dtype (mixed precision for bfloat16)."""
-        return tree_map(lambda p: p.astype(self.compute_dtype), params)
-
     def objective_of(self, params: dict, x, y):
         hooks = step_hooks(self)
-        p = self.cast(params)
-        total, *rest = objective(self.model, p, x, y, hooks.terms, hooks.attn_max)
+        total, *rest = objective(self.model, params, x, y, hooks.terms, hooks.attn_max)
         # the sum of the models' objectives: each model's gradient is its own
         return (total.sum(), *rest)
 
@@ -384,7 +389,7 @@ class FusedTrainer:
         model sees; no update (crosscheck)."""
         xs, ys = (mx.array(np.broadcast_to(a, (self.M, *a.shape))) for a in (x, y))
         params, hooks = self.optimizer.params, step_hooks(self)
-        fn = lambda p: objective(self.model, self.cast(p), xs, ys, hooks.terms, hooks.attn_max)  # noqa: E731
+        fn = lambda p: objective(self.model, p, xs, ys, hooks.terms, hooks.attn_max)  # noqa: E731
         total = fn(params)[0]
         grads = mx.grad(lambda p: fn(p)[0].sum())(params)
         mx.eval(total, grads)
@@ -394,15 +399,13 @@ class FusedTrainer:
     def eval_losses(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """[M]: every model's mean cross entropy of one batch [B, T]."""
         xs, ys = (mx.array(np.broadcast_to(a, (self.M, *a.shape))) for a in (x, y))
-        logits = self.model(self.cast(self.optimizer.params), xs)
+        logits = self.model(self.optimizer.params, xs)
         return np.array(cross_entropy(logits, ys), dtype=np.float64)
 
     def probe(self, x: np.ndarray) -> list:
         """[M] Probes (qkmlx.train.Trainer.probe per model) of one batch every model sees."""
         p = self.optimizer.params
-        logits, layers = self.model.probe(
-            self.cast(p), mx.array(np.broadcast_to(x, (self.M, *x.shape)))
-        )
+        logits, layers = self.model.probe(p, mx.array(np.broadcast_to(x, (self.M, *x.shape))))
         qk = self.cfg.model.qk_norm != "none"
         out = []
         for i in range(self.M):
@@ -421,7 +424,7 @@ class FusedTrainer:
     def logits(self, x: np.ndarray) -> np.ndarray:
         """[M, B, T, V] of one batch every model sees."""
         xs = mx.array(np.broadcast_to(x, (self.M, *x.shape)))
-        return np.array(self.model(self.cast(self.optimizer.params), xs).astype(mx.float32))
+        return np.array(self.model(self.optimizer.params, xs).astype(mx.float32))
 
     def get_params(self, i: int) -> dict:
         params = self.optimizer.params

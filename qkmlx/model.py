@@ -2,6 +2,8 @@
 
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
 sweeps.core.params.init_params (numpy), so both backends start from identical weights.
+Mixed precision is explicit casts at the sites sweeps.core.precision names (dtype: the
+compute dtype; float32 leaves every cast a no-op).
 """
 
 import math
@@ -14,26 +16,50 @@ from sweeps.core.config import ModelConfig
 from sweeps.core.norms import unbuilt
 
 
+class RMSNorm(nn.RMSNorm):
+    def __call__(self, x):
+        return super().__call__(
+            x.astype(mx.float32)
+        )  # every norm in float32 (sweeps.core.precision)
+
+
+class LayerNorm(nn.LayerNorm):
+    def __call__(self, x):
+        return super().__call__(x.astype(mx.float32))
+
+
+class Linear(nn.Linear):
+    """A projection without bias, computed in dtype: its input and float32 weight cast."""
+
+    def __init__(self, n_in: int, n_out: int, dtype):
+        super().__init__(n_in, n_out, bias=False)
+        self.dtype = dtype
+
+    def __call__(self, x):
+        return x.astype(self.dtype) @ self.weight.astype(self.dtype).T
+
+
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
     """A norm over the last `dims` features with a learnable gain and no bias."""
     if kind == "rms":
-        return nn.RMSNorm(dims, eps=eps)
+        return RMSNorm(dims, eps=eps)
     if kind == "layernorm":
-        return nn.LayerNorm(dims, eps=eps, bias=False)
+        return LayerNorm(dims, eps=eps, bias=False)
     raise unbuilt(kind, "mlx")
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
+        self.dtype = dtype
         self.n_head = cfg.n_head
         self.head_dim = cfg.head_dim
         self.scale = 1.0 / math.sqrt(cfg.head_dim)
         self.softcap = cfg.attn_softcap  # 0: off (sweeps.core.interventions)
-        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.o_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.q_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.k_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.v_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.o_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
         self.use_qk_norm = cfg.qk_norm != "none"
         if self.use_qk_norm:
             # Per head, over head_dim, with a learnable gain: bounds |q.k| / sqrt(d) by the gains.
@@ -41,7 +67,7 @@ class CausalSelfAttention(nn.Module):
             self.k_norm = make_norm(cfg.qk_norm, cfg.head_dim, cfg.norm_eps)
 
     def heads(self, x):
-        # x: [B, T, C] -> q, k, v: [B, H, T, hd], with QK-norm applied to q and k
+        # x: [B, T, C] -> q, k, v: [B, H, T, hd] in dtype, with QK-norm applied to q and k
         B, T, C = x.shape
         q = self.q_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
         k = self.k_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(0, 2, 1, 3)
@@ -49,7 +75,7 @@ class CausalSelfAttention(nn.Module):
         if self.use_qk_norm:
             q = self.q_norm(q)
             k = self.k_norm(k)
-        return q, k, v
+        return q.astype(self.dtype), k.astype(self.dtype), v
 
     def merge(self, y):
         # y: [B, H, T, hd] -> [B, T, C]
@@ -68,30 +94,30 @@ class CausalSelfAttention(nn.Module):
         weights [B, H, T, T]."""
         q, k, v = self.heads(x)
         T = x.shape[1]
-        scores = (q @ k.transpose(0, 1, 3, 2)) * self.scale
+        scores = (q @ k.transpose(0, 1, 3, 2)).astype(mx.float32) * self.scale
         logits = self.softcap * mx.tanh(scores / self.softcap) if self.softcap else scores
         causal = mx.tril(mx.ones((T, T), dtype=mx.bool_))
         probs = mx.softmax(mx.where(causal, logits, float("-inf")), axis=-1, precise=True)
-        return self.merge(probs @ v), scores, probs
+        return self.merge(probs.astype(self.dtype) @ v), scores, probs
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
-        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
-        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
+        self.fc = Linear(cfg.n_embd, 4 * cfg.n_embd, dtype)
+        self.proj = Linear(4 * cfg.n_embd, cfg.n_embd, dtype)
 
     def __call__(self, x):
         return self.proj(nn.gelu(self.fc(x)))  # exact (erf) GELU on both backends
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
         self.ln_1 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
-        self.attn = CausalSelfAttention(cfg)
+        self.attn = CausalSelfAttention(cfg, dtype)
         self.ln_2 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
-        self.mlp = MLP(cfg)
+        self.mlp = MLP(cfg, dtype)
 
     def __call__(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -104,15 +130,18 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg: ModelConfig, vocab_size: int):
+    """dtype: the compute dtype (mx.float32, or mx.bfloat16 for mixed precision)."""
+
+    def __init__(self, cfg: ModelConfig, vocab_size: int, dtype=mx.float32):
         super().__init__()
+        self.dtype = dtype
         self.tie_embeddings = cfg.tie_embeddings
         self.wte = nn.Embedding(vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
-        self.blocks = [Block(cfg) for _ in range(cfg.n_layer)]
+        self.blocks = [Block(cfg, dtype) for _ in range(cfg.n_layer)]
         self.ln_f = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
         if not cfg.tie_embeddings:
-            self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)
+            self.lm_head = Linear(cfg.n_embd, vocab_size, dtype)
 
     def embed(self, idx):
         # idx: [B, T] int -> [B, T, C]
@@ -122,7 +151,7 @@ class GPT(nn.Module):
     def head(self, x):
         x = self.ln_f(x)
         if self.tie_embeddings:
-            return x @ self.wte.weight.T
+            return x.astype(self.dtype) @ self.wte.weight.astype(self.dtype).T
         return self.lm_head(x)
 
     def __call__(self, idx):

@@ -6,7 +6,7 @@ import sys
 os.environ.setdefault("MLX_ENABLE_TF32", "0")  # before mlx reads it (its default is 1)
 import mlx.core as mx
 import numpy as np
-from mlx.utils import tree_flatten, tree_map, tree_unflatten
+from mlx.utils import tree_flatten, tree_unflatten
 
 from qkmlx.model import GPT, loss_fn, objective
 from qkmlx.optim import (
@@ -96,7 +96,7 @@ class Trainer(TrainerState):
         # TF32 changes float32 matmul results: off unless asked for (crosscheck needs it off).
         set_tf32(tf32)
         self.compute_dtype = mx.bfloat16 if cfg.train.dtype == "bfloat16" else mx.float32
-        self.model = GPT(cfg.model, cfg.vocab_size)
+        self.model = GPT(cfg.model, cfg.vocab_size, self.compute_dtype)
         # Interventions' hooks in the step (sweeps.core.interventions); none: the plain step.
         attach(self, cfg)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
@@ -105,18 +105,14 @@ class Trainer(TrainerState):
         self.tokens = None  # the train split on the device (set_train_tokens)
         self.window = mx.arange(cfg.model.block_size + 1)
 
-    def cast(self, params: dict) -> dict:
-        """float32 master weights, computed in compute_dtype (mixed precision for bfloat16)."""
-        return tree_map(lambda p: p.astype(self.compute_dtype), params)
-
     def loss_of(self, params: dict, x, y):
-        self.model.update(tree_unflatten(list(self.cast(params).items())))
+        self.model.update(tree_unflatten(list(params.items())))
         return loss_fn(self.model, x, y)
 
     def objective_of(self, params: dict, x, y):
         """(objective, cross entropy, *measured): qkmlx.model.objective with the
         interventions' terms, measuring what their actions after the step read."""
-        self.model.update(tree_unflatten(list(self.cast(params).items())))
+        self.model.update(tree_unflatten(list(params.items())))
         hooks = step_hooks(self)
         return objective(self.model, x, y, hooks.terms, hooks.attn_max)
 

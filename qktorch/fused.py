@@ -17,7 +17,6 @@ weights out of the buffer itself and differentiates with respect to the buffer, 
 gradient arrives flat and the compiled step has one weight input, never a buffer and its views.
 """
 
-import contextlib
 import math
 import sys
 
@@ -50,24 +49,28 @@ def per_model(t, like):
 
 
 def norm(kind: str, x, gain, eps: float):
-    """A norm over the last dim with each model's own gain [M, C] (no bias)."""
+    """A norm over the last dim with each model's own gain [M, C] (no bias), in float32
+    whatever the compute dtype (sweeps.core.precision)."""
+    x = x.float()
     if kind == "rms":
         return F.rms_norm(x, x.shape[-1:], eps=eps) * per_model(gain, x)
     return F.layer_norm(x, x.shape[-1:], eps=eps) * per_model(gain, x)
 
 
-def linear(x, w):
-    """x [M, ..., in] times each model's own w [M, out, in] transposed: one batched matmul."""
+def linear(x, w, dtype):
+    """x [M, ..., in] times each model's own w [M, out, in] transposed: one batched matmul,
+    computed in dtype (its input and float32 weight cast)."""
     M = x.shape[0]
-    y = torch.bmm(x.reshape(M, -1, x.shape[-1]), w.transpose(1, 2))
+    y = torch.bmm(x.reshape(M, -1, x.shape[-1]).to(dtype), w.to(dtype).transpose(1, 2))
     return y.reshape(*x.shape[:-1], w.shape[1])
 
 
 class FusedGPT:
     """qktorch.model.GPT over stacked weights: p maps each shared name to (M, *shape)."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         self.cfg = cfg
+        self.dtype = dtype  # the compute dtype (sweeps.core.precision)
         self.scale = 1.0 / math.sqrt(cfg.head_dim)
         self.softcap = cfg.attn_softcap  # 0: off (sweeps.core.interventions)
 
@@ -76,19 +79,24 @@ class FusedGPT:
         M, B, T, C = x.shape
         cfg = self.cfg
         q, k, v = (
-            linear(x, p[f"{pre}attn.{n}_proj.weight"]).reshape(M, B, T, cfg.n_head, cfg.head_dim)
+            linear(x, p[f"{pre}attn.{n}_proj.weight"], self.dtype).reshape(
+                M, B, T, cfg.n_head, cfg.head_dim
+            )
             for n in "qkv"
         )
         if cfg.qk_norm != "none":
             q = norm(cfg.qk_norm, q, p[f"{pre}attn.q_norm.weight"], cfg.norm_eps)
             k = norm(cfg.qk_norm, k, p[f"{pre}attn.k_norm.weight"], cfg.norm_eps)
-        return (t.reshape(M * B, T, cfg.n_head, cfg.head_dim).transpose(1, 2) for t in (q, k, v))
+        return (
+            t.to(self.dtype).reshape(M * B, T, cfg.n_head, cfg.head_dim).transpose(1, 2)
+            for t in (q, k, v)
+        )
 
     def merge(self, p, pre, y, M):
         # y: [M * B, H, T, hd] -> [M, B, T, C]
         MB, H, T, hd = y.shape
         y = y.transpose(1, 2).reshape(M, MB // M, T, H * hd)
-        return linear(y, p[f"{pre}attn.o_proj.weight"])
+        return linear(y, p[f"{pre}attn.o_proj.weight"], self.dtype)
 
     def attention(self, p, pre, x):
         if self.softcap:  # the fused kernel cannot cap the logits
@@ -102,15 +110,17 @@ class FusedGPT:
         weights [M, B, H, T, T]."""
         q, k, v = self.heads(p, pre, x)
         M, T = x.shape[0], x.shape[2]
-        scores = (q @ k.transpose(-2, -1)) * self.scale
+        scores = (q @ k.transpose(-2, -1)).float() * self.scale
         logits = self.softcap * torch.tanh(scores / self.softcap) if self.softcap else scores
         causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
         probs = torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=-1)
         fold = (M, -1, *scores.shape[1:])
-        return self.merge(p, pre, probs @ v, M), scores.reshape(fold), probs.reshape(fold)
+        y = self.merge(p, pre, probs.to(self.dtype) @ v, M)
+        return y, scores.reshape(fold), probs.reshape(fold)
 
     def mlp(self, p, pre, x):
-        return linear(F.gelu(linear(x, p[pre + "mlp.fc.weight"])), p[pre + "mlp.proj.weight"])
+        h = F.gelu(linear(x, p[pre + "mlp.fc.weight"], self.dtype))
+        return linear(h, p[pre + "mlp.proj.weight"], self.dtype)
 
     def block(self, p, i, x, explicit=False):
         cfg, pre = self.cfg, f"blocks.{i}."
@@ -129,7 +139,8 @@ class FusedGPT:
 
     def head(self, p, x):
         x = norm(self.cfg.norm, x, p["ln_f.weight"], self.cfg.norm_eps)
-        return linear(x, p["wte.weight"] if self.cfg.tie_embeddings else p["lm_head.weight"])
+        w = p["wte.weight"] if self.cfg.tie_embeddings else p["lm_head.weight"]
+        return linear(x, w, self.dtype)
 
     def __call__(self, p, idx):
         x = self.embed(p, idx)
@@ -320,7 +331,7 @@ class FusedTrainer:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if self.cfg.train.dtype == "bfloat16" else torch.float32
-        self.model = FusedGPT(self.cfg.model)
+        self.model = FusedGPT(self.cfg.model, self.compute_dtype)
         attach(self, self.cfg)  # interventions' hooks (sweeps.core.interventions), as one run's
         shapes = param_shapes(self.cfg.model, self.cfg.vocab_size)
         self.optimizer = FusedAdamW(shapes, cfgs, self.device)
@@ -334,11 +345,6 @@ class FusedTrainer:
         self.token_mask = None
         self.window = torch.arange(self.cfg.model.block_size + 1, device=self.device)
 
-    def autocast(self):
-        if self.compute_dtype == torch.float32:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device, dtype=self.compute_dtype)
-
     def tensor(self, a: np.ndarray):
         return to_device(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), self.device)
 
@@ -349,8 +355,7 @@ class FusedTrainer:
     def _step(self, x, y, s):
         """([M] loss, [M] grad norm, *[M] step metrics)."""
         flat, hooks = self.optimizer.flat, step_hooks(self)
-        with self.autocast():
-            total, loss, *measured = self.objective_of(self.optimizer.views(flat), x, y)
+        total, loss, *measured = self.objective_of(self.optimizer.views(flat), x, y)
         # the sum of the models' objectives: each model's gradient is its own
         (grads,) = torch.autograd.grad(total.sum(), flat)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
@@ -402,8 +407,7 @@ class FusedTrainer:
         model sees; no update (crosscheck)."""
         flat = self.optimizer.flat
         xs, ys = (self.tensor(np.broadcast_to(a, (self.M, *a.shape))) for a in (x, y))
-        with self.autocast():
-            total = self.objective_of(self.optimizer.views(flat), xs, ys)[0]
+        total = self.objective_of(self.optimizer.views(flat), xs, ys)[0]
         (grads,) = torch.autograd.grad(total.sum(), flat)
         out = {n: g.float().cpu().numpy() for n, g in self.optimizer.views(grads).items()}
         return total.detach().cpu().numpy(), out
@@ -412,18 +416,14 @@ class FusedTrainer:
     def eval_losses(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """[M]: every model's mean cross entropy of one batch [B, T]."""
         xs, ys = (self.tensor(np.broadcast_to(a, (self.M, *a.shape))) for a in (x, y))
-        with self.autocast():
-            logits = self.model(self.optimizer.views(self.optimizer.flat), xs)
-            return cross_entropy(logits, ys).cpu().double().numpy()
+        logits = self.model(self.optimizer.views(self.optimizer.flat), xs)
+        return cross_entropy(logits, ys).cpu().double().numpy()
 
     @torch.no_grad()
     def probe(self, x: np.ndarray) -> list:
         """[M] Probes (qktorch.train.Trainer.probe per model) of one batch every model sees."""
         p = self.optimizer.views(self.optimizer.flat)
-        with self.autocast():
-            logits, layers = self.model.probe(
-                p, self.tensor(np.broadcast_to(x, (self.M, *x.shape)))
-            )
+        logits, layers = self.model.probe(p, self.tensor(np.broadcast_to(x, (self.M, *x.shape))))
         qk = self.cfg.model.qk_norm != "none"
         out = []
         for i in range(self.M):

@@ -2,6 +2,8 @@
 
 Pre-norm blocks, learned positions, GELU MLP, no biases. Weights come from
 sweeps.core.params.init_params (numpy), so both backends start from identical weights.
+Mixed precision is explicit casts at the sites sweeps.core.precision names (dtype: the
+compute dtype; float32 leaves every cast a no-op).
 """
 
 import math
@@ -15,26 +17,48 @@ from sweeps.core.config import ModelConfig
 from sweeps.core.norms import unbuilt
 
 
+class RMSNorm(nn.RMSNorm):
+    def forward(self, x):
+        return super().forward(x.float())  # every norm in float32 (sweeps.core.precision)
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.float())
+
+
+class Linear(nn.Linear):
+    """A projection without bias, computed in dtype: its input and float32 weight cast."""
+
+    def __init__(self, n_in: int, n_out: int, dtype):
+        super().__init__(n_in, n_out, bias=False)
+        self.dtype = dtype
+
+    def forward(self, x):
+        return F.linear(x.to(self.dtype), self.weight.to(self.dtype))
+
+
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
     """A norm over the last `dims` features with a learnable gain and no bias."""
     if kind == "rms":
-        return nn.RMSNorm(dims, eps=eps)
+        return RMSNorm(dims, eps=eps)
     if kind == "layernorm":
-        return nn.LayerNorm(dims, eps=eps, bias=False)
+        return LayerNorm(dims, eps=eps, bias=False)
     raise unbuilt(kind, "torch")
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
+        self.dtype = dtype
         self.n_head = cfg.n_head
         self.head_dim = cfg.head_dim
         self.scale = 1.0 / math.sqrt(cfg.head_dim)
         self.softcap = cfg.attn_softcap  # 0: off (sweeps.core.interventions)
-        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
-        self.o_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.q_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.k_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.v_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
+        self.o_proj = Linear(cfg.n_embd, cfg.n_embd, dtype)
         self.use_qk_norm = cfg.qk_norm != "none"
         if self.use_qk_norm:
             # Per head, over head_dim, with a learnable gain: bounds |q.k| / sqrt(d) by the gains.
@@ -42,7 +66,7 @@ class CausalSelfAttention(nn.Module):
             self.k_norm = make_norm(cfg.qk_norm, cfg.head_dim, cfg.norm_eps)
 
     def heads(self, x):
-        # x: [B, T, C] -> q, k, v: [B, H, T, hd], with QK-norm applied to q and k
+        # x: [B, T, C] -> q, k, v: [B, H, T, hd] in dtype, with QK-norm applied to q and k
         B, T, C = x.shape
         q = self.q_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).reshape(B, T, self.n_head, self.head_dim).transpose(1, 2)
@@ -50,7 +74,7 @@ class CausalSelfAttention(nn.Module):
         if self.use_qk_norm:
             q = self.q_norm(q)
             k = self.k_norm(k)
-        return q, k, v
+        return q.to(self.dtype), k.to(self.dtype), v
 
     def merge(self, y):
         # y: [B, H, T, hd] -> [B, T, C]
@@ -69,30 +93,30 @@ class CausalSelfAttention(nn.Module):
         weights [B, H, T, T]."""
         q, k, v = self.heads(x)
         T = x.shape[1]
-        scores = (q @ k.transpose(-2, -1)) * self.scale
+        scores = (q @ k.transpose(-2, -1)).float() * self.scale
         logits = self.softcap * torch.tanh(scores / self.softcap) if self.softcap else scores
         causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
         probs = torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=-1)
-        return self.merge(probs @ v), scores, probs
+        return self.merge(probs.to(self.dtype) @ v), scores, probs
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
-        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
-        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
+        self.fc = Linear(cfg.n_embd, 4 * cfg.n_embd, dtype)
+        self.proj = Linear(4 * cfg.n_embd, cfg.n_embd, dtype)
 
     def forward(self, x):
         return self.proj(F.gelu(self.fc(x)))  # exact (erf) GELU on both backends
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, dtype):
         super().__init__()
         self.ln_1 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
-        self.attn = CausalSelfAttention(cfg)
+        self.attn = CausalSelfAttention(cfg, dtype)
         self.ln_2 = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
-        self.mlp = MLP(cfg)
+        self.mlp = MLP(cfg, dtype)
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -105,15 +129,18 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg: ModelConfig, vocab_size: int):
+    """dtype: the compute dtype (torch.float32, or torch.bfloat16 for mixed precision)."""
+
+    def __init__(self, cfg: ModelConfig, vocab_size: int, dtype=torch.float32):
         super().__init__()
+        self.dtype = dtype
         self.tie_embeddings = cfg.tie_embeddings
         self.wte = nn.Embedding(vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
-        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)])
+        self.blocks = nn.ModuleList([Block(cfg, dtype) for _ in range(cfg.n_layer)])
         self.ln_f = make_norm(cfg.norm, cfg.n_embd, cfg.norm_eps)
         if not cfg.tie_embeddings:
-            self.lm_head = nn.Linear(cfg.n_embd, vocab_size, bias=False)
+            self.lm_head = Linear(cfg.n_embd, vocab_size, dtype)
 
     def embed(self, idx):
         # idx: [B, T] int -> [B, T, C]
@@ -123,7 +150,7 @@ class GPT(nn.Module):
     def head(self, x):
         x = self.ln_f(x)
         if self.tie_embeddings:
-            return x @ self.wte.weight.T
+            return x.to(self.dtype) @ self.wte.weight.to(self.dtype).T
         return self.lm_head(x)
 
     def forward(self, idx):

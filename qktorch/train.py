@@ -1,6 +1,5 @@
 """The PyTorch Trainer driven by sweeps.run.loop.train_run. Mirrors qkmlx/train.py line for line."""
 
-import contextlib
 import os
 import sys
 import warnings
@@ -85,7 +84,7 @@ class Trainer(TrainerState):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
         self.compute_dtype = torch.bfloat16 if cfg.train.dtype == "bfloat16" else torch.float32
-        self.model = GPT(cfg.model, cfg.vocab_size).to(self.device)
+        self.model = GPT(cfg.model, cfg.vocab_size, self.compute_dtype).to(self.device)
         # Interventions' hooks in the step (sweeps.core.interventions); none: the plain step.
         attach(self, cfg)
         self.set_params(init_params(cfg.model, cfg.vocab_size, cfg.seed))
@@ -96,11 +95,6 @@ class Trainer(TrainerState):
         self.tokens = None  # the train split on the device (set_train_tokens)
         self.token_mask = None  # 0xFFFF when the tokens are uint16 stored as int16
         self.window = torch.arange(cfg.model.block_size + 1, device=self.device)
-
-    def autocast(self):
-        if self.compute_dtype == torch.float32:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device, dtype=self.compute_dtype)
 
     def tensor(self, a: np.ndarray):
         """A host array as int64 on the device (on CUDA without waiting: to_device)."""
@@ -115,11 +109,10 @@ class Trainer(TrainerState):
     def _step(self, x, y, lr):
         """(loss, grad norm, *step metrics of sweeps.core.interventions.step_metrics)."""
         hooks = step_hooks(self)
-        with self.autocast():
-            if self.intervened:
-                total, loss, *measured = self.objective_of(x, y)
-            else:
-                total = loss = loss_fn(self.model, x, y)
+        if self.intervened:
+            total, loss, *measured = self.objective_of(x, y)
+        else:
+            total = loss = loss_fn(self.model, x, y)
         grads = torch.autograd.grad(total, list(self.params.values()))
         grads = flatten(grads, out=self.optimizer.grad)
         grads, grad_norm = clip_gradients(grads, self.cfg.train.grad_clip, out=self.optimizer.a)
@@ -164,25 +157,22 @@ class Trainer(TrainerState):
     def grads(self, x: np.ndarray, y: np.ndarray):
         """The training objective (the loss plus interventions' terms) and its unclipped gradients
         as float32 numpy by shared name; no update (crosscheck)."""
-        with self.autocast():
-            if self.intervened:
-                loss = self.objective_of(self.tensor(x), self.tensor(y))[0]
-            else:
-                loss = loss_fn(self.model, self.tensor(x), self.tensor(y))
+        if self.intervened:
+            loss = self.objective_of(self.tensor(x), self.tensor(y))[0]
+        else:
+            loss = loss_fn(self.model, self.tensor(x), self.tensor(y))
         grads = torch.autograd.grad(loss, list(self.params.values()))
         return loss.item(), {name: g.float().cpu().numpy() for name, g in zip(self.params, grads)}
 
     @torch.no_grad()
     def eval_loss(self, x: np.ndarray, y: np.ndarray) -> float:
-        with self.autocast():
-            return loss_fn(self.model, self.tensor(x), self.tensor(y)).item()
+        return loss_fn(self.model, self.tensor(x), self.tensor(y)).item()
 
     @torch.no_grad()
     def probe(self, x: np.ndarray) -> Probe:
         """Per-layer attention logits, weights, residual and QK-norm gains, and the output
         logits, as float32 numpy from the explicit path."""
-        with self.autocast():
-            logits, layers = self.model.probe(self.tensor(x))
+        logits, layers = self.model.probe(self.tensor(x))
         out = []
         for block, layer in zip(self.model.blocks, layers):
             gains = [None, None]

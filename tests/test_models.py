@@ -130,3 +130,43 @@ def test_q_and_k_gains_stay_equal_through_training(backend):
         k = params[f"blocks.{layer}.attn.k_norm.weight"]
         assert np.abs(q - 1).max() > 1e-3  # the gains moved
         np.testing.assert_allclose(q, k, rtol=1e-5, atol=1e-6)
+
+
+def _dtype_name(a) -> str:
+    return str(a.dtype).rsplit(".", 1)[-1]  # torch.bfloat16 / mlx.core.bfloat16 -> bfloat16
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tied", [False, True])
+def test_bfloat16_follows_the_declared_policy(backend, tied):
+    """sweeps.core.precision's table, site by site, in the single-run model: matmuls and the
+    logits in bfloat16, the residual stream and every norm's output in float32. A model that
+    casts its weights wholesale (the residual in bfloat16) or normalises in bfloat16 fails."""
+    cfg = smoke_config(backend, "train.dtype=bfloat16", "model.qk_norm=rms")
+    cfg = cfg.with_overrides([f"model.tie_embeddings={str(tied).lower()}"])
+    model = make_trainer(backend, cfg).model
+    idx = random_tokens(cfg)
+    if backend == "torch":
+        import torch
+
+        idx = torch.from_numpy(idx).long()
+    else:
+        import mlx.core as mx
+
+        idx = mx.array(idx)
+    x = model.embed(idx)
+    block = model.blocks[0]
+    h = block.ln_1(x)
+    q = block.attn.q_proj(h)
+    seen = {
+        "embedding": x,
+        "norm": h,
+        "projection": q,
+        "qk-norm": block.attn.q_norm(q.reshape(*q.shape[:-1], -1, cfg.model.head_dim)),
+        "residual after a block": block(x),
+        "logits": model(idx),
+    }
+    want = {"projection": "bfloat16", "logits": "bfloat16"}
+    assert {k: _dtype_name(v) for k, v in seen.items()} == {
+        k: want.get(k, "float32") for k in seen
+    }
