@@ -167,6 +167,4 @@ def test_bfloat16_follows_the_declared_policy(backend, tied):
         "logits": model(idx),
     }
     want = {"projection": "bfloat16", "logits": "bfloat16"}
-    assert {k: _dtype_name(v) for k, v in seen.items()} == {
-        k: want.get(k, "float32") for k in seen
-    }
+    assert {k: _dtype_name(v) for k, v in seen.items()} == {k: want.get(k, "float32") for k in seen}
