@@ -54,6 +54,20 @@ Section 20 adds three, each `off` - `on` (positive: QK-norm finished lower):
 - T9, the harm window (section 17, judge.compare): carries when the new report has a harm
   window exactly when the reference has one, differs otherwise.
 
+Section 21 (the precision carry: the same configs, seeds and batches in bfloat16 against
+float32) adds two and reads T5, T7 and T8 its own way:
+
+- T10, T11: `off`'s and `on`'s failure edge (stuck definition, stability.Edge: the geometric
+  mean of the per-seed critical LRs with its 90% interval). Carries when the new interval
+  overlaps the reference's widened by `edge_window` decades on each side; differs when it lies
+  outside; inconclusive when either side has no interval (a censored seed).
+- T5 at the prediction set's `gap_lr` (the grid's lowest LR there, 3.16e-3).
+- T7, T8 *paired*: the two sweeps share seeds, init weights and batches, so the shift is the
+  per-seed difference new - reference over the seeds both hold, with its paired 90% interval
+  (`paired_shift`). Carries when that interval lies inside +-`negligible` nats (TOST: the shift
+  is shown negligible); differs when it excludes 0 and reaches beyond +-`negligible`;
+  inconclusive otherwise (neither shown).
+
 Borderline fates (section 13): when the new report holds runs within the fate margin of their
 cut, every outcome is computed with them all stuck and all trained; an outcome the two
 disagree on is inconclusive ("borderline decides").
@@ -73,7 +87,7 @@ from sweeps.study.rung import Rung, judge_rung, primary_arrays
 from sweeps.study.stats import CONFIDENCE, Paired, paired, t_quantile
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
-QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9")
+QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11")
 
 # section 16's numbers (written from docs/cpu before any cpu-text run)
 BASE_LRS = (3.16e-4, 1e-3, 3.16e-3, 1e-2, 3.16e-2, 0.1, 0.316, 1.0)  # docs/cpu's 8 half-decades
@@ -100,6 +114,10 @@ class Predictions:
     t5_window: tuple[float, float]
     base_lrs: tuple[float, ...]
     study: rules.Study
+    gap_lr: float = GAP_LR  # T5's LR (and T6's)
+    paired: bool = False  # T7, T8: seeds paired across the two sweeps (section 21)
+    negligible: float = math.nan  # T7, T8 paired: the equivalence bound (nats)
+    edge_window: float = 0.25  # T10, T11: decades the reference's interval is widened by
 
 
 SECTION_16 = Predictions(16, QUANTITIES[:6], T1_WINDOW, T5_WINDOW, BASE_LRS, STUDY)
@@ -118,6 +136,29 @@ SECTION_20_WIDTH_128 = Predictions(
     20, ("T1", "T2", "T5", "T7", "T8", "T9"), (0.562, 3.16), (0.163, 0.652), (), STUDY
 )
 
+
+# section 21, bfloat16 against float32 at one rung of cpu-depth-matched (each its own
+# reference): T1's window is the reference's bracket (x5.62, x10] at depths 2 and 4 widened by a
+# quarter decade; T5 is read at the grid's lowest LR, 3.16e-3 (+0.143 at depth 2, +0.229 at
+# depth 4 on the reference), its window a factor 2 around it; T3 and T4 (over the grid's
+# quarter decades 3.16e-3 .. 0.1) carry when their verdict is the reference's
+def _section_21(t5_reference: float) -> Predictions:
+    return Predictions(
+        21,
+        ("T1", "T2", "T3", "T4", "T5", "T7", "T8", "T9", "T10", "T11"),
+        (3.16, 17.8),
+        (round(t5_reference / 2, 3), round(t5_reference * 2, 3)),
+        (3.16e-3, 5.62e-3, 1e-2, 1.78e-2, 3.16e-2, 5.62e-2, 0.1),
+        rules.Study(delta=0.1, sensitivity_range=(3.16e-3, 0.1), target_loss=None),
+        gap_lr=3.16e-3,
+        paired=True,
+        negligible=0.1,  # the study's delta: the smallest effect it calls material
+    )
+
+
+SECTION_21_DEPTH_2 = _section_21(0.143)
+SECTION_21_DEPTH_4 = _section_21(0.229)
+
 # T2: the class of `off`'s run at its first failing LR
 FIRST_STUCK, FIRST_STOPPED, NO_FAILURE = "stuck", "stopped", "no failure"
 
@@ -126,6 +167,7 @@ OVERLAPS, OUTSIDE, NO_THRESHOLD, UNJUDGED = "overlaps", "outside", "no threshold
 MOSTLY_STUCK, STOPS, MIXED = "mostly stuck", "stops", "mixed"
 TOO_FEW_SEEDS = "too few seeds"
 VERDICT = "verdict"  # T3, T4: the hypothesis's own verdict decides
+SAME_VERDICT, OTHER_VERDICT = "the reference's verdict", "not the reference's verdict"
 ABOVE_ZERO_IN_WINDOW, AT_OR_BELOW_FLOOR, OUT_OF_WINDOW, STRADDLES = (
     "above 0, overlaps the window",
     "at or below the floor",
@@ -133,6 +175,8 @@ ABOVE_ZERO_IN_WINDOW, AT_OR_BELOW_FLOOR, OUT_OF_WINDOW, STRADDLES = (
     "overlaps the window, not above 0",
 )
 NOT_MEASURED, NO_INTERVAL = "not measured", "no interval"
+NEGLIGIBLE, NOT_SHOWN = "negligible", "neither shown"  # T7, T8 paired (section 21)
+EDGE_OVERLAPS, EDGE_OUTSIDE, CENSORED = "edge overlaps", "edge outside", "censored"
 UNDER, OVER, BETWEEN, NO_GAP = "under 1/3", "above 2/3", "between 1/3 and 2/3", "no gap"
 SAME_HARM, HARM_NEW, HARM_GONE = "harm window as the reference", "a harm window", "no harm window"
 BORDERLINE_DECIDES = rules.BORDERLINE_DECIDES  # the reason every rule of the study shares
@@ -156,6 +200,7 @@ class Side:
     per_seed: tuple[str, ...] = ()
     parts: tuple[tuple[str, float], ...] = ()
     values: tuple[float, ...] = ()  # T7, T8: the per-seed values the shift compares
+    seeds: tuple[int, ...] = ()  # T7, T8: whose values they are (a paired shift matches them)
 
     def part(self, name: str) -> float:
         return dict(self.parts).get(name, math.nan)
@@ -251,15 +296,15 @@ def t4_side(cells: Cells, study: rules.Study, base_lrs) -> Side:
     return Side(p.mean, _interval(p), verdict, (), (("seeds", p.n), ("lrs", len(lrs))))
 
 
-def t5_side(cells: Cells, r: Rung, study: rules.Study) -> Side:
-    at = [i for i, lr in enumerate(r.low.lrs) if math.isclose(lr, GAP_LR)]
+def t5_side(cells: Cells, r: Rung, study: rules.Study, gap_lr: float = GAP_LR) -> Side:
+    at = [i for i, lr in enumerate(r.low.lrs) if math.isclose(lr, gap_lr)]
     if at:
         i = at[0]
         st = r.low.stats[i]
         parts = (("seeds", st.n), ("family", len(r.low.lrs)))
         return Side(st.mean, (r.low.lower[i], r.low.upper[i]), r.low.verdict, (), parts)
     lrs, d, cb, ct, _ = primary_arrays(cells, study.primary_comparison, study.fate_margin)
-    j = [i for i, lr in enumerate(lrs) if math.isclose(lr, GAP_LR)]
+    j = [i for i, lr in enumerate(lrs) if math.isclose(lr, gap_lr)]
     if cb is None or not j:
         return Side(verdict=NOT_MEASURED)
     _, used, _ = stability.pooled_lr_stats(d, cb, ct, study.precision)
@@ -291,12 +336,14 @@ def t6_side(cells: Cells, warm: Cells | None, study: rules.Study) -> Side:
     return Side(ratio, interval, "", (), parts)
 
 
-def _seed_side(d, floor: float, parts) -> Side:
-    """A cost side from per-seed differences (NaN: no pair)."""
+def _seed_side(d, floor: float, parts, seeds=()) -> Side:
+    """A cost side from per-seed differences (NaN: no pair); seeds: whose they are."""
     d = np.asarray(d, float)
     st = paired(d, floor)
-    values = tuple(float(x) for x in d[np.isfinite(d)])
-    return Side(st.mean if st.n else math.nan, _interval(st), "", (), parts, values)
+    ok = np.isfinite(d)
+    values = tuple(float(x) for x in d[ok])
+    kept = tuple(int(s) for s, k in zip(seeds, ok) if k)
+    return Side(st.mean if st.n else math.nan, _interval(st), "", (), parts, values, kept)
 
 
 def seed_costs(cells: Cells, study: rules.Study, off_lr: float, on_lr: float) -> np.ndarray:
@@ -315,7 +362,7 @@ def t7_side(cells: Cells, study: rules.Study) -> Side:
     if best is None or not cells.has(on):
         return Side(verdict=NOT_MEASURED)
     d = seed_costs(cells, study, best, best)
-    return _seed_side(d, study.precision, (("best_lr", best),))
+    return _seed_side(d, study.precision, (("best_lr", best),), cells.seeds)
 
 
 def t8_side(cells: Cells, study: rules.Study) -> Side:
@@ -326,12 +373,22 @@ def t8_side(cells: Cells, study: rules.Study) -> Side:
     if b is None or t is None:
         return Side(verdict=NOT_MEASURED)
     d = seed_costs(cells, study, b, t)
-    return _seed_side(d, study.precision, (("off_lr", b), ("on_lr", t)))
+    return _seed_side(d, study.precision, (("off_lr", b), ("on_lr", t)), cells.seeds)
 
 
 def t9_side(cells: Cells, study: rules.Study) -> Side:
     harm = judge.compare(cells, study.primary_comparison, study, influence=False).harm
     return Side(float(len(harm)), harm[0] if harm else None, "", (), ())
+
+
+def edge_side(r: Rung, arm: str) -> Side:
+    """T10, T11: the arm's failure edge (stuck definition) with its 90% interval."""
+    e = r.edges.get(arm, {}).get("stuck")
+    if e is None:
+        return Side(verdict=NOT_MEASURED)
+    interval = (e.lower, e.upper) if math.isfinite(e.lower) else None
+    parts = (("censored", e.censored), ("seeds", len(e.per_seed)))
+    return Side(e.value, interval, "", (), parts)
 
 
 def _at(cells: Cells, arm: str) -> dict[int, float]:
@@ -403,6 +460,34 @@ def shift(reference, new, floor: float = 0.0) -> Shift:
     return Shift(m, m - half, m + half, df, na, nb)
 
 
+def paired_shift(reference: Side, new: Side, floor: float = 0.0) -> Shift:
+    """new - reference per seed over the seeds both sides hold (section 21: the same seeds,
+    init weights and batches on both sides), with its paired two-sided 90% t interval (sd
+    floored at the precision floor); NaN bounds with fewer than MIN_SEEDS common seeds."""
+    ref = dict(zip(reference.seeds, reference.values))
+    now = dict(zip(new.seeds, new.values))
+    common = sorted(set(ref) & set(now))
+    p = paired([now[s] - ref[s] for s in common], floor)
+    if len(common) < rules.MIN_SEEDS:
+        return Shift(p.mean, math.nan, math.nan, math.nan, len(ref), len(now))
+    return Shift(p.mean, p.lower, p.upper, len(common) - 1, len(ref), len(now))
+
+
+def decide_paired_shift(s: Shift, negligible: float) -> tuple[str, str]:
+    """Section 21's rule for a cost quantity: carries when the paired 90% interval lies
+    inside +-negligible (shown negligible), differs when it excludes 0 and reaches beyond
+    +-negligible, inconclusive otherwise."""
+    if not math.isfinite(s.lower):
+        return INCONCLUSIVE, TOO_FEW_SEEDS
+    if -negligible < s.lower and s.upper < negligible:
+        return CARRIES, NEGLIGIBLE
+    if s.lower > 0:
+        return DIFFERS, SMALLER
+    if s.upper < 0:
+        return DIFFERS, LARGER
+    return INCONCLUSIVE, NOT_SHOWN
+
+
 SMALLER, LARGER, CONTAINS_ZERO = "shifted up", "shifted down", "contains 0"
 
 
@@ -435,11 +520,13 @@ def sides(
         "T2": lambda: t2_side(cells, r),
         "T3": lambda: t3_side(r),
         "T4": lambda: t4_side(cells, study, predictions.base_lrs),
-        "T5": lambda: t5_side(cells, r, study),
+        "T5": lambda: t5_side(cells, r, study, predictions.gap_lr),
         "T6": lambda: t6_side(cells, warm, study),
         "T7": lambda: t7_side(cells, study),
         "T8": lambda: t8_side(cells, study),
         "T9": lambda: t9_side(cells, study),
+        "T10": lambda: edge_side(r, "off"),
+        "T11": lambda: edge_side(r, study.primary_comparison[1]),
     }
     return {q: make[q]() for q in predictions.quantities}
 
@@ -479,7 +566,14 @@ def _t2(s: Side, _ref, _p) -> tuple[str, str]:
     return INCONCLUSIVE, MIXED
 
 
-def _verdict(s: Side, _ref, _p) -> tuple[str, str]:
+def _verdict(s: Side, ref: Side | None, p: Predictions) -> tuple[str, str]:
+    if p.paired and ref is not None:  # section 21: the reference's verdict, whichever it is
+        if s.verdict == ref.verdict:
+            return CARRIES, SAME_VERDICT
+        decisive = {rules.SUPPORTED, rules.NOT_SUPPORTED}
+        if {s.verdict, ref.verdict} == decisive:
+            return DIFFERS, OTHER_VERDICT
+        return INCONCLUSIVE, OTHER_VERDICT
     if s.verdict == rules.SUPPORTED:
         return CARRIES, VERDICT
     if s.verdict == rules.NOT_SUPPORTED:
@@ -516,7 +610,21 @@ def _t6(s: Side, _ref, _p) -> tuple[str, str]:
 def _cost(s: Side, ref: Side | None, p: Predictions) -> tuple[str, str]:
     if ref is None or s.verdict == NOT_MEASURED or ref.verdict == NOT_MEASURED:
         return INCONCLUSIVE, NOT_MEASURED
+    if p.paired:
+        return decide_paired_shift(paired_shift(ref, s, p.study.precision), p.negligible)
     return decide_shift(shift(ref.values, s.values, p.study.precision))
+
+
+def _edge(s: Side, ref: Side | None, p: Predictions) -> tuple[str, str]:
+    if ref is None or s.verdict == NOT_MEASURED or ref.verdict == NOT_MEASURED:
+        return INCONCLUSIVE, NOT_MEASURED
+    if s.interval is None or ref.interval is None:
+        return INCONCLUSIVE, CENSORED
+    widen = 10**p.edge_window
+    lo, hi = ref.interval[0] / widen, ref.interval[1] * widen
+    if s.interval[1] < lo or s.interval[0] > hi:
+        return DIFFERS, EDGE_OUTSIDE
+    return CARRIES, EDGE_OVERLAPS
 
 
 def _t9(s: Side, ref: Side | None, _p) -> tuple[str, str]:
@@ -537,6 +645,8 @@ _RULES = {
     "T7": _cost,
     "T8": _cost,
     "T9": _t9,
+    "T10": _edge,
+    "T11": _edge,
 }
 
 
@@ -583,9 +693,13 @@ __all__ = [
     "SECTION_16",
     "SECTION_20_WIDTH_64",
     "SECTION_20_WIDTH_128",
+    "SECTION_21_DEPTH_2",
+    "SECTION_21_DEPTH_4",
     "Shift",
     "carry",
     "decide_shift",
+    "decide_paired_shift",
+    "paired_shift",
     "shift",
     "seed_costs",
     "cells_of",
