@@ -46,6 +46,13 @@ PLANS = {
     "cpu-width128-head64": Plan(
         c.SECTION_20_WIDTH_128, Path("docs/cpu-width"), None, (("n_embd", 128),), 16
     ),
+    # section 21: each bfloat16 rung against the same rung of the float32 ladder
+    "cpu-bf16-depth2": Plan(
+        c.SECTION_21_DEPTH_2, Path("docs/cpu-depth-matched"), None, (("n_layer", 2),)
+    ),
+    "cpu-bf16-depth4": Plan(
+        c.SECTION_21_DEPTH_4, Path("docs/cpu-depth-matched"), None, (("n_layer", 4),)
+    ),
 }
 
 
@@ -69,11 +76,13 @@ def quantity_text(q: str, p: c.Predictions) -> str:
         "T3": "H2a: QK-norm raises the critical LR (stuck definition); ratio on / off",
         "T4": f"H2b: QK-norm lowers LR sensitivity over [{_lr(lo)}, {_lr(hi)}]; S off - S on"
         + ("" if p.base_lrs == c.BASE_LRS else f" (LRs {_lrs(p.base_lrs)})"),
-        "T5": "the low-LR gap, `off` - `on` at LR 1e-3",
+        "T5": f"the low-LR gap, `off` - `on` at LR {_lr(p.gap_lr)}",
         "T6": "the gap's start-temperature share: (`off-warm` - `on`) / (`off` - `on`) at 1e-3",
         "T7": "QK-norm's cost at `off`'s best LR, `off` - `on`",
         "T8": "QK-norm's cost at each arm's own best LR, `off` - `on`",
         "T9": "the harm window: LRs where QK-norm is credibly worse (section 17)",
+        "T10": "`off`'s failure edge (stuck definition), with its 90% interval",
+        "T11": "`on`'s failure edge (stuck definition): its critical LR, with its 90% interval",
     }[q]
 
 
@@ -89,16 +98,29 @@ def _window_t5(p: c.Predictions) -> str:
 
 def rule_text(q: str, p: c.Predictions) -> str:
     shift = (
-        "carries if Welch's 90% interval of the shift (new - reference) contains 0; counts "
-        "against if it excludes 0"
+        f"carries if the paired 90% interval of the shift (new - reference, by seed) lies "
+        f"inside +-{p.negligible:g}; counts against if it excludes 0 and reaches beyond "
+        f"+-{p.negligible:g}"
+        if p.paired
+        else "carries if Welch's 90% interval of the shift (new - reference) contains 0; "
+        "counts against if it excludes 0"
+    )
+    verdict = (
+        "carries with the reference's verdict; counts against with the opposite decisive one"
+        if p.paired
+        else "carries if supported; counts against if not supported"
+    )
+    edge = (
+        f"carries if the interval overlaps the reference's widened {p.edge_window:g} decades "
+        "each side; counts against if it lies outside"
     )
     return {
         "T1": f"carries if the pooled bracket overlaps {_window_t1(p)}; counts against if it "
         "lies outside, or no threshold below the top evidence LR",
         "T2": "carries if in at least 3 of 4 seeds the first failing LR is a finished-but-stuck "
         "run; counts against if at least 2 of 4 are divergences",
-        "T3": "carries if supported; counts against if not supported",
-        "T4": "carries if supported; counts against if not supported",
+        "T3": verdict,
+        "T4": verdict,
         "T5": f"carries if the interval lies above 0 and overlaps {_window_t5(p)}; counts "
         f"against if it lies at or below 0.02, or entirely outside {_window_t5(p)}",
         "T6": "carries if under 1/3; counts against if above 2/3",
@@ -106,6 +128,8 @@ def rule_text(q: str, p: c.Predictions) -> str:
         "T8": shift,
         "T9": "carries if a harm window is found exactly when the reference has one; counts "
         "against otherwise",
+        "T10": edge,
+        "T11": edge,
     }[q]
 
 
@@ -136,6 +160,13 @@ def reason_words(reason: str, p: c.Predictions) -> str:
         c.SAME_HARM: "a harm window here exactly when the reference has one",
         c.HARM_NEW: "a harm window the reference does not have",
         c.HARM_GONE: "no harm window where the reference has one",
+        c.NEGLIGIBLE: f"the shift's paired interval lies inside +-{p.negligible:g}",
+        c.NOT_SHOWN: f"the shift's paired interval reaches 0 and beyond +-{p.negligible:g}",
+        c.SAME_VERDICT: "the reference's verdict",
+        c.OTHER_VERDICT: "not the reference's verdict",
+        c.EDGE_OVERLAPS: "the interval overlaps the reference's, widened",
+        c.EDGE_OUTSIDE: "the interval lies outside the reference's, widened",
+        c.CENSORED: "no interval: a seed's edge lies beyond the grid",
     }.get(reason, reason)
 
 
@@ -215,6 +246,12 @@ def value_text(quantity: str, s: c.Side) -> str:
             else f"off at {_g(s.part('off_lr'))}, on at {_g(s.part('on_lr'))}"
         )
         return f"{s.value:+.3f}{interval} nats ({where}; {len(s.values)} seeds)"
+    if quantity in ("T10", "T11"):
+        if s.verdict == c.NOT_MEASURED:
+            return "not measured"
+        if iv is None:
+            return f"censored in {int(s.part('censored'))} of {int(s.part('seeds'))} seeds"
+        return f"{_g(s.value)} [{_g(iv[0])}, {_g(iv[1])}]"
     if quantity == "T9":
         if not s.value:
             return "none"
@@ -228,10 +265,17 @@ def shift_text(x: c.Carry, p: c.Predictions) -> str:
     """T7, T8: the shift new - reference the rule read, with its interval."""
     if x.quantity not in ("T7", "T8") or not x.reference.values or not x.new.values:
         return ""
-    sh = c.shift(x.reference.values, x.new.values, p.study.precision)
+    if p.paired:
+        sh = c.paired_shift(x.reference, x.new, p.study.precision)
+        sd = c.pair_sd(x.reference, x.new)
+        spread = f", pairs' sd {sd:.3f}" if math.isfinite(sd) else ""
+        how = "paired shift"
+    else:
+        sh, spread = c.shift(x.reference.values, x.new.values, p.study.precision), ""
+        how = "shift"
     if not math.isfinite(sh.lower):
-        return f"; shift {sh.mean:+.3f} (no interval)"
-    return f"; shift {sh.mean:+.3f} [{sh.lower:+.3f}, {sh.upper:+.3f}]"
+        return f"; {how} {sh.mean:+.3f} (no interval)"
+    return f"; {how} {sh.mean:+.3f} [{sh.lower:+.3f}, {sh.upper:+.3f}]{spread}"
 
 
 def record(x: c.Carry) -> dict:
@@ -292,6 +336,7 @@ def build(
             ),
             "control": control.name if warm is not None else None,
             "section": p.section,
+            **({"paired": True} if p.paired else {}),
             "study_sha256": STUDY_SHA256,
             "quantities": [record(x) for x in judged],
             "text": {
@@ -341,11 +386,18 @@ def render(doc: dict) -> str:
             "T6 Fieller's 90% interval for a ratio of paired means (the rule reads the ratio "
             "itself)"
         )
-    if "T7" in keys:
+    if "T7" in keys and doc.get("paired"):
+        notes.append(
+            "T7 and T8 each side's paired 90% interval; the rule reads the paired shift's 90% "
+            "interval (the two sweeps share seeds, init weights and batches)"
+        )
+    elif "T7" in keys:
         notes.append(
             "T7 and T8 each side's paired 90% interval; the rule reads the shift's Welch 90% "
             "interval (the two sweeps' seeds are not paired)"
         )
+    if "T10" in keys:
+        notes.append("T10 and T11 section 13's failure-edge interval (geometric mean over seeds)")
     lines += ["", "Intervals: " + "; ".join(n for n in notes if n) + "."]
     return "\n".join(lines) + "\n"
 

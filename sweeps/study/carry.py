@@ -473,6 +473,15 @@ def paired_shift(reference: Side, new: Side, floor: float = 0.0) -> Shift:
     return Shift(p.mean, p.lower, p.upper, len(common) - 1, len(ref), len(now))
 
 
+def pair_sd(reference: Side, new: Side) -> float:
+    """The sd over common seeds of new - reference: what section 21's power rests on (0.03:
+    the precisions' runs stay close; 0.09: as unrelated as two seeds)."""
+    ref = dict(zip(reference.seeds, reference.values))
+    now = dict(zip(new.seeds, new.values))
+    d = [now[k] - ref[k] for k in sorted(set(ref) & set(now))]
+    return float(np.std(d, ddof=1)) if len(d) >= 2 else math.nan
+
+
 def decide_paired_shift(s: Shift, negligible: float) -> tuple[str, str]:
     """Section 21's rule for a cost quantity: carries when the paired 90% interval lies
     inside +-negligible (shown negligible), differs when it excludes 0 and reaches beyond
