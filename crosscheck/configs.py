@@ -1,10 +1,13 @@
 """The model configs to check: one preset, or every distinct model config of a sweep spec.
 
-Every config is forced to float32: the comparison is about exact arithmetic, not mixed
-precision. Learning rate and seed do not change the model, so a sweep's configs are its
-distinct (model, data) pairs, trained here at the spec's base LR (preset + [set], a stable
-one: at divergent LRs rounding differences grow chaotically and agreement is not defined)
-and its first seed. Specs are read by sweeps.sweep.spec, as the sweep runner reads them.
+Each config is checked in the precision it trains in: float32 (exact arithmetic, tight
+tolerances) unless it sets `train.dtype = "bfloat16"`, which is checked against
+crosscheck.tolerances' bfloat16 bounds; a bfloat16 sweep's configs are checked in float32 too,
+which catches what bfloat16's rounding hides. Learning rate and seed do not change the model,
+so a sweep's configs are its distinct (model, data, precision) triples, trained here at the
+spec's base LR (preset + [set], a stable one: at divergent LRs rounding differences grow
+chaotically and agreement is not defined) and its first seed. Specs are read by
+sweeps.sweep.spec, as the sweep runner reads them.
 
 Interventions (sweeps.core.interventions) that change a backend's arithmetic are part of what
 makes a config distinct. A sweep's own values may never act in a short check from the init
@@ -22,7 +25,7 @@ from sweeps.core.presets import get_preset
 
 DEFAULT_QK_NORMS = ("none", "rms")  # QK-norm off and on
 OTHER_DECAY = {"coupled": "independent", "independent": "coupled"}
-FORCED = ("train.dtype=float32",)
+FLOAT32 = "train.dtype=float32"
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Target:
 
 def preset_targets(preset: str, overrides=(), qk_norms=(), interventions=False) -> list[Target]:
     """interventions: also each intervention at its exercise value, QK-norm off."""
-    base = get_preset(preset).with_overrides([*overrides, *FORCED])
+    base = get_preset(preset).with_overrides(list(overrides))
     cfgs = [base.with_overrides([f"model.qk_norm={qk}"]) for qk in qk_norms or DEFAULT_QK_NORMS]
     if interventions:
         cfgs += [
@@ -50,17 +53,19 @@ def sweep_targets(spec, overrides=(), qk_norms=()) -> list[Target]:
     cfgs = spec.configs("torch", overrides)
     if qk_norms:
         cfgs = [c.with_overrides([f"model.qk_norm={qk}"]) for c in cfgs for qk in qk_norms]
-    fixed = [f"train.lr={base.train.lr!r}", f"seed={spec.seed[0]}", *FORCED]
-    return distinct(spec.preset, [c.with_overrides(fixed) for c in cfgs])
+    fixed = [f"train.lr={base.train.lr!r}", f"seed={spec.seed[0]}"]
+    cfgs = [c.with_overrides(fixed) for c in cfgs]
+    exact = [c.with_overrides([FLOAT32]) for c in cfgs if c.train.dtype != "float32"]
+    return distinct(spec.preset, exact + cfgs)
 
 
 def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
-    """One target per distinct (model, data, z-loss), plus the last one again in the other
+    """One target per distinct (model, data, z-loss, dtype), plus the last one again in the other
     weight decay mode, so every crosscheck covers both (coupled and independent), plus every
     target with an intervention on again at the intervention's exercise value."""
     targets, seen = [], set()
     for cfg in cfgs:
-        key = (cfg.model, cfg.data, cfg.train.z_loss)
+        key = (cfg.model, cfg.data, cfg.train.z_loss, cfg.train.dtype)
         if key not in seen:
             seen.add(key)
             targets.append(Target(label(name, cfg), cfg))
@@ -79,8 +84,9 @@ def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
             if i.exercise is not None and value(target.cfg, i) != i.exercise
         ]
         cfg = target.cfg.with_overrides(strong)
-        if strong and (cfg.model, cfg.data, cfg.train.z_loss) not in seen:
-            seen.add((cfg.model, cfg.data, cfg.train.z_loss))
+        key = (cfg.model, cfg.data, cfg.train.z_loss, cfg.train.dtype)
+        if strong and key not in seen:
+            seen.add(key)
             targets.append(Target(f"{label(name, cfg)} (exercise values)", cfg))
     return targets
 
@@ -88,9 +94,11 @@ def distinct(name: str, cfgs: list[RunConfig]) -> list[Target]:
 def label(name: str, cfg: RunConfig) -> str:
     """e.g. "tiny L4 qk_norm=none qk-clip=0.02": the model and its interventions; a width
     other than the preset's is named too ("cpu L4 n_embd=96 qk_norm=none"), so that the
-    configs of a width ladder can be told apart."""
+    configs of a width ladder can be told apart, and a precision other than float32
+    ("tiny L4 qk_norm=none bfloat16")."""
     on = "".join(f" {i.name}={value(cfg, i):g}" for i in active(cfg))
     width = (
         "" if cfg.model.n_embd == get_preset(name).model.n_embd else f" n_embd={cfg.model.n_embd}"
     )
-    return f"{name} L{cfg.model.n_layer}{width} qk_norm={cfg.model.qk_norm}{on}"
+    dtype = "" if cfg.train.dtype == "float32" else f" {cfg.train.dtype}"
+    return f"{name} L{cfg.model.n_layer}{width} qk_norm={cfg.model.qk_norm}{on}{dtype}"

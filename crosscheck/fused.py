@@ -71,7 +71,7 @@ def run_fused_checks(
             steps,
             models,
             make_fused or fused_device_factory(CPU),
-            attempter(results, log),
+            attempter(results, log, cfg.train.dtype),
         )
     except Stop:
         pass

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from crosscheck.checks import Check
-from crosscheck.tolerances import ERROR_MEASURES, TOLERANCES
+from crosscheck.tolerances import BY_DTYPE, ERROR_MEASURES, TOLERANCES
 from sweeps.core.files import write_json_atomic
 from sweeps.platform.provenance import provenance
 
@@ -47,6 +47,8 @@ def document(
     """crosscheck.json: every config with its checks; the verdict is pass only if all pass.
     devices: where each backend ran, e.g. {"torch": "cpu", "mlx": "cpu"}."""
     where = placement(devices)
+    dtypes = sorted({r["config"]["train"]["dtype"] for r in results}, key=list(BY_DTYPE).index)
+    mixed = [d for d in dtypes if d != "float32"]
     return {
         "verdict": verdict(results),
         "steps": steps,
@@ -55,10 +57,18 @@ def document(
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "provenance": provenance(where),
         "devices": devices,
-        "numerics": f"float32, {where}, TF32 off (MLX_ENABLE_TF32=0, torch allow_tf32 off)",
+        "numerics": f"{' and '.join(dtypes) or 'float32'}, {where}, TF32 off (MLX_ENABLE_TF32=0, "
+        "torch allow_tf32 off)"
+        + ("; bfloat16 as sweeps/core/precision.py declares it" if mixed else ""),
         "error_measures": ERROR_MEASURES,
         "tolerances": {
             k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in TOLERANCES.items()
+        },
+        **{
+            f"tolerances_{d}": {
+                k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in BY_DTYPE[d].items()
+            }
+            for d in mixed
         },
         "configs": results,
     }

@@ -10,6 +10,8 @@ mlx 0.32.4, torch 2.13.0 (core: random tokens, 50 steps at batch 4).
 
 from dataclasses import dataclass
 
+from sweeps.core.precision import UNIT_ROUNDOFF
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -27,6 +29,11 @@ ERROR_MEASURES = {
 
 TOLERANCES = {
     "weights": Tolerance(0.0, "numpy arrays copied into a trainer and read back are bit-exact"),
+    "precision": Tolerance(
+        0.0,
+        "the number of sites of sweeps.core.precision.SITES whose dtype differs from the "
+        "declared policy on either backend: a count, none allowed",
+    ),
     "forward": Tolerance(
         2e-5,
         (
@@ -115,3 +122,63 @@ TOLERANCES = {
         ),
     ),
 }
+
+
+# bfloat16 mixed precision (sweeps.core.precision): every matmul rounds its output to 8
+# significant bits, so two correct implementations whose float32 accumulators differ only by
+# summation order can land a whole bfloat16 ulp apart: up to 2u of the value (u = 2^-8, the unit
+# roundoff). Each bound below is a multiple of u fixed by counting where that rounding reaches a
+# check, written before the first bfloat16 crosscheck ran; the measurements in the reasons are
+# tiny's (50 steps, QK-norm off and on, mlx 0.32.4, torch 2.13.0, 2 CPU cores). What bfloat16
+# cannot resolve (tanh GELU, an eps) is the float32 crosscheck's to catch: it stays as it was.
+U = UNIT_ROUNDOFF["bfloat16"]
+
+BFLOAT16_TOLERANCES = {
+    "weights": TOLERANCES["weights"],  # copies: float32 master weights either way
+    "precision": TOLERANCES["precision"],
+    "forward": Tolerance(
+        4 * U,
+        "logits come out of a bfloat16 matmul: one ulp at the largest logits is 2u of the "
+        "array's scale, two ulps 4u; measured 2.2u (tiny)",
+    ),
+    "loss": Tolerance(
+        U / 8,
+        "float32 cross entropy of bfloat16 logits, averaged over B*T tokens (2048 on tiny): "
+        "per-token errors of an ulp mostly cancel in the mean; measured 0.007u",
+    ),
+    "grad": Tolerance(
+        40 * U,
+        "float32's rule, 10x forward's bound: a gradient is a sum over B*T tokens (and heads, "
+        "for QK-norm gains) of terms each an ulp off, which cancel to far less than their "
+        "magnitudes; measured 1.8u at init, 5.3u at a QK-norm gain from the stress weights "
+        "(smoke). A missing gain or another eps moves it by 1e-2..1 of its scale, as in float32",
+    ),
+    "train_loss": Tolerance(
+        U / 2,
+        "per-step loss over 50 steps: the loss's u/8 grown through Adam's updates (as float32's "
+        "grows 5x from step 1 to 50); measured 0.11u",
+    ),
+    "train_grad_norm": Tolerance(
+        8 * U,
+        "float32's cancelling sum (2e-2 there) on bfloat16 gradients: twice the grad bound; "
+        "measured 2.8u",
+    ),
+    "diagnostics": Tolerance(
+        8 * U,
+        "maxima, spreads and 4th powers of the attention scores (a bfloat16 matmul's output) "
+        "after training, both backends probed on the same (torch's) weights: two ulps of a "
+        "score each side; measured 4.2u (max attention logit, each on its own weights)",
+    ),
+    "qk_clip_heads": TOLERANCES["qk_clip_heads"],
+    "qk_clip_max_logit": Tolerance(4 * U, "a maximum of bfloat16 scores: two ulps"),
+    "checkpoint": Tolerance(U / 8, "a val loss on the same weights: as loss; measured 0.008u"),
+    "resume": Tolerance(
+        32 * U,
+        "params and Adam moments one step after a shared checkpoint: the moment m of a trained "
+        "model is a cancelling sum of gradients, so its error relative to its largest element "
+        "exceeds the gradient's (float32 measures the ratio at up to 10 on core): 8x grad's "
+        "bound; measured 6.3u (smoke). A lost step count or moment is still O(1)",
+    ),
+}
+
+BY_DTYPE = {"float32": TOLERANCES, "bfloat16": BFLOAT16_TOLERANCES}

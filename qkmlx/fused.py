@@ -22,6 +22,7 @@ import mlx.nn as nn
 import numpy as np
 from mlx.utils import tree_flatten, tree_map
 
+from qkmlx.model import attend
 from qkmlx.train import device_memory, device_name, make_deterministic, pick_device, set_tf32
 from sweeps.core.config import ModelConfig, RunConfig
 from sweeps.core.diagnostics import LayerProbe, Probe
@@ -93,8 +94,7 @@ class FusedGPT:
         if self.softcap:  # the fused kernel cannot cap the logits
             return self.explicit(p, pre, x)[0]
         q, k, v = self.heads(p, pre, x)
-        y = mx.fast.scaled_dot_product_attention(q, k, v, mask="causal", scale=self.scale)
-        return self.merge(p, pre, y, x.shape[0])
+        return self.merge(p, pre, attend(q, k, v, self.scale, self.dtype), x.shape[0])
 
     def explicit(self, p, pre, x):
         """The same attention, spelled out, also returning scores (before any soft cap) and

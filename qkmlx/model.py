@@ -39,6 +39,16 @@ class Linear(nn.Linear):
         return x.astype(self.dtype) @ self.weight.astype(self.dtype).T
 
 
+def attend(q, k, v, scale: float, dtype):
+    """Causal attention with a fused kernel's arithmetic (sweeps.core.precision): q, k, v in
+    dtype, scores and softmax in float32 inside, the output in dtype. Spelled out because MLX's
+    CPU kernel computes in its inputs' dtype, rounding the T x T scores and probabilities to
+    bfloat16, where torch's kernels and MLX's GPU kernel keep them float32."""
+    q, k, v = (t.astype(mx.float32) for t in (q, k, v))
+    y = mx.fast.scaled_dot_product_attention(q, k, v, mask="causal", scale=scale)
+    return y.astype(dtype)
+
+
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
     """A norm over the last `dims` features with a learnable gain and no bias."""
     if kind == "rms":
@@ -86,8 +96,7 @@ class CausalSelfAttention(nn.Module):
         if self.softcap:  # the fused kernel cannot cap the logits
             return self.explicit(x)[0]
         q, k, v = self.heads(x)
-        y = mx.fast.scaled_dot_product_attention(q, k, v, mask="causal", scale=self.scale)
-        return self.merge(y)
+        return self.merge(attend(q, k, v, self.scale, self.dtype))
 
     def explicit(self, x):
         """The same attention, spelled out, also returning scores (before any soft cap) and
@@ -168,6 +177,28 @@ class GPT(nn.Module):
             x, scores, probs = block.explicit(x)
             layers.append((scores, probs, x))
         return self.head(x), layers
+
+
+def precision_sites(model: GPT, idx) -> dict[str, str]:
+    """The dtype at each of sweeps.core.precision.SITES in a forward pass of idx [B, T] (the
+    first block's, and the logits), by name ("float32", "bfloat16"), without gradient."""
+    x = model.embed(idx)
+    block, attn = model.blocks[0], model.blocks[0].attn
+    h = block.ln_1(x)
+    q = attn.q_proj(h)
+    B, T = idx.shape
+    heads = q.reshape(B, T, attn.n_head, attn.head_dim)
+    qk = attn.q_norm(heads) if attn.use_qk_norm else heads.astype(mx.float32)
+    seen = {
+        "embedding": x,
+        "norm": h,
+        "projection": q,
+        "qk_norm": qk,
+        "attention": attend(*attn.heads(h), attn.scale, attn.dtype),
+        "residual": block(x),
+        "logits": model(idx),
+    }
+    return {site: str(t.dtype).rsplit(".", 1)[-1] for site, t in seen.items()}
 
 
 def cross_entropy(logits, y):

@@ -8,7 +8,7 @@ import mlx.core as mx
 import numpy as np
 from mlx.utils import tree_flatten, tree_unflatten
 
-from qkmlx.model import GPT, loss_fn, objective
+from qkmlx.model import GPT, loss_fn, objective, precision_sites
 from qkmlx.optim import (
     AdamW,
     clip_gradients,
@@ -189,6 +189,9 @@ class Trainer(TrainerState):
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         return np.array(self.model(mx.array(x)).astype(mx.float32))
+
+    def precision_sites(self, x: np.ndarray) -> dict[str, str]:
+        return precision_sites(self.model, mx.array(x))
 
     def get_named_arrays(self) -> dict:
         return dict(tree_flatten(self.model.parameters()))

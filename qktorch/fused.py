@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qktorch.model import attend
 from qktorch.optim import to_device
 from qktorch.train import (
     default_compile,
@@ -102,8 +103,7 @@ class FusedGPT:
         if self.softcap:  # the fused kernel cannot cap the logits
             return self.explicit(p, pre, x)[0]
         q, k, v = self.heads(p, pre, x)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
-        return self.merge(p, pre, y, x.shape[0])
+        return self.merge(p, pre, attend(q, k, v, self.scale, self.dtype), x.shape[0])
 
     def explicit(self, p, pre, x):
         """The same attention, spelled out, also returning scores (before any soft cap) and

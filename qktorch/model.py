@@ -38,6 +38,13 @@ class Linear(nn.Linear):
         return F.linear(x.to(self.dtype), self.weight.to(self.dtype))
 
 
+def attend(q, k, v, scale: float, dtype):
+    """Causal attention with a fused kernel's arithmetic (sweeps.core.precision): q, k, v in
+    dtype, scores and softmax in float32 inside, the output in dtype. torch's kernels (flash
+    on the CPU and CUDA) do this for bfloat16 inputs as they are; qkmlx spells it out."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale).to(dtype)
+
+
 def make_norm(kind: str, dims: int, eps: float) -> nn.Module:
     """A norm over the last `dims` features with a learnable gain and no bias."""
     if kind == "rms":
@@ -85,8 +92,7 @@ class CausalSelfAttention(nn.Module):
         if self.softcap:  # the fused kernel cannot cap the logits
             return self.explicit(x)[0]
         q, k, v = self.heads(x)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
-        return self.merge(y)
+        return self.merge(attend(q, k, v, self.scale, self.dtype))
 
     def explicit(self, x):
         """The same attention, spelled out, also returning scores (before any soft cap) and
@@ -167,6 +173,29 @@ class GPT(nn.Module):
             x, scores, probs = block.explicit(x)
             layers.append((scores, probs, x))
         return self.head(x), layers
+
+
+def precision_sites(model: GPT, idx) -> dict[str, str]:
+    """The dtype at each of sweeps.core.precision.SITES in a forward pass of idx [B, T] (the
+    first block's, and the logits), by name ("float32", "bfloat16"), without gradient."""
+    with torch.no_grad():
+        x = model.embed(idx)
+        block, attn = model.blocks[0], model.blocks[0].attn
+        h = block.ln_1(x)
+        q = attn.q_proj(h)
+        B, T = idx.shape
+        heads = q.reshape(B, T, attn.n_head, attn.head_dim)
+        qk = attn.q_norm(heads) if attn.use_qk_norm else heads.float()
+        seen = {
+            "embedding": x,
+            "norm": h,
+            "projection": q,
+            "qk_norm": qk,
+            "attention": attend(*attn.heads(h), attn.scale, attn.dtype),
+            "residual": block(x),
+            "logits": model(idx),
+        }
+    return {site: str(t.dtype).rsplit(".", 1)[-1] for site, t in seen.items()}
 
 
 def cross_entropy(logits, y):

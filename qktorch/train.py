@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import torch
 
-from qktorch.model import GPT, loss_fn, objective
+from qktorch.model import GPT, loss_fn, objective, precision_sites
 from qktorch.optim import (
     AdamW,
     clip_gradients,
@@ -184,6 +184,9 @@ class Trainer(TrainerState):
     @torch.no_grad()
     def logits(self, x: np.ndarray) -> np.ndarray:
         return self.model(self.tensor(x)).float().cpu().numpy()
+
+    def precision_sites(self, x: np.ndarray) -> dict[str, str]:
+        return precision_sites(self.model, self.tensor(x))
 
     def get_params(self) -> dict:
         return {name: p.detach().cpu().numpy() for name, p in self.model.state_dict().items()}

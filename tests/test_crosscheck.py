@@ -592,3 +592,44 @@ def test_a_passing_crosscheck_prints_one_line_per_config_unless_verbose():
     assert "-> pass, " in quiet.output and "train/loss" not in quiet.output
     assert "train/loss" in loud.output and "max abs err" not in quiet.output
     assert len(quiet.output.splitlines()) < len(loud.output.splitlines()) / 3
+
+
+# -- bfloat16: checked in the precision a sweep trains in ------------------------------------
+def test_bfloat16_is_checked_in_bfloat16_with_its_own_tolerances():
+    """`--set train.dtype=bfloat16` checks bfloat16 (before v14 crosscheck forced float32 and
+    passed checks that never ran bfloat16): every check judged by the bfloat16 table, the
+    precision sites as declared, and the trainers agree within it."""
+    from crosscheck.tolerances import BFLOAT16_TOLERANCES
+
+    checks = checks_for("train.dtype=bfloat16", steps=8)
+    assert {c.dtype for c in checks} == {"bfloat16"}
+    assert all(c.tolerance == BFLOAT16_TOLERANCES[c.kind].rel for c in checks)
+    assert [c.name for c in checks][0] == "precision"
+    assert all(c.passed for c in checks), [(c.name, c.rel_err) for c in checks if not c.passed]
+    forward = next(c for c in checks if c.name == "forward/init")
+    assert 0 < forward.rel_err  # really bfloat16: float32 agrees to ~1e-7
+
+
+def test_a_residual_stream_in_bfloat16_fails_the_precision_check(monkeypatch):
+    """qkmlx's pre-v14 bfloat16 path (every weight cast, so the residual stream bfloat16):
+    within bfloat16's rounding of torch's, so only the precision check sees it."""
+    embed = qkmlx.model.GPT.embed
+    monkeypatch.setattr(
+        qkmlx.model.GPT, "embed", lambda self, idx: embed(self, idx).astype(self.dtype)
+    )
+    checks = checks_for("train.dtype=bfloat16")
+    failed = [c.name for c in checks if not c.passed]
+    assert failed == ["precision"], failed
+    assert "mlx embedding bfloat16" in checks[0].detail
+
+
+def test_a_bfloat16_sweep_is_checked_in_bfloat16_and_in_float32():
+    from crosscheck.configs import sweep_targets
+    from sweeps.sweep.spec import load_spec
+
+    targets = sweep_targets(load_spec("cpu-bf16-depth2"))
+    dtypes = [t.cfg.train.dtype for t in targets]
+    assert "bfloat16" in dtypes and "float32" in dtypes
+    assert all(("bfloat16" in t.label) == (t.cfg.train.dtype == "bfloat16") for t in targets)
+    float32_only = sweep_targets(load_spec("cpu-depth-matched"))
+    assert {t.cfg.train.dtype for t in float32_only} == {"float32"}

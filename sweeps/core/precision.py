@@ -29,6 +29,26 @@ BFLOAT16_POLICY = (
 )
 
 PRECISIONS = ("float32", "bfloat16")
+
+# The dtype each backend's model must produce at these points of a forward pass in each
+# precision (qkmlx.model.precision_sites and qktorch.model.precision_sites read them; crosscheck's
+# precision check and tests/test_models.py compare): what BFLOAT16_POLICY says, site by site.
+SITES = {
+    "embedding": "float32",
+    "norm": "float32",
+    "projection": "bfloat16",
+    "qk_norm": "float32",
+    "attention": "bfloat16",
+    "residual": "float32",
+    "logits": "bfloat16",
+}
+
+
+def expected_sites(dtype: str) -> dict[str, str]:
+    """SITES for a run of this compute dtype (float32: every site float32)."""
+    return {site: dtype if want != "float32" else want for site, want in SITES.items()}
+
+
 # bfloat16 keeps 8 significant bits (7 stored): rounding to nearest is off by at most 2^-8 of
 # the value. crosscheck.tolerances derives its bfloat16 bounds from this.
 UNIT_ROUNDOFF = {"float32": 2.0**-24, "bfloat16": 2.0**-8}

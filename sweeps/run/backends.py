@@ -72,6 +72,10 @@ class Trainer(Protocol):
     def logits(self, x: np.ndarray) -> np.ndarray:
         """The output logits [B, T, vocab] of a batch, float32, no update (crosscheck)."""
 
+    def precision_sites(self, x: np.ndarray) -> dict[str, str]:
+        """The dtype at each of sweeps.core.precision.SITES in a forward pass of x (crosscheck's
+        precision check)."""
+
     def grads(self, x: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
         """(loss, unclipped gradients as float32 by shared name) of a batch, no update
         (crosscheck)."""
