@@ -59,3 +59,34 @@ def test_a_renamed_sweep_folder_is_resumed_shown_and_checked_where_it_is(tmp_pat
     assert dry.exit_code == 0, dry.output
     assert f"sweep other: preset smoke, backend torch -> {tmp_path / 'other'}" in dry.output
     assert not (tmp_path / "mine").exists()
+
+
+# -- 3: one seed that failed inside the grid is not 'no failure' -------------------------------
+def one_seed_fails_at_the_top(arm, n_layer, lr, seed):
+    base = fakes.ON_LOSS[lr] + 0.01 * seed + (0.004 if arm == "off" else 0.0)
+    if arm == "off" and lr == fakes.LRS[-1] and seed == 1:
+        return "diverged", None
+    return "ok", base
+
+
+def test_one_seed_failing_at_the_top_lr_is_said_in_the_report_the_rule_and_the_chart(tmp_path):
+    from figures.charts.headline import _critical_rows
+    from figures.report.opening import _failing
+    from figures.words.practitioner import practitioner_rules
+
+    small_study(tmp_path, outcome=one_seed_fails_at_the_top)
+    results = load_results(tmp_path / "study")
+    a = analyze(results, load_curves(results.runs))
+    rung = a.depths["2"]
+    assert rung.arms["off"].eta_crit.median.kind == "above"  # the median alone says no failure
+    said = _failing(a, rung, ["off", "on"], [])
+    assert "No arm's runs failed" not in said
+    assert said.startswith(
+        "Runs start to fail (critical LR, stuck): off > 0.1 (seed range 0.0548 to > 0.1), on > 0.1."
+    )
+    rule = practitioner_rules(a)["2"]
+    assert "did not fail" not in rule
+    assert "Without QK-norm runs failed in 1 of 3 seeds inside the grid (from LR 0.0548)" in rule
+    _, labels = _critical_rows({}, rung, [], {})
+    assert labels[0] == "off: 1 of 3 seeds fail inside the grid, the median above 0.1"
+    assert "on: no failure up to 0.1" in labels

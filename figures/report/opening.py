@@ -352,6 +352,8 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
         span = (
             f" ({label} {numbers.lr(lo)} to {numbers.lr(hi)})"
             if median.kind == "" and lo is not None and lo != hi
+            else f" ({label} {numbers.grid(arm.eta_crit.min)} to {numbers.grid(median)})"
+            if rules.median_hides_failures(arm.eta_crit)
             else ""
         )
         out.append(f"{name} {numbers.grid(median)}{span}")
@@ -367,9 +369,11 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     said = names[definition] + (
         "; the bigram-baseline rule is off" if present.rule_off_of(a) else ""
     )
-    medians = [depth.arms[x].eta_crit.median if x in depth.arms else None for x in main]
-    medians += [depth.arms[x].eta_crit.median for x in others]
-    top = rules.common_top(medians)
+    # no run failed only where every seed of every arm held to the top (the lowest seed's
+    # critical LR above it), not where the median did while a seed failed inside the grid
+    lowest = [depth.arms[x].eta_crit.min if x in depth.arms else None for x in main]
+    lowest += [depth.arms[x].eta_crit.min for x in others]
+    top = rules.common_top(lowest)
     if top is not None:
         text = (
             f"No arm's runs failed ({said}) up to LR {numbers.lr(top)}, the grid's top "

@@ -9,7 +9,7 @@ import math
 from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.study import hypotheses
+from sweeps.study import hypotheses, rules
 from sweeps.study.rules import Rule
 from sweeps.study.stats import MIN_PAIRS
 
@@ -107,7 +107,7 @@ def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dic
         "head": head,
         "threshold": threshold,
         "seeds": seeds,
-        "failing": _failing(ref.eta_crit.median, s) + ".",
+        "failing": _failing(ref.eta_crit, s) + ".",
         "low": (
             f"Separately, QK-norm also helped below that best LR: at {numbers.lrs(low)}. This "
             f"low-LR effect may be the start temperature, not stability. {control}"
@@ -130,12 +130,20 @@ def _runs(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def _failing(median: m.GridPoint | None, s: m.Settings) -> str:
+def _failing(crit: m.CriticalLRs, s: m.Settings) -> str:
     """Where the reference arm's runs start to fail (its median critical LR), censoring said
-    in words: a critical LR above the grid means its runs did not fail at all. With the
-    bigram-baseline rule off (settings s) no run is stuck: they fail by diverging."""
+    in words: a critical LR above the grid in every seed means its runs did not fail at all;
+    above it in the median only, that some seeds failed. With the bigram-baseline rule off
+    (settings s) no run is stuck: they fail by diverging."""
+    median = crit.median
     if not median or median.kind == "none":
         return "Without QK-norm no critical LR could be found"
+    if rules.median_hides_failures(crit):
+        return (
+            f"Without QK-norm runs failed in {rules.failed_seeds(crit)} of {len(crit.seeds)} "
+            f"seeds inside the grid (from LR {numbers.grid(crit.min)}); the median critical LR "
+            f"is above LR {numbers.lr(median.value)}, the grid's top"
+        )
     if median.kind == "above":
         top = numbers.lr(median.value)
         return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"
