@@ -4,6 +4,7 @@ every price. Each test fails on the code before the issue's fix."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -90,3 +91,127 @@ def test_one_seed_failing_at_the_top_lr_is_said_in_the_report_the_rule_and_the_c
     _, labels = _critical_rows({}, rung, [], {})
     assert labels[0] == "off: 1 of 3 seeds fail inside the grid, the median above 0.1"
     assert "on: no failure up to 0.1" in labels
+
+
+# -- 5: no silent or wrong advice --------------------------------------------------------------
+def test_train_refuses_another_programs_backend_instead_of_training_with_it(tmp_path):
+    result = invoke("train", "--set", "backend=mlx", "--out", tmp_path / "run")
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "Error: --set backend=mlx: qktorch trains with torch (the backend is the program's); "
+        "run the same command with qkmlx instead, without this --set"
+    )
+    assert not (tmp_path / "run").exists()
+    same = invoke("config", "show", "smoke", "--set", "backend=torch")
+    assert same.exit_code == 0, same.output
+
+
+def test_crosscheck_names_its_own_device_option_and_a_choice_it_accepts():
+    import torch
+
+    from crosscheck.cli import cli as crosscheck
+
+    if torch.cuda.is_available():
+        return  # the refusal needs a machine without CUDA
+    result = CliRunner().invoke(crosscheck, ["--preset", "smoke", "--torch-device", "cuda"])
+    assert result.exit_code == 2
+    line = result.output.strip().splitlines()[-1]
+    assert line.startswith("Error: --torch-device cuda: not available here")
+    assert line.endswith("; use --torch-device cpu") and "--device auto" not in line
+
+
+def test_figures_of_an_unknown_name_suggests_a_command_that_works(tmp_path):
+    (tmp_path / "runs").mkdir()
+    result = invoke("figures", "nonexistent", "--runs-dir", tmp_path / "runs")
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert "`qktorch sweep nonexistent`" not in line  # a command that fails: no such spec
+    suggested = line.split("`")[1]
+    assert suggested.startswith("qktorch sweep --preset smoke --grid ")
+    dry = invoke(*suggested.split()[1:], "--dry-run", "--runs-dir", tmp_path / "runs")
+    assert dry.exit_code == 0, dry.output
+
+
+def test_an_unreachable_extension_names_the_default_factor_as_the_grids_ratio(tmp_path):
+    spec = (ROOT / "sweeps/specs/smoke.toml").read_text()
+    spec = spec.replace("lr = [1e-2, 3.16e-2, 0.1, 0.316, 1.0, 3.16]", "lr = [1e250, 3.16456e250]")
+    spec = spec.replace("sensitivity_range = [1e-2, 1.0]", "sensitivity_range = [1e250, 3.2e250]")
+    spec = spec.replace("max_extra_lrs = 2", "max_extra_lrs = 100").replace('"smoke"', '"bigx"', 1)
+    (tmp_path / "bigx.toml").write_text(spec)
+    result = invoke("sweep", tmp_path / "bigx.toml", "--dry-run", "--runs-dir", tmp_path)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "Error: spec 'bigx' [extend]: lr 3.16456e+250 x the grid's top LR ratio 3.165 (the "
+        "default factor) ^ 100 is not a finite number; lower max_extra_lrs, or set a smaller "
+        "[extend] factor"
+    )
+
+
+def test_the_seeds_help_does_not_promise_that_grid_seeds_lift_the_minimum(tmp_path):
+    import re
+
+    text = " ".join(invoke("sweep", "--help").output.split())
+    seeds = re.search(r"--seeds INTEGER (.*?) --name", text).group(1)
+    assert "unless" not in seeds and "at least 3 too" in seeds
+    refused = invoke(
+        "sweep",
+        "--preset",
+        "smoke",
+        "--grid",
+        "train.lr=0.01,0.1",
+        "--grid",
+        "seed=0,1",
+        "--name",
+        "two",
+        "--dry-run",
+        "--runs-dir",
+        tmp_path,
+    )
+    assert refused.exit_code == 2 and "at least 3 distinct seeds" in refused.output
+
+
+def test_another_sweeps_report_is_named_without_doubled_quotes(tmp_path):
+    report = tmp_path / "report"
+    shutil.copytree(ROOT / "docs/cpu-control", report)
+    result = invoke("figures", "cpu-depth", "--from-report", report, "--runs-dir", tmp_path)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"Error: {report} is sweep cpu-control's report, not cpu-depth's: give NAME cpu-control"
+    )
+
+
+def test_a_qkmlx_estimate_on_the_reference_blas_says_so_with_the_fix(monkeypatch):
+    from sweeps.platform import blas
+    from sweeps.sweep import estimate
+
+    monkeypatch.setattr(blas, "preload_env", lambda environ=None: None)
+    line = estimate._blas_line("mlx", "cpu")
+    assert "slow reference BLAS" in line and "apt-get install libopenblas0-pthread" in line
+    assert estimate._blas_line("torch", "cpu") is None
+    monkeypatch.setattr(blas, "preload_env", lambda environ=None: {})
+    assert estimate._blas_line("mlx", "cpu") is None
+
+
+# -- 8: a report is rewritten only with --in-place ---------------------------------------------
+def test_out_into_the_report_given_is_refused_and_the_report_kept(tmp_path):
+    report = tmp_path / "cpu-control"
+    shutil.copytree(ROOT / "docs/cpu-control", report)
+    before = {p.name: p.read_bytes() for p in report.iterdir()}
+    result = invoke(
+        "figures",
+        "cpu-control",
+        "--from-report",
+        report,
+        "--out",
+        report,
+        "--formats",
+        "svg",
+        "--runs-dir",
+        tmp_path,
+    )
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"Error: --out {report} is the report given with --from-report: a report is rewritten "
+        "only with --in-place (and no --out); give another --out to write a copy"
+    )
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == before

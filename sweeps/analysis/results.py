@@ -124,10 +124,20 @@ def no_sweep_message(path: Path) -> str:
             f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
             f"{', '.join(sweeps)})"
         )
+    from sweeps.sweep.record import record_raw
+    from sweeps.sweep.spec import known_specs
+
+    there = f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else ""
+    if path.name in known_specs() or (path.is_dir() and record_raw(path) is not None):
+        return (
+            f"no run directories under {path}: run the sweep first (`{_program()} sweep "
+            f"{path.name}`) or point --runs-dir at its parent{there}"
+        )
+    # `sweep NAME` would refuse a name that is neither a spec nor a sweep folder's record
     return (
-        f"no run directories under {path}: run the sweep first (`{_program()} sweep {path.name}`) "
-        f"or point --runs-dir at its parent"
-        + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else "")
+        f"no sweep '{path.name}' under {parent} and no spec of that name: point --runs-dir at "
+        f"its parent, or start it as an ad-hoc grid (`{_program()} sweep --preset smoke --grid "
+        f"train.lr=0.01,0.1,1 --name {path.name}`){there}"
     )
 
 

@@ -557,6 +557,9 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
     machine = _machine_line(probe)
     if machine:
         lines.append(machine)
+    slow_blas = _blas_line(backend, probe.device)
+    if slow_blas:
+        lines.append(slow_blas)
     low, high = result["range"]["per_run"]
     lines.append(
         f"  per run: {cfg.train.max_steps} steps, {si(per_run['tokens'])} tokens, "
@@ -601,6 +604,16 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
             f"over machines (--executor ray)"
         )
     return lines
+
+
+def _blas_line(backend: str, device: str) -> str | None:
+    """qkmlx on a Linux CPU without OpenBLAS: the times above are the slow reference BLAS's,
+    and the fix (sweeps.platform.blas)."""
+    from sweeps.platform.blas import INSTALL_HINT, preload_env
+
+    if backend != "mlx" or device != "cpu" or preload_env() is not None:
+        return None
+    return f"  blas: these times are slow because {INSTALL_HINT}"
 
 
 def _machine_line(probe: Measurement) -> str | None:
