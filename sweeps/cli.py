@@ -440,7 +440,14 @@ def _shown_config(name: str, overrides, backend: str):
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the plan, run states and whether the data is prepared; write nothing.",
+    help="Print whether the data is prepared, the plan, its runs counted by state and, "
+    "last, its cost on measured devices; write nothing.",
+)
+@click.option(
+    "--list-runs",
+    is_flag=True,
+    help="With --dry-run: list every planned run with its state (by default they are "
+    "counted, so the cost, printed last, stays on the screen).",
 )
 @click.option(
     "--estimate",
