@@ -107,8 +107,8 @@ def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
     if from_report:
         return
     files = SweepDir(Path(runs_dir) / name)
-    shown = files.plan_backend()
-    planned = files.planned_configs()
+    shown = files.plan_backend()  # None for a damaged plan.json: load_results said so
+    planned = files.planned_configs() if shown else {}
     program = click.get_current_context().obj  # the backend of the program that was run
     notes = [
         files.foreign_note(shown, program, "report") if program else None,

@@ -215,3 +215,67 @@ def test_out_into_the_report_given_is_refused_and_the_report_kept(tmp_path):
         "only with --in-place (and no --out); give another --out to write a copy"
     )
     assert {p.name: p.read_bytes() for p in report.iterdir()} == before
+
+
+# -- 6: status and figures agree about damaged runs --------------------------------------------
+def test_a_finished_run_without_config_json_is_corrupt_in_figures_as_in_status(tmp_path):
+    cfgs = small_study(tmp_path)
+    lost = tmp_path / "study" / cfgs[0].run_id
+    (lost / "config.json").unlink()
+    status = invoke("status", "study", "--runs-dir", tmp_path)
+    assert f"corrupt: {cfgs[0].run_id}: " in status.output
+    results = load_results(tmp_path / "study")
+    assert results.missing.empty  # not "not started"
+    row = results.runs.set_index("run_id").loc[cfgs[0].run_id]
+    assert row.status == "corrupt" and "config.json does not exist" in row.error
+    # the plan's arm, depth, LR and seed, so the report's row names the run it meant
+    assert (row.arm, row.n_layer, row.lr, row.seed) == ("off", 2, cfgs[0].train.lr, 0)
+    analysis = analyze(results, load_curves(results.runs))
+    assert [(p.status, p.lr) for p in analysis.problems] == [("corrupt", cfgs[0].train.lr)]
+
+
+def test_a_best_lr_above_damaged_runs_is_not_called_the_lowest_lr_it_ran(tmp_path):
+    from figures.words.practitioner import practitioner_rules
+
+    cfgs = small_study(tmp_path)
+    for cfg in cfgs:  # every off run at the two lowest LRs: a summary cut short
+        if cfg.arm == "off" and cfg.train.lr in fakes.LRS[:2]:
+            (tmp_path / "study" / cfg.run_id / "summary.json").write_text("{")
+    results = load_results(tmp_path / "study")
+    a = analyze(results, load_curves(results.runs))
+    assert a.decisions.rules["2"].best_at_bottom  # the lowest LR with finished runs
+    rule = practitioner_rules(a)["2"]
+    assert "the lowest LR it ran" not in rule
+    assert (
+        "without QK-norm the best LR is 0.01, the lowest LR with finished runs (its runs at "
+        "0.001 and 0.003 are left out: named in the report): its best may lie lower"
+    ) in rule
+
+
+def test_figures_reports_a_sweep_whose_plan_json_is_cut_from_its_record(tmp_path, capsys):
+    def flat(arm, n_layer, lr, seed):
+        return "ok", 2.0 + 0.01 * seed + (0.004 if arm == "off" else 0.0)
+
+    lrs = [1e-3, 3.16e-3, 1e-2]  # log-uniform, so the record reads as a spec
+    small_study(tmp_path, lrs=lrs, outcome=flat, study={"sensitivity_range": [1e-3, 1e-2]})
+    folder = tmp_path / "study"
+    plan = json.loads((folder / "plan.json").read_text())
+    grid = {**plan["spec"]["grid"], "n_layer": [2], "seed": fakes.SEEDS}  # as a sweep records
+    fixed = {  # what figures_fakes.config sets on every run
+        "train.max_steps": 30,
+        "train.warmup_steps": 5,
+        "train.eval_interval": 10,
+        "train.baseline": "bigram",
+    }
+    spec = {**plan["spec"], "grid": grid, "set": fixed, "extend": {"max_extra_lrs": 0}}
+    (folder / "spec.toml").write_text(record.to_toml(spec))
+    intact = load_results(folder)
+    (folder / "plan.json").write_text((folder / "plan.json").read_text()[:500])
+    status = invoke("status", "study", "--runs-dir", tmp_path)
+    assert status.exit_code == 0, status.output  # status copes, as before
+    cut = load_results(folder)  # refused before: plan.json is not valid JSON
+    assert "plan.json is not valid JSON" in capsys.readouterr().err
+    for key in ("delta", "sensitivity_range", "target_loss", "reference", "primary"):
+        assert cut.spec["study"][key] == intact.spec["study"][key], key
+    assert set(cut.configs) == set(intact.configs)
+    assert cut.missing.empty and len(cut.runs) == len(intact.runs)

@@ -41,6 +41,7 @@ from figures.words.verdicts import share_text
 from figures.words.view import Said, say
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
+from sweeps.analysis.run_table import left_out_below
 from sweeps.core.ladder import Ladder
 from sweeps.study import hypotheses, rules
 from sweeps.study.hypotheses import HYPOTHESES
@@ -314,7 +315,8 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
         for name in names:
             d = a.depths[name]
             c = hypotheses.primary(a, d)
-            p = rule_parts(d, c, s, rules[name])
+            lost = left_out_below(a, name, ref, rules[name].best_lr)
+            p = rule_parts(d, c, s, rules[name], lost)
             items.append(
                 f"{rung.cap(name)}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} "
                 f"Critical LR: {_crit(d, [ref, primary])}."
@@ -323,7 +325,7 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     name = names[0]
     d = a.depths[name]
     c = hypotheses.primary(a, d)
-    p = rule_parts(d, c, s, rules[name])
+    p = rule_parts(d, c, s, rules[name], left_out_below(a, name, ref, rules[name].best_lr))
     others = [x for x in d.arms if x not in (ref, primary) and x not in s.subset_arms]
     items = [
         f"{p['head']} {p['threshold']} {p['seeds']}".strip(),

@@ -9,6 +9,7 @@ import math
 from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
+from sweeps.analysis.run_table import left_out_below
 from sweeps.study import hypotheses, rules
 from sweeps.study.rules import Rule
 from sweeps.study.stats import MIN_PAIRS
@@ -26,33 +27,43 @@ def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
         rule = a.decisions.rules.get(name)
         if rule is None:
             continue
-        text = _rule_text(present.ladder_of(a).label(name), depth, c, a.settings, rule)
+        lost = left_out_below(a, name, a.settings.reference, rule.best_lr)
+        text = _rule_text(present.ladder_of(a).label(name), depth, c, a.settings, rule, lost)
         out[name] = text
     return out
 
 
-def _rule_text(where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> str:
+def _rule_text(
+    where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule, lost=()
+) -> str:
     """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
     ref = depth.arms[s.reference]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth.tokens_per_param.by_budget.get(str(int(ref.budget)), math.nan)
-    parts = rule_parts(depth, c, s, rule)
+    parts = rule_parts(depth, c, s, rule, lost)
     text = " ".join(p for p in parts.values() if p)
     return f"At {where} ({numbers.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
-def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dict[str, str]:
+def rule_parts(
+    depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule, lost=()
+) -> dict[str, str]:
     """The practitioner's rule as short sentences, by what each says (figures/report/opening.py
     shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
     is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
     per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
     effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
-    the threshold); "" where a part has nothing to say."""
+    the threshold); "" where a part has nothing to say. lost: the LRs below the best at which
+    the reference arm's runs were left out (sweeps.analysis.run_table.left_out_below)."""
     ref = depth.arms[s.reference]
     best, low = rule.best_lr, list(rule.low_lrs)
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
     edge = (
-        ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
+        f", the lowest LR with finished runs (its runs at {numbers.lrs(lost)} are left out: "
+        "named in the report): its best may lie lower, so each multiple of it below is a "
+        "lower bound"
+        if rule.best_at_bottom and lost
+        else ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
         "lower bound"
         if rule.best_at_bottom
         else ""
