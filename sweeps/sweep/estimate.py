@@ -617,7 +617,8 @@ def _blas_line(backend: str, device: str) -> str | None:
 
 
 def _machine_line(probe: Measurement) -> str | None:
-    """Why the range may not hold: a busy machine, repeats that disagree."""
+    """Why the range may not hold: a busy machine, repeats that disagree; on the CPU, the load
+    it was timed under, busy or not."""
     fast, slow = probe.step_range
     parts = []
     if probe.busy:
@@ -625,6 +626,15 @@ def _machine_line(probe: Measurement) -> str | None:
             f"busy: load average {probe.load:.2f} on {probe.cpus} CPU(s) before the probe, so "
             f"its threads shared the cores; on an idle machine the sweep may run faster, and "
             f"slower if the load grows"
+        )
+    elif probe.device == "cpu" and probe.load is not None and probe.cpus:
+        # a CPU estimate holds only for the load it was timed under: said even when it looked
+        # idle (issue 72: a sweep timed on free cores ran 1.6-2x slower once other work took
+        # them)
+        parts.append(
+            f"load average {probe.load:.2f} on {probe.cpus} CPU(s) before the probe: the range "
+            f"holds while the cores stay this free; other work on them during the sweep "
+            f"makes it slower"
         )
     if probe.unsteady:
         parts.append(
