@@ -279,3 +279,81 @@ def test_figures_reports_a_sweep_whose_plan_json_is_cut_from_its_record(tmp_path
         assert cut.spec["study"][key] == intact.spec["study"][key], key
     assert set(cut.configs) == set(intact.configs)
     assert cut.missing.empty and len(cut.runs) == len(intact.runs)
+
+
+# -- 7: charts ---------------------------------------------------------------------------------
+def diverged_at_once(root: Path) -> str:
+    """A study whose off run at the top LR, seed 1, diverged at step 4, before its first
+    evaluation after the start (the fixture evaluates every 10 steps): its only attention
+    diagnostics are its starting ones."""
+    cfgs = small_study(root, outcome=one_seed_fails_at_the_top)
+    cfg = next(c for c in cfgs if c.arm == "off" and c.train.lr == fakes.LRS[-1] and c.seed == 1)
+    run = RunDir(root / "study" / cfg.run_id)
+    rows = [json.loads(line) for line in run.metrics_path.read_text().splitlines()][:5]
+    run.metrics_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = json.loads(run.summary_path.read_text())
+    summary.update(steps_run=4, diverged_at=4, metrics=run.metrics_fingerprint())
+    run.summary_path.write_text(json.dumps(summary))
+    return cfg.run_id
+
+
+def test_a_run_that_diverged_before_its_first_evaluation_is_named_not_drawn_at_its_start(
+    tmp_path,
+):
+    from figures.charts.output import spec_of
+    from figures.report.figure_set import figure_set
+    from figures.report.tables import early_warning
+
+    diverged_at_once(tmp_path)
+    results = load_results(tmp_path / "study")
+    curves = load_curves(results.runs)
+    a = analyze(results, curves)
+    chart = figure_set(a, curves)["attention_vs_lr"][1]
+    spec = spec_of(chart)
+    runs = [r for rows in spec["datasets"].values() for r in rows if r.get("kind") == "run"]
+    assert len(runs) == 29 and all(r["step"] > 0 for r in runs)  # 30 finished, one not drawn
+    subtitle = (spec.get("title") or {}).get("subtitle", [])
+    assert (
+        "not drawn: 1 run that diverged before its first evaluation after the start (no "
+        "attention measured while training)"
+    ) in subtitle
+    table = early_warning(a)
+    counted = "0 / 14 (+1 stopped before it: no early value)"
+    assert f"| 2 | off | max attention logit | n/a (one class) | {counted} |" in table
+    assert "| 2 | on | max attention logit | n/a (one class) | 0 / 15 |" in table
+
+
+def test_an_svgs_bytes_do_not_depend_on_what_rendered_before_it(tmp_path):
+    from figures.charts.output import RENDERERS, spec_of
+    from figures.report.figure_set import figure_set
+
+    small_study(tmp_path)
+    results = load_results(tmp_path / "study")
+    curves = load_curves(results.runs)
+    chart = figure_set(analyze(results, curves), curves)["necessity_map"][1]
+    spec = spec_of(chart)
+    first = RENDERERS["svg"](spec, "necessity_map")
+    RENDERERS["png"](spec, "necessity_map")  # a PNG between: the renderer's ids move on
+    assert 'id="gradient_0"' in first
+    assert RENDERERS["svg"](spec, "necessity_map") == first
+
+
+def test_a_cpu_estimate_names_the_load_it_was_timed_under_even_when_idle():
+    from sweeps.core.presets import get_preset
+    from sweeps.sweep import estimate
+
+    cfg = get_preset("smoke")
+    probe = estimate.Measurement(
+        cfg, "cpu", "x", step_s=0.1, eval_s=0.05, startup_s=0, steps=2, load=0.1, cpus=2
+    )
+    assert not probe.busy
+    assert estimate._machine_line(probe) == (
+        "  machine load average 0.10 on 2 CPU(s) before the probe: the range holds while the "
+        "cores stay this free; other work on them during the sweep makes it slower"
+    )
+    busy = estimate.Measurement(
+        cfg, "cpu", "x", step_s=0.1, eval_s=0.05, startup_s=0, steps=2, load=2.0, cpus=2
+    )
+    assert estimate._machine_line(busy).startswith("  machine busy: load average 2.00")
+    gpu = estimate.Measurement(cfg, "cuda", "x", step_s=0.1, eval_s=0.05, startup_s=0, steps=2)
+    assert estimate._machine_line(gpu) is None
