@@ -69,13 +69,13 @@ def load_results(path: str | Path) -> SweepResults:
     except HarnessError as e:  # a damaged plan.json: the record plans the same runs
         plan, planned = _record_plan(sweep_dir, str(e).split(";")[0])
     has_plan = plan is not None
-    # a planned run's directory that lost its config.json is still that run (corrupt when it
-    # finished, as `status` calls it), not a run that never started
+    # a finished planned run whose directory lost its config.json is still that run, corrupt
+    # as `status` calls it, not a run that never started
     scanned = {r.path.name for r in records}
     records += [
         RunDir(path / rid).record()
         for rid in planned
-        if rid not in scanned and (path / rid).is_dir()
+        if rid not in scanned and RunDir(path / rid).is_finished
     ]
     runs = _with_planned_keys(records, planned)
     ignored: list[str] = []
