@@ -238,15 +238,15 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                     else f"{numbers.num(p.auc, 2)} [{numbers.num(lo, 2)}, {numbers.num(hi, 2)}]"
                 )
                 at = p.step_fraction
-                unseen = without_early_value(analysis, d, a, p.n_fail + p.n_ok)
+                unseen, stopped = without_early_value(analysis, d, a, p.n_fail + p.n_ok)
+                why = "stopped before it: no early value" if stopped else "without an early value"
                 rows.append(
                     [
                         d,
                         a,
                         PREDICTOR_WORDS[name],
                         value,
-                        f"{p.n_fail} / {p.n_ok}"
-                        + (f" (+{unseen} stopped before it: no early value)" if unseen else ""),
+                        f"{p.n_fail} / {p.n_ok}" + (f" (+{unseen} {why})" if unseen else ""),
                         "-" if at is None else f"{at:.0%}",
                     ]
                 )
