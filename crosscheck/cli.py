@@ -146,13 +146,17 @@ def run(
     from crosscheck.checks import CPU, device_factory
     from sweeps.core.files import check_writable
     from sweeps.core.params import check_fits
+    from sweeps.platform.devices import DeviceUnavailable
     from sweeps.run.backends import check_device
 
     devices = devices or CPU
     for backend, device in devices.items():  # now: an unusable GPU is bad input, not a mismatch
         if device == "auto":
             raise HarnessError(f"--{backend}-device auto: name the device to check (cpu or a GPU)")
-        check_device(backend, device)
+        try:
+            check_device(backend, device)
+        except DeviceUnavailable as e:  # crosscheck's option, not the trainers' --device
+            raise HarnessError(e.fix(f"--{backend}-device")) from None
     spec, targets, path = _targets(preset, sweep, runs_dir, overrides, qk_norms, interventions)
     for target_path, option in ((path, "--runs-dir"), (Path(out) if out else None, "--out")):
         if target_path is not None:  # now, not after every check has run

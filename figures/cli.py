@@ -75,6 +75,11 @@ def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
         )
     if from_report:
         _check_report(Path(from_report), name)
+        if out and Path(out).resolve() == Path(from_report).resolve():
+            raise HarnessError(
+                f"--out {out} is the report given with --from-report: a report is rewritten "
+                f"only with --in-place (and no --out); give another --out to write a copy"
+            )
         if not (out or in_place):  # a committed report changes only when asked
             out = Path(runs_dir) / name / "report"
     report = make_report(
@@ -102,8 +107,8 @@ def figures(name, runs_dir, out, formats, from_report, in_place, add_runs):
     if from_report:
         return
     files = SweepDir(Path(runs_dir) / name)
-    shown = files.plan_backend()
-    planned = files.planned_configs()
+    shown = files.plan_backend()  # None for a damaged plan.json: load_results said so
+    planned = files.planned_configs() if shown else {}
     program = click.get_current_context().obj  # the backend of the program that was run
     notes = [
         files.foreign_note(shown, program, "report") if program else None,
@@ -137,7 +142,7 @@ def _check_report(folder: Path, name: str) -> None:
     except (OSError, ValueError, AttributeError):
         held = None  # a report from before sweep.json: its name is not recorded
     if held and held != name:
-        raise HarnessError(f"{folder} is sweep '{held}''s report, not '{name}''s: give NAME {held}")
+        raise HarnessError(f"{folder} is sweep {held}'s report, not {name}'s: give NAME {held}")
 
 
 def _formats(value: str) -> tuple[str, ...]:

@@ -93,9 +93,30 @@ def make_cli(backend: str, extra_commands=()) -> click.Group:
     )
 
 
+def own_backend(overrides, backend: str) -> None:
+    """Refuse a --set backend=OTHER: the program decides the backend (qktorch trains with
+    torch, qkmlx with MLX), so another would be trained under a name that says otherwise."""
+    from sweeps.core.errors import HarnessError
+
+    for item in overrides:
+        key, _, value = str(item).partition("=")
+        if key.strip() == "backend" and value.strip() != backend:
+            other = {v: k for k, v in PROGRAMS.items()}.get(f"qk{value.strip()}")
+            fix = (
+                f"run the same command with {PROGRAMS[other]} instead, without this --set"
+                if other
+                else "leave this --set out"
+            )
+            raise HarnessError(
+                f"--set {item}: {PROGRAMS[backend]} trains with {backend} (the backend is the "
+                f"program's); {fix}"
+            )
+
+
 def resolve_config(preset: str, overrides: tuple[str, ...], backend: str, seed: int | None = None):
     from sweeps.core.presets import get_preset
 
+    own_backend(overrides, backend)
     cfg = get_preset(preset).with_overrides([f"backend={backend}"] + list(overrides))
     if seed is not None:
         cfg = cfg.with_overrides([f"seed={seed}"])
@@ -381,6 +402,7 @@ def _shown_config(name: str, overrides, backend: str):
 
     if name not in known_specs():
         return resolve_config(name, overrides, backend), None
+    own_backend(overrides, backend)
     spec = load_spec(name)
     cfg = spec.base_config(backend).with_overrides(list(overrides))
     fixed = ", ".join(f"{k}={v}" for k, v in spec.set.items())
@@ -418,7 +440,14 @@ def _shown_config(name: str, overrides, backend: str):
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the plan, run states and whether the data is prepared; write nothing.",
+    help="Print whether the data is prepared, the plan, its runs counted by state and, "
+    "last, its cost on measured devices; write nothing.",
+)
+@click.option(
+    "--list-runs",
+    is_flag=True,
+    help="With --dry-run: list every planned run with its state (by default they are "
+    "counted, so the cost, printed last, stays on the screen).",
 )
 @click.option(
     "--estimate",
@@ -462,8 +491,8 @@ def _shown_config(name: str, overrides, backend: str):
     "--seeds",
     type=int,
     default=None,
-    help=f"Ad-hoc grid: seeds 0..N-1, N at least {MIN_SEEDS} (unless --grid seed=... names "
-    f"them; default {STUDY_SEEDS}, docs/STUDY.md).",
+    help=f"Ad-hoc grid: seeds 0..N-1, N at least {MIN_SEEDS} (default {STUDY_SEEDS}, "
+    f"docs/STUDY.md); --grid seed=... names the seeds instead, at least {MIN_SEEDS} too.",
 )
 @click.option(
     "--name",

@@ -110,6 +110,6 @@ def test_figures_from_report_leaves_the_report_alone_unless_asked(tmp_path):
     assert {p.name: p.read_bytes() for p in report.iterdir() if p.is_file()} == before
     assert (runs / "cpu-budget" / "report" / "report.md").is_file()
     wrong = CliRunner().invoke(figures, ["smoke", *args])
-    assert wrong.exit_code != 0 and "is sweep 'cpu-budget''s report" in str(wrong.exception)
+    assert wrong.exit_code != 0 and "is sweep cpu-budget's report" in str(wrong.exception)
     both = CliRunner().invoke(figures, ["cpu-budget", *args, "--in-place", "--out", str(tmp_path)])
     assert both.exit_code != 0 and "takes no --out" in str(both.exception)

@@ -79,3 +79,106 @@ def test_study_section_19_quotes_the_dry_run():
                     name,
                     figure,
                 )
+
+
+# -- issue 72: one source for every price ------------------------------------------------------
+def dry_run_output(name: str, *args: str) -> list[str]:
+    out = CliRunner().invoke(make_cli("torch", []), ["sweep", name, "--dry-run", *args])
+    assert out.exit_code == 0, out.output
+    return out.output.splitlines()
+
+
+def _si(n: float) -> str:
+    """51,609,600 -> '51.6M', 142,950,400 -> '143M': three significant digits."""
+    return f"{float(f'{n / 1e6:.3g}'):g}M"
+
+
+def dry_run_facts(name: str) -> dict:
+    """What `sweep NAME --dry-run` says of the sweep's size and price, as the docs quote it."""
+    lines = dry_run_output(name)
+    runs = int(re.search(r" = (\d+) runs$", next(x for x in lines if "  grid: " in x)).group(1))
+    each = next(x for x in lines if x.startswith("  each run: "))
+    budgets = [
+        (int(s), int(t.replace(",", "")))
+        for s, t in re.findall(r"(\d+) steps x [\d,]+ tokens = ([\d,]+) tokens", each)
+    ]
+    cost = {}
+    for line in lines:
+        found = re.search(
+            r"NVIDIA H200, qktorch (\w+) float32: .*estimated ([\d.]+) h \(\$[\d,]+\) for the "
+            r"\d+ planned runs, ([\d.]+) h \(\$[\d,]+\) at most with growth",
+            line,
+        )
+        if found:
+            cost[found.group(1)] = (float(found.group(2)), float(found.group(3)))
+    steps, tokens = [b[0] for b in budgets], [b[1] for b in budgets]
+    planned = sorted(h for h, _ in cost.values())
+    return {
+        "runs": runs,
+        "steps": f"{min(steps):,}" if len(set(steps)) == 1 else f"{min(steps):,} to {max(steps):,}",
+        "tokens": _si(tokens[0])
+        if len(set(tokens)) == 1
+        else f"{_si(min(tokens))} to {_si(max(tokens))}",
+        "hours": f"{planned[0]} h to {planned[-1]} h",
+        "cost": cost,
+    }
+
+
+# Every line of the docs that gives `core` or `depth` a run count, a step or token count or
+# hours, as the dry run's facts fill it in (docs/usage.md's table: the test above; the dry run's
+# own lines in real-study.md: the first test).
+CLAIMS = {
+    "docs/real-study.md": [
+        "start-matched control `off-warm` at the three lowest LRs: {core[runs]} runs of "
+        "{core[steps]} steps",
+        "{core[hours]} for its planned runs on one H200",
+        "({depth[steps]} steps): {depth[runs]} runs.",
+        "{depth[hours]} for\n  its planned runs on one H200",
+        "its hours are {ratio[planned]} times `core`'s for the planned runs and {ratio[worst]} "
+        "times at most with growth\n({depth[runs]} runs to `core`'s {core[runs]},",
+    ],
+    "docs/results.md": [
+        "{depth[runs]} planned runs of 1, 2, 3, 4, 6 and 8 layers, {depth[tokens]} tokens each",
+    ],
+    "docs/install.md": ["a `core` run is now {core[steps]}\nsteps, {core[tokens]} tokens"],
+}
+
+
+def _ratio(core: dict, depth: dict) -> dict:
+    """depth's hours over core's, the same on every measured device to the digit quoted."""
+    planned = {f"{depth['cost'][k][0] / core['cost'][k][0]:.1f}" for k in core["cost"]}
+    worst = {f"{depth['cost'][k][1] / core['cost'][k][1]:.1f}" for k in core["cost"]}
+    assert len(planned) == 1 and len(worst) == 1, (planned, worst)
+    return {"planned": planned.pop(), "worst": worst.pop()}
+
+
+def test_every_doc_line_that_prices_core_or_depth_is_what_the_dry_run_prints():
+    core, depth = dry_run_facts("core"), dry_run_facts("depth")
+    facts = {"core": core, "depth": depth, "ratio": _ratio(core, depth)}
+    assert core["runs"] == 84 and depth["runs"] == 504  # the parse found them
+    for page, claims in CLAIMS.items():
+        text = (ROOT / page).read_text()
+        for claim in claims:
+            said = claim.format(**facts)
+            assert said in text, f"{page} does not say what the dry run prints: {said!r}"
+
+
+def test_no_page_prices_core_or_depth_in_words_the_dry_run_does_not_give():
+    """Issue 72's stale figures, gone: a Mac nobody measured, 'six times' (the ratio of run
+    counts, not hours), a token count of another step budget."""
+    for page in ("docs/real-study.md", "docs/results.md", "docs/install.md", "README.md"):
+        text = (ROOT / page).read_text()
+        for stale in ("overnight", "six times", "87.7M tokens", "whole core run\n(13.9M"):
+            assert stale not in text, (page, stale)
+
+
+def test_the_dry_run_ends_with_its_cost_and_counts_its_runs():
+    lines = dry_run_output("depth")
+    assert lines[-1] == "dry run: nothing was written"
+    start = next(i for i, line in enumerate(lines) if line.startswith("  cost on measured"))
+    assert all(line.startswith("    ") for line in lines[start + 1 : -1])  # nothing after it
+    assert "  runs: 504 pending (each with its state: --dry-run --list-runs)" in lines[:start]
+    assert not any(line.startswith("  pending ") for line in lines)
+    listed = dry_run_output("depth", "--list-runs")
+    assert sum(line.startswith("  pending ") for line in listed) == 504
+    assert listed[-len(lines) + start :] == lines[start:]  # the cost, still last

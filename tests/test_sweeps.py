@@ -466,7 +466,11 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
     result = sweep("torch", "smoke", tmp_path / "runs", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "= 36 runs" in result.output and "tokens" in result.output
-    assert result.output.count("pending     torch-o") == 36
+    # the runs counted, not listed (issue 72: the cost, printed last, stays on the screen)
+    assert "pending     torch-o" not in result.output
+    assert "  runs: 36 pending (each with its state: --dry-run --list-runs)" in result.output
+    listed = sweep("torch", "smoke", tmp_path / "runs", "--dry-run", "--list-runs")
+    assert listed.output.count("pending     torch-o") == 36
     assert not (tmp_path / "runs").exists()
 
 

@@ -365,8 +365,14 @@ def attention_vs_lr(
     """Attention against the LR, every arm (docs/STUDY.md section 20's mechanism at every LR,
     where the attention chart shows one LR over training): top, the largest max attention
     logit any evaluation saw (log); bottom, the attention entropy at the end. A dot per run,
-    the line through the seed medians; columns by rung."""
+    the line through the seed medians; columns by rung. A run that diverged before its first
+    evaluation after the start has only its starting values: it is not drawn (it would sit at
+    its starting logit, below every trained run), and the subtitle says how many."""
     ends = attention_ends(curves, rung)
+    if ends.empty:
+        return None
+    unseen = ends.step <= 0  # its last evaluation with attention diagnostics is its first
+    ends = ends[~unseen]
     if ends.empty:
         return None
     rows = {
@@ -380,7 +386,15 @@ def attention_vs_lr(
     title = "Attention against the learning rate"
     peak = "top: the largest max attention logit over training (log)"
     entropy = "bottom: attention entropy at the end (low: sharp); dots: runs, line: median"
-    return _ends_vs_lr(ends, arms, rung, rows, outcomes, title, peak, entropy)
+    lines = [title, peak, entropy]
+    if unseen.any():
+        n = int(unseen.sum())
+        runs = f"{n} runs that diverged before their" if n > 1 else "1 run that diverged before its"
+        lines.append(
+            f"not drawn: {runs} first evaluation after the start (no attention measured while "
+            "training)"
+        )
+    return _ends_vs_lr(ends, arms, rung, rows, outcomes, *lines)
 
 
 # a run's glyph at the end of training: a diverged run's values are its last evaluation's,

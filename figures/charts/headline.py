@@ -42,7 +42,7 @@ from figures.charts.style import (
 )
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.study import hypotheses
+from sweeps.study import hypotheses, rules
 
 FATE_SHAPES = {
     "ok": "circle",
@@ -365,7 +365,10 @@ def _critical_rows(n: dict, d: m.Rung, subset_arms, shift: dict) -> tuple[list[d
                 }
             )
         fate = (
-            f": no failure up to {numbers.lr(median.value)}"
+            f": {rules.failed_seeds(a.eta_crit)} of {len(a.eta_crit.seeds)} seeds fail "
+            f"inside the grid, the median above {numbers.lr(median.value)}"
+            if rules.median_hides_failures(a.eta_crit)
+            else f": no failure up to {numbers.lr(median.value)}"
             if median.kind == "above"
             else f" fail{{s}} from {numbers.grid(median)}"
         )

@@ -4,6 +4,7 @@ vega.js per report directory) or JSON, each file written atomically."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import altair as alt
@@ -48,10 +49,34 @@ def write_vega_js(out_dir: Path) -> Path:
     return path
 
 
+# The ids Vega's SVG renderer numbers from one counter per process (a gradient legend's
+# `gradient_2`, a clip path's `clip7`): what rendered before in the process, another chart or
+# a PNG, would change a chart's bytes.
+SVG_IDS = re.compile(r'id="((?:gradient_|clip)\d+)"')
+
+
+def stable_ids(svg: str) -> str:
+    """The SVG with its numbered ids (SVG_IDS) renumbered from 0 in order of appearance, per
+    kind, and each reference to them: a chart's bytes depend on the chart alone."""
+    new: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for old in dict.fromkeys(SVG_IDS.findall(svg)):
+        prefix = re.match(r"[a-z_]+", old).group(0)
+        new[old] = f"{prefix}{counts.get(prefix, 0)}"
+        counts[prefix] = counts.get(prefix, 0) + 1
+    if all(old == name for old, name in new.items()):
+        return svg
+    return re.sub(
+        r'(id="|url\(#)((?:gradient_|clip)\d+)(?=[")])',
+        lambda m: m.group(1) + new.get(m.group(2), m.group(2)),
+        svg,
+    )
+
+
 # Each format from the one validated spec (altair's own save would rebuild it per format).
 RENDERERS = {
     "png": lambda spec, name: vlc.vegalite_to_png(spec, vl_version=VL_VERSION, scale=PNG_SCALE),
-    "svg": lambda spec, name: vlc.vegalite_to_svg(spec, vl_version=VL_VERSION),
+    "svg": lambda spec, name: stable_ids(vlc.vegalite_to_svg(spec, vl_version=VL_VERSION)),
     "html": lambda spec, name: html(spec, name),
     "vl.json": lambda spec, name: json.dumps(spec, sort_keys=True, separators=(",", ":")) + "\n",
 }

@@ -109,7 +109,7 @@ def add_runs(
     grown = load_results(sweep_dir)
     if grown.name != results.name:
         raise HarnessError(
-            f"{sweep_dir} is sweep '{grown.name}', the report is '{results.name}''s: "
+            f"{sweep_dir} is sweep {grown.name}, the report is sweep {results.name}'s: "
             "give the report's own sweep name"
         )
     differs = [k for k in SPEC_IDENTITY if grown.spec.get(k) != (results.spec or {}).get(k)]

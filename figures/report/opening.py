@@ -41,6 +41,7 @@ from figures.words.verdicts import share_text
 from figures.words.view import Said, say
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
+from sweeps.analysis.run_table import left_out_below
 from sweeps.core.ladder import Ladder
 from sweeps.study import hypotheses, rules
 from sweeps.study.hypotheses import HYPOTHESES
@@ -314,7 +315,8 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
         for name in names:
             d = a.depths[name]
             c = hypotheses.primary(a, d)
-            p = rule_parts(d, c, s, rules[name])
+            lost = left_out_below(a, name, ref, rules[name].best_lr)
+            p = rule_parts(d, c, s, rules[name], lost)
             items.append(
                 f"{rung.cap(name)}: {p['head'][0].lower()}{p['head'][1:]} {p['threshold']} "
                 f"Critical LR: {_crit(d, [ref, primary])}."
@@ -323,7 +325,7 @@ def _off_on(a: m.Analysis, verdicts: dict[str, Verdict]) -> Block | None:
     name = names[0]
     d = a.depths[name]
     c = hypotheses.primary(a, d)
-    p = rule_parts(d, c, s, rules[name])
+    p = rule_parts(d, c, s, rules[name], left_out_below(a, name, ref, rules[name].best_lr))
     others = [x for x in d.arms if x not in (ref, primary) and x not in s.subset_arms]
     items = [
         f"{p['head']} {p['threshold']} {p['seeds']}".strip(),
@@ -352,6 +354,8 @@ def _crit(depth: m.Rung, arms: list[str]) -> str:
         span = (
             f" ({label} {numbers.lr(lo)} to {numbers.lr(hi)})"
             if median.kind == "" and lo is not None and lo != hi
+            else f" ({label} {numbers.grid(arm.eta_crit.min)} to {numbers.grid(median)})"
+            if rules.median_hides_failures(arm.eta_crit)
             else ""
         )
         out.append(f"{name} {numbers.grid(median)}{span}")
@@ -367,9 +371,11 @@ def _failing(a: m.Analysis, depth: m.Rung, main: list[str], others: list[str]) -
     said = names[definition] + (
         "; the bigram-baseline rule is off" if present.rule_off_of(a) else ""
     )
-    medians = [depth.arms[x].eta_crit.median if x in depth.arms else None for x in main]
-    medians += [depth.arms[x].eta_crit.median for x in others]
-    top = rules.common_top(medians)
+    # no run failed only where every seed of every arm held to the top (the lowest seed's
+    # critical LR above it), not where the median did while a seed failed inside the grid
+    lowest = [depth.arms[x].eta_crit.min if x in depth.arms else None for x in main]
+    lowest += [depth.arms[x].eta_crit.min for x in others]
+    top = rules.common_top(lowest)
     if top is not None:
         text = (
             f"No arm's runs failed ({said}) up to LR {numbers.lr(top)}, the grid's top "

@@ -22,6 +22,7 @@ from figures import present
 from figures.present import typed
 from figures.words import numbers
 from sweeps.analysis import model as m
+from sweeps.analysis.early_warning import without_early_value
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.core.norms import qk_norm
 from sweeps.study import ladders
@@ -237,13 +238,15 @@ def early_warning(analysis: m.Analysis | dict) -> str:
                     else f"{numbers.num(p.auc, 2)} [{numbers.num(lo, 2)}, {numbers.num(hi, 2)}]"
                 )
                 at = p.step_fraction
+                unseen, stopped = without_early_value(analysis, d, a, p.n_fail + p.n_ok)
+                why = "stopped before it: no early value" if stopped else "without an early value"
                 rows.append(
                     [
                         d,
                         a,
                         PREDICTOR_WORDS[name],
                         value,
-                        f"{p.n_fail} / {p.n_ok}",
+                        f"{p.n_fail} / {p.n_ok}" + (f" (+{unseen} {why})" if unseen else ""),
                         "-" if at is None else f"{at:.0%}",
                     ]
                 )

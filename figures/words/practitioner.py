@@ -9,7 +9,8 @@ import math
 from figures import present
 from figures.words import numbers
 from sweeps.analysis import model as m
-from sweeps.study import hypotheses
+from sweeps.analysis.run_table import left_out_below
+from sweeps.study import hypotheses, rules
 from sweeps.study.rules import Rule
 from sweeps.study.stats import MIN_PAIRS
 
@@ -26,33 +27,43 @@ def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
         rule = a.decisions.rules.get(name)
         if rule is None:
             continue
-        text = _rule_text(present.ladder_of(a).label(name), depth, c, a.settings, rule)
+        lost = left_out_below(a, name, a.settings.reference, rule.best_lr)
+        text = _rule_text(present.ladder_of(a).label(name), depth, c, a.settings, rule, lost)
         out[name] = text
     return out
 
 
-def _rule_text(where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> str:
+def _rule_text(
+    where: str, depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule, lost=()
+) -> str:
     """The rule sweeps.study.rules.practitioner_rule decided, in short sentences."""
     ref = depth.arms[s.reference]
     # the budget of the compared arms (a budget spec also runs arms with more tokens)
     tokens = depth.tokens_per_param.by_budget.get(str(int(ref.budget)), math.nan)
-    parts = rule_parts(depth, c, s, rule)
+    parts = rule_parts(depth, c, s, rule, lost)
     text = " ".join(p for p in parts.values() if p)
     return f"At {where} ({numbers.num(tokens, 2)} tokens/parameter): {text[0].lower()}{text[1:]}"
 
 
-def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dict[str, str]:
+def rule_parts(
+    depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule, lost=()
+) -> dict[str, str]:
     """The practitioner's rule as short sentences, by what each says (figures/report/opening.py
     shows them as bullets): "head" (the best LR without QK-norm), "threshold" (where QK-norm
     is necessary, in absolute LRs and in multiples of that best LR), "seeds" (the threshold
     per seed), "failing" (where the reference arm's runs start to fail), "low" (the low-LR
     effect, named apart from the high-LR stability effect) and "fragile" (runs that alone move
-    the threshold); "" where a part has nothing to say."""
+    the threshold); "" where a part has nothing to say. lost: the LRs below the best at which
+    the reference arm's runs were left out (sweeps.analysis.run_table.left_out_below)."""
     ref = depth.arms[s.reference]
     best, low = rule.best_lr, list(rule.low_lrs)
     times = (lambda x: f"{x / best:.3g}x") if best else (lambda x: "n/a")
     edge = (
-        ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
+        f", the lowest LR with finished runs (its runs at {numbers.lrs(lost)} are left out: "
+        "named in the report): its best may lie lower, so each multiple of it below is a "
+        "lower bound"
+        if rule.best_at_bottom and lost
+        else ", the lowest LR it ran: its best may lie lower, so each multiple of it below is a "
         "lower bound"
         if rule.best_at_bottom
         else ""
@@ -107,7 +118,7 @@ def rule_parts(depth: m.Rung, c: m.Comparison, s: m.Settings, rule: Rule) -> dic
         "head": head,
         "threshold": threshold,
         "seeds": seeds,
-        "failing": _failing(ref.eta_crit.median, s) + ".",
+        "failing": _failing(ref.eta_crit, s) + ".",
         "low": (
             f"Separately, QK-norm also helped below that best LR: at {numbers.lrs(low)}. This "
             f"low-LR effect may be the start temperature, not stability. {control}"
@@ -130,12 +141,20 @@ def _runs(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def _failing(median: m.GridPoint | None, s: m.Settings) -> str:
+def _failing(crit: m.CriticalLRs, s: m.Settings) -> str:
     """Where the reference arm's runs start to fail (its median critical LR), censoring said
-    in words: a critical LR above the grid means its runs did not fail at all. With the
-    bigram-baseline rule off (settings s) no run is stuck: they fail by diverging."""
+    in words: a critical LR above the grid in every seed means its runs did not fail at all;
+    above it in the median only, that some seeds failed. With the bigram-baseline rule off
+    (settings s) no run is stuck: they fail by diverging."""
+    median = crit.median
     if not median or median.kind == "none":
         return "Without QK-norm no critical LR could be found"
+    if rules.median_hides_failures(crit):
+        return (
+            f"Without QK-norm runs failed in {rules.failed_seeds(crit)} of {len(crit.seeds)} "
+            f"seeds inside the grid (from LR {numbers.grid(crit.min)}); the median critical LR "
+            f"is above LR {numbers.lr(median.value)}, the grid's top"
+        )
     if median.kind == "above":
         top = numbers.lr(median.value)
         return f"Without QK-norm runs did not fail up to LR {top}, the grid's top"

@@ -61,3 +61,20 @@ def _early_rows(curves: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     c["fraction"] = c.step / pd.to_numeric(c.run_id.map(steps), errors="coerce")
     c = c[c.fraction >= EARLY_FRACTION - 1e-9].sort_values(["run_id", "step"])
     return c.groupby("run_id").first().reindex(columns=[*EARLY_PREDICTORS, "fraction"])
+
+
+def without_early_value(analysis, rung: str, arm: str, counted: int) -> tuple[int, bool]:
+    """How many of the arm's finished runs at this rung (its name: a depth or a width) the
+    early-warning table could not count (`counted`: its failing and other runs), and whether
+    the arm has at least that many diverged runs there: then they are runs that stopped before
+    their first evaluation at EARLY_FRACTION of the run, with no early value (a run that
+    diverged that early is the plainest failure, and is named, not dropped)."""
+    field = analysis.settings.ladder.field
+    finished = diverged = 0
+    for r in analysis.runs:
+        at = getattr(r, field, None)
+        if r.outcome and r.arm == arm and at is not None and str(int(at)) == str(rung):
+            finished += 1
+            diverged += r.outcome == "diverged"
+    unseen = max(0, finished - counted)
+    return unseen, 0 < unseen <= diverged

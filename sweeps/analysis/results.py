@@ -14,7 +14,7 @@ import pandas as pd
 from sweeps.core.config import RunConfig, arm_label
 from sweeps.core.diagnostics import DIAGNOSTICS, reduce_layers
 from sweeps.core.errors import HarnessError
-from sweeps.run.rundir import RunDir, runs_table, scan_runs
+from sweeps.run.rundir import RunDir, scan_runs
 from sweeps.sweep.sweepdir import SweepDir
 
 # n_embd: the rung of a width ladder (sweeps/core/ladder.py)
@@ -63,10 +63,21 @@ def load_results(path: str | Path) -> SweepResults:
     records = scan_runs(path) if path.is_dir() else []
     if not records:
         raise HarnessError(no_sweep_message(path))
-    runs = runs_table(records)
-    plan = sweep_dir.read_plan()
-    planned = sweep_dir.planned_configs(plan)
+    try:
+        plan = sweep_dir.read_plan()
+        planned = sweep_dir.planned_configs(plan)
+    except HarnessError as e:  # a damaged plan.json: the record plans the same runs
+        plan, planned = _record_plan(sweep_dir, str(e).split(";")[0])
     has_plan = plan is not None
+    # a finished planned run whose directory lost its config.json is still that run, corrupt
+    # as `status` calls it, not a run that never started
+    scanned = {r.path.name for r in records}
+    records += [
+        RunDir(path / rid).record()
+        for rid in planned
+        if rid not in scanned and RunDir(path / rid).is_finished
+    ]
+    runs = _with_planned_keys(records, planned)
     ignored: list[str] = []
     missing = pd.DataFrame(columns=["run_id", *RUN_KEYS])
     if has_plan:
@@ -124,10 +135,25 @@ def no_sweep_message(path: Path) -> str:
             f"{' or '.join(f'`figures {c}`' for c in close)}? (sweeps there: "
             f"{', '.join(sweeps)})"
         )
+    from sweeps.sweep.record import record_raw
+    from sweeps.sweep.spec import known_specs
+
+    there = f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else ""
+    head = (
+        f"no run directories under {path}"
+        if path.is_dir()
+        else f"no sweep '{path.name}' under {parent}"
+    )
+    if path.name in known_specs() or (path.is_dir() and record_raw(path) is not None):
+        return (
+            f"{head}: run the sweep first (`{_program()} sweep {path.name}`) or point "
+            f"--runs-dir at its parent{there}"
+        )
+    # `sweep NAME` would refuse a name that is neither a spec nor a sweep folder's record
     return (
-        f"no run directories under {path}: run the sweep first (`{_program()} sweep {path.name}`) "
-        f"or point --runs-dir at its parent"
-        + (f" (sweeps under {parent}: {', '.join(sweeps)})" if sweeps else "")
+        f"{head}, and no spec of that name: point --runs-dir at its parent, or start it as an "
+        f"ad-hoc grid (`{_program()} sweep --preset smoke --grid train.lr=0.01,0.1,1 --name "
+        f"{path.name}`){there}"
     )
 
 
@@ -154,6 +180,40 @@ def load_curves(runs: pd.DataFrame) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["run_id", *RUN_KEYS, *columns])
     return pd.concat(frames, ignore_index=True).sort_values(["run_id", "step"], ignore_index=True)
+
+
+def _record_plan(sweep_dir: SweepDir, problem: str) -> tuple[dict, dict[str, RunConfig]]:
+    """(plan, run_id -> RunConfig) of a sweep whose plan.json is damaged, from its record
+    (spec.toml), as `status` and `sweep` plan it; the damage named in one warning line.
+    Without a record the damage is refused as before."""
+    import sys
+
+    from sweeps.sweep.record import load_record
+    from sweeps.sweep.runner import Sweep, settle
+
+    spec = load_record(sweep_dir.path)
+    backend = sweep_dir.backend()
+    if spec is None or backend is None:
+        raise HarnessError(f"{problem}; delete it and rerun the sweep to rewrite it")
+    sweep = Sweep(spec, backend, runs_dir=sweep_dir.path.parent)
+    settle(sweep)
+    print(
+        f"warning: {problem}; reporting the plan of its record {sweep_dir.path / 'spec.toml'} "
+        f"instead (the next `sweep {sweep_dir.name}` rewrites plan.json)",
+        file=sys.stderr,
+    )
+    plan = {"name": sweep_dir.name, "spec": spec.to_dict(), "backend": backend, "runs": []}
+    return plan, dict(sweep.configs)
+
+
+def _with_planned_keys(records: list, planned: dict) -> pd.DataFrame:
+    """The runs table (runs_table), where a planned run whose config.json cannot be read
+    keeps the plan's arm, depth, LR and seed: its row names the run the plan meant."""
+    rows = [record.row() for record in records]
+    for row in rows:
+        if "arm" not in row and row["run_id"] in planned:
+            row.update(_run_keys(planned[row["run_id"]]))
+    return pd.DataFrame(rows)
 
 
 def _run_keys(cfg: RunConfig) -> dict:

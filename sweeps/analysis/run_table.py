@@ -206,3 +206,24 @@ def _first_line(error) -> str:
     if not isinstance(error, str) or not error.strip():
         return ""
     return error.strip().splitlines()[0][:160]
+
+
+def left_out_below(analysis, rung: str, arm: str, lr: float | None) -> list[float]:
+    """The LRs below `lr` at which `arm` has runs at this rung (its name: a depth or a width)
+    left out of every statistic (failed, unfinished, corrupt or missing: analysis.problems):
+    a best LR at the lowest LR with finished runs is not the grid's edge when runs below it
+    were planned and lost."""
+    if lr is None:
+        return []
+    field = analysis.settings.ladder.field
+    out = set()
+    for p in analysis.problems:
+        at, below = getattr(p, field, None), p.lr
+        if p.arm != arm or at is None or below is None:
+            continue
+        try:
+            if int(at) == int(rung) and float(below) < lr * (1 - 1e-9):
+                out.add(float(below))
+        except (TypeError, ValueError):
+            continue
+    return sorted(out)

@@ -49,8 +49,20 @@ def pick_device(backend: str, name: str, available: dict, gpu_hint: str) -> str:
     if not available.get(name):
         gpu = name != "mps" and listed_gpus()  # MPS is Apple's: nvidia-smi says nothing of it
         why = f": a GPU is present (nvidia-smi) but {gpu_hint}" if gpu else ""
-        raise HarnessError(f"device '{name}' is not available here{why}; use --device auto or cpu")
+        raise DeviceUnavailable(name, why)
     return name
+
+
+class DeviceUnavailable(HarnessError):
+    """A device this machine does not have (exit 2). Its fix names `--device`; a command
+    whose option is another (crosscheck's --torch-device) says its own with `fix(option)`."""
+
+    def __init__(self, name: str, why: str):
+        self.name, self.why = name, why
+        super().__init__(f"device '{name}' is not available here{why}; use --device auto or cpu")
+
+    def fix(self, option: str, choices: str = "cpu") -> str:
+        return f"{option} {self.name}: not available here{self.why}; use {option} {choices}"
 
 
 DETERMINISTIC = "QKNORM_DETERMINISTIC"  # "1": --deterministic, for this process and its workers

@@ -35,6 +35,20 @@ CORRUPT = "corrupt"  # finished, but its files disagree: moved aside and rerun b
 DAMAGED = ".damaged"  # where a sweep moves corrupt run directories (never deleted)
 LOCK = ".lock"
 ERROR = "error.txt"
+# summary.json's numbers: each a number or null, else the run is corrupt (a report reads them)
+SUMMARY_NUMBERS = (
+    "final_val_loss",
+    "init_loss",
+    "bigram_loss",
+    "unigram_loss",
+    "steps_run",
+    "max_steps",
+    "diverged_at",
+    "wall_time_s",
+    "tokens_per_s",
+    "tokens_seen",
+    "init_logit_std",
+)
 
 
 class RunDir:
@@ -355,6 +369,10 @@ def _summary_problem(run: RunDir, cfg: RunConfig, config: dict, summary) -> str 
         return (
             f"config.json and summary.json name different runs ({', '.join(sorted(map(str, ids)))})"
         )
+    for key in SUMMARY_NUMBERS:
+        value = summary.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"summary.json's {key} is not a number ({json.dumps(value)})"
     recorded = summary.get("metrics")
     if recorded:
         now = run.metrics_fingerprint()

@@ -341,6 +341,19 @@ def common_top(medians: Iterable[GridValue | None]) -> float | None:
     return None
 
 
+def failed_seeds(eta_crit) -> int:
+    """How many seeds of an arm's critical LRs (anything with `seeds`: seed -> a value with
+    `kind`) failed inside the grid: their critical LR not censored above it."""
+    return sum(1 for x in eta_crit.seeds.values() if x is not None and x.kind in ("", "below"))
+
+
+def median_hides_failures(eta_crit) -> bool:
+    """The median critical LR lies above the grid while some seed failed inside it: 'no
+    failure' would be said of the median, and the seeds do not all agree."""
+    median = eta_crit.median
+    return bool(median and median.kind == "above" and failed_seeds(eta_crit))
+
+
 # The budget check: does a comparison's per-LR call hold at a larger token budget?
 CALLS_HOLD, CALLS_PARTLY, CALLS_CHANGE = "hold", "partly", "change"
 # what the necessity rule said at one LR, as the budget check compares the two budgets' calls

@@ -51,7 +51,7 @@ def archived_summaries(report_dir: Path, sweep_name: str) -> dict[str, dict]:
     name = sweep.get("name") if isinstance(sweep, dict) else None
     if name != sweep_name:
         raise HarnessError(
-            f"{report_dir} is sweep '{name}''s report, not '{sweep_name}''s: give this sweep's "
+            f"{report_dir} is sweep {name}'s report, not {sweep_name}'s: give this sweep's "
             "report to --from-report"
         )
     out = {}

@@ -33,6 +33,7 @@ def sweep_command(
     address: str | None,
     gpus_per_run: float | None,
     dry_run: bool,
+    list_runs: bool,
     estimate: bool,
     fuse: str,
     retry_failed: bool,
@@ -55,13 +56,18 @@ def sweep_command(
     exit code, 1 when a run failed. echo: click.echo (err=True: notes, the probe's progress)."""
     if workers is not None and workers < 1:  # refused before anything, dry run or not
         raise HarnessError(f"--workers must be at least 1 (got {workers})")
+    if list_runs and not dry_run:
+        raise HarnessError(
+            "--list-runs lists the runs of a --dry-run: add --dry-run (`status NAME` lists "
+            "the runs of a sweep that has started)"
+        )
     fuse = parse_fuse(fuse)
     execution = Execution(backend, device, compile, tf32, retry_failed)
     asked = (name, preset, grid, seeds, sweep_name, runs_dir, max_runs, overrides)
     sweep = _planned_sweep(asked, execution, from_report, echo)
     if dry_run or estimate:
         probe_workers = workers if executor == "local" else None
-        _preview(sweep, execution, fuse, echo, estimate, dry_run, probe_workers)
+        _preview(sweep, execution, fuse, echo, estimate, dry_run, probe_workers, list_runs)
         if dry_run:
             return 0
         # Said once, before the first run: --estimate alone is a preview *and* the sweep,
@@ -76,9 +82,12 @@ def sweep_command(
     return 1 if counts.get("failed") else 0
 
 
-def _preview(sweep: Sweep, execution: Execution, fuse, echo, estimate, dry_run, workers) -> None:
+def _preview(
+    sweep: Sweep, execution: Execution, fuse, echo, estimate, dry_run, workers, list_runs=False
+) -> None:
     """--dry-run and --estimate: whether the data is prepared, then the cost (a probe on
-    --device with a worker's CPU threads, `workers` of them) and the plan; writes nothing."""
+    --device with a worker's CPU threads, `workers` of them) and the plan, its runs counted
+    (list_runs: each listed) and its cost on measured devices last; writes nothing."""
     from sweeps.sweep.datacheck import data_lines
 
     for line in data_lines(sweep.configs.values(), PROGRAMS[execution.backend]):
@@ -99,7 +108,7 @@ def _preview(sweep: Sweep, execution: Execution, fuse, echo, estimate, dry_run, 
         )
         _estimate_fused(sweep, execution, fuse, echo, apart=not dry_run)
     if dry_run:
-        show_plan(sweep, echo)
+        show_plan(sweep, echo, list_runs)
         try:  # a plan for another machine is still a plan; a sweep here would be refused
             execution.check_device()
         except HarnessError as e:

@@ -557,6 +557,9 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
     machine = _machine_line(probe)
     if machine:
         lines.append(machine)
+    slow_blas = _blas_line(backend, probe.device)
+    if slow_blas:
+        lines.append(slow_blas)
     low, high = result["range"]["per_run"]
     lines.append(
         f"  per run: {cfg.train.max_steps} steps, {si(per_run['tokens'])} tokens, "
@@ -603,8 +606,19 @@ def describe(result: dict, probe: Measurement, backend: str) -> list[str]:
     return lines
 
 
+def _blas_line(backend: str, device: str) -> str | None:
+    """qkmlx on a Linux CPU without OpenBLAS: the times above are the slow reference BLAS's,
+    and the fix (sweeps.platform.blas)."""
+    from sweeps.platform.blas import INSTALL_HINT, preload_env
+
+    if backend != "mlx" or device != "cpu" or preload_env() is not None:
+        return None
+    return f"  blas: these times are slow because {INSTALL_HINT}"
+
+
 def _machine_line(probe: Measurement) -> str | None:
-    """Why the range may not hold: a busy machine, repeats that disagree."""
+    """Why the range may not hold: a busy machine, repeats that disagree; on the CPU, the load
+    it was timed under, busy or not."""
     fast, slow = probe.step_range
     parts = []
     if probe.busy:
@@ -612,6 +626,15 @@ def _machine_line(probe: Measurement) -> str | None:
             f"busy: load average {probe.load:.2f} on {probe.cpus} CPU(s) before the probe, so "
             f"its threads shared the cores; on an idle machine the sweep may run faster, and "
             f"slower if the load grows"
+        )
+    elif probe.device == "cpu" and probe.load is not None and probe.cpus:
+        # a CPU estimate holds only for the load it was timed under: said even when it looked
+        # idle (issue 72: a sweep timed on free cores ran 1.6-2x slower once other work took
+        # them)
+        parts.append(
+            f"load average {probe.load:.2f} on {probe.cpus} CPU(s) before the probe: the range "
+            f"holds while the cores stay this free; other work on them during the sweep "
+            f"makes it slower"
         )
     if probe.unsteady:
         parts.append(

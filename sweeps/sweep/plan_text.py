@@ -10,10 +10,11 @@ from sweeps.core.fmt import si
 from sweeps.run.rundir import RunDir
 
 
-def describe(sweep) -> list[str]:
+def describe(sweep, cost: bool = True) -> list[str]:
     """The plan a sweep prints before it runs: what it trains (arms, grid, budgets, parameters),
-    how it grows, the study it is judged by, its state, and warnings (a short budget, a dirty
-    checkout, the execution's note)."""
+    how it grows, the study it is judged by, its state, its cost on measured devices (cost:
+    False leaves it for the caller to print last, as --dry-run does) and warnings (a short
+    budget, a dirty checkout, the execution's note)."""
     from sweeps.core.params import count_params
     from sweeps.sweep.grid import max_extra_runs
 
@@ -72,9 +73,8 @@ def describe(sweep) -> list[str]:
             f"  grows the report {sweep.grows}: {sweep.from_report()} of its {len(sweep.archived)} "
             "finished runs are planned here and count as finished (they do not train again)"
         )
-    from sweeps.sweep.measured import cost_lines
-
-    lines += cost_lines(cfgs, sweep.backend, max_extra_runs(spec))
+    if cost:
+        lines += cost_block(sweep)
     note = sweep.execution_note()
     return lines + short_budget(cfgs) + dirty_checkout() + ([note] if note else [])
 
@@ -173,3 +173,21 @@ def _study_text(spec) -> str:
         + (f"{s.target_loss:g}" if s.target_loss is not None else "none (no spec of this corpus)")
         + " (docs/STUDY.md)"
     )
+
+
+def cost_block(sweep) -> list[str]:
+    """The sweep's cost on measured devices (sweeps.sweep.measured), the one source of every
+    price and hour the docs quote for a spec (tests/test_real_study_doc.py)."""
+    from sweeps.sweep.grid import max_extra_runs
+    from sweeps.sweep.measured import cost_lines
+
+    return cost_lines(list(sweep.configs.values()), sweep.backend, max_extra_runs(sweep.spec))
+
+
+def run_counts(states: list[str]) -> str:
+    """'84 pending' or '30 ok, 1 diverged, 53 pending': the planned runs by state, in the
+    order a run moves through them."""
+    order = ["ok", "unstable", "diverged", "failed", "corrupt", "running", "interrupted"]
+    counts = Counter(states)
+    ranked = sorted(counts, key=lambda s: order.index(s) if s in order else len(order))
+    return ", ".join(f"{counts[s]} {s}" for s in ranked)

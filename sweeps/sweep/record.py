@@ -88,7 +88,9 @@ def _fix(path: Path) -> str:
 def record_raw(folder: Path) -> dict | None:
     """The record of the sweep in `folder` as TOML data, None when there is none: spec.toml,
     or in a folder written before records, the spec its plan.json holds (when it still
-    reads as a spec); either with the "overrides" of such a plan.json merged in."""
+    reads as a spec); either with the "overrides" of such a plan.json merged in. Its name is
+    the folder's: a sweep's folder renamed is that sweep under its new name, resumed, shown
+    and reported there (never a new folder of the old name beside it)."""
     path = folder / RECORD
     if path.is_file():
         raw = read_raw(path)
@@ -101,6 +103,7 @@ def record_raw(folder: Path) -> dict | None:
             parse_spec(raw, default_name=folder.name)
         except (ConfigError, TypeError, AttributeError, ValueError):
             return None  # a plan too old to read back: the command's definition is used
+    raw = {**raw, "name": folder.name}
     legacy = _plan_overrides(folder)
     return with_sets(raw, legacy) if legacy else raw
 

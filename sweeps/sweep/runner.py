@@ -233,9 +233,10 @@ class Sweep:
         self.files.write_curves(curves_frame(self.dir, self.configs))
 
     # -- the plan as text ---------------------------------------------------------------------
-    def describe(self) -> list[str]:
-        """The plan as `sweep` and `--dry-run` print it (sweeps.sweep.plan_text)."""
-        return plan_text.describe(self)
+    def describe(self, cost: bool = True) -> list[str]:
+        """The plan as `sweep` and `--dry-run` print it (sweeps.sweep.plan_text); cost: False
+        leaves out its cost, which --dry-run prints last."""
+        return plan_text.describe(self, cost)
 
 
 def settle(sweep: Sweep) -> list[str]:
@@ -246,22 +247,33 @@ def settle(sweep: Sweep) -> list[str]:
     return messages
 
 
-def dry_run(sweep: Sweep, echo=print) -> None:
-    """The plan and every run's state; writes nothing."""
+def dry_run(sweep: Sweep, echo=print, list_runs: bool = False) -> None:
+    """The plan, its runs counted by state (each listed with list_runs; a corrupt one always),
+    then its cost, last, so that it is still on the screen when the command ends; writes
+    nothing."""
     messages = settle(sweep)
-    for line in sweep.describe() + [f"extend {m}" for m in messages]:
+    for line in sweep.describe(cost=False) + [f"extend {m}" for m in messages]:
         echo(line)
     corrupt = dict(sweep.corrupt())
+    states = {}
     for rid in sweep.order():
-        state = sweep.status(rid) or RunDir(sweep.run_dir(rid)).state()
-        echo(
-            f"  {state:<11} {rid}"
-            + (
-                f"  ({corrupt[rid]}; a sweep moves it aside and reruns it)"
-                if rid in corrupt
-                else ""
+        states[rid] = sweep.status(rid) or RunDir(sweep.run_dir(rid)).state()
+        if list_runs or rid in corrupt:
+            echo(
+                f"  {states[rid]:<11} {rid}"
+                + (
+                    f"  ({corrupt[rid]}; a sweep moves it aside and reruns it)"
+                    if rid in corrupt
+                    else ""
+                )
             )
+    if not list_runs:
+        echo(
+            f"  runs: {plan_text.run_counts(list(states.values()))} (each with its state: "
+            "--dry-run --list-runs)"
         )
+    for line in plan_text.cost_block(sweep):
+        echo(line)
     echo("dry run: nothing was written")
 
 

@@ -682,12 +682,12 @@ def _check_growth(spec: SweepSpec, where: str) -> None:
     ext, factor = spec.extend, spec.extend_factor
     if not ext.max_extra_lrs:
         return
+    given = (
+        f"factor {factor:g}"
+        if ext.factor is not None
+        else f"the grid's top LR ratio {factor:.4g} (the default factor)"
+    )
     if factor < MIN_EXTEND_FACTOR:
-        given = (
-            f"factor {factor:g}"
-            if ext.factor is not None
-            else f"the grid's top LR ratio {factor:.4g} (the default factor)"
-        )
         raise ConfigError(
             f"{where} [extend]: {given} is below {MIN_EXTEND_FACTOR:g}: LRs keep "
             f"three significant digits, so smaller steps can repeat an LR already "
@@ -695,9 +695,9 @@ def _check_growth(spec: SweepSpec, where: str) -> None:
         )
     if math.log10(spec.lr[-1]) + ext.max_extra_lrs * math.log10(factor) > 300:
         raise ConfigError(
-            f"{where} [extend]: lr {spec.lr[-1]:g} x factor {factor:g} ^ "
-            f"{ext.max_extra_lrs} is not a finite number; lower max_extra_lrs "
-            f"or factor"
+            f"{where} [extend]: lr {spec.lr[-1]:g} x {given} ^ {ext.max_extra_lrs} is not a "
+            "finite number; lower max_extra_lrs"
+            + (" or factor" if ext.factor is not None else ", or set a smaller [extend] factor")
         )
 
 
