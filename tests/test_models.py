@@ -155,3 +155,12 @@ def test_the_policy_a_wholesale_cast_breaks_is_seen(monkeypatch):
     cfg = smoke_config("mlx", "train.dtype=bfloat16")
     sites = make_trainer("mlx", cfg).precision_sites(random_tokens(cfg))
     assert sites["embedding"] == sites["residual"] == "bfloat16"
+
+
+def test_design_prints_the_bfloat16_policy_the_code_declares():
+    from pathlib import Path
+
+    from sweeps.core.precision import policy_table
+
+    design = (Path(__file__).resolve().parents[1] / "docs" / "DESIGN.md").read_text()
+    assert policy_table() in design
