@@ -322,7 +322,13 @@ def build(
 
     p = plan.predictions
     warm = runs(control) if control is not None and "T6" in p.quantities else None
-    judged = c.carry(runs(reference, plan.reference_rows), runs(report), warm, p)
+    reference_runs, report_runs = runs(reference, plan.reference_rows), runs(report)
+    judged = c.carry(reference_runs, report_runs, warm, p)
+    shifts = (
+        c.loss_shifts(c.cells_of(reference_runs), c.cells_of(report_runs), p.study.precision)
+        if p.paired
+        else ()
+    )
     return clean_json(
         {
             "report": report.name,
@@ -339,6 +345,7 @@ def build(
             **({"paired": True} if p.paired else {}),
             "study_sha256": STUDY_SHA256,
             "quantities": [record(x) for x in judged],
+            **({"loss_shifts": [asdict(x) for x in shifts]} if shifts else {}),
             "text": {
                 x.quantity: {
                     "quantity": quantity_text(x.quantity, p),
@@ -399,7 +406,34 @@ def render(doc: dict) -> str:
     if "T10" in keys:
         notes.append("T10 and T11 section 13's failure-edge interval (geometric mean over seeds)")
     lines += ["", "Intervals: " + "; ".join(n for n in notes if n) + "."]
+    if doc.get("loss_shifts"):
+        lines += ["", *shift_table(doc["loss_shifts"], new, ref)]
     return "\n".join(lines) + "\n"
+
+
+def shift_table(shifts: list[dict], new: str, ref: str) -> list[str]:
+    """Section 21's descriptive table: each arm's capped loss on the new side minus the
+    reference's at each LR, paired by seed (no verdict rests on it)."""
+    arms = list(dict.fromkeys(x["arm"] for x in shifts))
+    lrs = sorted({x["lr"] for x in shifts})
+    at = {(x["arm"], x["lr"]): x for x in shifts}
+
+    def cell(x: dict | None) -> str:
+        if x is None or not x["n"]:
+            return "-"
+        if not math.isfinite(x["lower"]):
+            return f"{x['mean']:+.3f} (n {x['n']})"
+        return f"{x['mean']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"
+
+    return [
+        f"**Where the precision moves the loss** (descriptive): {new} - {ref}, each arm's capped "
+        "loss paired by seed (the same init weights and batches), mean and paired 90% interval; "
+        "negative: lower loss on the new side.",
+        "",
+        "| LR | " + " | ".join(arms) + " |",
+        "|---|" + "---|" * len(arms),
+        *(f"| {_lr(lr)} | " + " | ".join(cell(at.get((a, lr))) for a in arms) + " |" for lr in lrs),
+    ]
 
 
 def reason_text(q: dict, text: dict) -> str:

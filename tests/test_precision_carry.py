@@ -154,4 +154,13 @@ def test_the_reference_rung_carries_to_itself_and_a_planted_cost_differs_on_t7_t
     assert out["T7"] == (c.DIFFERS, c.LARGER)
     assert out["T8"][0] != c.CARRIES  # on's own best may move off 0.01
     assert out["T1"][0] == out["T2"][0] == out["T10"][0] == out["T11"][0] == c.CARRIES
-    assert "paired shift -0.300" in (moved / "carry.md").read_text()
+    text = (moved / "carry.md").read_text()
+    assert "paired shift -0.300" in text
+    # the descriptive table: the planted 0.3 nats on `on` at 0.01, nothing anywhere else
+    row = next(line for line in text.splitlines() if line.startswith("| 0.01 |"))
+    assert (
+        row == "| 0.01 | +0.000 [-0.012, +0.012] | +0.300 [+0.288, +0.312] |"
+    )  # sd floored at 0.01
+    shifts = {(x["arm"], x["lr"]): x["mean"] for x in doc["loss_shifts"]}
+    assert shifts.pop(("on", 0.01)) == pytest.approx(0.3)
+    assert all(v == pytest.approx(0.0) for v in shifts.values() if v == v)

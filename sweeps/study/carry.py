@@ -659,6 +659,38 @@ _RULES = {
 }
 
 
+@dataclass(frozen=True)
+class LossShift:
+    """Section 21's descriptive table: at one (arm, LR), the new sweep's capped loss minus the
+    reference's, paired by seed (the same init and batches), with its paired 90% interval."""
+
+    arm: str
+    lr: float
+    n: int
+    mean: float
+    lower: float
+    upper: float
+
+
+def loss_shifts(reference: Cells, new: Cells, floor: float = 0.0) -> tuple[LossShift, ...]:
+    """new - reference at every (arm, LR) both hold, over the seeds both finished (no verdict
+    rests on it: it shows where the precision moves the loss)."""
+    out = []
+    for arm in (a for a in new.arms if reference.has(a)):
+        for lr in (x for x in new.lrs if x in reference.lrs):
+            seeds = [s for s in new.seeds if s in reference.seeds]
+            d = [
+                new.loss[new.arm(arm), new.lrs.index(lr), new.seeds.index(s)]
+                - reference.loss[
+                    reference.arm(arm), reference.lrs.index(lr), reference.seeds.index(s)
+                ]
+                for s in seeds
+            ]
+            p = paired(d, floor)
+            out.append(LossShift(arm, lr, p.n, p.mean, p.lower, p.upper))
+    return tuple(out)
+
+
 # -- both sides --------------------------------------------------------------------------------
 def carry(
     reference: Iterable[Mapping],
@@ -709,6 +741,8 @@ __all__ = [
     "decide_shift",
     "decide_paired_shift",
     "paired_shift",
+    "LossShift",
+    "loss_shifts",
     "shift",
     "seed_costs",
     "cells_of",
