@@ -41,16 +41,22 @@ def cited_text(block: str, base: Path) -> str | None:
     return "\n".join(f.read_text() for f in dict.fromkeys(files)) if files else None
 
 
-def claims(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
-    """(number, the block's first words, the cited text) for every checked number."""
+def cited_blocks(path: Path, section: tuple[str, str] | None = None):
+    """(block, the text of the reports it cites) for every block of the page (or of its
+    section between two markers) that cites a report."""
     text = path.read_text()
     if section:
         text = text[text.index(section[0]) : text.index(section[1])]
-    out = []
     for block in paragraphs(text):
         cited = cited_text(block, path.parent)
-        if cited is None:
-            continue
+        if cited is not None:
+            yield block, cited
+
+
+def claims(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """(number, the block's first words, the cited text) for every checked number."""
+    out = []
+    for block, cited in cited_blocks(path, section):
         plain = LINK.sub("](", block)
         for number in NUMBER.findall(PERCENT.sub("", plain)) + PERCENT.findall(plain):
             out.append((number, block[:60], cited))
@@ -84,14 +90,8 @@ def pair_forms(kind: str, a: str, b: str) -> list[str]:
 def pairs(path: Path, section: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
     """(the pair as written, the block's first words, the cited text) for every bracket and
     interval of a block that cites a report."""
-    text = path.read_text()
-    if section:
-        text = text[text.index(section[0]) : text.index(section[1])]
     out = []
-    for block in paragraphs(text):
-        cited = cited_text(block, path.parent)
-        if cited is None:
-            continue
+    for block, cited in cited_blocks(path, section):
         plain = _plain(LINK.sub("](", block))
         for kind, pattern in (("bracket", BRACKET), ("interval", INTERVAL)):
             for a, b in pattern.findall(plain):

@@ -460,41 +460,40 @@ def shift(reference, new, floor: float = 0.0) -> Shift:
     return Shift(m, m - half, m + half, df, na, nb)
 
 
+def seed_differences(reference: Side, new: Side) -> list[float]:
+    """new - reference per seed, over the seeds both sides hold (in seed order)."""
+    ref = dict(zip(reference.seeds, reference.values))
+    now = dict(zip(new.seeds, new.values))
+    return [now[k] - ref[k] for k in sorted(set(ref) & set(now))]
+
+
 def paired_shift(reference: Side, new: Side, floor: float = 0.0) -> Shift:
     """new - reference per seed over the seeds both sides hold (section 21: the same seeds,
     init weights and batches on both sides), with its paired two-sided 90% t interval (sd
     floored at the precision floor); NaN bounds with fewer than MIN_SEEDS common seeds."""
-    ref = dict(zip(reference.seeds, reference.values))
-    now = dict(zip(new.seeds, new.values))
-    common = sorted(set(ref) & set(now))
-    p = paired([now[s] - ref[s] for s in common], floor)
-    if len(common) < rules.MIN_SEEDS:
-        return Shift(p.mean, math.nan, math.nan, math.nan, len(ref), len(now))
-    return Shift(p.mean, p.lower, p.upper, len(common) - 1, len(ref), len(now))
+    d = seed_differences(reference, new)
+    p = paired(d, floor)
+    if len(d) < rules.MIN_SEEDS:
+        return Shift(p.mean, math.nan, math.nan, math.nan, len(reference.seeds), len(new.seeds))
+    return Shift(p.mean, p.lower, p.upper, len(d) - 1, len(reference.seeds), len(new.seeds))
 
 
 def pair_sd(reference: Side, new: Side) -> float:
     """The sd over common seeds of new - reference: what section 21's power rests on (0.03:
     the precisions' runs stay close; 0.09: as unrelated as two seeds)."""
-    ref = dict(zip(reference.seeds, reference.values))
-    now = dict(zip(new.seeds, new.values))
-    d = [now[k] - ref[k] for k in sorted(set(ref) & set(now))]
+    d = seed_differences(reference, new)
     return float(np.std(d, ddof=1)) if len(d) >= 2 else math.nan
 
 
 def decide_paired_shift(s: Shift, negligible: float) -> tuple[str, str]:
     """Section 21's rule for a cost quantity: carries when the paired 90% interval lies
-    inside +-negligible (shown negligible), differs when it excludes 0 and reaches beyond
-    +-negligible, inconclusive otherwise."""
-    if not math.isfinite(s.lower):
-        return INCONCLUSIVE, TOO_FEW_SEEDS
-    if -negligible < s.lower and s.upper < negligible:
+    inside +-negligible (shown negligible), differs when it excludes 0 (and so, being outside
+    that, reaches beyond +-negligible), inconclusive otherwise: section 20's rule with its
+    "contains 0" no longer enough to carry."""
+    if math.isfinite(s.lower) and -negligible < s.lower and s.upper < negligible:
         return CARRIES, NEGLIGIBLE
-    if s.lower > 0:
-        return DIFFERS, SMALLER
-    if s.upper < 0:
-        return DIFFERS, LARGER
-    return INCONCLUSIVE, NOT_SHOWN
+    outcome, reason = decide_shift(s)
+    return (INCONCLUSIVE, NOT_SHOWN) if outcome == CARRIES else (outcome, reason)
 
 
 SMALLER, LARGER, CONTAINS_ZERO = "shifted up", "shifted down", "contains 0"
