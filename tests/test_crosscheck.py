@@ -563,7 +563,8 @@ def test_the_device_options_reach_each_trainer_and_the_document(tmp_path, monkey
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
 def test_a_gpu_this_machine_lacks_is_bad_input_before_any_check():
     result = invoke("--preset", "smoke", "--torch-device", "cuda")
-    assert result.exit_code == 2 and "device 'cuda' is not available here" in result.output
+    assert result.exit_code == 2
+    assert "--torch-device cuda: not available here; use --torch-device cpu" in result.output
     assert "forward" not in result.output
 
 
