@@ -17,10 +17,10 @@ from sweeps.core.norms import unbuilt
 
 
 class RMSNorm(nn.RMSNorm):
+    """Every norm computes in float32, whatever its input (sweeps.core.precision)."""
+
     def __call__(self, x):
-        return super().__call__(
-            x.astype(mx.float32)
-        )  # every norm in float32 (sweeps.core.precision)
+        return super().__call__(x.astype(mx.float32))
 
 
 class LayerNorm(nn.LayerNorm):
@@ -41,9 +41,11 @@ class Linear(nn.Linear):
 
 def attend(q, k, v, scale: float, dtype):
     """Causal attention with a fused kernel's arithmetic (sweeps.core.precision): q, k, v in
-    dtype, scores and softmax in float32 inside, the output in dtype. Spelled out because MLX's
-    CPU kernel computes in its inputs' dtype, rounding the T x T scores and probabilities to
-    bfloat16, where torch's kernels and MLX's GPU kernel keep them float32."""
+    dtype, scores and softmax in float32 inside, the output in dtype. Spelled out (the kernel
+    runs on float32 copies of the bfloat16 q, k, v) because MLX's CPU kernel computes in its
+    inputs' dtype, rounding the T x T scores and probabilities to bfloat16, where torch's
+    kernels keep them float32. On Apple GPUs bfloat16 runs at the float32 rate, so little is
+    lost there."""
     q, k, v = (t.astype(mx.float32) for t in (q, k, v))
     y = mx.fast.scaled_dot_product_attention(q, k, v, mask="causal", scale=scale)
     return y.astype(dtype)

@@ -18,8 +18,10 @@ from sweeps.core.norms import unbuilt
 
 
 class RMSNorm(nn.RMSNorm):
+    """Every norm computes in float32, whatever its input (sweeps.core.precision)."""
+
     def forward(self, x):
-        return super().forward(x.float())  # every norm in float32 (sweeps.core.precision)
+        return super().forward(x.float())
 
 
 class LayerNorm(nn.LayerNorm):
