@@ -245,6 +245,121 @@ def matched_row(sizes, seeds: int, ladders: int) -> dict:
     return row
 
 
+# -- H3 from depth 2 to 12, confirmatory (section 22) -----------------------------------------
+SCATTER = 0.2  # decades: a seed's threshold about its rung, as cpu-depth-matched measured (0.199)
+H3_FALLS = (-0.25, -0.15)  # the prediction, and a moderate fall (about cpu-depth-matched's 2-8)
+# Candidate ladders, every run new (fresh seeds), depth 1 trained beside and set apart
+H3_DESIGNS = [
+    (2, 3, 4, 6, 8, 12),
+    (2, 3, 4, 5, 6, 8, 12),
+    (2, 3, 4, 6, 8, 10, 12),
+    (2, 3, 4, 5, 6, 8, 10, 12),
+    (2, 3, 4, 6, 8, 12, 16),
+]
+# A run's wall time on the machine this ladder was designed on (an AMD EPYC, Zen 4, MKL's Intel
+# path, two runs at once, one thread each; measured 2026-12-07 with `qktorch train --preset cpu
+# --set model.n_layer=2|12 --set train.max_steps=300 --threads 1`, two copies at once: 0.041 and
+# 0.200 s a step with its periodic evaluations, final evaluation 8.7 and 39.6 s, start-up about
+# 2.4 s): the same shape as section 18's model, this machine's constants. Short probes weigh the
+# early evaluations more than a whole run does, so it errs long.
+H3_MACHINE = "AMD EPYC, 2 cores, measured 2026-12-07"
+H3_STEP_A, H3_STEP_B, H3_FINAL_C, H3_FINAL_E, H3_STARTUP = 0.0092, 0.0159, 2.5, 3.09, 2.4
+
+
+def h3_run_seconds(depth: int, steps: int) -> float:
+    return H3_STARTUP + steps * (H3_STEP_A + H3_STEP_B * depth) + H3_FINAL_C + H3_FINAL_E * depth
+
+
+SEEN = ROOT / "docs" / "cpu-depth-matched" / "analysis.json"
+REUSED_NEW_RUNGS = [(3, 12), (3, 10, 12)]
+
+
+def verdict_rates(lad, ladders: int, slope: float, seed: int) -> tuple[float, float, float]:
+    """(supported, supported with the reversal rule, ruled out with the rule) at `slope`."""
+    full, loo, _ = sim.ladder_verdicts(lad, ladders, slope, PREDICTION, seed)
+    reversed_ = (full != 0) & (loo == -full[:, None]).any(-1)
+    kept = np.where(reversed_, 0, full)
+    return (
+        float((full == sim.SUPPORTED_CODE).mean()),
+        float((kept == sim.SUPPORTED_CODE).mean()),
+        float((kept == sim.RULED_OUT_CODE).mean()),
+    )
+
+
+def run_hours(depths, seeds: int, seconds) -> float:
+    """Hours on WORKERS workers for every LR of MATCHED_GRID, both arms, `seeds` seeds at each
+    depth; `seconds(depth, steps)` is one run's wall time (runs at LR 1 stop early)."""
+    per_rung = (len(MATCHED_GRID) - 1 + STOPPED_SHARE) * 2 * seeds
+    return sum(per_rung * seconds(d, matched_steps(d)) for d in depths) / WORKERS / 3600
+
+
+def h3_row(sizes, seeds: int, ladders: int, seconds) -> dict:
+    row = {
+        "depths (H3)": ", ".join(map(str, sizes)),
+        "steps": ", ".join(str(matched_steps(d)) for d in sizes),
+        "runs with depth 1": len(MATCHED_GRID) * 2 * seeds * (len(sizes) + 1),
+        "h on 2 workers": run_hours((1, *sizes), seeds, seconds),
+    }
+    for k, sd in enumerate(MATCHED_SDS):
+        lad = sim.Ladder(str(sizes), tuple(sizes), seeds, sd, SCATTER, grid=MATCHED_GRID)
+        p25 = verdict_rates(lad, ladders, PREDICTION, 31 + k)
+        p15 = verdict_rates(lad, ladders, H3_FALLS[1], 41 + k)
+        flat = verdict_rates(lad, ladders, 0.0, 51 + k)
+        row[f"sd {sd}: power at -0.25 (rule / with reversal), at -0.15"] = (
+            f"{p25[0]:.0%} / {p25[1]:.0%}, {p15[1]:.0%}"
+        )
+        row[f"sd {sd}: false sup., false r.o."] = f"{flat[1]:.1%}, {p25[2]:.1%}"
+    return row
+
+
+def seen_rungs(path: Path = SEEN) -> dict[int, list[float]]:
+    """cpu-depth-matched's per-seed log10 thresholds at depths 2-8 (seeds 0-3): the rungs the
+    authors have seen."""
+    import json
+    import math
+
+    points = json.loads(path.read_text())["h3"]["points"]
+    out: dict[int, list[float]] = {}
+    for p in points:
+        if p["rung"] != 1:
+            out.setdefault(p["rung"], []).append(math.log10(p["lr"]))
+    return out
+
+
+def reused_rates(new, slope: float, rung_sd: float, draws: int, seed: int) -> tuple[float, float]:
+    """(supported, ruled out) of H3 over the seen rungs (their values fixed) and `new` rungs
+    drawn on a line of `slope` through the seen rungs' centre, rung sd `rung_sd`, 4 seeds at
+    SCATTER: how far the seen runs decide a ladder that reuses them."""
+    seen = seen_rungs()
+    xs = np.log2([*seen, *new]).astype(float)
+    x_seen = np.log2(list(seen)).astype(float)
+    level = float(np.mean([np.mean(v) for v in seen.values()]))
+    rng = np.random.default_rng(seed)
+    sd = np.sqrt(rung_sd**2 + SCATTER**2 / 4)
+    y_new = (
+        level
+        + slope * (np.log2(new) - x_seen.mean())[None, :]
+        + rng.normal(0, sd, (draws, len(new)))
+    )
+    y_seen = np.broadcast_to([np.mean(v) for v in seen.values()], (draws, len(seen)))
+    mean_var = [np.var(v, ddof=1) / len(v) for v in seen.values()] + [SCATTER**2 / 4] * len(new)
+    floor = float(np.sqrt(np.mean(mean_var)))
+    b, lower, upper = sim._ols(np.broadcast_to(xs, (draws, len(xs))), np.c_[y_seen, y_new], floor)
+    supported = upper < 0
+    return float(supported.mean()), float(((lower > PREDICTION) & ~supported).mean())
+
+
+def h3_reuse_rows(draws: int) -> list[dict]:
+    rows = []
+    for new in REUSED_NEW_RUNGS:
+        row = {"seen rungs 2, 4, 6, 8 reused, new": ", ".join(map(str, new))}
+        for true in (0.0, *H3_FALLS):
+            sup, ruled = reused_rates(new, true, MATCHED_SDS[0], draws, 7)
+            row[f"truth {true:+g}: supported, ruled out"] = f"{sup:.0%}, {ruled:.0%}"
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ladders", type=int, default=4000, help="simulated ladders per cell")
@@ -253,6 +368,11 @@ def main(argv=None) -> int:
         "--matched",
         action="store_true",
         help="the ladder at matched tokens per parameter (section 18)",
+    )
+    parser.add_argument(
+        "--two-to-twelve",
+        action="store_true",
+        help="H3 from depth 2 to 12 with fresh seeds (section 22)",
     )
     parser.add_argument(
         "--real-scale",
@@ -269,6 +389,22 @@ def main(argv=None) -> int:
             f"{FINAL_C} + {FINAL_E} x depth s, {WORKERS} at once\n"
         )
         print_table([matched_row(d, args.seeds, args.ladders) for d in MATCHED_DESIGNS])
+        print(f"\n{time.time() - began:.0f} s")
+        return 0
+    if args.two_to_twelve:
+        print(
+            f"every rung {MATCHED_TOKENS:.2f} tokens per parameter, the quarter-decade grid, both "
+            f"arms, {args.seeds} fresh seeds, depth 1 trained beside (set apart); a seed's "
+            f"threshold scatters {SCATTER} decades about its rung; a run takes {H3_STARTUP:g} + "
+            f"steps x ({H3_STEP_A} + {H3_STEP_B} x depth) + {H3_FINAL_C} + {H3_FINAL_E} x depth "
+            f"s, {WORKERS} at once ({H3_MACHINE})\n"
+        )
+        print_table([h3_row(d, args.seeds, args.ladders, h3_run_seconds) for d in H3_DESIGNS])
+        print(
+            "\nreusing cpu-depth-matched's seen rungs (seeds 0-3 at 2, 4, 6, 8), new rungs drawn "
+            f"on a line through their centre, rung sd {MATCHED_SDS[0]}:\n"
+        )
+        print_table(h3_reuse_rows(args.ladders * 5))
         print(f"\n{time.time() - began:.0f} s")
         return 0
     if args.real_scale:
