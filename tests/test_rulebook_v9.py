@@ -104,6 +104,18 @@ def test_a_verdict_an_end_rung_leaves_undecided_is_fragile_not_reversed():
     )
 
 
+def test_an_inconclusive_verdict_is_never_fragile_even_where_a_rung_would_decide_it():
+    # section 22's one definition: the cpu-depth-matched pattern seen from the other side, a
+    # ladder that is inconclusive with its first rung and decisive without it
+    centres = {s: -1.5 - 0.25 * math.log2(s) for s in (1, 2, 4, 6, 8)}
+    centres[1] -= 0.6
+    values = ladder(centres, scatter=0.1, seed=1)
+    judged = trend.robust([values], trend.decide, trend.OPPOSITE, -0.25)
+    assert judged.verdict == rules.INCONCLUSIVE and judged.why != trend.ONE_RUNG_DECIDES
+    assert any(lo.verdict != rules.INCONCLUSIVE for lo in judged.left_out)
+    assert judged.fragile == () and judged.reversed_by == ()
+
+
 def test_trends_are_judged_both_ways_for_borderline_runs():
     stuck = ladder(line(-0.25))
     trained = {**stuck, 8: [GridValue(10 ** (-1.5 + 1.0))] * 4}  # depth 8 far up one way

@@ -261,7 +261,7 @@ def robust(
     borderline stuck, trained; a verdict they disagree on is inconclusive, 'borderline
     decides'), then refitted with each rung left out (both ways again): a decisive verdict that
     leaving out one rung turns into its opposite is inconclusive ('one rung decides'), and the
-    rungs whose removal changes it are named as fragile."""
+    rungs whose removal changes a decisive verdict are named as fragile (section 22)."""
     trend = _both_ways(ways, rule, *args, **kwargs)
     if len(trend.rungs) < MIN_RUNGS:  # no trend to take a rung from
         return trend
@@ -275,9 +275,12 @@ def robust(
         slope = t.at_bound
         influence = (slope.slope if slope else math.nan) - base
         left.append(LeftOut(size, t.verdict, slope, influence, t.powers))
+    # section 22's one definition: only a decisive verdict is fragile (some rung's removal
+    # makes it anything else) or reversed (makes it the opposite); an inconclusive one is
+    # neither, whatever a rung's removal would make it
     against = opposite.get(trend.verdict)
     reversed_by = tuple(lo.size for lo in left if against and lo.verdict == against)
-    fragile = tuple(lo.size for lo in left if lo.verdict != trend.verdict)
+    fragile = tuple(lo.size for lo in left if against and lo.verdict != trend.verdict)
     out = replace(trend, left_out=tuple(left), reversed_by=reversed_by, fragile=fragile)
     if reversed_by:
         out = replace(out, verdict=INCONCLUSIVE, why=ONE_RUNG_DECIDES)
