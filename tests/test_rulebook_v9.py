@@ -4,6 +4,7 @@ ways for borderline runs, the one-rung reversal rule and fragility, the effect c
 window and the cost at each arm's own best LR."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -116,6 +117,35 @@ def test_an_inconclusive_verdict_is_never_fragile_even_where_a_rung_would_decide
     assert judged.fragile == () and judged.reversed_by == ()
 
 
+def test_no_trend_is_decided_where_most_rungs_have_no_threshold():
+    # section 22: 'none' values sit where each seed's evidence ends (the shared failure edge),
+    # so a line through them is no threshold's trend, however steep
+    values = ladder(line(-0.4))
+    for size in (1, 2, 4):  # three of five rungs: three of four seeds found none
+        values[size] = [GridValue(v.value, "none") for v in values[size][:3]] + values[size][3:]
+    judged = trend.decide(values, -0.25)
+    assert (judged.verdict, judged.why) == (rules.INCONCLUSIVE, trend.NO_THRESHOLD)
+    assert trend.carry(values, {s: 0.01 for s in values}).why == trend.NO_THRESHOLD
+    # two rungs of five without one: the trend is decided
+    values[4] = ladder(line(-0.4))[4]
+    assert trend.decide(values, -0.25).verdict == rules.SUPPORTED
+    # a rung where half its seeds found one has a threshold
+    half = trend.RungValue(0.0, -2.0, -2.0, 4, 2, 1, 0.01, none=2)
+    assert half.has_threshold and not replace(half, none=3).has_threshold
+
+
+def test_on_identical_arms_the_ladder_says_no_verdict_at_most_five_percent():
+    # section 22's mark on its ladder's grid: QK-norm never matters, the shared failure edge
+    # flat or falling with depth (without the guard: 'ruled out' about 70%, 'supported' about
+    # 60%). On a grid refined to 1/8 decade the guard is not enough (about 26%): there the
+    # arms' edges jitter across several LRs and many seeds find a false threshold at the edge.
+    grid = (3.16e-3, 5.62e-3, 1e-2, 1.78e-2, 3.16e-2, 5.62e-2, 0.1, 0.316, 1.0)
+    lad = sim.Ladder("null", (2, 3, 4, 6, 8, 12), 4, 0.15, 0.2, grid=grid, identical=True)
+    for slope in (0.0, -0.25):
+        full, _, _ = sim.ladder_verdicts(lad, 400, slope, -0.25, 9)
+        assert (full != 0).mean() <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / 400), slope
+
+
 def test_trends_are_judged_both_ways_for_borderline_runs():
     stuck = ladder(line(-0.25))
     trained = {**stuck, 8: [GridValue(10 ** (-1.5 + 1.0))] * 4}  # depth 8 far up one way
@@ -131,10 +161,14 @@ def test_w2_reversal_uses_its_own_opposites():
     assert judged.verdict == trend.CARRIES and not judged.reversed_by
 
 
-def test_the_simulated_ladder_verdicts_are_trend_decides():
+@pytest.mark.parametrize("identical", [False, True])
+def test_the_simulated_ladder_verdicts_are_trend_decides(identical):
     """The simulation's vectorised trend (simulate_v5._verdict_codes) against trend.decide on
-    the same simulated per-seed thresholds, ladder by ladder."""
-    lad = sim.Ladder("check", (1, 2, 4, 6, 8), rung_sd=0.15, step_above=0.25, borderline=0.0)
+    the same simulated per-seed thresholds, ladder by ladder (on identical arms too, where the
+    no-threshold guard decides most ladders)."""
+    lad = sim.Ladder(
+        "check", (1, 2, 4, 6, 8), rung_sd=0.15, step_above=0.25, borderline=0.0, identical=identical
+    )
     rng = np.random.default_rng(5)
     loss, cls, _, _ = sim.draw_ladder(lad, rng, 60, -0.25)
     L, R = loss.shape[:2]
@@ -146,7 +180,7 @@ def test_the_simulated_ladder_verdicts_are_trend_decides():
     codes = sim._verdict_codes(x, draws, -0.25, np.ones(R, bool))
     code_of = {rules.SUPPORTED: 1, trend.RULED_OUT: -1, rules.INCONCLUSIVE: 0}
     k, lo, y = k.reshape(L, R, -1), lo.reshape(L, R, -1), y.reshape(L, R, -1)
-    decisive = 0
+    decisive = guarded = 0
     for i in range(L):
         per_rung = {}
         for j, size in enumerate(lad.sizes):
@@ -154,7 +188,11 @@ def test_the_simulated_ladder_verdicts_are_trend_decides():
         verdict = trend.decide(per_rung, -0.25).verdict
         assert code_of[verdict] == codes[i], (i, verdict, codes[i])
         decisive += verdict != rules.INCONCLUSIVE
-    assert decisive > 30  # the check covers decisive verdicts, not only inconclusive ones
+        guarded += trend.decide(per_rung, -0.25).why == trend.NO_THRESHOLD
+    if identical:  # the guard is what decides here, and both codes apply it alike
+        assert guarded > 30
+    else:  # the check covers decisive verdicts, not only inconclusive ones
+        assert decisive > 30
 
 
 def _grid_value(k, lo, y) -> GridValue:

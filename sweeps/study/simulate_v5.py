@@ -309,6 +309,9 @@ class Ladder:
     # decades the smallest rung's true threshold sits off the line the others lie on (a first
     # rung that differs in kind, as a one-layer model might)
     first_offset: float = 0.0
+    # both arms drawn alike (QK-norm never matters): no effect, no low-LR gap, and `on` fails
+    # at `off`'s edge, so every threshold a rule finds is false (section 22's null ladder)
+    identical: bool = False
 
     @property
     def lrs(self) -> np.ndarray:
@@ -328,9 +331,12 @@ def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     on = curve + rng.normal(0, lad.noise, (ladders, r, n, s))
     gap = LOW_GAP * np.clip((BEST_LOG - logs) / (BEST_LOG + 4), 0, 1)
     effect = np.where(logs >= t, EFFECT_AT + EFFECT_SLOPE * (logs - t), 0.0)
+    if lad.identical:
+        gap, effect = 0.0 * gap, 0.0 * effect
     off = curve + gap + effect + rng.normal(0, lad.noise, (ladders, r, n, s))
     off_fail = logs > t + OFF_EDGE + rng.normal(0, 0.1, (ladders, r, 1, s))
-    on_fail = logs > t + OFF_EDGE + ON_EDGE + rng.normal(0, 0.1, (ladders, r, 1, s))
+    on_edge = 0.0 if lad.identical else ON_EDGE
+    on_fail = logs > t + OFF_EDGE + on_edge + rng.normal(0, 0.1, (ladders, r, 1, s))
     fail = np.stack([off_fail, on_fail], 2)
     loss = np.stack([off, on], 2)
     stop = rng.random(loss.shape) < v4sim.DIVERGED_SHARE
@@ -369,8 +375,9 @@ def _ols(x, y, floor=0.0):
 
 
 def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
-    """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond, and each
-    rung value's variance from its seeds' scatter alone (trend.seed_floor's pieces)."""
+    """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond, each rung
+    value's variance from its seeds' scatter alone (trend.seed_floor's pieces), and whether the
+    rung has no threshold (more than half its seeds 'none': RungValue.has_threshold)."""
     L, R = loss.shape[:2]
     flat_loss = loss.reshape(L * R, *loss.shape[2:])
     flat_cls = cls.reshape(L * R, *cls.shape[2:])
@@ -385,7 +392,8 @@ def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
         mean_var = np.where(
             count >= 2, np.nanvar(np.where(known, y, np.nan), -1, ddof=1) / count, np.nan
         )
-    return at.reshape(L, R), beyond.reshape(L, R), mean_var.reshape(L, R)
+    without = 2 * (known & (k == -1)).sum(-1) > count
+    return at.reshape(L, R), beyond.reshape(L, R), mean_var.reshape(L, R), without.reshape(L, R)
 
 
 def _floor(mean_var) -> np.ndarray:
@@ -420,16 +428,20 @@ SUPPORTED_CODE, RULED_OUT_CODE = 1, -1  # a ladder's verdict as a number (0: inc
 
 def _verdict_codes(x, rung_draws, prediction: float, keep) -> np.ndarray:
     """[ladder] verdict code on the rungs `keep` (a boolean mask over rungs), borderline runs
-    both ways (a verdict they flip is inconclusive), censored values at the bound and beyond."""
+    both ways (a verdict they flip is inconclusive), censored values at the bound and beyond;
+    inconclusive where most rungs have no threshold (trend.most_without_threshold)."""
     codes = []
-    for at, beyond, mean_var in rung_draws:
+    for at, beyond, mean_var, without in rung_draws:
         at, beyond, mean_var = at[:, keep], beyond[:, keep], mean_var[:, keep]
+        present = np.isfinite(at)
+        no_trend = 2 * (without[:, keep] & present).sum(-1) > present.sum(-1)
         floor = _floor(mean_var)
         xs = np.broadcast_to(x[keep], at.shape)
         a, b = _ols(xs, at, floor), _ols(xs, beyond, floor)
         sup = (a[2] < 0) & (b[2] < 0)
         ruled = (a[1] > prediction) & (b[1] > prediction) & ~sup
-        codes.append(np.where(sup, SUPPORTED_CODE, np.where(ruled, RULED_OUT_CODE, 0)))
+        code = np.where(sup, SUPPORTED_CODE, np.where(ruled, RULED_OUT_CODE, 0))
+        codes.append(np.where(no_trend, 0, code))
     return np.where(codes[0] == codes[1], codes[0], 0)
 
 

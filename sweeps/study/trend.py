@@ -60,13 +60,20 @@ class RungValue:
     direction: int  # -1: every censored seed lies below the grid, +1: above, 0: none or both
     mean_var: float  # the seeds' variance about their mean / their count: the rung value's
     # variance from seed scatter alone (NaN with one seed)
+    none: int = 0  # seeds that found no threshold where their evidence ends ('none')
+
+    @property
+    def has_threshold(self) -> bool:
+        """At least half of the rung's seeds found a threshold (bracketed, or at or below
+        `off`'s best LR): section 22."""
+        return 2 * self.none <= self.seeds
 
 
 @dataclass(frozen=True)
 class Trend:
     verdict: str  # supported | ruled out | inconclusive
     why: str  # 'falls', 'steep fall ruled out', 'not shown', 'censoring decides',
-    # 'too few rungs', 'censored alike'
+    # 'too few rungs', 'censored alike', NO_THRESHOLD
     prediction: float
     at_bound: Slope | None
     beyond: Slope | None
@@ -132,6 +139,7 @@ def rung_values(
                 sum(d != 0 for _, _, d in logs),
                 directions.pop() if len(directions) == 1 else 0,
                 float(np.var([a for a, _, _ in logs], ddof=1) / len(logs)),
+                sum(v.kind == "none" for v in values if seed_log(v) is not None),
             )
         )
     return out, dropped
@@ -165,6 +173,16 @@ def _censored_alike(rungs: Sequence[RungValue]) -> bool:
         and len({r.direction for r in rungs}) == 1
         and rungs[0].direction != 0
     )
+
+
+NO_THRESHOLD = "no threshold at most rungs"
+
+
+def most_without_threshold(rungs: Sequence[RungValue]) -> bool:
+    """More than half the rungs have no threshold (section 22): their values sit where each
+    seed's evidence ends, which follows the failure edge both arms share, so a slope through
+    them says how that edge moves, not where QK-norm becomes necessary."""
+    return 2 * sum(not r.has_threshold for r in rungs) > len(rungs)
 
 
 def power(sizes: Sequence[float], seeds: int, prediction: float, rung_sd=RUNG_SD, seed_sd=SEED_SD):
@@ -209,10 +227,10 @@ def decide(
     x, floor = [r.x for r in rungs], seed_floor(rungs)
     a = floored_slope(x, [r.at_bound for r in rungs], floor)
     b = floored_slope(x, [r.beyond for r in rungs], floor)
-    if _censored_alike(rungs):
+    if _censored_alike(rungs) or most_without_threshold(rungs):
         return Trend(
             INCONCLUSIVE,
-            "censored alike",
+            "censored alike" if _censored_alike(rungs) else NO_THRESHOLD,
             prediction,
             a,
             b,
@@ -329,8 +347,9 @@ def carry(
     a = floored_slope(x, [r.at_bound for r in rungs], floor)
     b = floored_slope(x, [r.beyond for r in rungs], floor)
     pw = equivalence_power(sizes, seeds, bound)
-    if _censored_alike(rungs):
-        return Trend(INCONCLUSIVE, "censored alike", 0.0, a, b, tuple(rungs), tuple(dropped), pw)
+    if _censored_alike(rungs) or most_without_threshold(rungs):
+        why = "censored alike" if _censored_alike(rungs) else NO_THRESHOLD
+        return Trend(INCONCLUSIVE, why, 0.0, a, b, tuple(rungs), tuple(dropped), pw)
     verdict, why = both_placements(
         a,
         b,
