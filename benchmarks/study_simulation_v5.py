@@ -4,6 +4,11 @@ harm window on the same simulated rungs (--harm: only that table).
 
     python benchmarks/study_simulation_v5.py --sweeps 4000 --ladders 4000
     python benchmarks/study_simulation_v5.py --harm --sweeps 4000
+    python benchmarks/study_simulation_v5.py --messy --sweeps 4000
+
+--messy: section 22's recovery table of the pooled stability threshold under messier failures
+(random failures anywhere in the search range, one `off` seed on a plateau just under the stuck
+cut), planted at 0.0316, 0.1 and 0.316 on the quarter-decade grid.
 """
 
 import argparse
@@ -24,13 +29,34 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def messy_table(sweeps: int) -> None:
+    lrs = sim.MESSY_CONDITIONS[0].base.lrs
+    planted = [f"{lrs[i]:.3g}" for i in sim.MESSY_PLANTED]
+    print(f"Pooled stability threshold, {sweeps} simulated rungs a cell, 4 seeds, 17 LRs\n")
+    print(
+        "| condition | false threshold | "
+        + " | ".join(f"recovered, planted at {p}" for p in planted)
+        + " |"
+    )
+    print("|---|---|" + "---|" * len(planted))
+    for cond in sim.MESSY_CONDITIONS:
+        r = sim.rung_rates(cond, sweeps, planted=sim.MESSY_PLANTED)
+        cells = [pct(r[f"v5 recovery at {p}"]) for p in planted]
+        print(f"| {cond.name} | {pct(r['v5 false'])} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", type=int, default=4000)
     ap.add_argument("--ladders", type=int, default=4000)
     ap.add_argument("--harm", action="store_true", help="only section 17's harm-window table")
+    ap.add_argument("--messy", action="store_true", help="only section 22's recovery table")
     args = ap.parse_args()
     start = time.time()
+    if args.messy:
+        messy_table(args.sweeps)
+        print(f"\n({time.time() - start:.0f} s)")
+        return
     if args.harm:
         harm_table(args.sweeps)
         print(f"\n({time.time() - start:.0f} s)")

@@ -276,3 +276,32 @@ def test_the_preregistered_depth_ladder_keeps_its_stated_power_and_false_rates()
 def test_a_coarser_judged_grid_is_what_the_ladder_simulation_draws():
     assert len(sim.ladder_lrs(0.25)) == 4 + 9 and np.isclose(sim.ladder_lrs(0.25)[-1], 1.0)
     assert np.array_equal(sim.ladder_lrs(), sim.LADDER_LRS)
+
+
+# -- section 22's messier failures, as the simulation draws them --------------------------------
+def test_random_failures_anywhere_fail_runs_of_both_arms_across_the_search_range_only():
+    cond = sim.MESSY_CONDITIONS[1]  # 10%, 17 LRs, the top LR a shared ceiling
+    loss, cls, _ = sim.draw_rungs(cond, np.random.default_rng(3), 2000)
+    lrs = cond.base.lrs
+    failed = cls > 0
+    below = lrs < 1e-2 * (1 - 1e-9)
+    assert not failed[:, :, below].any()  # nothing fails below the curve's best LR
+    middle = (lrs >= 1e-2) & (lrs <= 0.0178)  # below every planted edge: random failures only
+    for arm in (0, 1):
+        share = failed[:, arm, middle].mean()
+        assert abs(share - 0.1) < 0.01, (arm, share)
+
+
+def test_the_plateau_seed_trains_just_under_the_cut_at_every_lr_from_its_threshold():
+    cond = sim.MESSY_CONDITIONS[3]
+    lrs = cond.base.lrs
+    at = sim.MESSY_PLANTED[1]
+    loss, cls, _ = sim.draw_rungs(cond, np.random.default_rng(4), 500, np.full(500, lrs[at]))
+    plateau = (loss[:, 0] >= 2.2) & (loss[:, 0] <= 2.33) & (cls[:, 0] == stability.TRAINED)
+    # from the planted LR up exactly one `off` seed sits there; between the best LR (1e-2,
+    # where trained runs lie far below it) and the planted one, none does
+    assert (plateau[:, at:-1].sum(-1) == 1).all()
+    best = int(np.flatnonzero(np.isclose(lrs, 1e-2))[0])
+    assert not plateau[:, best:at].any()
+    # and it is one seed throughout a sweep
+    assert (plateau[:, at:-1].argmax(-1) == plateau[:, at : at + 1].argmax(-1)).all()

@@ -50,6 +50,9 @@ class Condition:
     ceiling: int = 0  # top LRs where every run of both arms fails
     stuck_seed: bool = False  # one seed of `off` on a plateau (PLATEAU) at one LR of the
     # grid's top half below its top LR
+    # section 22's messier failures: each run of either arm fails at random with this
+    # probability at every LR from the curve's best (1e-2) up, the whole search range
+    fail_anywhere: float = 0.0
     min_effect: float = 0.02
 
     @property
@@ -112,6 +115,9 @@ def draw(cond: Condition, rng, sweeps: int, lrs=None, planted_lr=None, offsets=N
         failing |= _above_edges(cond, rng, sweeps, lrs, planted_lr)
     if cond.ceiling:
         failing[:, :, -cond.ceiling :] = True
+    if cond.fail_anywhere:
+        search = np.asarray(lrs, float) >= 1e-2 * (1 - 1e-9)
+        failing |= (rng.random(shape) < cond.fail_anywhere) & search[None, None, :, None]
     if cond.stuck_seed:
         near = np.flatnonzero((pos >= 0.5) & (pos < 1))
         at = rng.choice(near, sweeps) if len(near) else np.zeros(sweeps, int)

@@ -45,6 +45,10 @@ class RungCondition:
     low_gap: float = LOW_GAP
     edges: bool = True  # failures clustered above each arm's edge (stuck and stopped mixed)
     borderline: float = 0.0  # share of stuck `off` runs finishing within the fate margin
+    # section 22: one seed of `off` on a plateau just under the stuck cut (v4sim.PLATEAU) at
+    # every LR from the planted threshold up, failing or not (null sweeps: from a random LR of
+    # the grid's top half): trained by its fate, an outlier in every pair above the threshold
+    plateau_seed: bool = False
 
     @property
     def name(self) -> str:
@@ -69,11 +73,32 @@ def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
         loss, stopped = np.where(new, bad, loss), np.where(new, stop, stopped)
         failing = failing | above
     loss[:, 0] += np.where(failing[:, 0], 0.0, cond.low_gap * _gap(lrs)[None, :, None])
+    if cond.plateau_seed:
+        _plateau(rng, base, lrs, planted_lr, loss, failing, stopped)
     cls = stability.fate_classes(failing, stopped)
     gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
     if cond.borderline:
         _borderline(rng, cond.borderline, loss[:, 0], cls[:, 0], gap[:, 0])
     return loss, cls, gap
+
+
+def _plateau(rng, base: v4sim.Condition, lrs, planted_lr, loss, failing, stopped) -> None:
+    """In place: one `off` seed per sweep on v4sim.PLATEAU from the planted LR up (null: from
+    a random LR of the grid's top half), a trained run at every one of those LRs."""
+    sweeps = loss.shape[0]
+    logs = np.log10(np.asarray(lrs, float))
+    if planted_lr is None:
+        top_half = np.flatnonzero(logs >= (logs[0] + logs[-1]) / 2)
+        start = logs[rng.choice(top_half, sweeps)]
+    else:
+        start = np.log10(np.broadcast_to(np.asarray(planted_lr, float), (sweeps,)))
+    seed = rng.integers(0, base.seeds, sweeps)
+    on = (logs[None, :] >= start[:, None] - 1e-9)[:, :, None] & (
+        np.arange(base.seeds)[None, None, :] == seed[:, None, None]
+    )
+    loss[:, 0] = np.where(on, rng.uniform(*v4sim.PLATEAU, on.shape), loss[:, 0])
+    failing[:, 0] &= ~on
+    stopped[:, 0] &= ~on
 
 
 def _borderline(rng, share: float, loss, cls, gap) -> None:
@@ -175,10 +200,13 @@ def planted_v5(cond: RungCondition) -> tuple[int, ...]:
     return tuple(sorted({low, (low + high) // 2, high}))
 
 
-def rung_rates(cond: RungCondition, sweeps: int, seed: int = 11) -> dict[str, float]:
-    """False thresholds (null) and the worst recovery over the planted LRs, pooled and per seed
-    (a seed recovered when its bracket top lies within one grid step of the planted LR), under
-    v5 and v4 on the same draws."""
+def rung_rates(
+    cond: RungCondition, sweeps: int, seed: int = 11, planted: tuple[int, ...] = ()
+) -> dict[str, float]:
+    """False thresholds (null) and the worst recovery over the planted LRs (`planted`, grid
+    indices; default planted_v5's), pooled and per seed (a seed recovered when its bracket top
+    lies within one grid step of the planted LR), under v5 and v4 on the same draws; each
+    planted LR's pooled recovery too ('v5 recovery at <lr>')."""
     lrs = cond.base.lrs
     out: dict[str, float] = {}
     rng = np.random.default_rng(seed)
@@ -192,18 +220,19 @@ def rung_rates(cond: RungCondition, sweeps: int, seed: int = 11) -> dict[str, fl
     out["v5 seed false"] = float(np.mean(k5 >= 0))
     out["v4 seed false"] = float(np.mean(kind4 <= 0))
     rec = {"v5": [], "v4": [], "v5 seed": [], "v4 seed": []}
-    for j, planted in enumerate(planted_v5(cond)):
+    for j, at in enumerate(planted or planted_v5(cond)):
         rng = np.random.default_rng(seed + 1 + j)
-        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=np.full(sweeps, lrs[planted]))
+        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=np.full(sweeps, lrs[at]))
         best = best_index(loss, cls)
         k = v5_pooled(loss, cls, lrs, best)
-        rec["v5"].append(np.mean((k >= 0) & (np.abs(k - planted) <= 1)))
+        rec["v5"].append(np.mean((k >= 0) & (np.abs(k - at) <= 1)))
+        out[f"v5 recovery at {lrs[at]:.3g}"] = float(rec["v5"][-1])
         k = v4_pooled(loss, cls)
-        rec["v4"].append(np.mean((k >= 0) & (np.abs(k - planted) <= 1)))
+        rec["v4"].append(np.mean((k >= 0) & (np.abs(k - at) <= 1)))
         k5, _, _ = v5_seeds(loss, cls, lrs, best, cut)
-        rec["v5 seed"].append(np.mean((k5 >= 0) & (np.abs(k5 - planted) <= 1)))
+        rec["v5 seed"].append(np.mean((k5 >= 0) & (np.abs(k5 - at) <= 1)))
         kind4, _, k4 = v4_seeds(loss, cls, lrs)
-        rec["v4 seed"].append(np.mean((kind4 <= 0) & (np.abs(k4 - planted) <= 1)))
+        rec["v4 seed"].append(np.mean((kind4 <= 0) & (np.abs(k4 - at) <= 1)))
     out.update({f"{k} recovery": float(min(v)) for k, v in rec.items()})
     return out
 
@@ -248,6 +277,23 @@ def harm_rates(cond: RungCondition, sweeps: int, seed: int = 31) -> dict[str, fl
         out[f"harm found, {name}"] = float(found.mean())
     return out
 
+
+# Section 22's messier failures, on the quarter-decade grid (17 LRs, 1e-4 .. 1, the top one a
+# shared ceiling), each planted at 0.0316, 0.1 and 0.316 (grid indices 10, 12 and 14)
+MESSY_PLANTED = (10, 12, 14)
+MESSY_CONDITIONS = [
+    RungCondition(v4sim.Condition("no random failures", n_lr=17, ceiling=1)),
+    RungCondition(
+        v4sim.Condition("10% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.1)
+    ),
+    RungCondition(
+        v4sim.Condition("30% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.3)
+    ),
+    RungCondition(
+        v4sim.Condition("one off seed on a plateau above its threshold", n_lr=17, ceiling=1),
+        plateau_seed=True,
+    ),
+]
 
 NOISE = v4sim.CONDITIONS
 RUNG_CONDITIONS = [
