@@ -295,7 +295,15 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
             + ", ".join(f"{rung.label(v.rung)} {numbers.lr(v.lr)}" for v in t.rung_values)
         )
     of = TREND_OF[name].format(ref=s.reference)
-    for label, sl in (("censored values at their bounds", a), ("moved beyond them", b)):
+    recorded = t.as_recorded if t else None
+    # section 22: each slope names the borderline reading it uses
+    reading = "borderline runs stuck" if recorded else "borderline runs stuck or trained alike"
+    slopes = (
+        (f"censored values at their bounds, {reading}", a),
+        (f"moved beyond them, {reading}", b),
+        ("censored values at their bounds, borderline runs trained (as recorded)", recorded),
+    )
+    for label, sl in slopes:
         if sl:
             evidence.append(
                 f"slope of {of} per doubling of {rung.name}, {label}: "
@@ -303,6 +311,8 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
                 f"{numbers.num(sl.upper)}, {sl.n} {rung.plural}' values, {t.censored} "
                 f"per-seed thresholds censored); x{numbers.num(10**sl.value, 2)} per doubling"
             )
+    if t and name != "W2":
+        evidence += estimate_lines(t, rung, depths, s.reference)
     evidence += left_out_lines(t, rung) if t else []
     if t and t.power is not None:
         evidence.append(
@@ -333,6 +343,50 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     else:
         why = "not decided"
     return replace(base, reason=why)
+
+
+def estimate_lines(t: m.Trend, rung, comparisons: dict, reference: str) -> list[str]:
+    """The trend as an estimate (docs/STUDY.md section 22): how far the threshold moves per
+    doubling, from the slope's 90% interval (censored values at their bounds, borderline runs
+    stuck), which of 0 and the prediction that interval excludes, and the fitted threshold at
+    each rung as a multiple of the reference arm's best LR there."""
+    sl = t.at_bound
+    if not sl or not (math.isfinite(sl.lower) and math.isfinite(sl.upper)):
+        return []
+    lo, hi, num = sl.lower, sl.upper, numbers.num
+    if hi < 0:
+        moves = f"falls by {num(-hi)} to {num(-lo)} decades"
+    elif lo > 0:
+        moves = f"rises by {num(lo)} to {num(hi)} decades"
+    else:
+        moves = (
+            f"moves by {lo:+.3f} to {hi:+.3f} decades, a fall of at most {num(-lo)} or a rise "
+            f"of at most {num(hi)}"
+        )
+    marks = {"0": 0.0}
+    if t.prediction is not None:
+        marks[f"the predicted {num(t.prediction, 2)}"] = t.prediction
+    out_of = [label for label, x in marks.items() if not lo <= x <= hi]
+    inside = [label for label, x in marks.items() if lo <= x <= hi]
+    if not out_of:
+        said = "it excludes neither " + " nor ".join(inside)
+    else:
+        said = "it excludes " + " and ".join(out_of) + (f", not {inside[0]}" if inside else "")
+    lines = [
+        f"estimate (the slope's 90% interval; censored values at their bounds, borderline runs "
+        f"stuck): per doubling of {rung.name} the stability threshold {moves}; {said}"
+    ]
+    if t.line:
+        fitted = []
+        for k, c in comparisons.items():
+            at = 10 ** (t.line.intercept + t.line.slope * math.log2(k))
+            best = c.best_lr
+            multiple = (
+                f" (x{num(at / best, 2)} {reference}'s best LR {numbers.lr(best)})" if best else ""
+            )
+            fitted.append(f"{rung.label(k)} {numbers.lr(at)}{multiple}")
+        lines.append("the fitted line's threshold per " + rung.name + ": " + ", ".join(fitted))
+    return lines
 
 
 def power_words(powers: dict[str, float] | None, power: float) -> str:

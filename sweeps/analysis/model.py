@@ -467,6 +467,9 @@ class Trend:
     left_out: list[LeftOutRung] | None = maybe()
     reversed_by: list[int] | None = maybe()
     fragile: list[int] | None = maybe()
+    # section 22: the slope with the borderline runs counted trained (as recorded), where it
+    # differs from at_bound's (borderline runs stuck)
+    as_recorded: Slope | None = maybe()
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ def _trend(t: trend.Trend, seeds: dict) -> dict:
         "why": t.why,
         "at_bound": _slope(t.at_bound),
         "beyond": _slope(t.beyond),
+        "as_recorded": _slope(t.recorded),
         "censored": sum(r.censored for r in t.rungs),
         "short": list(t.dropped),
         "depths": sorted(seeds),  # the rungs it was fitted over (module docstring)

@@ -88,6 +88,9 @@ class Trend:
     fragile: tuple[int, ...] = ()
     # section 18: P(supported) at the prediction at each of POWER_RUNG_SDS (H3, W1; empty for W2)
     powers: tuple[float, ...] = ()
+    # section 22: the slope (censored values at their bounds) with every borderline run counted
+    # trained, as the runs recorded them, where it differs from at_bound's (borderline stuck)
+    recorded: Slope | None = None
 
 
 @dataclass(frozen=True)
@@ -321,10 +324,24 @@ def judged_trends(
 
 
 def _both_ways(ways, rule, *args, **kwargs) -> Trend:
+    """The trend with the borderline runs stuck (ways[0]), its slope as recorded (ways[1])
+    beside it where the two differ; inconclusive where their verdicts do."""
     trends = [rule(w, *args, **kwargs) for w in ways]
+    other = trends[-1].at_bound
+    first = trends[0]
+    if len(trends) > 1 and not _same_slope(other, first.at_bound):
+        first = replace(first, recorded=other)
     if any(t.verdict != trends[0].verdict for t in trends[1:]):
-        return replace(trends[0], verdict=INCONCLUSIVE, why=BORDERLINE_DECIDES)
-    return trends[0]
+        return replace(first, verdict=INCONCLUSIVE, why=BORDERLINE_DECIDES)
+    return first
+
+
+def _same_slope(a: Slope | None, b: Slope | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(
+        np.allclose([a.slope, a.lower, a.upper], [b.slope, b.lower, b.upper], equal_nan=True)
+    )
 
 
 def carry(
