@@ -277,8 +277,7 @@ REUSED_NEW_RUNGS = [(3, 12), (3, 10, 12)]
 def verdict_rates(lad, ladders: int, slope: float, seed: int) -> tuple[float, float, float]:
     """(supported, supported with the reversal rule, ruled out with the rule) at `slope`."""
     full, loo, _ = sim.ladder_verdicts(lad, ladders, slope, PREDICTION, seed)
-    reversed_ = (full != 0) & (loo == -full[:, None]).any(-1)
-    kept = np.where(reversed_, 0, full)
+    kept = sim.unreversed(full, loo)
     return (
         float((full == sim.SUPPORTED_CODE).mean()),
         float((kept == sim.SUPPORTED_CODE).mean()),

@@ -8,7 +8,13 @@ from figures import present
 from figures.words import numbers
 from figures.words.hypotheses import WORDING
 from figures.words.said import Verdict
-from figures.words.verdicts import h2a_words, power_words, set_apart, set_apart_words
+from figures.words.verdicts import (
+    h2a_words,
+    power_source,
+    power_words,
+    set_apart,
+    set_apart_words,
+)
 from sweeps.analysis import model as m
 from sweeps.study import alternatives, hypotheses, ladders
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Comparison
@@ -217,7 +223,7 @@ def trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") ->
     if t.power is not None and name != "W2":
         text += (
             f". This design shows the predicted {t.prediction:+.2f} with probability "
-            f"{power_words(t.powers, t.power)} (analytic)"
+            f"{power_words(t.powers, t.power)} ({power_source(t, rung)})"
         )
     apart = set_apart(t, rung) if name != "W2" else None
     if apart:  # its slope is said above when it reverses the verdict

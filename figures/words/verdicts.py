@@ -317,7 +317,7 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     if t and t.power is not None:
         evidence.append(
             f"this design's chance of showing the predicted {numbers.num(t.prediction, 2)} "
-            f"decades per doubling (analytic): {power_words(t.powers, t.power)}"
+            f"decades per doubling ({power_source(t, rung)}): {power_words(t.powers, t.power)}"
             if name != "W2"
             else f"this design's chance of showing a multiple that truly carries: "
             f"{100 * t.power:.0f}%"
@@ -387,6 +387,17 @@ def estimate_lines(t: m.Trend, rung, comparisons: dict, reference: str) -> list[
             fitted.append(f"{rung.label(k)} {numbers.lr(at)}{multiple}")
         lines.append("the fitted line's threshold per " + rung.name + ": " + ", ".join(fitted))
     return lines
+
+
+def power_source(t: m.Trend, rung) -> str:
+    """How a trend's stated power was found: simulated at the ladder's own seed scatter
+    (section 22), or analytic (an analysis written before it recorded the scatter)."""
+    if t.seed_scatter is None:
+        return "analytic"
+    return (
+        f"simulated under the reversal rule at the seed scatter its {rung.plural} show, "
+        f"{numbers.num(t.seed_scatter, 2)} decades"
+    )
 
 
 def power_words(powers: dict[str, float] | None, power: float) -> str:

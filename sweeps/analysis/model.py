@@ -470,6 +470,8 @@ class Trend:
     # section 22: the slope with the borderline runs counted trained (as recorded), where it
     # differs from at_bound's (borderline runs stuck)
     as_recorded: Slope | None = maybe()
+    # section 22: the seed scatter (decades) the powers were simulated at (None: analytic)
+    seed_scatter: float | None = maybe()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.core.presets import PRESETS
-from sweeps.study import judge, ladders, rules, trend
+from sweeps.study import judge, ladders, rules, simulate_v5, trend
 from sweeps.study.cells import with_borderline_as
 from sweeps.study.stats import line_fit
 
@@ -57,7 +57,8 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     width = settings["ladder"]["field"] == "n_embd"
     n_seeds = max((len(cells[k].seeds) for k in seeds), default=rules.STUDY_SEEDS)
     found = trend.judged_trends(ways, "W1" if width else "H3", n_seeds, best if width else None)
-    t = found["W1" if width else "H3"]
+    grid = sorted({lr for size in seeds for lr in cells[size].lrs})
+    t = simulated_powers(found["W1" if width else "H3"], n_seeds, grid)
     first = {**_trend(t, seeds), **_points(t, seeds)}
     line = ladders.uncensored_line(seeds, judged)
     if t.at_bound is not None and line is not None:
@@ -79,6 +80,35 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         w2["uncensored"] = _uncensored(line)
     w2["seed_best"] = {str(k): v for k, v in seed_best.items()}
     return {"w1": m.Trend(**first), "w2": m.Trend(**w2), **sensitivity}
+
+
+def seed_scatter(t: trend.Trend) -> float:
+    """The sd of a seed's threshold about its rung (decades), as the ladder's own rungs show it
+    (root mean of their seed variances); the pre-registered trend.SEED_SD without two seeds."""
+    var = [r.mean_var * r.seeds for r in t.rungs if math.isfinite(r.mean_var)]
+    return math.sqrt(sum(var) / len(var)) if var else trend.SEED_SD
+
+
+def simulated_powers(t: trend.Trend, seeds: int, grid: list[float]) -> trend.Trend:
+    """H3's or W1's power as the report states it (docs/STUDY.md section 22): simulated, under
+    the reversal rule, at the seed scatter the ladder's own rungs show, on the LRs it trained,
+    at each of trend.POWER_RUNG_SDS; for the whole ladder and with each rung left out."""
+    sizes = [round(2**r.x) for r in t.rungs]
+    if len(sizes) < ladders.MIN_RUNGS:
+        return t
+    scatter = seed_scatter(t)
+
+    def at(rungs) -> tuple[float, ...]:
+        return simulate_v5.design_power(
+            rungs, seeds, grid, t.prediction, trend.POWER_RUNG_SDS, scatter
+        )
+
+    powers = at(sizes)
+    left = tuple(
+        dataclasses.replace(lo, powers=at([s for s in sizes if s != lo.size])) for lo in t.left_out
+    )
+    main = powers[trend.POWER_RUNG_SDS.index(trend.RUNG_SD)]
+    return dataclasses.replace(t, powers=powers, power=main, left_out=left, seed_scatter=scatter)
 
 
 def sensitivity_trend(
@@ -131,6 +161,7 @@ def _trend(t: trend.Trend, seeds: dict) -> dict:
         ],
         "reversed_by": list(t.reversed_by),
         "fragile": list(t.fragile),
+        "seed_scatter": t.seed_scatter,
     }
 
 

@@ -519,6 +519,32 @@ def ladder_verdicts(lad: Ladder, ladders: int, slope: float, prediction: float, 
     return full, loo, (loss, cls)
 
 
+def unreversed(full, loo) -> np.ndarray:
+    """[ladder] verdict codes under section 17's reversal rule: a decisive verdict that leaving
+    out one rung turns into its opposite is inconclusive (0)."""
+    return np.where((full != 0) & (loo == -full[:, None]).any(-1), 0, full)
+
+
+DESIGN_LADDERS = 2000  # simulated ladders behind the power a report states (section 22)
+
+
+def design_power(
+    sizes, seeds: int, grid, prediction: float, rung_sds, seed_sd: float, ladders=DESIGN_LADDERS
+) -> tuple[float, ...]:
+    """The power a ladder report states (section 22): P(supported under the reversal rule) when
+    the threshold truly moves by `prediction` decades per doubling, for rungs at `sizes` judged
+    on `grid`, with `seeds` seeds scattering `seed_sd` decades about their rung, at each rung-
+    level sd of `rung_sds`; NaN with fewer than three rungs. Deterministic (one generator seed)."""
+    if len(sizes) < 3:
+        return tuple(math.nan for _ in rung_sds)
+    out = []
+    for sd in rung_sds:
+        lad = Ladder("design", tuple(sizes), seeds, sd, seed_sd, grid=tuple(grid))
+        full, loo, _ = ladder_verdicts(lad, ladders, prediction, prediction, 23)
+        out.append(float((unreversed(full, loo) == SUPPORTED_CODE).mean()))
+    return tuple(out)
+
+
 def ladder_rates(
     lad: Ladder, ladders: int, prediction: float = -0.25, seed: int = 21
 ) -> dict[str, float]:
@@ -534,7 +560,7 @@ def ladder_rates(
             lad, ladders, true, prediction, seed + (name == "planted")
         )
         reversed_ = (full != 0) & (loo == -full[:, None]).any(-1)
-        kept = np.where(reversed_, 0, full)
+        kept = unreversed(full, loo)
         s4, n4 = _v4_trend(loss, cls, x, lrs=lad.lrs)
         out[f"{name}: v5 supported"] = float((full == SUPPORTED_CODE).mean())
         out[f"{name}: v5 ruled out"] = float((full == RULED_OUT_CODE).mean())

@@ -91,6 +91,8 @@ class Trend:
     # section 22: the slope (censored values at their bounds) with every borderline run counted
     # trained, as the runs recorded them, where it differs from at_bound's (borderline stuck)
     recorded: Slope | None = None
+    # section 22: the seed scatter (decades) the powers were simulated at; None: analytic powers
+    seed_scatter: float | None = None
 
 
 @dataclass(frozen=True)
