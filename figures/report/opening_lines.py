@@ -14,6 +14,7 @@ from figures.words.verdicts import (
     power_words,
     set_apart,
     set_apart_words,
+    with_apart_words,
 )
 from sweeps.analysis import model as m
 from sweeps.study import alternatives, hypotheses, ladders
@@ -229,6 +230,9 @@ def trend_says(a: m.Analysis, verdicts: dict[str, Verdict], name: str = "H3") ->
     if apart:  # its slope is said above when it reverses the verdict
         said = set_apart_words(apart, rung, t.prediction, apart.rung not in t.reversed_by)
         text += f". {said[0].upper()}{said[1:]}" if said else ""
+    if t.with_apart and name != "W2":
+        said = with_apart_words(t.with_apart, rung, t.prediction)
+        text += f". {said[0].upper()}{said[1:]}"
     u = t.uncensored
     if u:  # descriptive: what the values inside the grid alone say (not the rule)
         text += (

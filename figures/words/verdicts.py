@@ -325,6 +325,8 @@ def trend(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
     apart = set_apart(t, rung) if t and name != "W2" else None
     if apart:
         evidence.append(set_apart_words(apart, rung, t.prediction))
+    if t and t.with_apart and name != "W2":
+        evidence.append(with_apart_words(t.with_apart, rung, t.prediction))
     if t and t.extrapolation:
         e = record(t.extrapolation)
         evidence.append(f"{extrapolation_head(e)}: {'; '.join(extrapolation_lines(e))}")
@@ -437,6 +439,27 @@ def set_apart_words(lo: m.LeftOutRung, rung, prediction: float, slope: bool = Tr
         f"{';' if slope else ','} the other {rung.plural} show the predicted "
         f"{numbers.num(prediction, 2)} with probability {power_words(lo.powers, math.nan)}"
     )
+
+
+def with_apart_words(added: m.AddedRungs, rung, prediction: float) -> str:
+    """'with depth 1 added (set apart by the spec, docs/STUDY.md section 22: why): verdict,
+    slope (lower to upper); that design shows the predicted -0.25 with probability ...'."""
+    named = " and ".join(rung.label(x) for x in added.rungs)
+    why = SET_APART_WHY.get(rung.field) if added.rungs == [1] else None
+    text = (
+        f"with {named} added (set apart by the spec, docs/STUDY.md section 22"
+        + (f": {why.split(';')[0]}" if why else "")
+        + f"): {added.verdict}"
+    )
+    if added.slope:
+        s = added.slope
+        text += f", {numbers.num(s.value)} ({numbers.num(s.lower)} to {numbers.num(s.upper)})"
+    if added.powers:
+        text += (
+            f"; that design shows the predicted {numbers.num(prediction, 2)} with probability "
+            f"{power_words(added.powers, math.nan)}"
+        )
+    return text
 
 
 SET_APART_WHY = {

@@ -424,6 +424,17 @@ class RungValue:
 
 
 @dataclass(frozen=True)
+class AddedRungs:
+    """The trend with the rungs the spec sets apart added back (docs/STUDY.md section 22): its
+    verdict and slope, and that design's power at the prediction per rung sd."""
+
+    rungs: list[int]
+    verdict: str
+    slope: Slope | None
+    powers: dict[str, float] | None = maybe()
+
+
+@dataclass(frozen=True)
 class LeftOutRung:
     """The trend refitted without one rung: its verdict and slope, and the rung's influence
     (that slope minus the slope over every rung), decades per doubling."""
@@ -472,6 +483,8 @@ class Trend:
     as_recorded: Slope | None = maybe()
     # section 22: the seed scatter (decades) the powers were simulated at (None: analytic)
     seed_scatter: float | None = maybe()
+    # section 22: the trend with the spec's set-apart rungs added (not in `depths`)
+    with_apart: AddedRungs | None = maybe()
 
 
 @dataclass(frozen=True)
@@ -534,6 +547,10 @@ class Settings:
     ladder: LadderAxis
     tokens_per_param: dict[str, float | None]
     rung_lr: dict[str, list[float]] | None = maybe()
+    # [study] fields recorded only where a spec sets them (rules.Study.to_dict)
+    seed_margin: float | None = maybe()
+    fate_margin: float | None = maybe()
+    set_apart: list[int] | None = maybe()
 
 
 @dataclass(frozen=True)

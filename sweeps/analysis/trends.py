@@ -56,10 +56,19 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
             ).necessity.seed_thresholds
     width = settings["ladder"]["field"] == "n_embd"
     n_seeds = max((len(cells[k].seeds) for k in seeds), default=rules.STUDY_SEEDS)
-    found = trend.judged_trends(ways, "W1" if width else "H3", n_seeds, best if width else None)
     grid = sorted({lr for size in seeds for lr in cells[size].lrs})
+    # section 22: rungs the spec sets apart train beside the ladder, outside its verdict
+    apart = sorted(set(study.set_apart) & set(seeds))
+    every_way = ways
+    if apart:
+        ways = [{k: v for k, v in w.items() if k not in apart} for w in ways]
+        seeds, judged = _without(seeds, apart), _without(judged, apart)
+        best, seed_best = _without(best, apart), _without(seed_best, apart)
+    found = trend.judged_trends(ways, "W1" if width else "H3", n_seeds, best if width else None)
     t = simulated_powers(found["W1" if width else "H3"], n_seeds, grid)
     first = {**_trend(t, seeds), **_points(t, seeds)}
+    if apart:
+        first["with_apart"] = with_apart(every_way, apart, t.prediction, n_seeds, grid)
     line = ladders.uncensored_line(seeds, judged)
     if t.at_bound is not None and line is not None:
         first["uncensored"] = _uncensored(line)
@@ -80,6 +89,22 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
         w2["uncensored"] = _uncensored(line)
     w2["seed_best"] = {str(k): v for k, v in seed_best.items()}
     return {"w1": m.Trend(**first), "w2": m.Trend(**w2), **sensitivity}
+
+
+def _without(by_rung: dict, apart) -> dict:
+    return {k: v for k, v in by_rung.items() if k not in apart}
+
+
+def with_apart(ways, apart: list[int], prediction: float, seeds: int, grid) -> m.AddedRungs:
+    """The trend over every rung, the set-apart ones included (section 22), beside the
+    verdict: its verdict and slope (the rulebook's, both borderline readings), and that
+    design's simulated power."""
+    every = trend.robust(ways, trend.decide, trend.OPPOSITE, prediction, seeds)
+    sizes = [round(2**r.x) for r in every.rungs]
+    powers = simulate_v5.design_power(
+        sizes, seeds, grid, prediction, trend.POWER_RUNG_SDS, seed_scatter(every)
+    )
+    return m.AddedRungs(apart, every.verdict, _slope(every.at_bound), _powers(powers))
 
 
 def seed_scatter(t: trend.Trend) -> float:

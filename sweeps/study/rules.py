@@ -85,6 +85,9 @@ class Study:
     # so every record written before them stays as it was
     seed_margin: float = 0.1
     fate_margin: float = 0.01
+    # section 22: rungs (depths, or widths) the spec trains beside the ladder but sets apart
+    # from its trend verdict; the report gives the trend with them added beside it
+    set_apart: tuple[int, ...] = ()
 
     @property
     def primary_comparison(self) -> Comparison:
@@ -119,6 +122,7 @@ class Study:
                 for k in ("seed_margin", "fate_margin")
                 if getattr(self, k) != type(self).__dataclass_fields__[k].default
             },
+            **({"set_apart": list(self.set_apart)} if self.set_apart else {}),
         }
 
     @classmethod
@@ -133,6 +137,7 @@ class Study:
         raw.setdefault("target_loss", None)
         raw["sensitivity_range"] = tuple(raw["sensitivity_range"])
         raw["comparisons"] = tuple(Comparison(*c) for c in raw.get("comparisons", ()))
+        raw["set_apart"] = tuple(int(x) for x in raw.get("set_apart", ()))
         return cls(**raw)
 
 

@@ -483,6 +483,7 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
             f"{where} [grid]: a sweep ladders depth or width, not both (n_layer "
             f"{list(spec.n_layer)}, n_embd {list(spec.n_embd)}); give one of them one value"
         )
+    _check_set_apart(spec, where)
     spec = dataclasses.replace(spec, rung_lr=_rung_lr(raw.get("rung_lr"), spec, where))
     _check_token_check(spec, where)
     _check_growth(spec, where)
@@ -491,6 +492,21 @@ def parse_spec(raw: dict, default_name: str = "sweep", max_runs: int = MAX_RUNS)
     configs = spec.configs("torch")  # every grid point is a valid config: fail now
     _distinct_arms(spec, configs, where)
     return spec
+
+
+def _check_set_apart(spec: SweepSpec, where: str) -> None:
+    """[study] set_apart names rungs of the ladder, and leaves the trend at least three."""
+    if not spec.study.set_apart:
+        return
+    field = "n_embd" if len(spec.n_embd) > 1 else "n_layer"
+    rungs = getattr(spec, field)
+    stray = [x for x in spec.study.set_apart if x not in rungs]
+    if stray or len(set(rungs) - set(spec.study.set_apart)) < 3:
+        raise ConfigError(
+            f"{where} [study]: set_apart must name rungs of [grid] {field} "
+            f"({', '.join(map(str, rungs)) or 'none'}) and leave at least 3 for the trend "
+            f"(got {list(spec.study.set_apart)})"
+        )
 
 
 def _arms(raw: dict, grid: dict, lr: tuple[float, ...], where: str) -> tuple[Arm, ...]:
@@ -745,6 +761,7 @@ def _settings(table, where: str, width_ladder: bool = False) -> dict:
 
 # -- the [study] table: the pre-registered analysis (docs/STUDY.md section 6) ---------------
 STUDY_KEYS = {
+    "set_apart",
     "seed_margin",
     "fate_margin",
     "reference",
@@ -796,6 +813,7 @@ def study_table(table, arms, lr: tuple[float, ...], where: str) -> Study:
         # section 17 (v9): pre-registered per spec; the defaults are section 13's
         seed_margin=number(table, "seed_margin", at, default=Study.seed_margin),
         fate_margin=number(table, "fate_margin", at, default=Study.fate_margin),
+        set_apart=tuple(list_of(table, "set_apart", int, at)) if "set_apart" in table else (),
     )
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
