@@ -21,7 +21,7 @@ from figures.report.what_ran import unfinished_notice
 from figures.words.view import read_analysis
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import carry as c
-from sweeps.study.stats import STUDY_SHA256
+from sweeps.study.protocol import earlier_json, judged_under, live_stamp, stamp_words
 
 REFERENCE, CONTROL = Path("docs/cpu"), Path("docs/cpu-control")
 USAGE = "usage: python -m figures.carry REPORT [--reference DIR] [--control DIR]"
@@ -343,7 +343,7 @@ def build(
             "control": control.name if warm is not None else None,
             "section": p.section,
             **({"paired": True} if p.paired else {}),
-            "study_sha256": STUDY_SHA256,
+            **live_stamp(),
             "quantities": [record(x) for x in judged],
             **({"loss_shifts": [asdict(x) for x in shifts]} if shifts else {}),
             "text": {
@@ -369,7 +369,7 @@ def render(doc: dict) -> str:
         f"# What carries from {ref}{where} to {new}",
         "",
         *([f"> `{new}`: {doc['unfinished']}", ""] if doc.get("unfinished") else []),
-        f"docs/STUDY.md section {section}'s predictions (sha256 `{doc['study_sha256'][:16]}`), "
+        f"docs/STUDY.md section {section}'s predictions ({stamp_words(doc)}), "
         f"judged by section 13's rules on {new}'s runs.parquet; {ref}'s side from its own "
         f"runs.parquet{where}{control}. Regenerate with `python -m figures.carry docs/{new}`.",
         "",
@@ -477,6 +477,7 @@ def main(argv: list[str]) -> int:
         doc = build(report, reference, control if needs_control else None, plan)
     except ValueError as e:
         return _error(f"{report}: {e}")
+    doc = judged_under(doc, earlier_json(report / "carry.json"))  # its rules keep naming it
     write_json_atomic(report / "carry.json", doc)
     write_atomic(report / "carry.md", render(doc))
     summary = ", ".join(f"{q['quantity']} {q['outcome']}" for q in doc["quantities"])

@@ -21,7 +21,7 @@ from figures.report.what_ran import unfinished_notice
 from sweeps.analysis import side_by_side as sbs
 from sweeps.analysis.adapter import from_json
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
-from sweeps.study.stats import STUDY_SHA256
+from sweeps.study.protocol import earlier_json, judged_under, live_stamp, stamp_words
 
 USAGE = "usage: python -m figures.side_by_side REPORT --reference DIR [--check DIR]"
 
@@ -67,7 +67,7 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
         {
             "report": report.name,
             "reference": reference.name,
-            "study_sha256": STUDY_SHA256,
+            **live_stamp(),
             "tokens_per_param": {
                 k: {"reference": _tokens(ref, k), "new": _tokens(new, k)} for k in shared
             },
@@ -93,7 +93,7 @@ def render(doc: dict) -> str:
         f"# {new} beside {ref}",
         "",
         *(f"> `{name}`: {notice}\n" for name, notice in doc.get("unfinished", {}).items()),
-        f"docs/STUDY.md section 18's side-by-side (sha256 `{doc['study_sha256'][:16]}`): each "
+        f"docs/STUDY.md section 18's side-by-side ({stamp_words(doc)}): each "
         f"quantity under both budgets; *carries* where {new}'s bracket or 90% interval overlaps "
         f"{ref}'s, *differs* where it does not, *inconclusive* where either has none (a censored "
         f"edge, an unjudged threshold). {counts[sbs.DIFFERS]} differ, {counts[sbs.CARRIES]} "
@@ -164,6 +164,7 @@ def main(argv: list[str]) -> int:
                 f"{folder} holds no analysis.json; give a report folder that `figures` wrote"
             )
     doc = build(args[0], reference, checks)
+    doc = judged_under(doc, earlier_json(args[0] / "side_by_side.json"))  # its rules keep naming it
     write_json_atomic(args[0] / "side_by_side.json", doc)
     write_atomic(args[0] / "side_by_side.md", render(doc))
     rows = doc["rows"]

@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from figures import charts
+from figures import carry, charts, side_by_side
 from figures.report.assemble import make_report
+from sweeps.study.protocol import judged_under
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 REPORTS = sorted(p.parent.name for p in DOCS.glob("*/runs.parquet"))
 REGENERATE = "qktorch figures {name} --from-report docs/{name} --in-place --formats svg"
+CARRY_PAGES = sorted(p.parent.name for p in DOCS.glob("*/carry.json"))
+SIDE_BY_SIDE = sorted(p.parent.name for p in DOCS.glob("*/side_by_side.json"))
 
 
 def test_the_committed_reports_are_found():
@@ -35,3 +38,30 @@ def test_a_committed_report_regenerates_from_its_own_data(name, tmp_path, monkey
     now = json.loads((out / "analysis.json").read_text())
     assert now == json.loads((DOCS / name / "analysis.json").read_text()), hint
     assert path.read_text() == (DOCS / name / "report.md").read_text(), hint
+
+
+def _as_written(doc: dict) -> dict:
+    return json.loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize("name", CARRY_PAGES)
+def test_a_committed_carry_page_regenerates_from_its_reports(name):
+    """carry.json and carry.md as `python -m figures.carry docs/NAME` writes them now (its
+    plan's reference and control), the stamp of the rules that first judged them kept."""
+    committed = json.loads((DOCS / name / "carry.json").read_text())
+    doc = judged_under(_as_written(carry.build(DOCS / name)), committed)
+    hint = f"docs/{name}/carry.* is stale; regenerate it: python -m figures.carry docs/{name}"
+    assert doc == committed, hint
+    assert carry.render(doc) == (DOCS / name / "carry.md").read_text(), hint
+
+
+@pytest.mark.parametrize("name", SIDE_BY_SIDE)
+def test_a_committed_side_by_side_page_regenerates_from_its_reports(name):
+    committed = json.loads((DOCS / name / "side_by_side.json").read_text())
+    reference = committed["reference"]
+    checks = dict.fromkeys(x["against"] for x in committed["machine_check"])
+    checks.pop(reference, None)
+    built = side_by_side.build(DOCS / name, DOCS / reference, [DOCS / c for c in checks])
+    doc = judged_under(_as_written(built), committed)
+    assert doc == committed, f"docs/{name}/side_by_side.* is stale: rerun the command it names"
+    assert side_by_side.render(doc) == (DOCS / name / "side_by_side.md").read_text()

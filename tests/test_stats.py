@@ -406,6 +406,10 @@ def test_the_code_implements_the_study_md_it_cites():
         "docs/STUDY.md changed: review the rules in sweeps/study/stats.py and figures/, then set "
         "sweeps.study.stats.STUDY_SHA256 to the new digest in the same commit"
     )
+    title = stats.STUDY_PATH.read_text().splitlines()[0]
+    assert title.endswith(f"({stats.STUDY_VERSION})"), (
+        f"docs/STUDY.md's title {title!r}: set sweeps.study.stats.STUDY_VERSION to its version"
+    )
 
 
 def test_the_start_temperature_share_is_the_part_of_the_gap_the_matched_start_removes():

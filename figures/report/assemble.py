@@ -33,6 +33,7 @@ from sweeps.analysis.adapter import from_json, to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.files import write_atomic
 from sweeps.study.hypotheses import HYPOTHESES
+from sweeps.study.protocol import earlier_json, judged_under
 
 
 def make_report(
@@ -63,6 +64,9 @@ def make_report(
     # complete as returned, a token-matched check's judgement against its ladder (found beside
     # sweep_dir or from_report) included; analysis.json holds it as is, no words
     written = to_json(analyze(results, curves, sweep_dir, from_report))
+    # the rules that first judged these numbers keep naming them (sweeps.study.protocol)
+    earlier = earlier_json((Path(from_report) if source else out_dir) / "analysis.json")
+    written = judged_under(written, earlier)
     write_atomic(out_dir / "analysis.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
     archive.write(out_dir, results, curves, source["gaps"] if source else "")
     a = from_json(written)  # as analysis.json holds it: NaN and Inf as None

@@ -8,11 +8,11 @@ from __future__ import annotations
 from figures import present
 from figures.report.archive import OLD_ANALYSIS, OLD_REPORT, V4_ANALYSIS, V4_REPORT
 from figures.report.tables import markdown
+from figures.report.what_ran import judged_by
 from figures.words import numbers
 from figures.words.view import Said
 from sweeps.analysis import model as m
 from sweeps.study.hypotheses import HYPOTHESES
-from sweeps.study.stats import STUDY_SHA256
 
 
 def rows(previous: dict, said: Said) -> list[list[str]]:
@@ -90,8 +90,7 @@ def section(previous: dict | None, said: Said, source: dict | None) -> str:
         f"These runs were first reported under earlier rules ({'v4' if v4 else 'v3'}: {kept} "
         f"beside this report, docs/STUDY.md sha256 "
         f"`{str(previous.get('study_sha256', ''))[:16]}`). This report judges the same runs, "
-        f"without retraining, under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}` (what changed "
-        f"and why: its {why}).",
+        f"without retraining, under {judged_by(said.analysis)}; what changed and why: its {why}.",
         "",
     ]
     if source and source.get("gaps"):

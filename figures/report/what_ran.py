@@ -21,7 +21,6 @@ from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.results import SweepResults
 from sweeps.data import shakespeare
-from sweeps.study.stats import STUDY_SHA256
 
 
 def _configs(results: SweepResults) -> list:
@@ -74,7 +73,7 @@ def header(results: SweepResults, analysis: m.Analysis | dict) -> str:
     if unfinished:
         lines += [f"> {unfinished}", ""]
     lines += [
-        f"Analysed under docs/STUDY.md sha256 `{STUDY_SHA256[:16]}`"
+        f"Analysed under {judged_by(analysis)}"
         + (
             ""
             if analysis.settings.preregistered
@@ -342,3 +341,10 @@ def provenance(runs: pd.DataFrame) -> str:
     if started:
         lines.append(f"- Runs started between {started[0]} and {started[-1]}")
     return "\n".join(lines + [""])
+
+
+def judged_by(analysis: m.Analysis) -> str:
+    """The protocol that judged an analysis, as reports cite it (sweeps.study.protocol reads the
+    digest back): "docs/STUDY.md sha256 `<16 hex>` (v16)"."""
+    version = f" ({analysis.study_version})" if analysis.study_version else ""
+    return f"docs/STUDY.md sha256 `{analysis.study_sha256[:16]}`{version}"  # MD_CITATION reads it

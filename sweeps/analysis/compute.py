@@ -46,6 +46,7 @@ from sweeps.study import alternatives, effect_curve, hypotheses, judge, rules
 from sweeps.study.rung import judge_rung
 from sweeps.study.stats import (
     STUDY_SHA256,
+    STUDY_VERSION,
     GridValue,
     Paired,
     eta_max,
@@ -94,6 +95,7 @@ def analyze(
     out = m.Analysis(
         schema=SCHEMA,
         study_sha256=STUDY_SHA256,
+        study_version=STUDY_VERSION,
         sweep=results.name,
         settings=typed_settings,
         runs=[m.Run(**r) for r in run_table.records(runs)],

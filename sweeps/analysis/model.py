@@ -805,3 +805,7 @@ class Analysis:
     logit_growth: LogitGrowth | None = maybe()  # a depth ladder's (sweeps/analysis/logit_growth.py)
     caveats: Caveats | None = maybe()  # None only when read from schema 4, which lacked it
     decided: dict[str, Decision] = field(default_factory=dict)  # {} when read from schema 4
+    # "v16": docs/STUDY.md's version that judged it (sweeps.study.protocol.judged_under keeps an
+    # earlier version while the live rules give the same numbers); None in an analysis.json
+    # written before versions were recorded
+    study_version: str | None = maybe()
