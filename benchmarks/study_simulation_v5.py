@@ -8,7 +8,9 @@ harm window on the same simulated rungs (--harm: only that table).
 
 --messy: section 22's recovery table of the pooled stability threshold under messier failures
 (random failures anywhere in the search range, one `off` seed on a plateau just under the stuck
-cut), planted at 0.0316, 0.1 and 0.316 on the quarter-decade grid.
+cut, and one on a plateau deeper than section 23's margin), planted at 0.0316, 0.1 and 0.316
+on the quarter-decade grid; each condition with the fates as recorded and under section 23's
+plateau reading (0.15 nats).
 """
 
 import argparse
@@ -34,15 +36,17 @@ def messy_table(sweeps: int) -> None:
     planted = [f"{lrs[i]:.3g}" for i in sim.MESSY_PLANTED]
     print(f"Pooled stability threshold, {sweeps} simulated rungs a cell, 4 seeds, 17 LRs\n")
     print(
-        "| condition | false threshold | "
+        "| condition | fates read | false threshold | "
         + " | ".join(f"recovered, planted at {p}" for p in planted)
         + " |"
     )
-    print("|---|---|" + "---|" * len(planted))
+    print("|---|---|---|" + "---|" * len(planted))
     for cond in sim.MESSY_CONDITIONS:
-        r = sim.rung_rates(cond, sweeps, planted=sim.MESSY_PLANTED)
-        cells = [pct(r[f"v5 recovery at {p}"]) for p in planted]
-        print(f"| {cond.name} | {pct(r['v5 false'])} | " + " | ".join(cells) + " |")
+        for margin in (0.0, sim.PLATEAU_MARGIN):
+            r = sim.rung_rates(cond, sweeps, planted=sim.MESSY_PLANTED, plateau_margin=margin)
+            cells = [pct(r[f"v5 recovery at {p}"]) for p in planted]
+            rule = f"plateau {margin:g}" if margin else "as recorded"
+            print(f"| {cond.name} | {rule} | {pct(r['v5 false'])} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:

@@ -161,7 +161,8 @@ def test_the_committed_page_rebuilds_from_the_command_it_names(tmp_path, capsys)
     assert "--check" in command and "docs/cpu-depth-tokens" in command
     new = tmp_path / "cpu-depth-matched"
     new.mkdir()
-    (new / "analysis.json").write_text((DOCS / "cpu-depth-matched" / "analysis.json").read_text())
+    for name in ("analysis.json", "side_by_side.json"):  # as the command finds them in place
+        (new / name).write_text((DOCS / "cpu-depth-matched" / name).read_text())
     args = [str(new) if a == "docs/cpu-depth-matched" else a for a in command[3:]]
     args = [str(DOCS.parent / a) if a.startswith("docs/") else a for a in args]
     assert page.main(args) == 0

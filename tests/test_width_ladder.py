@@ -25,7 +25,7 @@ from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.study.rules import INCONCLUSIVE, SUPPORTED
-from sweeps.study.stats import STUDY_SHA256
+from sweeps.study.stats import STUDY_SHA256, STUDY_VERSION
 from sweeps.study.trend import RULED_OUT
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -371,8 +371,8 @@ def test_a_committed_depth_report_analyses_as_before_but_for_its_ladder_and_widt
     now = json.loads(json.dumps(to_json(typed_analyze(results, curves)), sort_keys=True))
     # the protocol digest names the docs/STUDY.md it ran under; sections added later (12)
     # change it without changing a rule docs/cpu is judged by
-    assert now.pop("study_sha256") == STUDY_SHA256
-    committed.pop("study_sha256")
+    assert now.pop("study_sha256") == STUDY_SHA256 and now.pop("study_version") == STUDY_VERSION
+    committed.pop("study_sha256"), committed.pop("study_version")
     assert now["settings"]["ladder"] == {"field": "n_layer", "name": "depth"}
     assert {r["n_embd"] for r in now["runs"]} == {64}
     # whether any arm beats the bigram baseline (docs/cpu's do: not a toy), and the runs'

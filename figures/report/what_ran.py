@@ -169,6 +169,7 @@ def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
             f"[{s.sensitivity_range[0]:g}, {s.sensitivity_range[1]:g}]; minimum effect "
             f"{s.min_effect:g} nats; negligible below {s.negligible:g} nats; H2b minimum "
             f"effect {s.min_sensitivity:g} nats; target loss {numbers.target(s.target_loss)}",
+            *_plateau_line(analysis),
             f"- Backend: {values('backend')}; crosscheck: {crosscheck}",
             f"- Compute spent: {hours or 'n/a'}; {c.tokens / 1e6:,.2f}M tokens; "
             f"{c.flops:.3g} training FLOPs (PaLM's count, sweeps/sweep/estimate.py) over "
@@ -180,6 +181,27 @@ def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
             "",
         ]
     )
+
+
+def _plateau_line(analysis: m.Analysis) -> list[str]:
+    """The spec's plateau reading (docs/STUDY.md section 23) and the runs it counted stuck,
+    which the charts still draw by their recorded fate; none without one."""
+    margin = analysis.settings.plateau_margin
+    if not margin:
+        return []
+    rung = present.ladder_of(analysis)
+    moved = analysis.plateau_stuck or {}
+    n = sum(map(len, moved.values()))
+    runs = "; ".join(
+        f"{rung.label(k)}: {', '.join(f'`{r}`' for r in ids)}"
+        for k, ids in sorted(moved.items(), key=lambda kv: int(kv[0]))
+    )
+    return [
+        f"- Plateau reading (docs/STUDY.md section 23): above `{analysis.settings.reference}`'s "
+        f"best LR a run that finished less than {margin:g} nats under its stuck cut counts as "
+        f"stuck, in both arms; {n} run{'' if n == 1 else 's'} read so"
+        + (f" ({runs}; the charts draw them by their recorded fate)" if runs else "")
+    ]
 
 
 def _rung_lr(analysis: m.Analysis) -> str:

@@ -79,7 +79,10 @@ def analyze(
     bigram = settings["baselines"].get("bigram")
     reached = steps_to_target(curves, bigram).rename(columns={"steps": "steps_baseline"})
     steps = steps.merge(reached, on="run_id", how="outer")
-    cells = rules.build_cells(runs[runs.outcome.notna()].to_dict("records"), rung=rung)
+    finished = runs[runs.outcome.notna()].to_dict("records")
+    cells = rules.study_cells(finished, study_of(settings), rung=rung)
+    # section 23: the runs a plateau reading counts stuck though under their recorded cut
+    plateau_stuck = rules.read_as_stuck(rules.build_cells(finished, rung=rung), cells)
     depths: dict[str, m.Rung] = {}  # per rung (keyed by the ladder's field)
     for value in sorted(runs[rung].dropna().unique()):
         at_rung = runs[(runs[rung] == value) & runs.outcome.notna()]
@@ -96,6 +99,7 @@ def analyze(
         schema=SCHEMA,
         study_sha256=STUDY_SHA256,
         study_version=STUDY_VERSION,
+        plateau_stuck=plateau_stuck or None,
         sweep=results.name,
         settings=typed_settings,
         runs=[m.Run(**r) for r in run_table.records(runs)],

@@ -551,6 +551,7 @@ class Settings:
     seed_margin: float | None = maybe()
     fate_margin: float | None = maybe()
     set_apart: list[int] | None = maybe()
+    plateau_margin: float | None = maybe()  # section 23's, where a spec sets one
 
 
 @dataclass(frozen=True)
@@ -809,3 +810,6 @@ class Analysis:
     # earlier version while the live rules give the same numbers); None in an analysis.json
     # written before versions were recorded
     study_version: str | None = maybe()
+    # section 23: per rung, the runs the spec's plateau reading counted stuck though they
+    # finished under their recorded cut (None: no spec reading, or no such run)
+    plateau_stuck: dict[str, list[str]] | None = maybe()

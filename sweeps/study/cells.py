@@ -149,6 +149,20 @@ def borderline(cells: Cells, margin: float) -> np.ndarray:
         return np.abs(cells.cut_gap) <= margin
 
 
+def plateau_cut(failing, cut_gap, above, margin: float):
+    """(failing, cut_gap) with the stuck cut moved `margin` nats down where `above` holds (the
+    LRs above the reference arm's best, docs/STUDY.md section 23): a run that finished less than
+    `margin` under its cut there sits on a plateau just past a bigram model, barely trained, and
+    counts as stuck; borderline fates are then read against the moved cut. Arrays broadcast
+    together; a stopped run (gap NaN) is unchanged."""
+    failing = np.asarray(failing, bool)
+    if margin <= 0:
+        return failing, cut_gap
+    moved = np.where(np.asarray(above, bool), np.asarray(cut_gap, float) + margin, cut_gap)
+    with np.errstate(invalid="ignore"):
+        return failing | (moved > 0), moved
+
+
 def with_borderline_as(cells: Cells, margin: float, failed: bool) -> Cells:
     """The same table with every borderline run's fate set: all stuck (failed=True) or all
     trained; their losses unchanged."""

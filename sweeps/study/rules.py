@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +27,7 @@ from sweeps.study.cells import (
     fails,
     is_stuck,
     outcome_class,
+    plateau_cut,
     recorded_baseline,
 )
 from sweeps.study.stats import (
@@ -88,6 +89,9 @@ class Study:
     # section 22: rungs (depths, or widths) the spec trains beside the ladder but sets apart
     # from its trend verdict; the report gives the trend with them added beside it
     set_apart: tuple[int, ...] = ()
+    # section 23: above the reference arm's best LR a run that finished less than this many
+    # nats under its stuck cut counts as stuck (a plateau); 0: the cut as recorded
+    plateau_margin: float = 0.0
 
     @property
     def primary_comparison(self) -> Comparison:
@@ -119,7 +123,7 @@ class Study:
             "target_loss": self.target_loss,
             **{
                 k: getattr(self, k)
-                for k in ("seed_margin", "fate_margin")
+                for k in ("seed_margin", "fate_margin", "plateau_margin")
                 if getattr(self, k) != type(self).__dataclass_fields__[k].default
             },
             **({"set_apart": list(self.set_apart)} if self.set_apart else {}),
@@ -313,6 +317,35 @@ def best_lr(cells: Cells, arm: str) -> float | None:
     if not full:
         return None
     return float(cells.lrs[min(full, key=lambda j: (cells.loss[a, j, seeds].mean(), j))])
+
+
+def plateaus_read(cells: Cells, study: Study) -> Cells:
+    """One rung's cells with section 23's plateau reading (Study.plateau_margin): above the
+    reference arm's best LR the stuck cut moves the margin down, in both arms, for every rule
+    that reads a fate (the stability threshold, the failure edges, the ceiling). The cells as
+    they are with a margin of 0, no best LR or no recorded cut."""
+    best = best_lr(cells, study.reference)
+    if study.plateau_margin <= 0 or best is None or cells.cut_gap is None:
+        return cells
+    above = (np.asarray(cells.lrs, float) > best)[None, :, None]
+    failing, gap = plateau_cut(cells.failing, cells.cut_gap, above, study.plateau_margin)
+    return replace(cells, failing=failing, cut_gap=gap)
+
+
+def study_cells(rows: Iterable[dict], study: Study, rung: str = "n_layer") -> dict[int, Cells]:
+    """build_cells per rung, each read as the study's [study] fixes (plateaus_read)."""
+    return {value: plateaus_read(c, study) for value, c in build_cells(rows, rung=rung).items()}
+
+
+def read_as_stuck(raw: dict[int, Cells], read: dict[int, Cells]) -> dict[str, list[str]]:
+    """Per rung (as a string), the run ids a study's reading counts stuck that finished under
+    their recorded cut (study_cells against build_cells); rungs without any left out."""
+    out = {}
+    for value, cells in read.items():
+        moved = cells.failing & ~raw[value].failing
+        if moved.any():
+            out[str(value)] = sorted(str(r) for r in cells.run_ids[moved])
+    return out
 
 
 def median_grid(values: list[GridValue]) -> tuple[GridValue, GridValue, GridValue] | None:

@@ -28,6 +28,7 @@ import numpy as np
 
 from sweeps.study import effect_curve, stability, stats
 from sweeps.study import simulate as v4sim
+from sweeps.study.cells import plateau_cut
 from sweeps.study.trend import CENSOR_SHIFT, RUNG_SD
 
 LOW_GAP = 0.4  # nats: `off` minus `on` at the grid's bottom from the cold start (docs: 0.2-0.57)
@@ -49,6 +50,7 @@ class RungCondition:
     # every LR from the planted threshold up, failing or not (null sweeps: from a random LR of
     # the grid's top half): trained by its fate, an outlier in every pair above the threshold
     plateau_seed: bool = False
+    plateau: tuple[float, float] = v4sim.PLATEAU  # its final losses, uniform in this range
 
     @property
     def name(self) -> str:
@@ -74,7 +76,7 @@ def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
         failing = failing | above
     loss[:, 0] += np.where(failing[:, 0], 0.0, cond.low_gap * _gap(lrs)[None, :, None])
     if cond.plateau_seed:
-        _plateau(rng, base, lrs, planted_lr, loss, failing, stopped)
+        _plateau(rng, cond, lrs, planted_lr, loss, failing, stopped)
     cls = stability.fate_classes(failing, stopped)
     gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
     if cond.borderline:
@@ -82,9 +84,10 @@ def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
     return loss, cls, gap
 
 
-def _plateau(rng, base: v4sim.Condition, lrs, planted_lr, loss, failing, stopped) -> None:
-    """In place: one `off` seed per sweep on v4sim.PLATEAU from the planted LR up (null: from
-    a random LR of the grid's top half), a trained run at every one of those LRs."""
+def _plateau(rng, cond: RungCondition, lrs, planted_lr, loss, failing, stopped) -> None:
+    """In place: one `off` seed per sweep on its plateau (cond.plateau) from the planted LR up
+    (null: from a random LR of the grid's top half), a trained run at every one of those LRs."""
+    base = cond.base
     sweeps = loss.shape[0]
     logs = np.log10(np.asarray(lrs, float))
     if planted_lr is None:
@@ -96,7 +99,7 @@ def _plateau(rng, base: v4sim.Condition, lrs, planted_lr, loss, failing, stopped
     on = (logs[None, :] >= start[:, None] - 1e-9)[:, :, None] & (
         np.arange(base.seeds)[None, None, :] == seed[:, None, None]
     )
-    loss[:, 0] = np.where(on, rng.uniform(*v4sim.PLATEAU, on.shape), loss[:, 0])
+    loss[:, 0] = np.where(on, rng.uniform(*cond.plateau, on.shape), loss[:, 0])
     failing[:, 0] &= ~on
     stopped[:, 0] &= ~on
 
@@ -122,6 +125,21 @@ def _edges(base: v4sim.Condition, rng, sweeps: int, planted_lr) -> np.ndarray:
     edge = rng.uniform(BEST_LOG + 0.5, -0.5, sweeps)[:, None, None]
     edges = edge + rng.normal(0, v4sim.EDGE_JITTER, (sweeps, 2, base.seeds))
     return np.log10(base.lrs)[None, None, :, None] > edges[:, :, None, :]
+
+
+def read_plateaus(cls, gap, best, margin: float) -> np.ndarray:
+    """[sweep, arm, LR, seed] fate classes under section 23's plateau reading, by the rule the
+    report uses (cells.plateau_cut): above `off`'s best LR (best: its index per sweep) a run
+    that trained less than `margin` under the cut is stuck, one within the fate margin of the
+    moved cut borderline. The classes as they are with a margin of 0."""
+    if margin <= 0:
+        return cls
+    above = (np.arange(cls.shape[2])[None, :] > np.asarray(best)[:, None])[:, None, :, None]
+    failing, moved = plateau_cut(cls > 0, gap, above, margin)
+    out = np.where(failing & (cls <= 0), stability.STUCK_ONLY, cls)
+    with np.errstate(invalid="ignore"):
+        near = ~failing & (moved >= -FATE_MARGIN)
+    return np.where(near, stability.BORDERLINE_TRAINED, out)
 
 
 def best_index(loss, cls) -> np.ndarray:
@@ -201,37 +219,44 @@ def planted_v5(cond: RungCondition) -> tuple[int, ...]:
 
 
 def rung_rates(
-    cond: RungCondition, sweeps: int, seed: int = 11, planted: tuple[int, ...] = ()
+    cond: RungCondition,
+    sweeps: int,
+    seed: int = 11,
+    planted: tuple[int, ...] = (),
+    plateau_margin: float = 0.0,
 ) -> dict[str, float]:
     """False thresholds (null) and the worst recovery over the planted LRs (`planted`, grid
     indices; default planted_v5's), pooled and per seed (a seed recovered when its bracket top
     lies within one grid step of the planted LR), under v5 and v4 on the same draws; each
-    planted LR's pooled recovery too ('v5 recovery at <lr>')."""
+    planted LR's pooled recovery too ('v5 recovery at <lr>'). plateau_margin: v5's fates read
+    with section 23's plateau rule (read_plateaus); v4 reads them as drawn."""
     lrs = cond.base.lrs
     out: dict[str, float] = {}
     rng = np.random.default_rng(seed)
-    loss, cls, _ = draw_rungs(cond, rng, sweeps)
-    best = best_index(loss, cls)
+    loss, cls4, gap = draw_rungs(cond, rng, sweeps)
+    best = best_index(loss, cls4)
+    cls = read_plateaus(cls4, gap, best, plateau_margin)
     cut = cond.base.min_effect + SEED_MARGIN
     out["v5 false"] = float(np.mean(v5_pooled(loss, cls, lrs, best) >= 0))
-    out["v4 false"] = float(np.mean(v4_pooled(loss, cls) >= 0))
+    out["v4 false"] = float(np.mean(v4_pooled(loss, cls4) >= 0))
     k5, _, _ = v5_seeds(loss, cls, lrs, best, cut)
-    kind4, _, _ = v4_seeds(loss, cls, lrs)
+    kind4, _, _ = v4_seeds(loss, cls4, lrs)
     out["v5 seed false"] = float(np.mean(k5 >= 0))
     out["v4 seed false"] = float(np.mean(kind4 <= 0))
     rec = {"v5": [], "v4": [], "v5 seed": [], "v4 seed": []}
     for j, at in enumerate(planted or planted_v5(cond)):
         rng = np.random.default_rng(seed + 1 + j)
-        loss, cls, _ = draw_rungs(cond, rng, sweeps, planted_lr=np.full(sweeps, lrs[at]))
-        best = best_index(loss, cls)
+        loss, cls4, gap = draw_rungs(cond, rng, sweeps, planted_lr=np.full(sweeps, lrs[at]))
+        best = best_index(loss, cls4)
+        cls = read_plateaus(cls4, gap, best, plateau_margin)
         k = v5_pooled(loss, cls, lrs, best)
         rec["v5"].append(np.mean((k >= 0) & (np.abs(k - at) <= 1)))
         out[f"v5 recovery at {lrs[at]:.3g}"] = float(rec["v5"][-1])
-        k = v4_pooled(loss, cls)
+        k = v4_pooled(loss, cls4)
         rec["v4"].append(np.mean((k >= 0) & (np.abs(k - at) <= 1)))
         k5, _, _ = v5_seeds(loss, cls, lrs, best, cut)
         rec["v5 seed"].append(np.mean((k5 >= 0) & (np.abs(k5 - at) <= 1)))
-        kind4, _, k4 = v4_seeds(loss, cls, lrs)
+        kind4, _, k4 = v4_seeds(loss, cls4, lrs)
         rec["v4 seed"].append(np.mean((kind4 <= 0) & (np.abs(k4 - at) <= 1)))
     out.update({f"{k} recovery": float(min(v)) for k, v in rec.items()})
     return out
@@ -293,7 +318,14 @@ MESSY_CONDITIONS = [
         v4sim.Condition("one off seed on a plateau above its threshold", n_lr=17, ceiling=1),
         plateau_seed=True,
     ),
+    # the plateau rule's limit: a plateau deeper than its margin is a trained run, as before
+    RungCondition(
+        v4sim.Condition("one off seed on a deeper plateau (2.05-2.2)", n_lr=17, ceiling=1),
+        plateau_seed=True,
+        plateau=(2.05, 2.2),
+    ),
 ]
+PLATEAU_MARGIN = 0.15  # section 23's [study] plateau_margin, as the specs that use it set it
 
 NOISE = v4sim.CONDITIONS
 RUNG_CONDITIONS = [

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "90ef2a18d7833778d96db85fa0364486258902bae5afcdd091247d8bd4d22d1c"
-STUDY_VERSION = "v16"  # its title's version (tests/test_stats.py checks it too)
+STUDY_SHA256 = "55258a477f3f1bbcbdec98307cff44f35dc086d04aef5434e0be83f270688cc6"
+STUDY_VERSION = "v17"  # its title's version (tests/test_stats.py checks it too)
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words

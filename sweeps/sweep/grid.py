@@ -19,10 +19,10 @@ from sweeps.study.judge import refinement_brackets
 from sweeps.study.rules import (
     RESOLUTION_SLACK,
     Bracket,
-    build_cells,
     midpoints,
     recorded_baseline,
     round_lr,
+    study_cells,
 )
 from sweeps.sweep.spec import SweepSpec
 
@@ -97,7 +97,7 @@ def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
         }
         for cfg, summary in runs
     ]
-    cells = next(iter(build_cells(rows).values()), None)
+    cells = next(iter(study_cells(rows, spec.study).values()), None)
     if cells is None:
         return None
     full = [a.name for a in spec.arms if a.full]

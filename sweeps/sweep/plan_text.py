@@ -171,6 +171,8 @@ def _study_text(spec) -> str:
         + f"; delta {s.delta:g}, sensitivity over [{low:g}, {high:g}], min effect "
         f"{s.min_effect:g}, H2b min effect {s.min_sensitivity:g}, target loss "
         + (f"{s.target_loss:g}" if s.target_loss is not None else "none (no spec of this corpus)")
+        + (f"; set apart: {', '.join(map(str, s.set_apart))}" if s.set_apart else "")
+        + (f"; plateau margin {s.plateau_margin:g} (section 23)" if s.plateau_margin else "")
         + " (docs/STUDY.md)"
     )
 

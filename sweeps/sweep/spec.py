@@ -762,6 +762,7 @@ def _settings(table, where: str, width_ladder: bool = False) -> dict:
 # -- the [study] table: the pre-registered analysis (docs/STUDY.md section 6) ---------------
 STUDY_KEYS = {
     "set_apart",
+    "plateau_margin",
     "seed_margin",
     "fate_margin",
     "reference",
@@ -814,6 +815,8 @@ def study_table(table, arms, lr: tuple[float, ...], where: str) -> Study:
         seed_margin=number(table, "seed_margin", at, default=Study.seed_margin),
         fate_margin=number(table, "fate_margin", at, default=Study.fate_margin),
         set_apart=tuple(list_of(table, "set_apart", int, at)) if "set_apart" in table else (),
+        # section 23: a plateau just under the cut above the reference's best LR counts stuck
+        plateau_margin=number(table, "plateau_margin", at, default=Study.plateau_margin),
     )
     for key in ("reference", "primary", "start_control"):
         value = getattr(study, key)
