@@ -96,9 +96,15 @@ def _window_t5(p: c.Predictions) -> str:
     return f"[{lo}, {hi}]"
 
 
+def _level(confidence: float) -> str:
+    """A two-sided interval's level from its one-sided bounds' (0.95: "90%", 0.97: "94%")."""
+    return f"{round(100 * (2 * confidence - 1))}%"
+
+
 def rule_text(q: str, p: c.Predictions) -> str:
     shift = (
-        f"carries if the paired 90% interval of the shift (new - reference, by seed) lies "
+        f"carries if the paired {_level(p.cost_confidence)} interval of the shift (new - "
+        f"reference, by seed) lies "
         f"inside +-{p.negligible:g}; counts against if it excludes 0 and reaches beyond "
         f"+-{p.negligible:g}"
         if p.paired
@@ -266,7 +272,7 @@ def shift_text(x: c.Carry, p: c.Predictions) -> str:
     if x.quantity not in ("T7", "T8") or not x.reference.values or not x.new.values:
         return ""
     if p.paired:
-        sh = c.paired_shift(x.reference, x.new, p.study.precision)
+        sh = c.paired_shift(x.reference, x.new, p.study.precision, p.cost_confidence)
         sd = c.pair_sd(x.reference, x.new)
         spread = f", pairs' sd {sd:.3f}" if math.isfinite(sd) else ""
         how = "paired shift"
@@ -343,6 +349,12 @@ def build(
             "control": control.name if warm is not None else None,
             "section": p.section,
             **({"paired": True} if p.paired else {}),
+            # section 24's second look reads the cost at another level than section 21's
+            **(
+                {"cost_level": _level(p.cost_confidence)}
+                if p.cost_confidence != c.CONFIDENCE
+                else {}
+            ),
             **live_stamp(),
             "quantities": [record(x) for x in judged],
             **({"loss_shifts": [asdict(x) for x in shifts]} if shifts else {}),
@@ -395,8 +407,9 @@ def render(doc: dict) -> str:
         )
     if "T7" in keys and doc.get("paired"):
         notes.append(
-            "T7 and T8 each side's paired 90% interval; the rule reads the paired shift's 90% "
-            "interval (the two sweeps share seeds, init weights and batches)"
+            "T7 and T8 each side's paired 90% interval; the rule reads the paired shift's "
+            f"{doc.get('cost_level', '90%')} interval (the two sweeps share seeds, init weights "
+            "and batches)"
         )
     elif "T7" in keys:
         notes.append(

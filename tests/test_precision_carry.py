@@ -164,3 +164,51 @@ def test_the_reference_rung_carries_to_itself_and_a_planted_cost_differs_on_t7_t
     shifts = {(x["arm"], x["lr"]): x["mean"] for x in doc["loss_shifts"]}
     assert shifts.pop(("on", 0.01)) == pytest.approx(0.3)
     assert all(v == pytest.approx(0.0) for v in shifts.values() if v == v)
+
+
+# -- section 24: depth 2 on eight seeds --------------------------------------------------------
+def test_section_24s_sweep_is_cpu_bf16_depth2_at_the_ladders_seeds_4_to_7():
+    """cpu-bf16-depth2-s4 trains cpu-bf16-depth2's configs at seeds 4-7, and each run's float32
+    partner is cpu-depth-2-12's depth-2 run: the same config but train.dtype (so the same init
+    weights and batches); none of its runs has been seen."""
+    from sweeps.sweep.spec import load_spec
+
+    def key(cfg, *drop):
+        """The config as a comparable string with the named fields ("train.dtype", "seed")
+        left out."""
+        d = cfg.to_dict()
+        for path in drop:
+            if "." in path:
+                section, name = path.split(".")
+                d[section] = {k: v for k, v in d[section].items() if k != name}
+            else:
+                d.pop(path)
+        return repr(sorted((k, repr(v)) for k, v in d.items()))
+
+    new = load_spec("cpu-bf16-depth2-s4").configs("torch")
+    assert len(new) == 72 and {c.seed for c in new} == {4, 5, 6, 7}
+    assert {c.train.dtype for c in new} == {"bfloat16"} and {c.model.n_layer for c in new} == {2}
+    ladder = [c for c in load_spec("cpu-depth-2-12").configs("torch") if c.model.n_layer == 2]
+    assert {key(c, "train.dtype") for c in new} == {key(c, "train.dtype") for c in ladder}
+    assert {c.train.dtype for c in ladder} == {"float32"}
+    # the first look's configs but for the seed; none of its runs is trained again
+    first = load_spec("cpu-bf16-depth2").configs("torch")
+    assert {key(c, "seed") for c in first} == {key(c, "seed") for c in new}
+    seen = set(pd.read_parquet(DOCS / "cpu-bf16-depth2" / "runs.parquet").run_id)
+    assert not seen & {c.run_id for c in new}
+
+
+def test_section_24s_second_look_keeps_a_false_carries_near_five_percent():
+    """benchmarks/precision_carry_design.py's procedure: at a true shift of 0.1 the second look
+    at 99% after an inconclusive first says 'carries' rarely, at 95% (no correction) more often;
+    with nothing changed it still says 'carries' where the pairs are tight."""
+    import sys
+
+    sys.path.insert(0, str(DOCS.parent / "benchmarks"))
+    import precision_carry_design as design
+
+    rng = np.random.default_rng(3)
+    strict = design.rates(0.068, 0.1, 800, rng)[1][c.CARRIES]
+    lax = design.rates(0.068, 0.1, 800, rng, second=c.CONFIDENCE)[1][c.CARRIES]
+    assert design.SECOND_LOOK == 0.99 and strict < 0.03 and lax > strict
+    assert design.rates(0.03, 0.0, 200, rng)[1][c.CARRIES] > 0.9

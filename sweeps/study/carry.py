@@ -118,6 +118,8 @@ class Predictions:
     paired: bool = False  # T7, T8: seeds paired across the two sweeps (section 21)
     negligible: float = math.nan  # T7, T8 paired: the equivalence bound (nats)
     edge_window: float = 0.25  # T10, T11: decades the reference's interval is widened by
+    # T7, T8 paired: each one-sided test's level (section 24 looks a second time: 97%)
+    cost_confidence: float = CONFIDENCE
 
 
 SECTION_16 = Predictions(16, QUANTITIES[:6], T1_WINDOW, T5_WINDOW, BASE_LRS, STUDY)
@@ -467,12 +469,16 @@ def seed_differences(reference: Side, new: Side) -> list[float]:
     return [now[k] - ref[k] for k in sorted(set(ref) & set(now))]
 
 
-def paired_shift(reference: Side, new: Side, floor: float = 0.0) -> Shift:
+def paired_shift(
+    reference: Side, new: Side, floor: float = 0.0, confidence: float = CONFIDENCE
+) -> Shift:
     """new - reference per seed over the seeds both sides hold (section 21: the same seeds,
-    init weights and batches on both sides), with its paired two-sided 90% t interval (sd
-    floored at the precision floor); NaN bounds with fewer than MIN_SEEDS common seeds."""
+    init weights and batches on both sides), with its paired t interval, each side at the
+    one-sided `confidence` (section 21: 95%, the two-sided 90% interval; section 24's second
+    look: 97%), sd floored at the precision floor; NaN bounds with fewer than MIN_SEEDS
+    common seeds."""
     d = seed_differences(reference, new)
-    p = paired(d, floor)
+    p = paired(d, floor, confidence)
     if len(d) < rules.MIN_SEEDS:
         return Shift(p.mean, math.nan, math.nan, math.nan, len(reference.seeds), len(new.seeds))
     return Shift(p.mean, p.lower, p.upper, len(d) - 1, len(reference.seeds), len(new.seeds))
@@ -619,7 +625,8 @@ def _cost(s: Side, ref: Side | None, p: Predictions) -> tuple[str, str]:
     if ref is None or s.verdict == NOT_MEASURED or ref.verdict == NOT_MEASURED:
         return INCONCLUSIVE, NOT_MEASURED
     if p.paired:
-        return decide_paired_shift(paired_shift(ref, s, p.study.precision), p.negligible)
+        moved = paired_shift(ref, s, p.study.precision, p.cost_confidence)
+        return decide_paired_shift(moved, p.negligible)
     return decide_shift(shift(ref.values, s.values, p.study.precision))
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "55258a477f3f1bbcbdec98307cff44f35dc086d04aef5434e0be83f270688cc6"
-STUDY_VERSION = "v17"  # its title's version (tests/test_stats.py checks it too)
+STUDY_SHA256 = "0e28b3913f529447be26204267797ec04a4bdab1ce42e4a7d31edcb6688d6987"
+STUDY_VERSION = "v18"  # its title's version (tests/test_stats.py checks it too)
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words
@@ -67,9 +67,10 @@ class Paired:
         return self.lower, self.upper
 
 
-def paired_arrays(d, floor=0.0) -> dict[str, np.ndarray]:
+def paired_arrays(d, floor=0.0, confidence: float = CONFIDENCE) -> dict[str, np.ndarray]:
     """Paired statistics over the last axis of d (NaN: no pair), for any leading shape.
-    floor broadcasts against the leading shape."""
+    floor broadcasts against the leading shape; `confidence`: the one-sided level of lower and
+    upper (CONFIDENCE; a rule that looks twice at growing data asks more, section 24)."""
     d = np.asarray(d, dtype=float)
     ok = np.isfinite(d)
     n = ok.sum(axis=-1)
@@ -82,7 +83,7 @@ def paired_arrays(d, floor=0.0) -> dict[str, np.ndarray]:
     tie = used <= TIE * np.maximum(1.0, np.abs(np.nan_to_num(mean)))
     se = np.where(tie | (n < MIN_PAIRS), np.nan, used / np.sqrt(np.maximum(n, 1)))
     width = d.shape[-1]
-    one, size = _t_table(CONFIDENCE, width)[n], _t_table(SIZE_CONFIDENCE, width)[n]
+    one, size = _t_table(confidence, width)[n], _t_table(SIZE_CONFIDENCE, width)[n]
     return {
         "n": n,
         "mean": mean,
@@ -94,9 +95,9 @@ def paired_arrays(d, floor=0.0) -> dict[str, np.ndarray]:
     }
 
 
-def paired(d, floor: float = 0.0) -> Paired:
+def paired(d, floor: float = 0.0, confidence: float = CONFIDENCE) -> Paired:
     d = np.asarray(d, dtype=float).reshape(-1)
-    a = paired_arrays(d[None, :] if d.size else np.full((1, 1), np.nan), floor)
+    a = paired_arrays(d[None, :] if d.size else np.full((1, 1), np.nan), floor, confidence)
     return Paired(
         int(a["n"][0]),
         *(float(a[k][0]) for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")),
