@@ -37,6 +37,10 @@ class Plan:
     control: Path | None = CONTROL
     reference_rows: tuple[tuple[str, int], ...] = ()
     reference_head_width: int | None = None  # section 20: the reference's heads (16)
+    # section 24: more runs pooled into each side, seeds kept apart (report folders; the
+    # reference's read with reference_rows)
+    more_reference: tuple[Path, ...] = ()
+    more_new: tuple[Path, ...] = ()
 
 
 SECTION_16 = Plan(c.SECTION_16)
@@ -52,6 +56,15 @@ PLANS = {
     ),
     "cpu-bf16-depth4": Plan(
         c.SECTION_21_DEPTH_4, Path("docs/cpu-depth-matched"), None, (("n_layer", 4),)
+    ),
+    # section 24: depth 2 on eight seeds, seeds 4-7's float32 side from the confirmatory ladder
+    "cpu-bf16-depth2-s4": Plan(
+        c.SECTION_24,
+        Path("docs/cpu-depth-matched"),
+        None,
+        (("n_layer", 2),),
+        more_reference=(Path("docs/cpu-depth-2-12"),),
+        more_new=(Path("docs/cpu-bf16-depth2"),),
     ),
 }
 
@@ -303,6 +316,16 @@ def plan_for(report: Path) -> Plan:
     return PLANS.get(report.name, SECTION_16)
 
 
+def pooled(tables: list[list[dict]]) -> list[dict]:
+    """The runs of several report folders as one side (section 24), refused when two hold the
+    same run (arm, LR, seed and depth): a seed is paired once."""
+    rows = [r for t in tables for r in t]
+    keys = [(r["arm"], r["lr"], r["seed"], r.get("n_layer")) for r in rows]
+    if len(keys) != len(set(keys)):
+        raise ValueError("two of the pooled reports hold the same run (arm, LR, seed, depth)")
+    return rows
+
+
 def build(
     report: Path, reference: Path | None = None, control: Path | None = None, plan=None
 ) -> dict:
@@ -328,7 +351,10 @@ def build(
 
     p = plan.predictions
     warm = runs(control) if control is not None and "T6" in p.quantities else None
-    reference_runs, report_runs = runs(reference, plan.reference_rows), runs(report)
+    reference_runs = pooled(
+        [runs(folder, plan.reference_rows) for folder in (reference, *plan.more_reference)]
+    )
+    report_runs = pooled([runs(folder) for folder in (report, *plan.more_new)])
     judged = c.carry(reference_runs, report_runs, warm, p)
     shifts = (
         c.loss_shifts(c.cells_of(reference_runs), c.cells_of(report_runs), p.study.precision)
@@ -341,6 +367,16 @@ def build(
             "reference": reference.name,
             "unfinished": unfinished(report),
             "reference_rows": dict(plan.reference_rows),
+            **(
+                {
+                    "pooled": {
+                        "reference": [p.name for p in plan.more_reference],
+                        "new": [p.name for p in plan.more_new],
+                    }
+                }
+                if plan.more_reference or plan.more_new
+                else {}
+            ),
             **(
                 {"reference_head_width": plan.reference_head_width}
                 if plan.reference_head_width
@@ -372,6 +408,19 @@ def build(
     )
 
 
+def _pooled_words(doc: dict, where: str) -> str:
+    """Section 24: the runs each side pools in, seeds paired by seed across them."""
+    pooled = doc.get("pooled")
+    if not pooled:
+        return ""
+    new = " and ".join(f"{n}'s" for n in pooled["new"]) or "no other report's"
+    ref = " and ".join(f"{n}'s{where}" for n in pooled["reference"]) or "no other report's"
+    return (
+        f" Pooled with them, seeds paired by seed: {new} runs on {doc['report']}'s side, "
+        f"{ref} on {doc['reference']}'s."
+    )
+
+
 def render(doc: dict) -> str:
     ref, new, section = doc["reference"], doc["report"], doc["section"]
     rows = doc.get("reference_rows") or {}
@@ -383,7 +432,8 @@ def render(doc: dict) -> str:
         *([f"> `{new}`: {doc['unfinished']}", ""] if doc.get("unfinished") else []),
         f"docs/STUDY.md section {section}'s predictions ({stamp_words(doc)}), "
         f"judged by section 13's rules on {new}'s runs.parquet; {ref}'s side from its own "
-        f"runs.parquet{where}{control}. Regenerate with `python -m figures.carry docs/{new}`.",
+        f"runs.parquet{where}{control}.{_pooled_words(doc, where)} Regenerate with "
+        f"`python -m figures.carry docs/{new}`.",
         "",
         f"| # | quantity | {ref}{where} | {new} | outcome | rule |",
         "|---|---|---|---|---|---|",
@@ -480,7 +530,8 @@ def main(argv: list[str]) -> int:
     reference = options["--reference"] or plan.reference
     control = options["--control"] or plan.control
     needs_control = "T6" in plan.predictions.quantities and control is not None
-    for folder in (report, reference, *([control] if needs_control else [])):
+    pooled_in = (*plan.more_reference, *plan.more_new)
+    for folder in (report, reference, *([control] if needs_control else []), *pooled_in):
         if not (folder / "runs.parquet").is_file():
             return _error(
                 f"{folder} holds no runs.parquet; give a report folder that `figures` wrote "

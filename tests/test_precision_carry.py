@@ -212,3 +212,42 @@ def test_section_24s_second_look_keeps_a_false_carries_near_five_percent():
     lax = design.rates(0.068, 0.1, 800, rng, second=c.CONFIDENCE)[1][c.CARRIES]
     assert design.SECOND_LOOK == 0.99 and strict < 0.03 and lax > strict
     assert design.rates(0.03, 0.0, 200, rng)[1][c.CARRIES] > 0.9
+
+
+def test_section_24_pools_each_side_from_several_reports_and_pairs_by_seed(tmp_path, ladder):
+    """The depth-2 rung split by seed into two reports on each side (as section 24 pools
+    cpu-bf16-depth2 with cpu-bf16-depth2-s4, and cpu-depth-matched with cpu-depth-2-12) is
+    judged as the whole rung is; two reports holding the same run are refused; section 24's
+    page says what it pooled and reads T7 and T8 at 98% two-sided."""
+    from dataclasses import replace
+
+    rung = ladder[ladder.n_layer == 2].copy()
+    low, high = rung[rung.seed <= 1], rung[rung.seed >= 2]
+    whole = page.build(
+        _report(tmp_path, rung, "new"),
+        _report(tmp_path, rung, "ref"),
+        None,
+        page.Plan(c.SECTION_21_DEPTH_2, control=None, reference_rows=(("n_layer", 2),)),
+    )
+    (tmp_path / "split").mkdir()
+    split = tmp_path / "split"
+    plan = page.Plan(
+        c.SECTION_21_DEPTH_2,
+        control=None,
+        reference_rows=(("n_layer", 2),),
+        more_reference=(_report(split, high, "ref-more"),),
+        more_new=(_report(split, high, "new-more"),),
+    )
+    pooled = page.build(_report(split, low, "new"), _report(split, low, "ref"), None, plan)
+    assert pooled["quantities"] == whole["quantities"]
+    assert pooled["pooled"] == {"reference": ["ref-more"], "new": ["new-more"]}
+    assert "Pooled with them, seeds paired by seed: new-more's runs" in page.render(pooled)
+    twice = replace(plan, more_new=(split / "new",))
+    with pytest.raises(ValueError, match="hold the same run"):
+        page.build(split / "new", split / "ref", None, twice)
+    section_24 = page.build(
+        split / "new", split / "ref", None, replace(plan, predictions=c.SECTION_24)
+    )
+    assert section_24["cost_level"] == "98%" and section_24["section"] == 24
+    assert "paired 98% interval of the shift" in section_24["text"]["T7"]["rule"]
+    assert page.PLANS["cpu-bf16-depth2-s4"].predictions is c.SECTION_24

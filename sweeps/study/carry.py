@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -160,6 +160,9 @@ def _section_21(t5_reference: float) -> Predictions:
 
 SECTION_21_DEPTH_2 = _section_21(0.143)
 SECTION_21_DEPTH_4 = _section_21(0.229)
+# section 24, depth 2 on eight seeds: section 21's depth-2 predictions, T7 and T8's second look
+# at 99% each side (the first, at 95%, spent nearly all of 5%)
+SECTION_24 = replace(SECTION_21_DEPTH_2, section=24, cost_confidence=0.99)
 
 # T2: the class of `off`'s run at its first failing LR
 FIRST_STUCK, FIRST_STOPPED, NO_FAILURE = "stuck", "stopped", "no failure"
@@ -742,6 +745,7 @@ __all__ = [
     "SECTION_20_WIDTH_128",
     "SECTION_21_DEPTH_2",
     "SECTION_21_DEPTH_4",
+    "SECTION_24",
     "Shift",
     "carry",
     "decide_shift",
