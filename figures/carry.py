@@ -1,12 +1,13 @@
-"""What carries from a reference report to a new one (docs/STUDY.md sections 16 and 20): the
-side-by-side table of the section's quantities, each on both reports with its interval, the
-outcome and the rule. Writes <report>/carry.md and carry.json.
+"""What carries from a reference report to a new one (docs/STUDY.md sections 16, 20, 21 and 24):
+the side-by-side table of the section's quantities, each on both reports with its interval,
+the outcome and the rule. Writes <report>/carry.json (sweeps/analysis/carry_page.py: numbers
+and reason codes) and carry.md, worded here from it.
 
     python -m figures.carry docs/cpu-text [--reference docs/cpu] [--control docs/cpu-control]
     python -m figures.carry docs/cpu-head64
 
-The report's folder name picks the pre-registered predictions and their reference (PLANS:
-section 20's head-width sweeps; any other report gets section 16's, against docs/cpu).
+The report's folder name picks the pre-registered predictions and their reference
+(sweeps.analysis.carry_page.PLANS; any other report gets section 16's, against docs/cpu).
 sweeps/study/carry.py computes and decides everything; this module only words it.
 """
 
@@ -14,59 +15,15 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from figures.report.what_ran import unfinished_notice
-from figures.words.view import read_analysis
-from sweeps.core.files import clean_json, write_atomic, write_json_atomic
+from figures.report.what_ran import unfinished_words
+from sweeps.analysis import carry_page as cp
+from sweeps.core.files import write_atomic, write_json_atomic
 from sweeps.study import carry as c
-from sweeps.study.protocol import earlier_json, judged_under, live_stamp, stamp_words
+from sweeps.study.protocol import earlier_json, judged_under, stamp_words
 
-REFERENCE, CONTROL = Path("docs/cpu"), Path("docs/cpu-control")
 USAGE = "usage: python -m figures.carry REPORT [--reference DIR] [--control DIR]"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Which predictions judge a report, against which reference (and, for a ladder's report,
-    which of its rungs: rows with these values)."""
-
-    predictions: c.Predictions
-    reference: Path = REFERENCE
-    control: Path | None = CONTROL
-    reference_rows: tuple[tuple[str, int], ...] = ()
-    reference_head_width: int | None = None  # section 20: the reference's heads (16)
-    # section 24: more runs pooled into each side, seeds kept apart (report folders; the
-    # reference's read with reference_rows)
-    more_reference: tuple[Path, ...] = ()
-    more_new: tuple[Path, ...] = ()
-
-
-SECTION_16 = Plan(c.SECTION_16)
-PLANS = {
-    "cpu-head32": Plan(c.SECTION_20_WIDTH_64, control=None, reference_head_width=16),
-    "cpu-head64": Plan(c.SECTION_20_WIDTH_64, control=None, reference_head_width=16),
-    "cpu-width128-head64": Plan(
-        c.SECTION_20_WIDTH_128, Path("docs/cpu-width"), None, (("n_embd", 128),), 16
-    ),
-    # section 21: each bfloat16 rung against the same rung of the float32 ladder
-    "cpu-bf16-depth2": Plan(
-        c.SECTION_21_DEPTH_2, Path("docs/cpu-depth-matched"), None, (("n_layer", 2),)
-    ),
-    "cpu-bf16-depth4": Plan(
-        c.SECTION_21_DEPTH_4, Path("docs/cpu-depth-matched"), None, (("n_layer", 4),)
-    ),
-    # section 24: depth 2 on eight seeds, seeds 4-7's float32 side from the confirmatory ladder
-    "cpu-bf16-depth2-s4": Plan(
-        c.SECTION_24,
-        Path("docs/cpu-depth-matched"),
-        None,
-        (("n_layer", 2),),
-        more_reference=(Path("docs/cpu-depth-2-12"),),
-        more_new=(Path("docs/cpu-bf16-depth2"),),
-    ),
-}
 
 
 def _lr(x: float) -> str:
@@ -280,172 +237,58 @@ def value_text(quantity: str, s: c.Side) -> str:
     raise ValueError(quantity)
 
 
-def shift_text(x: c.Carry, p: c.Predictions) -> str:
-    """T7, T8: the shift new - reference the rule read, with its interval."""
-    if x.quantity not in ("T7", "T8") or not x.reference.values or not x.new.values:
+def shift_text(shift: cp.CostShift | None) -> str:
+    """T7, T8: the shift new - reference the rule read, with its interval and, paired, the
+    pairs' sd."""
+    if shift is None:
         return ""
-    if p.paired:
-        sh = c.paired_shift(x.reference, x.new, p.study.precision, p.cost_confidence)
-        sd = c.pair_sd(x.reference, x.new)
-        spread = f", pairs' sd {sd:.3f}" if math.isfinite(sd) else ""
-        how = "paired shift"
-    else:
-        sh, spread = c.shift(x.reference.values, x.new.values, p.study.precision), ""
-        how = "shift"
-    if not math.isfinite(sh.lower):
-        return f"; {how} {sh.mean:+.3f} (no interval)"
-    return f"; {how} {sh.mean:+.3f} [{sh.lower:+.3f}, {sh.upper:+.3f}]{spread}"
+    how = "paired shift" if shift.paired else "shift"
+    spread = f", pairs' sd {shift.pair_sd:.3f}" if math.isfinite(shift.pair_sd) else ""
+    if not math.isfinite(shift.lower):
+        return f"; {how} {shift.mean:+.3f} (no interval)"
+    return f"; {how} {shift.mean:+.3f} [{shift.lower:+.3f}, {shift.upper:+.3f}]{spread}"
 
 
-def record(x: c.Carry) -> dict:
-    def side(s: c.Side) -> dict:
-        d = asdict(s)
-        d["parts"] = dict(s.parts)
-        return d
-
-    return {
-        "quantity": x.quantity,
-        "reference": side(x.reference),
-        "new": side(x.new),
-        "outcome": x.outcome,
-        "reason": x.reason,
-    }
-
-
-def plan_for(report: Path) -> Plan:
-    return PLANS.get(report.name, SECTION_16)
-
-
-def pooled(tables: list[list[dict]]) -> list[dict]:
-    """The runs of several report folders as one side (section 24), refused when two hold the
-    same run (arm, LR, seed and depth): a seed is paired once."""
-    rows = [r for t in tables for r in t]
-    keys = [(r["arm"], r["lr"], r["seed"], r.get("n_layer")) for r in rows]
-    if len(keys) != len(set(keys)):
-        raise ValueError("two of the pooled reports hold the same run (arm, LR, seed, depth)")
-    return rows
-
-
-def build(
-    report: Path, reference: Path | None = None, control: Path | None = None, plan=None
-) -> dict:
-    import pandas as pd
-
-    plan = plan or plan_for(report)
-    reference = reference or plan.reference
-    control = control if control is not None else plan.control
-
-    def runs(p: Path, where=()) -> list[dict]:
-        table = pd.read_parquet(p / "runs.parquet")
-        for column, value in where:
-            table = table[table[column] == value]
-        return table.to_dict("records")
-
-    def unfinished(p: Path) -> str | None:
-        """The report's 'Not finished' line while its sweep trains (a folder without an
-        analysis.json, runs.parquet alone, has none to say)."""
-        if not (p / "analysis.json").exists():
-            return None
-        a = read_analysis(p)
-        return unfinished_notice(a, a.sweep)
-
-    p = plan.predictions
-    warm = runs(control) if control is not None and "T6" in p.quantities else None
-    reference_runs = pooled(
-        [runs(folder, plan.reference_rows) for folder in (reference, *plan.more_reference)]
-    )
-    report_runs = pooled([runs(folder) for folder in (report, *plan.more_new)])
-    judged = c.carry(reference_runs, report_runs, warm, p)
-    shifts = (
-        c.loss_shifts(c.cells_of(reference_runs), c.cells_of(report_runs), p.study.precision)
-        if p.paired
-        else ()
-    )
-    return clean_json(
-        {
-            "report": report.name,
-            "reference": reference.name,
-            "unfinished": unfinished(report),
-            "reference_rows": dict(plan.reference_rows),
-            **(
-                {
-                    "pooled": {
-                        "reference": [p.name for p in plan.more_reference],
-                        "new": [p.name for p in plan.more_new],
-                    }
-                }
-                if plan.more_reference or plan.more_new
-                else {}
-            ),
-            **(
-                {"reference_head_width": plan.reference_head_width}
-                if plan.reference_head_width
-                else {}
-            ),
-            "control": control.name if warm is not None else None,
-            "section": p.section,
-            **({"paired": True} if p.paired else {}),
-            # section 24's second look reads the cost at another level than section 21's
-            **(
-                {"cost_level": _level(p.cost_confidence)}
-                if p.cost_confidence != c.CONFIDENCE
-                else {}
-            ),
-            **live_stamp(),
-            "quantities": [record(x) for x in judged],
-            **({"loss_shifts": [asdict(x) for x in shifts]} if shifts else {}),
-            "text": {
-                x.quantity: {
-                    "quantity": quantity_text(x.quantity, p),
-                    "rule": rule_text(x.quantity, p),
-                    "reason": reason_words(x.reason, p),
-                    "reference": value_text(x.quantity, x.reference),
-                    "new": value_text(x.quantity, x.new) + shift_text(x, p),
-                }
-                for x in judged
-            },
-        }
-    )
-
-
-def _pooled_words(doc: dict, where: str) -> str:
+def _pooled_words(page: cp.Page, where: str) -> str:
     """Section 24: the runs each side pools in, seeds paired by seed across them."""
-    pooled = doc.get("pooled")
-    if not pooled:
+    if not (page.pooled_new or page.pooled_reference):
         return ""
-    new = " and ".join(f"{n}'s" for n in pooled["new"]) or "no other report's"
-    ref = " and ".join(f"{n}'s{where}" for n in pooled["reference"]) or "no other report's"
+    new = " and ".join(f"{n}'s" for n in page.pooled_new) or "no other report's"
+    ref = " and ".join(f"{n}'s{where}" for n in page.pooled_reference) or "no other report's"
     return (
-        f" Pooled with them, seeds paired by seed: {new} runs on {doc['report']}'s side, "
-        f"{ref} on {doc['reference']}'s."
+        f" Pooled with them, seeds paired by seed: {new} runs on {page.report}'s side, "
+        f"{ref} on {page.reference}'s."
     )
 
 
 def render(doc: dict) -> str:
-    ref, new, section = doc["reference"], doc["report"], doc["section"]
-    rows = doc.get("reference_rows") or {}
-    where = "".join(f" ({k} {v})" for k, v in rows.items())
-    control = f" (`off-warm` from {doc['control']})" if doc.get("control") else ""
+    """carry.md from carry.json's document (sweeps/analysis/carry_page.py), read typed."""
+    page = cp.page_of(doc)
+    p = page.predictions
+    ref, new = page.reference, page.report
+    where = "".join(f" ({k} {v})" for k, v in page.reference_rows.items())
+    control = f" (`off-warm` from {page.control})" if page.control else ""
+    unfinished = unfinished_words(page.unfinished)  # its sweep still trains: said first
     lines = [
         f"# What carries from {ref}{where} to {new}",
         "",
-        *([f"> `{new}`: {doc['unfinished']}", ""] if doc.get("unfinished") else []),
-        f"docs/STUDY.md section {section}'s predictions ({stamp_words(doc)}), "
+        *([f"> `{new}`: {unfinished}", ""] if unfinished else []),
+        f"docs/STUDY.md section {p.section}'s predictions ({stamp_words(doc)}), "
         f"judged by section 13's rules on {new}'s runs.parquet; {ref}'s side from its own "
-        f"runs.parquet{where}{control}.{_pooled_words(doc, where)} Regenerate with "
+        f"runs.parquet{where}{control}.{_pooled_words(page, where)} Regenerate with "
         f"`python -m figures.carry docs/{new}`.",
         "",
         f"| # | quantity | {ref}{where} | {new} | outcome | rule |",
         "|---|---|---|---|---|---|",
     ]
-    for q in doc["quantities"]:
-        k = q["quantity"]
-        text = doc["text"][k]
+    for x in page.quantities:
         lines.append(
-            f"| {k} | {text['quantity']} | {text['reference']} | {text['new']} "
-            f"| **{q['outcome']}** ({reason_text(q, text)}) | {text['rule']} |"
+            f"| {x.quantity} | {quantity_text(x.quantity, p)} "
+            f"| {value_text(x.quantity, x.reference)} "
+            f"| {value_text(x.quantity, x.new)}{shift_text(x.shift)} "
+            f"| **{x.outcome}** ({reason_text(x, p)}) | {rule_text(x.quantity, p)} |"
         )
-    keys = [q["quantity"] for q in doc["quantities"]]
+    keys = [x.quantity for x in page.quantities]
     notes = ["T3 and T4 90% t intervals over paired seeds" if "T3" in keys else ""]
     notes.append(
         "T5 section 13's low-LR effect interval (Bonferroni over the LRs below `off`'s best)"
@@ -455,10 +298,10 @@ def render(doc: dict) -> str:
             "T6 Fieller's 90% interval for a ratio of paired means (the rule reads the ratio "
             "itself)"
         )
-    if "T7" in keys and doc.get("paired"):
+    if "T7" in keys and p.paired:
         notes.append(
             "T7 and T8 each side's paired 90% interval; the rule reads the paired shift's "
-            f"{doc.get('cost_level', '90%')} interval (the two sweeps share seeds, init weights "
+            f"{_level(p.cost_confidence)} interval (the two sweeps share seeds, init weights "
             "and batches)"
         )
     elif "T7" in keys:
@@ -469,24 +312,24 @@ def render(doc: dict) -> str:
     if "T10" in keys:
         notes.append("T10 and T11 section 13's failure-edge interval (geometric mean over seeds)")
     lines += ["", "Intervals: " + "; ".join(n for n in notes if n) + "."]
-    if doc.get("loss_shifts"):
-        lines += ["", *shift_table(doc["loss_shifts"], new, ref)]
+    if page.loss_shifts:
+        lines += ["", *shift_table(page.loss_shifts, new, ref)]
     return "\n".join(lines) + "\n"
 
 
-def shift_table(shifts: list[dict], new: str, ref: str) -> list[str]:
+def shift_table(shifts: tuple[c.LossShift, ...], new: str, ref: str) -> list[str]:
     """Section 21's descriptive table: each arm's capped loss on the new side minus the
     reference's at each LR, paired by seed (no verdict rests on it)."""
-    arms = list(dict.fromkeys(x["arm"] for x in shifts))
-    lrs = sorted({x["lr"] for x in shifts})
-    at = {(x["arm"], x["lr"]): x for x in shifts}
+    arms = list(dict.fromkeys(x.arm for x in shifts))
+    lrs = sorted({x.lr for x in shifts})
+    at = {(x.arm, x.lr): x for x in shifts}
 
-    def cell(x: dict | None) -> str:
-        if x is None or not x["n"]:
+    def cell(x: c.LossShift | None) -> str:
+        if x is None or not x.n:
             return "-"
-        if not math.isfinite(x["lower"]):
-            return f"{x['mean']:+.3f} (n {x['n']})"
-        return f"{x['mean']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"
+        if not math.isfinite(x.lower):
+            return f"{x.mean:+.3f} (n {x.n})"
+        return f"{x.mean:+.3f} [{x.lower:+.3f}, {x.upper:+.3f}]"
 
     return [
         f"**Where the precision moves the loss** (descriptive): {new} - {ref}, each arm's capped "
@@ -499,10 +342,10 @@ def shift_table(shifts: list[dict], new: str, ref: str) -> list[str]:
     ]
 
 
-def reason_text(q: dict, text: dict) -> str:
-    if q["reason"] == c.VERDICT:
-        return f"{'H2a' if q['quantity'] == 'T3' else 'H2b'} {q['new']['verdict']}"
-    return text["reason"]
+def reason_text(x: cp.Judged, p: c.Predictions) -> str:
+    if x.reason == c.VERDICT:
+        return f"{'H2a' if x.quantity == 'T3' else 'H2b'} {x.new.verdict}"
+    return reason_words(x.reason, p)
 
 
 def _error(message: str) -> int:
@@ -526,7 +369,7 @@ def main(argv: list[str]) -> int:
     if len(args) != 1:
         return _error(f"one report folder expected; {USAGE}")
     report = args[0]
-    plan = plan_for(report)
+    plan = cp.plan_for(report)
     reference = options["--reference"] or plan.reference
     control = options["--control"] or plan.control
     needs_control = "T6" in plan.predictions.quantities and control is not None
@@ -538,7 +381,7 @@ def main(argv: list[str]) -> int:
                 "(e.g. `qktorch figures cpu-text --out docs/cpu-text`)"
             )
     try:
-        doc = build(report, reference, control if needs_control else None, plan)
+        doc = cp.build(report, reference, control if needs_control else None, plan)
     except ValueError as e:
         return _error(f"{report}: {e}")
     doc = judged_under(doc, earlier_json(report / "carry.json"))  # its rules keep naming it

@@ -26,11 +26,12 @@ import altair as alt
 import pandas as pd
 
 from figures import head_width_grid as grid
-from figures.carry import plan_for
 from figures.charts import head_width as hm
 from figures.charts.output import save
 from figures.charts.style import chart_title, finish
 from figures.head_width_grid import number as num
+from figures.report.what_ran import unfinished_words
+from sweeps.analysis.carry_page import plan_for
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
 from sweeps.study import carry as c
 
@@ -131,7 +132,7 @@ def collect(
 
     for page in pages:
         doc = json.loads((page / "carry.json").read_text())
-        if doc.get("section") != 20:
+        if doc.get("predictions", {}).get("section") != 20:
             raise ValueError(f"{page}/carry.json is not section 20's (run figures.carry on it)")
         new = head_width(pd.read_parquet(page / "runs.parquet"))
         where = tuple((doc.get("reference_rows") or {}).items())
@@ -153,7 +154,7 @@ def collect(
             doc,
             page,
             source=doc["report"],
-            unfinished=doc.get("unfinished"),  # its sweep still trains: said first
+            unfinished=unfinished_words(doc.get("unfinished")),  # still trains: said first
         )
     rows = [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
     tables = [t for t in lr_tables if not t.empty]

@@ -17,7 +17,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from figures.report.what_ran import unfinished_notice
+from figures.report.what_ran import unfinished_words
+from sweeps.analysis import caveats
 from sweeps.analysis import side_by_side as sbs
 from sweeps.analysis.adapter import from_json
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
@@ -53,6 +54,37 @@ def _tokens(a, key: str) -> str:
     return "/".join(f"{v:g}" for v in values)
 
 
+# the cost lines' names (sweeps.analysis.trends.COSTS) as a row says them
+COST_NAMES = {
+    "at the reference's best LR": "at off's best LR",
+    "each at its own best LR": "own best LRs",
+}
+
+
+def quantity_words(r: sbs.Row) -> str:
+    """What a row shows (its code and particulars, sweeps.analysis.side_by_side), in words."""
+    a = r.about
+    return {
+        sbs.BEST_LR: lambda: f"{a[0]}'s best LR",
+        sbs.THRESHOLD: lambda: "stability threshold",
+        sbs.EDGE: lambda: f"{a[0]}'s {a[1]} edge",
+        sbs.COST_AT_BEST: lambda: "cost at off's best LR (off - on)",
+        sbs.COST_AT_OWN_BEST: lambda: "cost at each arm's own best LR (off - on)",
+        sbs.LOW_LR_EFFECT: lambda: f"low-LR effect at {a[0]:g} (off - on)",
+        sbs.H3_SLOPE: lambda: "H3 slope (decades per doubling)",
+        sbs.H3_WITHOUT: lambda: f"H3 slope without depth {a[0]}",
+        sbs.COST_PER_DOUBLING: lambda: f"cost per doubling ({COST_NAMES.get(a[0], a[0])}, nats)",
+        sbs.LOGIT_CROSSING: lambda: f"off's logit-{a[0]} crossing LR, slope per doubling",
+    }[r.quantity]()
+
+
+def note_words(n: sbs.Note) -> str:
+    """Why a side has no span, in words ("" when it has one)."""
+    if n.kind == sbs.CENSORED:
+        return f"beyond the grid in {n.censored} of {n.seeds} seeds"
+    return n.kind
+
+
 def build(report: Path, reference: Path, checks: list[Path]) -> dict:
     def load(p: Path):
         return from_json(json.loads((p / "analysis.json").read_text()))
@@ -73,9 +105,9 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
             },
             # a ladder still training is set beside another: its page says so first
             "unfinished": {
-                p.name: notice
+                p.name: {**counts, "sweep": a.sweep}
                 for p, a in ((report, new), (reference, ref))
-                if (notice := unfinished_notice(a, a.sweep))
+                if (counts := caveats.unfinished(a))
             },
             "rows": [asdict(r) for r in rows],
             "machine_check": [{"against": name, **asdict(x)} for name, x in machine],
@@ -92,7 +124,10 @@ def render(doc: dict) -> str:
     lines = [
         f"# {new} beside {ref}",
         "",
-        *(f"> `{name}`: {notice}\n" for name, notice in doc.get("unfinished", {}).items()),
+        *(
+            f"> `{name}`: {unfinished_words(counts)}\n"
+            for name, counts in doc.get("unfinished", {}).items()
+        ),
         f"docs/STUDY.md section 18's side-by-side ({stamp_words(doc)}): each "
         f"quantity under both budgets; *carries* where {new}'s bracket or 90% interval overlaps "
         f"{ref}'s, *differs* where it does not, *inconclusive* where either has none (a censored "
@@ -110,13 +145,13 @@ def render(doc: dict) -> str:
         f"| rung | quantity | {ref} | {new} | outcome |",
         "|---|---|---|---|---|",
     ]
-    for r in doc["rows"]:
-        rung = "all" if r["rung"] is None else str(r["rung"])
-        outcome = f"**{r['outcome']}**" if r["outcome"] else "(shown)"
+    for r in map(sbs.row_of, doc["rows"]):
+        rung = "all" if r.rung is None else str(r.rung)
+        outcome = f"**{r.outcome}**" if r.outcome else "(shown)"
         lines.append(
-            f"| {rung} | {r['quantity']} | "
-            f"{r['notes'][0] or span_text(r['reference'], r['reference_span'], r['unit'])} | "
-            f"{r['notes'][1] or span_text(r['new'], r['new_span'], r['unit'])} | {outcome} |"
+            f"| {rung} | {quantity_words(r)} | "
+            f"{note_words(r.notes[0]) or span_text(r.reference, r.reference_span, r.unit)} | "
+            f"{note_words(r.notes[1]) or span_text(r.new, r.new_span, r.unit)} | {outcome} |"
         )
     lines += [
         "",

@@ -486,10 +486,11 @@ def test_docs_cpus_section_20_values():
 
 def test_a_head_width_report_is_carried_by_section_20_against_its_reference(tmp_path):
     from figures import carry as fc
+    from sweeps.analysis import carry_page as cp
 
-    assert fc.plan_for(Path("docs/cpu-head64")).predictions is W64
-    assert fc.plan_for(Path("docs/cpu-width128-head64")).reference_rows == (("n_embd", 128),)
-    assert fc.plan_for(Path("docs/cpu-text")).predictions is c.SECTION_16
+    assert cp.plan_for(Path("docs/cpu-head64")).predictions is W64
+    assert cp.plan_for(Path("docs/cpu-width128-head64")).reference_rows == (("n_embd", 128),)
+    assert cp.plan_for(Path("docs/cpu-text")).predictions is c.SECTION_16
     new = write_runs(tmp_path / "cpu-head64", committed("cpu"))
     assert fc.main([str(new), "--reference", str(DOCS / "cpu")]) == 0
     text = (new / "carry.md").read_text()

@@ -15,6 +15,7 @@ import pytest
 
 from figures import carry, charts, side_by_side
 from figures.report.assemble import make_report
+from sweeps.analysis import carry_page
 from sweeps.study.protocol import judged_under
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -49,7 +50,7 @@ def test_a_committed_carry_page_regenerates_from_its_reports(name):
     """carry.json and carry.md as `python -m figures.carry docs/NAME` writes them now (its
     plan's reference and control), the stamp of the rules that first judged them kept."""
     committed = json.loads((DOCS / name / "carry.json").read_text())
-    doc = judged_under(_as_written(carry.build(DOCS / name)), committed)
+    doc = judged_under(_as_written(carry_page.build(DOCS / name)), committed)
     hint = f"docs/{name}/carry.* is stale; regenerate it: python -m figures.carry docs/{name}"
     assert doc == committed, hint
     assert carry.render(doc) == (DOCS / name / "carry.md").read_text(), hint
@@ -65,3 +66,30 @@ def test_a_committed_side_by_side_page_regenerates_from_its_reports(name):
     doc = judged_under(_as_written(built), committed)
     assert doc == committed, f"docs/{name}/side_by_side.* is stale: rerun the command it names"
     assert side_by_side.render(doc) == (DOCS / name / "side_by_side.md").read_text()
+
+
+def _strings(x):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _strings(v)
+    elif isinstance(x, str):
+        yield x
+
+
+@pytest.mark.parametrize("name", CARRY_PAGES + SIDE_BY_SIDE)
+def test_a_committed_pages_json_holds_numbers_and_codes_not_prose(name):
+    """carry.json and side_by_side.json hold what the page says as numbers and reason codes
+    (figures/ words them when it renders): no sentence, no key named text."""
+    for page in ("carry.json", "side_by_side.json"):
+        path = DOCS / name / page
+        if path.exists():
+            strings = list(_strings(json.loads(path.read_text())))
+            assert "text" not in strings
+            # the longest string a page needs is the study digest (64 hex); a reason code is a
+            # few words
+            prose = [x for x in strings if len(x) > 64 or len(x.split()) > 8]
+            assert not prose, prose[:3]

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from figures import carry as page
+from sweeps.analysis import carry_page as cp
 from sweeps.study import carry as c
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -223,31 +224,34 @@ def test_section_24_pools_each_side_from_several_reports_and_pairs_by_seed(tmp_p
 
     rung = ladder[ladder.n_layer == 2].copy()
     low, high = rung[rung.seed <= 1], rung[rung.seed >= 2]
-    whole = page.build(
+    whole = cp.build(
         _report(tmp_path, rung, "new"),
         _report(tmp_path, rung, "ref"),
         None,
-        page.Plan(c.SECTION_21_DEPTH_2, control=None, reference_rows=(("n_layer", 2),)),
+        cp.Plan(c.SECTION_21_DEPTH_2, control=None, reference_rows=(("n_layer", 2),)),
     )
     (tmp_path / "split").mkdir()
     split = tmp_path / "split"
-    plan = page.Plan(
+    plan = cp.Plan(
         c.SECTION_21_DEPTH_2,
         control=None,
         reference_rows=(("n_layer", 2),),
         more_reference=(_report(split, high, "ref-more"),),
         more_new=(_report(split, high, "new-more"),),
     )
-    pooled = page.build(_report(split, low, "new"), _report(split, low, "ref"), None, plan)
+    pooled = cp.build(_report(split, low, "new"), _report(split, low, "ref"), None, plan)
     assert pooled["quantities"] == whole["quantities"]
     assert pooled["pooled"] == {"reference": ["ref-more"], "new": ["new-more"]}
     assert "Pooled with them, seeds paired by seed: new-more's runs" in page.render(pooled)
     twice = replace(plan, more_new=(split / "new",))
     with pytest.raises(ValueError, match="hold the same run"):
-        page.build(split / "new", split / "ref", None, twice)
-    section_24 = page.build(
+        cp.build(split / "new", split / "ref", None, twice)
+    section_24 = cp.build(
         split / "new", split / "ref", None, replace(plan, predictions=c.SECTION_24)
     )
-    assert section_24["cost_level"] == "98%" and section_24["section"] == 24
-    assert "paired 98% interval of the shift" in section_24["text"]["T7"]["rule"]
-    assert page.PLANS["cpu-bf16-depth2-s4"].predictions is c.SECTION_24
+    assert section_24["predictions"]["cost_confidence"] == 0.99
+    assert section_24["predictions"]["section"] == 24
+    assert "paired 98% interval of the shift" in page.render(section_24)
+    t7 = next(q for q in section_24["quantities"] if q["quantity"] == "T7")
+    assert t7["shift"]["paired"] and t7["shift"]["upper"] > t7["shift"]["lower"]
+    assert cp.PLANS["cpu-bf16-depth2-s4"].predictions is c.SECTION_24

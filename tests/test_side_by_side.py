@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from figures.side_by_side import note_words, quantity_words
 from sweeps.analysis import side_by_side as sbs
 from sweeps.analysis.adapter import from_json
 
@@ -49,7 +50,7 @@ def test_depth_8_at_4x_the_tokens_beside_the_fixed_ladder_reads_the_committed_nu
     rows, machine = sbs.side_by_side(
         from_json(load("cpu-depth")), from_json(load("cpu-depth-tokens"))
     )
-    got = {r.quantity: r for r in rows}
+    got = {quantity_words(r): r for r in rows}
     assert {r.rung for r in rows} == {8} and machine == []  # 1200 vs 2200 steps: no run shared
     cost = got["cost at off's best LR (off - on)"]
     assert (cost.reference, *cost.reference_span[:2]) == pytest.approx(
@@ -61,7 +62,8 @@ def test_depth_8_at_4x_the_tokens_beside_the_fixed_ladder_reads_the_committed_nu
     assert threshold.reference_span == (0.0178, 0.0316, False)
     assert threshold.new_span == (0.0316, 0.0562, False) and threshold.outcome == sbs.DIFFERS
     edge = got["off's diverged edge"]
-    assert edge.outcome == sbs.INCONCLUSIVE and edge.notes[1] == "beyond the grid in 4 of 4 seeds"
+    assert edge.outcome == sbs.INCONCLUSIVE and edge.notes[1] == sbs.Note(sbs.CENSORED, 4, 4)
+    assert note_words(edge.notes[1]) == "beyond the grid in 4 of 4 seeds"
     assert got["off's best LR"].outcome == "" and got["off's best LR"].new == 0.0178
 
 
@@ -76,7 +78,7 @@ def test_a_planted_shift_of_one_rungs_cost_differs_there_alone():
     for k in ("mean", "lower", "upper"):
         effect[k] -= 0.5
     rows, _ = sbs.side_by_side(from_json(ref), from_json(new))
-    differ = [(r.rung, r.quantity) for r in rows if r.outcome == sbs.DIFFERS]
+    differ = [(r.rung, quantity_words(r)) for r in rows if r.outcome == sbs.DIFFERS]
     assert differ == [(4, "cost at off's best LR (off - on)")]
 
 
@@ -137,7 +139,7 @@ def test_the_cost_per_doubling_is_set_side_by_side():
     two ladders' cost_trend lines, carrying where their intervals overlap."""
     ref = load("cpu-depth")
     same, _ = sbs.side_by_side(from_json(ref), from_json(ref))
-    rows = {r.quantity: r for r in same if r.quantity.startswith("cost per doubling")}
+    rows = {quantity_words(r): r for r in same if r.quantity == sbs.COST_PER_DOUBLING}
     line = ref["cost_trend"]["lines"]["at the reference's best LR"]
     at_best = rows["cost per doubling (at off's best LR, nats)"]
     assert at_best.reference == pytest.approx(line["value"]) and at_best.outcome == sbs.CARRIES
@@ -146,7 +148,7 @@ def test_the_cost_per_doubling_is_set_side_by_side():
     for x in flat["cost_trend"]["lines"].values():
         x["value"], x["ci90"] = 0.02, [0.005, 0.035]
     moved, _ = sbs.side_by_side(from_json(ref), from_json(flat))
-    assert {r.quantity for r in moved if r.outcome == sbs.DIFFERS} == set(rows)
+    assert {quantity_words(r) for r in moved if r.outcome == sbs.DIFFERS} == set(rows)
 
 
 def test_the_committed_page_rebuilds_from_the_command_it_names(tmp_path, capsys):

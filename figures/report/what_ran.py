@@ -18,6 +18,7 @@ import pandas as pd
 from figures import present
 from figures.report import archive, tables
 from figures.words import numbers
+from sweeps.analysis import caveats
 from sweeps.analysis import model as m
 from sweeps.analysis.results import SweepResults
 from sweeps.data import shakespeare
@@ -100,31 +101,31 @@ def left_out_notice(results: SweepResults) -> str:
     )
 
 
-# runs of the plan that have not finished training: the sweep is still going (or stopped)
-UNFINISHED = ("missing", "incomplete")
-
-
 def unfinished_notice(analysis: m.Analysis, name: str) -> str | None:
-    """What the report (and the terminal) says first when planned runs have not finished: how
-    many, that every verdict rests on the rest (the design's power assumed them all) and how
-    to finish; None when every planned run has an outcome. A report drawn while a sweep trains
-    overnight would otherwise read as final."""
-    counts = Counter(p.status for p in analysis.problems if p.status in UNFINISHED)
+    """What the report (and the terminal) says first when planned runs have not finished:
+    unfinished_words of the analysis's caveats.unfinished; None when every planned run has an
+    outcome."""
+    counts = caveats.unfinished(analysis)
+    return unfinished_words({**counts, "sweep": name}) if counts else None
+
+
+def unfinished_words(counts: dict | None) -> str | None:
+    """How many planned runs have not finished (caveats.unfinished, with the sweep's name),
+    that every verdict rests on the rest (the design's power assumed them all) and how to
+    finish. A report drawn while a sweep trains overnight would otherwise read as final."""
     if not counts:
         return None
-    planned = len(analysis.runs) + sum(p.status == "missing" for p in analysis.problems)
-    n = sum(counts.values())
+    planned, missing, incomplete = counts["planned"], counts["missing"], counts["incomplete"]
+    n = missing + incomplete
     kinds = ", ".join(
-        f"{counts[k]} {w}"
-        for k, w in (("missing", "not started"), ("incomplete", "part-trained"))
-        if counts[k]
+        f"{k} {w}" for k, w in ((missing, "not started"), (incomplete, "part-trained")) if k
     )
     return (
         f"**Not finished: {n} of the plan's {planned} runs have not finished training "
         f"({kinds}).** Every verdict and number here rests on the {planned - n} that have; the "
-        f"design's power assumed them all, so a verdict may still change. `sweep {name}` "
-        "(the trainer that began it) trains the rest and resumes the part-trained runs; then "
-        "run `figures` again."
+        f"design's power assumed them all, so a verdict may still change. `sweep "
+        f"{counts['sweep']}` (the trainer that began it) trains the rest and resumes the "
+        "part-trained runs; then run `figures` again."
     )
 
 

@@ -82,3 +82,22 @@ def budget(
                 lrs = sorted(set(slow[slow.run_id.isin(stuck)].lr))
                 out.append(m.StuckRuns(name, arm, len(stuck), lrs, a.best_lr))
     return out
+
+
+# runs of the plan that have not finished training: the sweep is still going (or stopped)
+UNFINISHED = ("missing", "incomplete")
+
+
+def unfinished(analysis: m.Analysis) -> dict[str, int] | None:
+    """The plan's runs that have not finished training, by kind ("missing": not started,
+    "incomplete": part-trained), with the plan's size ("planned"); None when every planned run
+    has an outcome. A report drawn while a sweep trains must say so first."""
+    missing = sum(p.status == "missing" for p in analysis.problems)
+    incomplete = sum(p.status == "incomplete" for p in analysis.problems)
+    if not missing + incomplete:
+        return None
+    return {
+        "planned": len(analysis.runs) + missing,
+        "missing": missing,
+        "incomplete": incomplete,
+    }

@@ -27,17 +27,43 @@ CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
 Span = tuple[float, float, bool]  # (lo, hi, closed): a bracket (lo, hi] or an interval [lo, hi]
 
 
+# what a row shows (figures/side_by_side.py words each, with the row's `about`)
+BEST_LR = "best LR"  # about: (arm,)
+THRESHOLD = "stability threshold"
+EDGE = "edge"  # about: (arm, failure definition)
+COST_AT_BEST = "cost at off's best LR"
+COST_AT_OWN_BEST = "cost at each arm's best LR"
+LOW_LR_EFFECT = "low-LR effect"  # about: (LR,)
+H3_SLOPE = "H3 slope"
+H3_WITHOUT = "H3 slope without a rung"  # about: (rung,)
+COST_PER_DOUBLING = "cost per doubling"  # about: (the cost line's name in cost_trend,)
+LOGIT_CROSSING = "logit crossing slope"  # about: (the logit level,)
+# why a side has no span: its edge was not measured, or some seed's lies beyond the grid
+NOT_MEASURED, CENSORED = "not measured", "censored"
+
+
+@dataclass(frozen=True)
+class Note:
+    """Why one side of a row has no span: NOT_MEASURED, or CENSORED in `censored` of `seeds`
+    seeds; kind "" when it has one."""
+
+    kind: str = ""
+    censored: int = 0
+    seeds: int = 0
+
+
 @dataclass(frozen=True)
 class Row:
     rung: int | None  # None: the whole ladder
-    quantity: str
+    quantity: str  # one of the codes above
     reference: float | None
     reference_span: Span | None
     new: float | None
     new_span: Span | None
     outcome: str  # "" for a quantity shown without a rule
     unit: str = "lr"  # lr | nats | slope (decades per doubling of depth)
-    notes: tuple[str, str] = ("", "")  # why a side has no span (a censored edge), ref and new
+    notes: tuple[Note, Note] = (Note(), Note())  # the reference's and the new side's
+    about: tuple = ()  # the quantity's particulars (an arm, a definition, an LR, a rung)
 
 
 @dataclass(frozen=True)
@@ -47,6 +73,26 @@ class MachineCheck:
     same_fate: int
     max_abs_diff: float | None  # final loss, nats, over runs both finished
     mean_abs_diff: float | None
+
+
+def row_of(d: dict) -> Row:
+    """A row as side_by_side.json holds it, read back typed."""
+
+    def span(x) -> Span | None:
+        return None if x is None else (float(x[0]), float(x[1]), bool(x[2]))
+
+    return Row(
+        rung=d["rung"],
+        quantity=d["quantity"],
+        reference=d["reference"],
+        reference_span=span(d["reference_span"]),
+        new=d["new"],
+        new_span=span(d["new_span"]),
+        outcome=d["outcome"],
+        unit=d["unit"],
+        notes=tuple(Note(**n) for n in d["notes"]),
+        about=tuple(d.get("about", ())),
+    )
 
 
 def overlap(a: Span | None, b: Span | None) -> str:
@@ -75,16 +121,27 @@ def interval(lower, upper) -> Span | None:
 
 
 def _row(
-    rung, quantity, ref_value, ref_span, new_value, new_span, rule=True, unit="lr", notes=("", "")
+    rung,
+    quantity,
+    ref_value,
+    ref_span,
+    new_value,
+    new_span,
+    rule=True,
+    unit="lr",
+    notes=(Note(), Note()),
+    about=(),
 ) -> Row:
     outcome = overlap(ref_span, new_span) if rule else ""
-    return Row(rung, quantity, ref_value, ref_span, new_value, new_span, outcome, unit, notes)
+    return Row(
+        rung, quantity, ref_value, ref_span, new_value, new_span, outcome, unit, notes, about
+    )
 
 
-def _censored(e: m.Edge | None) -> str:
+def _censored(e: m.Edge | None) -> Note:
     if e is None:
-        return "not measured"
-    return f"beyond the grid in {e.censored} of {e.seeds} seeds" if e.censored else ""
+        return Note(NOT_MEASURED)
+    return Note(CENSORED, e.censored, e.seeds) if e.censored else Note()
 
 
 def _effect_at(c: m.Comparison, lr: float | None) -> m.LrEffect | None:
@@ -98,11 +155,11 @@ def rung_rows(depth: int, ref: m.Rung, new: m.Rung, comparison: str) -> list[Row
     out = []
     for arm in (rc.baseline, rc.treatment):
         out.append(
-            _row(depth, f"{arm}'s best LR", ref.arms[arm].best_lr, None,
-                 new.arms[arm].best_lr, None, rule=False)
+            _row(depth, BEST_LR, ref.arms[arm].best_lr, None,
+                 new.arms[arm].best_lr, None, rule=False, about=(arm,))
         )  # fmt: skip
     out.append(
-        _row(depth, "stability threshold", rc.threshold.value, threshold_span(rc.threshold),
+        _row(depth, THRESHOLD, rc.threshold.value, threshold_span(rc.threshold),
              nc.threshold.value, threshold_span(nc.threshold))
     )  # fmt: skip
     for arm in (rc.baseline, rc.treatment):
@@ -110,21 +167,21 @@ def rung_rows(depth: int, ref: m.Rung, new: m.Rung, comparison: str) -> list[Row
             e_ref = (ref.edges or {}).get(arm, {}).get(definition)
             e_new = (new.edges or {}).get(arm, {}).get(definition)
             out.append(
-                _row(depth, f"{arm}'s {definition} edge",
+                _row(depth, EDGE,
                      e_ref.value if e_ref else None, interval(*_bounds(e_ref)),
                      e_new.value if e_new else None, interval(*_bounds(e_new)),
-                     notes=(_censored(e_ref), _censored(e_new)))
+                     notes=(_censored(e_ref), _censored(e_new)), about=(arm, definition))
             )  # fmt: skip
     at_ref, at_new = _effect_at(rc, rc.best_lr), _effect_at(nc, nc.best_lr)
     out.append(
-        _row(depth, "cost at off's best LR (off - on)",
+        _row(depth, COST_AT_BEST,
              at_ref.mean if at_ref else None, interval(*_bounds(at_ref)),
              at_new.mean if at_new else None, interval(*_bounds(at_new)), unit="nats")
     )  # fmt: skip
     b_ref = ref.best_cost.stats if ref.best_cost else None
     b_new = new.best_cost.stats if new.best_cost else None
     out.append(
-        _row(depth, "cost at each arm's own best LR (off - on)",
+        _row(depth, COST_AT_OWN_BEST,
              b_ref.mean if b_ref else None, interval(*_bounds(b_ref)),
              b_new.mean if b_new else None, interval(*_bounds(b_new)), unit="nats")
     )  # fmt: skip
@@ -134,9 +191,10 @@ def rung_rows(depth: int, ref: m.Rung, new: m.Rung, comparison: str) -> list[Row
             if j is None:
                 continue
             out.append(
-                _row(depth, f"low-LR effect at {lr:g} (off - on)", ref.low_lr.means[i],
+                _row(depth, LOW_LR_EFFECT, ref.low_lr.means[i],
                      interval(ref.low_lr.lower[i], ref.low_lr.upper[i]), new.low_lr.means[j],
-                     interval(new.low_lr.lower[j], new.low_lr.upper[j]), unit="nats")
+                     interval(new.low_lr.lower[j], new.low_lr.upper[j]), unit="nats",
+                     about=(lr,))
             )  # fmt: skip
     return out
 
@@ -149,20 +207,13 @@ def _bounds(x) -> tuple[float | None, float | None]:
     return x.lower, x.upper
 
 
-# the cost lines' names (sweeps.analysis.trends.COSTS) as a row says them
-COST_NAMES = {
-    "at the reference's best LR": "at off's best LR",
-    "each at its own best LR": "own best LRs",
-}
-
-
 def ladder_rows(ref: m.Analysis, new: m.Analysis, left_out: tuple[int, ...] = (1,)) -> list[Row]:
     out = []
     t_ref, t_new = ref.h3, new.h3
     if t_ref is not None and t_new is not None and t_ref.at_bound and t_new.at_bound:
         a, b = t_ref.at_bound, t_new.at_bound
         out.append(
-            _row(None, "H3 slope (decades per doubling)", a.value, interval(a.lower, a.upper),
+            _row(None, H3_SLOPE, a.value, interval(a.lower, a.upper),
                  b.value, interval(b.lower, b.upper), unit="slope")
         )  # fmt: skip
         for rung in left_out:
@@ -170,26 +221,25 @@ def ladder_rows(ref: m.Analysis, new: m.Analysis, left_out: tuple[int, ...] = (1
             y = next((r for r in t_new.left_out or [] if r.rung == rung), None)
             if x and y and x.slope and y.slope:
                 out.append(
-                    _row(None, f"H3 slope without depth {rung}", x.slope.value,
+                    _row(None, H3_WITHOUT, x.slope.value,
                          interval(x.slope.lower, x.slope.upper), y.slope.value,
-                         interval(y.slope.lower, y.slope.upper))
+                         interval(y.slope.lower, y.slope.upper), about=(rung,))
                 )  # fmt: skip
     if ref.cost_trend and new.cost_trend:  # QK-norm's cost per doubling (trends.cost_trend)
         for name, a in ref.cost_trend.lines.items():
             b = new.cost_trend.lines.get(name)
             if b is not None:
                 out.append(
-                    _row(None, f"cost per doubling ({COST_NAMES.get(name, name)}, nats)",
-                         a.value, interval(*a.ci90), b.value, interval(*b.ci90), unit="slope")
+                    _row(None, COST_PER_DOUBLING, a.value, interval(*a.ci90), b.value,
+                         interval(*b.ci90), unit="slope", about=(name,))
                 )  # fmt: skip
     if ref.logit_growth and new.logit_growth:
         for level, a in sorted(ref.logit_growth.slopes.items(), key=lambda kv: float(kv[0])):
             b = new.logit_growth.slopes.get(level)
             if b is not None:
                 out.append(
-                    _row(None, f"off's logit-{level} crossing LR, slope per doubling", a.value,
-                         interval(a.lower, a.upper), b.value, interval(b.lower, b.upper),
-                         unit="slope")
+                    _row(None, LOGIT_CROSSING, a.value, interval(a.lower, a.upper), b.value,
+                         interval(b.lower, b.upper), unit="slope", about=(level,))
                 )  # fmt: skip
     return out
 
