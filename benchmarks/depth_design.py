@@ -310,13 +310,18 @@ def h3_row(sizes, seeds: int, ladders: int, seconds) -> dict:
         row[f"sd {sd}: false sup., false r.o."] = f"{flat[1]:.1%}, {p25[2]:.1%}"
     # section 22's null ladder: QK-norm never matters; any verdict is false (the shared
     # failure edge flat, or falling 0.25 decades a doubling)
-    null = sim.Ladder(str(sizes), tuple(sizes), seeds, 0.15, SCATTER, grid=MATCHED_GRID)
-    null = replace(null, identical=True)
-    said = [
-        float((sim.ladder_verdicts(null, ladders, edge, PREDICTION, 61)[0] != 0).mean())
-        for edge in (0.0, PREDICTION)
-    ]
-    row["identical arms: any verdict (edge flat / falling)"] = f"{said[0]:.1%} / {said[1]:.1%}"
+    # failure edge flat, or falling 0.25 decades a doubling), on the ladder's grid and on one
+    # refined to 1/8 decade as the grown specs refine (section 25)
+    for name, grid in (("", MATCHED_GRID), (" (1/8-decade grid)", tuple(sim.ladder_lrs(0.125)))):
+        null = sim.Ladder(str(sizes), tuple(sizes), seeds, 0.15, SCATTER, grid=grid)
+        null = replace(null, identical=True)
+        said = [
+            float((sim.ladder_verdicts(null, ladders, edge, PREDICTION, 61)[0] != 0).mean())
+            for edge in (0.0, PREDICTION)
+        ]
+        row[f"identical arms{name}: any verdict (edge flat / falling)"] = (
+            f"{said[0]:.1%} / {said[1]:.1%}"
+        )
     return row
 
 

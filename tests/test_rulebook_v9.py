@@ -134,16 +134,38 @@ def test_no_trend_is_decided_where_most_rungs_have_no_threshold():
     assert half.has_threshold and not replace(half, none=3).has_threshold
 
 
-def test_on_identical_arms_the_ladder_says_no_verdict_at_most_five_percent():
-    # section 22's mark on its ladder's grid: QK-norm never matters, the shared failure edge
-    # flat or falling with depth (without the guard: 'ruled out' about 70%, 'supported' about
-    # 60%). On a grid refined to 1/8 decade the guard is not enough (about 26%): there the
-    # arms' edges jitter across several LRs and many seeds find a false threshold at the edge.
-    grid = (3.16e-3, 5.62e-3, 1e-2, 1.78e-2, 3.16e-2, 5.62e-2, 0.1, 0.316, 1.0)
+@pytest.mark.parametrize(
+    "grid",
+    [
+        (3.16e-3, 5.62e-3, 1e-2, 1.78e-2, 3.16e-2, 5.62e-2, 0.1, 0.316, 1.0),
+        tuple(sim.ladder_lrs(0.125)),  # refined to 1/8 decade, as the grown specs refine
+    ],
+)
+def test_on_identical_arms_the_ladder_says_no_verdict_at_most_five_percent(grid):
+    # sections 22 and 25's mark: QK-norm never matters, the shared failure edge flat or falling
+    # with depth (without any guard: 'ruled out' about 70%, 'supported' about 60%). With
+    # section 22's per-seed guard alone a 1/8-decade grid still gave about 26-29%: the arms'
+    # edges jitter across several LRs and many seeds find a false threshold at the edge.
     lad = sim.Ladder("null", (2, 3, 4, 6, 8, 12), 4, 0.15, 0.2, grid=grid, identical=True)
     for slope in (0.0, -0.25):
         full, _, _ = sim.ladder_verdicts(lad, 400, slope, -0.25, 9)
         assert (full != 0).mean() <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / 400), slope
+
+
+def test_a_rung_without_a_pooled_threshold_has_none_however_many_seeds_found_one():
+    # section 25: two of four seeds whose `on` run outlasted `off`'s at the edge make no
+    # threshold unless the seeds pooled show it
+    found = trend.RungValue(0.0, -2.0, -2.0, 4, 0, 0, 0.01, none=0)
+    assert found.has_threshold and not replace(found, pooled=False).has_threshold
+    values = ladder(line(-0.4))
+    pooled = {s: GridValue(10 ** (-1.5), "") for s in values}
+    assert trend.decide(values, -0.25, pooled=pooled).verdict == rules.SUPPORTED
+    for size in (1, 2, 4):
+        pooled[size] = GridValue(0.316, "none")
+    judged = trend.decide(values, -0.25, pooled=pooled)
+    assert (judged.verdict, judged.why) == (rules.INCONCLUSIVE, trend.NO_THRESHOLD)
+    pooled[4] = GridValue(0.01, "below")  # at or below `off`'s best LR counts as found
+    assert trend.decide(values, -0.25, pooled=pooled).verdict == rules.SUPPORTED
 
 
 def test_trends_are_judged_both_ways_for_borderline_runs():
@@ -180,15 +202,20 @@ def test_the_simulated_ladder_verdicts_are_trend_decides(identical):
     codes = sim._verdict_codes(x, draws, -0.25, np.ones(R, bool))
     code_of = {rules.SUPPORTED: 1, trend.RULED_OUT: -1, rules.INCONCLUSIVE: 0}
     k, lo, y = k.reshape(L, R, -1), lo.reshape(L, R, -1), y.reshape(L, R, -1)
+    pooled_k = sim.v5_pooled(flat_loss, flat_cls, lad.lrs, best).reshape(L, R)
     decisive = guarded = 0
     for i in range(L):
-        per_rung = {}
+        per_rung, pooled = {}, {}
         for j, size in enumerate(lad.sizes):
             per_rung[size] = [_grid_value(k[i, j, s], lo[i, j, s], y[i, j, s]) for s in range(4)]
-        verdict = trend.decide(per_rung, -0.25).verdict
-        assert code_of[verdict] == codes[i], (i, verdict, codes[i])
-        decisive += verdict != rules.INCONCLUSIVE
-        guarded += trend.decide(per_rung, -0.25).why == trend.NO_THRESHOLD
+            found = pooled_k[i, j] >= 0
+            pooled[size] = GridValue(
+                float(lad.lrs[pooled_k[i, j]]) if found else 1.0, "" if found else "none"
+            )
+        judged = trend.decide(per_rung, -0.25, pooled=pooled)
+        assert code_of[judged.verdict] == codes[i], (i, judged.verdict, codes[i])
+        decisive += judged.verdict != rules.INCONCLUSIVE
+        guarded += judged.why == trend.NO_THRESHOLD
     if identical:  # the guard is what decides here, and both codes apply it alike
         assert guarded > 30
     else:  # the check covers decisive verdicts, not only inconclusive ones

@@ -3,6 +3,7 @@ nothing): the budget check's pairs, calls and answer, whether no arm's runs fail
 grid, the LRs C1 looks at, and W2's bound, each on small hand-made input with its edge cases."""
 
 import dataclasses
+import inspect
 from typing import NamedTuple
 
 from sweeps.analysis import model as m
@@ -123,4 +124,4 @@ def test_c1_lrs_reads_any_call_with_lr_judged_and_necessary():
 
 def test_w2s_bound_is_the_one_the_carry_decision_uses_by_default():
     assert ladders.CARRY_BOUND == 0.15
-    assert trend.carry.__defaults__[-1] == ladders.CARRY_BOUND
+    assert inspect.signature(trend.carry).parameters["bound"].default == ladders.CARRY_BOUND

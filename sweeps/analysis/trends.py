@@ -37,6 +37,7 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
     best: dict = {}
     seed_best: dict = {}
     ways: list[dict] = [{}, {}]  # every borderline run stuck, trained
+    pooled: list[dict] = [{}, {}]  # each way's pooled threshold per rung (section 25's guard)
     for name in rungs:
         c = cells[int(name)]
         if not (c.has(study.reference) and c.has(study.primary)):
@@ -49,26 +50,30 @@ def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
             j.best_lr,
         )
         seed_best[size] = ladders.seed_best_lrs(c, study.reference)
-        for way, stuck in zip(ways, (True, False)):
+        for way, pooled_way, stuck in zip(ways, pooled, (True, False)):
             moved = with_borderline_as(c, study.fate_margin, stuck)
-            way[size] = judge.compare(
-                moved, study.primary_comparison, study, False
-            ).necessity.seed_thresholds
+            necessity = judge.compare(moved, study.primary_comparison, study, False).necessity
+            way[size], pooled_way[size] = necessity.seed_thresholds, necessity.threshold
     width = settings["ladder"]["field"] == "n_embd"
     n_seeds = max((len(cells[k].seeds) for k in seeds), default=rules.STUDY_SEEDS)
     grid = sorted({lr for size in seeds for lr in cells[size].lrs})
     # section 22: rungs the spec sets apart train beside the ladder, outside its verdict
     apart = sorted(set(study.set_apart) & set(seeds))
-    every_way = ways
+    every_way, every_pooled = ways, pooled
     if apart:
-        ways = [{k: v for k, v in w.items() if k not in apart} for w in ways]
+        ways = [_without(w, apart) for w in ways]
+        pooled = [_without(p, apart) for p in pooled]
         seeds, judged = _without(seeds, apart), _without(judged, apart)
         best, seed_best = _without(best, apart), _without(seed_best, apart)
-    found = trend.judged_trends(ways, "W1" if width else "H3", n_seeds, best if width else None)
+    found = trend.judged_trends(
+        ways, "W1" if width else "H3", n_seeds, best if width else None, pooled
+    )
     t = simulated_powers(found["W1" if width else "H3"], n_seeds, grid)
     first = {**_trend(t, seeds), **_points(t, seeds)}
     if apart:
-        first["with_apart"] = with_apart(every_way, apart, t.prediction, n_seeds, grid)
+        first["with_apart"] = with_apart(
+            every_way, every_pooled, apart, t.prediction, n_seeds, grid
+        )
     line = ladders.uncensored_line(seeds, judged)
     if t.at_bound is not None and line is not None:
         first["uncensored"] = _uncensored(line)
@@ -95,11 +100,11 @@ def _without(by_rung: dict, apart) -> dict:
     return {k: v for k, v in by_rung.items() if k not in apart}
 
 
-def with_apart(ways, apart: list[int], prediction: float, seeds: int, grid) -> m.AddedRungs:
+def with_apart(ways, pooled, apart: list[int], prediction: float, seeds: int, grid) -> m.AddedRungs:
     """The trend over every rung, the set-apart ones included (section 22), beside the
     verdict: its verdict and slope (the rulebook's, both borderline readings), and that
     design's simulated power."""
-    every = trend.robust(ways, trend.decide, trend.OPPOSITE, prediction, seeds)
+    every = trend.robust(ways, trend.decide, trend.OPPOSITE, prediction, seeds, pooled=pooled)
     sizes = [round(2**r.x) for r in every.rungs]
     powers = simulate_v5.design_power(
         sizes, seeds, grid, prediction, trend.POWER_RUNG_SDS, seed_scatter(every)

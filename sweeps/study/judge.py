@@ -104,14 +104,20 @@ def _moved(a: GridValue, b: GridValue) -> bool:
 
 # -- refinement --------------------------------------------------------------------------------
 def refinement_brackets(cells: Cells, study: rules.Study, arms) -> list[rules.Bracket]:
-    """The brackets adaptive refinement bisects (docs/STUDY.md sections 6 and 17): each arm's
-    and seed's critical-LR bracket, and the judged stability threshold's bracket."""
+    """The brackets adaptive refinement bisects (docs/STUDY.md sections 6, 17 and 25): each
+    arm's and seed's critical-LR bracket, the judged stability threshold's bracket, and each
+    seed's stability-threshold bracket (section 25: the trend's rung values are seed means,
+    so a seed's value read from a wide bracket is as coarse as that bracket)."""
     out = []
     for arm in arms:
         for seed, crit in rules.critical_lrs(cells, arm).items():
             if crit.inside:
                 out.append(rules.Bracket(*crit.bracket, arm, int(seed)))
-    t = compare(cells, study.primary_comparison, study, influence=False).necessity.threshold
+    necessity = compare(cells, study.primary_comparison, study, influence=False).necessity
+    t = necessity.threshold
     if t.inside and t.bracket and math.isfinite(t.value):
         out.append(rules.Bracket(*t.bracket))
+    for seed, v in zip(cells.seeds, necessity.seed_thresholds):
+        if v.inside and v.bracket:
+            out.append(rules.Bracket(*v.bracket, None, int(seed)))
     return out

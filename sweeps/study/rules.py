@@ -571,8 +571,8 @@ def h2b_trained(
 # -- refinement --------------------------------------------------------------------------------
 class Bracket(NamedTuple):
     """A bracket refinement bisects: the last LR that held (lo) and the first that did not
-    (hi) of one arm's seed (its critical LR), or, with arm None, the primary comparison's
-    stability threshold."""
+    (hi) of one arm's seed (its critical LR); with arm None, the primary comparison's stability
+    threshold: pooled (seed None) or one seed's (section 25)."""
 
     lo: float
     hi: float

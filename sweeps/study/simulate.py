@@ -220,12 +220,18 @@ def _study(cond: Condition) -> rules.Study:
 
 # -- the adaptive refinement loop, as the runner runs it ----------------------------------------
 def refined_sweep(
-    cond: Condition, rng, planted_lr: float | None, edge: float, resolution: float = 0.125
+    cond: Condition,
+    rng,
+    planted_lr: float | None,
+    edge: float,
+    resolution: float = 0.125,
+    brackets_of=judge.refinement_brackets,
 ):
     """One sweep on the condition's grid grown by refinement (sweeps.study.rules, the same
     brackets and midpoints as sweeps.sweep.grid) until every bracket is resolved. Both arms
     fail above a per-(arm, seed) edge (log10 jitter 0.1 decades); on's edge is half a decade
-    higher when planted. Returns the final Judgement."""
+    higher when planted. Returns the final Judgement. brackets_of: the rule that picks the
+    brackets (the study's; benchmarks/seed_refinement.py compares it with an earlier one)."""
     offsets = rng.normal(0, cond.offset, (1, 2, cond.seeds))
     edges = np.log10(edge) + rng.normal(0, EDGE_JITTER, (2, cond.seeds))
     if planted_lr is not None:
@@ -255,7 +261,7 @@ def refined_sweep(
         diverged = np.concatenate([diverged, dv], axis=1)[:, order]
         lrs = [lrs[i] for i in order]
         cells = _cells(loss, failing, diverged, lrs, cond.seeds)
-        brackets = judge.refinement_brackets(cells, study, ("off", "on"))
+        brackets = brackets_of(cells, study, ("off", "on"))
         new = list(rules.midpoints(brackets, resolution, set(lrs)))
     return judge.compare(cells, study.primary_comparison, study, influence=False)
 

@@ -455,7 +455,8 @@ def _ols(x, y, floor=0.0):
 def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
     """[ladder, rung] mean log10 per-seed threshold at the bound and moved beyond, each rung
     value's variance from its seeds' scatter alone (trend.seed_floor's pieces), and whether the
-    rung has no threshold (more than half its seeds 'none': RungValue.has_threshold)."""
+    rung has no threshold (more than half its seeds 'none', or no pooled threshold:
+    RungValue.has_threshold)."""
     L, R = loss.shape[:2]
     flat_loss = loss.reshape(L * R, *loss.shape[2:])
     flat_cls = cls.reshape(L * R, *cls.shape[2:])
@@ -470,7 +471,8 @@ def _v5_rung_values(loss, cls, cut, lrs=LADDER_LRS):
         mean_var = np.where(
             count >= 2, np.nanvar(np.where(known, y, np.nan), -1, ddof=1) / count, np.nan
         )
-    without = 2 * (known & (k == -1)).sum(-1) > count
+    no_pooled = v5_pooled(flat_loss, flat_cls, lrs, best) < 0
+    without = (2 * (known & (k == -1)).sum(-1) > count) | no_pooled
     return at.reshape(L, R), beyond.reshape(L, R), mean_var.reshape(L, R), without.reshape(L, R)
 
 

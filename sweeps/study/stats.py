@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "0e28b3913f529447be26204267797ec04a4bdab1ce42e4a7d31edcb6688d6987"
-STUDY_VERSION = "v18"  # its title's version (tests/test_stats.py checks it too)
+STUDY_SHA256 = "dbcb5e1aa7a407328a6cf631374c985014cfef556e74e725142534fd5f81a122"
+STUDY_VERSION = "v19"  # its title's version (tests/test_stats.py checks it too)
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words

@@ -61,12 +61,18 @@ class RungValue:
     mean_var: float  # the seeds' variance about their mean / their count: the rung value's
     # variance from seed scatter alone (NaN with one seed)
     none: int = 0  # seeds that found no threshold where their evidence ends ('none')
+    # section 25: the rung's pooled stability threshold was found (bracketed, or at or below
+    # `off`'s best LR); True where the caller judged no pooled threshold (per-seed values only)
+    pooled: bool = True
 
     @property
     def has_threshold(self) -> bool:
         """At least half of the rung's seeds found a threshold (bracketed, or at or below
-        `off`'s best LR): section 22."""
-        return 2 * self.none <= self.seeds
+        `off`'s best LR: section 22) and so did the seeds pooled (section 25): on a fine grid
+        the arms' failure edges jitter across several LRs, and a seed whose `on` run happens to
+        outlast `off`'s finds a threshold where QK-norm does nothing; the pooled paired test
+        needs the effect in most seeds at once."""
+        return 2 * self.none <= self.seeds and self.pooled
 
 
 @dataclass(frozen=True)
@@ -122,11 +128,20 @@ def seed_log(v: GridValue) -> tuple[float, float, int] | None:
     return None
 
 
+def pooled_found(v: GridValue) -> bool:
+    """A rung's pooled stability threshold was found: bracketed, or at or below `off`'s best
+    LR (not 'none', not unjudged)."""
+    return v.kind in ("", "below")
+
+
 def rung_values(
-    per_rung: Mapping[int, Sequence[GridValue]], unit: Mapping[int, float] | None = None
+    per_rung: Mapping[int, Sequence[GridValue]],
+    unit: Mapping[int, float] | None = None,
+    pooled: Mapping[int, GridValue] | None = None,
 ) -> tuple[list[RungValue], list[int]]:
     """Each rung's mean log10 per-seed threshold (relative to unit[size] when given: W2's
-    multiple of `off`'s best LR), and the sizes dropped for too few seeds."""
+    multiple of `off`'s best LR), whether its pooled threshold (pooled[size], where given) was
+    found, and the sizes dropped for too few seeds."""
     out, dropped = [], []
     for size, values in sorted(per_rung.items()):
         base = math.log10(unit[size]) if unit and unit.get(size) else 0.0
@@ -145,6 +160,7 @@ def rung_values(
                 directions.pop() if len(directions) == 1 else 0,
                 float(np.var([a for a, _, _ in logs], ddof=1) / len(logs)),
                 sum(v.kind == "none" for v in values if seed_log(v) is not None),
+                pooled_found(pooled[size]) if pooled is not None else True,
             )
         )
     return out, dropped
@@ -211,9 +227,11 @@ def decide(
     prediction: float,
     seeds: int = 4,
     unit: Mapping[int, float] | None = None,
+    pooled: Mapping[int, GridValue] | None = None,
 ) -> Trend:
-    """H3 / W1 (and W2 through unit) under v5."""
-    rungs, dropped = rung_values(per_rung, unit)
+    """H3 / W1 (and W2 through unit) under v5; pooled: each rung's pooled stability threshold
+    (section 25's guard)."""
+    rungs, dropped = rung_values(per_rung, unit, pooled)
     sizes = [2**r.x for r in rungs] or list(per_rung)
     at_sds = tuple(power(sizes, seeds, prediction, rung_sd=sd) for sd in POWER_RUNG_SDS)
     pw = at_sds[POWER_RUNG_SDS.index(RUNG_SD)]
@@ -277,6 +295,7 @@ def robust(
     rule: Callable[..., Trend],
     opposite: Mapping[str, str],
     *args,
+    pooled: Sequence[Mapping[int, GridValue]] | None = None,
     **kwargs,
 ) -> Trend:
     """A trend verdict under section 17: `rule` (decide or carry, with *args) on the per-seed
@@ -284,8 +303,9 @@ def robust(
     borderline stuck, trained; a verdict they disagree on is inconclusive, 'borderline
     decides'), then refitted with each rung left out (both ways again): a decisive verdict that
     leaving out one rung turns into its opposite is inconclusive ('one rung decides'), and the
-    rungs whose removal changes a decisive verdict are named as fragile (section 22)."""
-    trend = _both_ways(ways, rule, *args, **kwargs)
+    rungs whose removal changes a decisive verdict are named as fragile (section 22). pooled:
+    each way's rung -> pooled stability threshold (section 25's guard), beside `ways`."""
+    trend = _both_ways(ways, pooled, rule, *args, **kwargs)
     if len(trend.rungs) < MIN_RUNGS:  # no trend to take a rung from
         return trend
     sizes = [s for s in sorted(ways[0]) if s not in trend.dropped]
@@ -293,7 +313,11 @@ def robust(
     left = []
     for size in sizes:
         t = _both_ways(
-            [{k: v for k, v in w.items() if k != size} for w in ways], rule, *args, **kwargs
+            [_without(w, size) for w in ways],
+            None if pooled is None else [_without(p, size) for p in pooled],
+            rule,
+            *args,
+            **kwargs,
         )
         slope = t.at_bound
         influence = (slope.slope if slope else math.nan) - base
@@ -315,20 +339,27 @@ def judged_trends(
     name: str,
     seeds: int,
     best: Mapping[int, float] | None = None,
+    pooled: Sequence[Mapping[int, GridValue]] | None = None,
 ) -> dict[str, Trend]:
     """The trends a ladder decides under section 17 from its per-seed stability thresholds both
-    ways (ways: borderline runs stuck, trained): H3 on depth, W1 on width with W2 (the
-    threshold as a multiple of `best`, each rung's `off` best LR) beside it."""
-    out = {name: robust(ways, decide, OPPOSITE, PREDICTIONS[name], seeds)}
+    ways (ways: borderline runs stuck, trained; pooled: each way's pooled thresholds): H3 on
+    depth, W1 on width with W2 (the threshold as a multiple of `best`, each rung's `off` best
+    LR) beside it."""
+    out = {name: robust(ways, decide, OPPOSITE, PREDICTIONS[name], seeds, pooled=pooled)}
     if best is not None:
-        out["W2"] = robust(ways, carry, CARRY_OPPOSITE, best, seeds)
+        out["W2"] = robust(ways, carry, CARRY_OPPOSITE, best, seeds, pooled=pooled)
     return out
 
 
-def _both_ways(ways, rule, *args, **kwargs) -> Trend:
+def _without(by_rung: Mapping, size: int) -> dict:
+    return {k: v for k, v in by_rung.items() if k != size}
+
+
+def _both_ways(ways, pooled, rule, *args, **kwargs) -> Trend:
     """The trend with the borderline runs stuck (ways[0]), its slope as recorded (ways[1])
     beside it where the two differ; inconclusive where their verdicts do."""
-    trends = [rule(w, *args, **kwargs) for w in ways]
+    pooled = pooled if pooled is not None else [None] * len(ways)
+    trends = [rule(w, *args, pooled=p, **kwargs) for w, p in zip(ways, pooled)]
     other = trends[-1].at_bound
     first = trends[0]
     if len(trends) > 1 and not _same_slope(other, first.at_bound):
@@ -351,12 +382,13 @@ def carry(
     best: Mapping[int, float],
     seeds: int = 4,
     bound: float = CARRY_BOUND,
+    pooled: Mapping[int, GridValue] | None = None,
 ) -> Trend:
     """W2 under v5: the threshold as a multiple of `off`'s best LR, rung values on log2 size;
     supported (carries) when the slope's 90% interval lies inside +-bound under both
     placements (TOST), not supported (moves) when it lies wholly outside under both, else
     inconclusive. `power` here is P(carries) when the true slope is 0."""
-    rungs, dropped = rung_values(per_rung, best)
+    rungs, dropped = rung_values(per_rung, best, pooled)
     sizes = [2**r.x for r in rungs]
     if len(rungs) < MIN_RUNGS:
         return Trend(

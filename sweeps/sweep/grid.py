@@ -110,10 +110,12 @@ def _refinement(spec: SweepSpec, runs: list) -> tuple[list[float], str] | None:
 
 
 def bisected(b: Bracket) -> str:
-    """A bracket refinement bisects, in words: 'off seed 1: 0.01 ok, 0.0316 fails', or
-    'stability threshold between 0.01 and 0.0316'."""
+    """A bracket refinement bisects, in words: 'off seed 1: 0.01 ok, 0.0316 fails',
+    'stability threshold between 0.01 and 0.0316', or 'seed 1's stability threshold between
+    0.01 and 0.0316'."""
     if b.arm is None:
-        return f"stability threshold between {b.lo:g} and {b.hi:g}"
+        whose = "stability threshold" if b.seed is None else f"seed {b.seed}'s stability threshold"
+        return f"{whose} between {b.lo:g} and {b.hi:g}"
     return f"{b.arm} seed {b.seed}: {b.lo:g} ok, {b.hi:g} fails"
 
 
@@ -128,23 +130,25 @@ def check_size(spec: SweepSpec, max_runs: int) -> None:
 def max_extra_runs(spec: SweepSpec) -> int:
     """The most runs extension and refinement can add to the planned grid: every extension
     LR, then per refinement round (each halves the widest gap until the resolution) one new LR
-    per failure bracket (full-grid arm x seed) and one for the threshold, at most one per gap;
-    each new LR runs for every full-grid arm and seed."""
+    per failure bracket (full-grid arm x seed), one for the pooled threshold and one per seed's
+    threshold (section 25), at most one per gap; each new LR runs for every full-grid arm and
+    seed."""
     full = sum(a.full for a in spec.arms)
     per_lr = full * len(spec.seed)
+    brackets = per_lr + 1 + len(spec.seed)
     return sum(  # per rung: a rung of [rung_lr] refines its own gaps
-        per_lr * (spec.extend.max_extra_lrs + _max_refinements(spec, spec.rung_lrs(r), per_lr))
+        per_lr * (spec.extend.max_extra_lrs + _max_refinements(spec, spec.rung_lrs(r), brackets))
         for r in spec.rung_keys
     )
 
 
-def _max_refinements(spec: SweepSpec, grid: tuple[float, ...], per_lr: int) -> int:
-    """The most LRs refinement can add at a rung whose grid LRs are `grid`."""
+def _max_refinements(spec: SweepSpec, grid: tuple[float, ...], brackets: int) -> int:
+    """The most LRs refinement can add at a rung whose grid LRs are `grid`, with at most
+    `brackets` brackets to bisect a round."""
     lrs = list(grid) + extension_points(spec)
     gaps = [math.log10(b / a) for a, b in zip(lrs, lrs[1:])]
     if not (spec.extend.refine and gaps):
         return 0
     widest = max(gaps) / (spec.extend.resolution * RESOLUTION_SLACK)
     rounds = max(0, math.ceil(math.log2(widest))) if widest > 1 else 0
-    brackets = per_lr + 1
     return sum(min(brackets, len(gaps) * 2**r) for r in range(rounds))
