@@ -18,8 +18,8 @@ REPORT's runs of its configuration at LRs it lacked.
 
 from __future__ import annotations
 
-import json
 import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import altair as alt
@@ -31,9 +31,9 @@ from figures.charts.output import save
 from figures.charts.style import chart_title, finish
 from figures.head_width_grid import number as num
 from figures.report.what_ran import unfinished_words
+from sweeps.analysis import head_width_page as hp
 from sweeps.analysis.carry_page import plan_for
 from sweeps.core.files import clean_json, write_atomic, write_json_atomic
-from sweeps.study import carry as c
 
 USAGE = (
     "usage: python -m figures.head_width PAGE... --out DIR [--curves-from REF=REPORT] "
@@ -42,34 +42,18 @@ USAGE = (
 WIDTH_COLORS = {64: "#555555", 128: "#CC79A7"}  # not the arms' colours: these are model widths
 
 
-def head_width(runs: pd.DataFrame) -> tuple[int, int]:
-    """(model width, head width) of a run table that holds one of each."""
-    shapes = {(int(w), int(w) // int(h)) for w, h in zip(runs.n_embd, runs.n_head)}
-    if len(shapes) != 1:
-        raise ValueError(f"one width and head width expected, found {sorted(shapes)}")
-    return shapes.pop()
+@dataclass(frozen=True)
+class Row:
+    """One (model width, head width) of the page: its side and the mechanism at its `off`'s
+    best LR."""
+
+    side: hp.Side
+    mechanism: hm.Mechanism
 
 
-def _side(doc: dict, which: str) -> dict:
-    """One side of a carry page as a row: T1's bracket and value, T7's and T8's intervals."""
-    got = {q["quantity"]: q[which] for q in doc["quantities"]}
-
-    def cost(q: str) -> dict:
-        s = got.get(q) or {}
-        lo, hi = s.get("interval") or (None, None)
-        return {f"{q}": s.get("value"), f"{q}_lo": lo, f"{q}_hi": hi}
-
-    t1 = got.get("T1") or {}
-    lo, hi = t1.get("interval") or (None, None)
-    return {
-        "best_lr": (t1.get("parts") or {}).get("best_lr"),
-        "T1": t1.get("value"),
-        "T1_lo": lo,
-        "T1_hi": hi,
-        "T1_kind": t1.get("verdict", ""),
-        **cost("T7"),
-        **cost("T8"),
-    }
+def row_record(r: Row) -> dict:
+    """A row as head_width.json keeps it."""
+    return {**hp.side_record(r.side), **asdict(r.mechanism)}
 
 
 def read_ends(
@@ -90,163 +74,55 @@ def read_ends(
     return hm.run_ends(curves, head_width)
 
 
-def reference_runs(docs: Path, doc: dict) -> pd.DataFrame:
-    """A carry page's reference runs: the reference report's run table, only the rows the page
-    compared with (its reference_rows: cpu-width's width 128)."""
-    runs = pd.read_parquet(docs / doc["reference"] / "runs.parquet")
-    for column, value in (doc.get("reference_rows") or {}).items():
-        runs = runs[runs[column] == value]
-    return runs
-
-
 def _curves_of(docs: Path, reference: str, ref_runs: pd.DataFrame, where, curves_from: dict):
-    """(folder, where, run ids, said): where a reference side's curves are read. Its own, unless
-    it has none and --curves-from names a report that trained the same configurations again:
-    then that report's runs whose configuration equals one of the reference's."""
+    """(folder, where, run ids, CurvesFrom): where a reference side's curves are read. Its own,
+    unless it has none and --curves-from names a report that trained the same configurations
+    again: then that report's runs whose configuration equals one of the reference's."""
     own = docs / reference / "curves.parquet"
     source = curves_from.get(reference)
     if source is None or (own.is_file() and len(pd.read_parquet(own))):
         return docs / reference, where, None, None
-    runs = hm.same_configs(ref_runs, pd.read_parquet(docs / source / "runs.parquet"))
-    said = f"{source}: {len(runs)} of {reference}'s {len(ref_runs)} runs, trained again"
-    return docs / source, (), runs, said
+    runs = hp.same_configs(ref_runs, pd.read_parquet(docs / source / "runs.parquet"))
+    return docs / source, (), runs, hp.CurvesFrom(source, len(runs), len(ref_runs))
 
 
 def collect(
     pages: list[Path], docs: Path, curves_from: dict | None = None
-) -> tuple[list[dict], pd.DataFrame, dict]:
+) -> tuple[list[Row], pd.DataFrame, dict]:
     """One row per (width, head width): each page's new side, and its reference side once; the
     mechanism chart's table (figures/charts/head_width.by_lr) of every side; and how tight
     the largest gain squared is as the gain product (hm.bound_gap over every run). curves_from:
     {reference: report} whose runs of the same configurations stand in for a reference that kept
     no curves."""
-    out: dict[tuple[int, int], dict] = {}
+    out: dict[tuple[int, int], Row] = {}
     lr_tables, every_end = [], []
 
-    def side(key, which, doc, folder, where=(), runs=None, **extra) -> None:
-        row = _side(doc, which)
-        ends = read_ends(folder, key[1], where, runs)
-        out[key] = {**extra, **row, **hm.at_lr(ends, row["best_lr"])}
-        lr_tables.append(hm.by_lr(ends, *key))
+    def add(side: hp.Side, folder: Path, where=(), runs=None) -> None:
+        ends = read_ends(folder, side.head_width, where, runs)
+        out[(side.width, side.head_width)] = Row(side, hm.at_lr(ends, side.best_lr))
+        lr_tables.append(hm.by_lr(ends, side.width, side.head_width))
         every_end.append(ends)
 
-    for page in pages:
-        doc = json.loads((page / "carry.json").read_text())
-        if doc.get("predictions", {}).get("section") != 20:
-            raise ValueError(f"{page}/carry.json is not section 20's (run figures.carry on it)")
-        new = head_width(pd.read_parquet(page / "runs.parquet"))
-        where = tuple((doc.get("reference_rows") or {}).items())
-        ref_runs = reference_runs(docs, doc)
-        # an older run table has no n_head: the page's plan names the reference's heads
-        ref = (
-            head_width(ref_runs)
-            if "n_head" in ref_runs
-            else (int(ref_runs.n_embd.iloc[0]), int(doc["reference_head_width"]))
-        )
+    for folder in pages:
+        page = hp.read_page(folder)
+        new = hp.head_width(pd.read_parquet(folder / "runs.parquet"))
+        ref_runs = hp.reference_runs(docs, page)
+        ref = hp.reference_shape(page, ref_runs, plan_for(folder).reference_head_width)
         if ref not in out:
-            folder, at, runs, said = _curves_of(
-                docs, doc["reference"], ref_runs, where, curves_from or {}
+            where = tuple(page.reference_rows.items())
+            at, at_where, runs, said = _curves_of(
+                docs, page.reference, ref_runs, where, curves_from or {}
             )
-            side(ref, "reference", doc, folder, at, runs, source=doc["reference"], curves_from=said)
-        side(
-            new,
-            "new",
-            doc,
-            page,
-            source=doc["report"],
-            unfinished=unfinished_words(doc.get("unfinished")),  # still trains: said first
-        )
-    rows = [{"width": w, "head_width": h, **v} for (w, h), v in sorted(out.items())]
+            add(hp.side(page, "reference", ref, curves_from=said), at, at_where, runs)
+        add(hp.side(page, "new", new, unfinished=page.unfinished), folder)
+    rows = [row for _, row in sorted(out.items())]
     tables = [t for t in lr_tables if not t.empty]
     ends = [e for e in every_end if not e.empty]
     check = hm.bound_gap(pd.concat(ends, ignore_index=True) if ends else pd.DataFrame())
     return rows, pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(), check
 
 
-def retrained(pages: list[Path], docs: Path, curves_from: dict) -> list[dict]:
-    """The robustness check a reference trained again allows (--curves-from REF=SOURCE, whose
-    runs of REF's configurations are REF's runs repeated later, on the machine and code the
-    head-width sweeps trained on): section 20's carry rule applied (1) to the repeat against REF,
-    a measured null where every quantity should carry, and (2) to each head-width sweep against
-    the repeat instead of REF. One row per comparison: each quantity's outcome, and T7's and
-    T8's shifts (new - reference, Welch's 90% interval)."""
-    out, seen = [], set()
-    for page in pages:
-        doc = json.loads((page / "carry.json").read_text())
-        source = curves_from.get(doc["reference"])
-        if source is None:
-            continue
-        plan = plan_for(page)
-        ref = reference_runs(docs, doc)
-        repeat = pd.read_parquet(docs / source / "runs.parquet")
-        repeat = repeat[repeat.run_id.isin(hm.same_configs(ref, repeat))]
-        pairs = [(f"{source} (the same runs again)", doc["reference"], ref, repeat)]
-        pairs = [x for x in pairs if x[0] not in seen]
-        seen.update(x[0] for x in pairs)
-        new = pd.read_parquet(page / "runs.parquet")
-        pairs.append((doc["report"], f"{source}'s repeat", repeat, new))
-        for name, against, a, b in pairs:
-            judged = c.carry(a.to_dict("records"), b.to_dict("records"), None, plan.predictions)
-            row = {"new": name, "reference": against}
-            for x in judged:
-                row[x.quantity] = x.outcome
-                if x.quantity in ("T7", "T8") and x.reference.values and x.new.values:
-                    sh = c.shift(x.reference.values, x.new.values, plan.predictions.study.precision)
-                    row[f"{x.quantity}_shift"] = (sh.mean, sh.lower, sh.upper)
-            out.append(row)
-    return out
-
-
-def grids(pages: list[Path], docs: Path, grown_from: dict) -> list[dict]:
-    """The LR-grid robustness section (figures/head_width_grid.py): per page, the cost at every
-    LR it shares with its reference, and with --grown REF=REPORT, T7 and T8 against REF grown by
-    REPORT's runs at the LRs REF lacks (and the costs against that grown reference)."""
-    out = []
-    for page in pages:
-        doc = json.loads((page / "carry.json").read_text())
-        predictions = plan_for(page).predictions
-        ref = reference_runs(docs, doc)
-        new = pd.read_parquet(page / "runs.parquet")
-        row = {"report": doc["report"], "reference": doc["reference"]}
-        source = grown_from.get(doc["reference"])
-        if source is not None:
-            more = reference_runs(docs, {**doc, "reference": source})
-            ref = grid.grown_reference(ref, more)
-            row["grown"] = {"source": source, "judged": grid.judged(ref, new, predictions)}
-        row["costs"] = grid.costs_by_lr(ref, new, predictions.study)
-        out.append(row)
-    return out
-
-
-def seed_drop(pages: list[Path]) -> list[dict]:
-    """The other robustness check a 4-seed cost verdict needs: T7's and T8's rule (Welch's shift
-    against the page's reference) with each of the new sweep's seeds left out in turn, from the
-    per-seed values carry.json holds. One row per page and quantity: its outcome with every seed,
-    and with each left out (how many of those say the same, and the shifts' range)."""
-    out = []
-    for page in pages:
-        doc = json.loads((page / "carry.json").read_text())
-        floor = plan_for(page).predictions.study.precision
-        for q in doc["quantities"]:
-            ref, new = q["reference"].get("values") or [], q["new"].get("values") or []
-            if q["quantity"] not in ("T7", "T8") or len(new) <= 3 or len(ref) < 3:
-                continue  # left out, fewer than 3 seeds would remain: no interval
-            drops = [c.shift(ref, new[:i] + new[i + 1 :], floor) for i in range(len(new))]
-            outcomes = [c.decide_shift(d)[0] for d in drops]
-            out.append(
-                {
-                    "report": doc["report"],
-                    "quantity": q["quantity"],
-                    "outcome": q["outcome"],
-                    "same": sum(o == q["outcome"] for o in outcomes),
-                    "drops": len(drops),
-                    "shifts": [min(d.mean for d in drops), max(d.mean for d in drops)],
-                }
-            )
-    return out
-
-
-def render_seed_drop(rows: list[dict]) -> str:
+def render_seed_drop(rows: list[hp.SeedDrop]) -> str:
     if not rows:
         return ""
     lines = [
@@ -261,25 +137,31 @@ def render_seed_drop(rows: list[dict]) -> str:
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        lo, hi = r["shifts"]
+        lo, hi = r.shifts
         lines.append(
-            f"| {r['report']} | {r['quantity']} | {r['outcome']} | {r['same']} of {r['drops']} "
+            f"| {r.report} | {r.quantity} | {r.outcome} | {r.same} of {r.drops} "
             f"| {lo:+.3f} to {hi:+.3f} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def _logits(r: dict) -> str:
+def _logits(m: hm.Mechanism) -> str:
     """on's max logit against the ceiling it lives under ("<=": the ceiling's upper bound)."""
-    if r.get("on_logit") is None:
+    if m.on_logit is None:
         return "not recorded"
-    if r.get("ceiling") is None:
-        return f"{r['on_logit']:.1f} / n/a"
-    bound = "<=" if r["ceiling_kind"] == "bound" else ""
-    return f"{r['on_logit']:.1f} / {bound}{r['ceiling']:.1f}"
+    if m.ceiling is None:
+        return f"{m.on_logit:.1f} / n/a"
+    bound = "<=" if m.ceiling_kind == "bound" else ""
+    return f"{m.on_logit:.1f} / {bound}{m.ceiling:.1f}"
 
 
-def render(rows: list[dict], command: str = "", check: dict | None = None) -> str:
+def _curves_note(s: hp.Side) -> str:
+    """Where a side's curves came from, in the mechanism table."""
+    f = s.curves_from
+    return f"{f.source}: {f.runs} of {s.source}'s {f.of} runs, trained again" if f else s.source
+
+
+def render(rows: list[Row], command: str = "", check: dict | None = None) -> str:
     lines = [
         "# QK-norm against head width",
         "",
@@ -293,7 +175,11 @@ def render(rows: list[dict], command: str = "", check: dict | None = None) -> st
         "which bounds it from above).",
         "",
         *([f"Regenerate: `{command}`", ""] if command else []),
-        *(f"> `{r['source']}`: {r['unfinished']}\n" for r in rows if r.get("unfinished")),
+        *(
+            f"> `{r.side.source}`: {unfinished_words(r.side.unfinished)}\n"
+            for r in rows
+            if r.side.unfinished
+        ),
         "![QK-norm against head width](head_width.svg)",
         "",
         "| width | head width | from | off's best LR | threshold (x best) | cost at off's best LR "
@@ -301,24 +187,29 @@ def render(rows: list[dict], command: str = "", check: dict | None = None) -> st
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        s, t = r.side, r.side.threshold
         threshold = (
-            f"(x{r['T1_lo']:.3g}, x{r['T1_hi']:.3g}]"
-            if r["T1_lo"] is not None and r["T1_hi"] is not None
-            else r["T1_kind"] or "n/a"
+            f"(x{t.lo:.3g}, x{t.hi:.3g}]"
+            if t.lo is not None and t.hi is not None
+            else s.threshold_kind or "n/a"
         )
         lines.append(
-            f"| {r['width']} | {r['head_width']} | {r['source']} | {num(r['best_lr'], '.3g')} "
-            f"| {threshold} | {num(r['T7'])} [{num(r['T7_lo'])}, {num(r['T7_hi'])}] "
-            f"| {num(r['T8'])} [{num(r['T8_lo'])}, {num(r['T8_hi'])}] | {_logits(r)} |"
+            f"| {s.width} | {s.head_width} | {s.source} | {num(s.best_lr, '.3g')} "
+            f"| {threshold} | {_interval(s.cost)} | {_interval(s.cost_own_best)} "
+            f"| {_logits(r.mechanism)} |"
         )
     return "\n".join(lines + _mechanism_lines(rows, check or {})) + "\n"
 
 
-def _product(r: dict) -> str:
+def _interval(e: hp.Estimate) -> str:
+    return f"{num(e.value)} [{num(e.lo)}, {num(e.hi)}]"
+
+
+def _product(m: hm.Mechanism) -> str:
     """The gain product: recorded with the largest gain squared beside it (how tight that bound
     is), or the bound alone ("<=")."""
-    product, bound = r.get("gain_product"), r.get("gain_bound")
-    if r.get("ceiling_kind") == "bound":
+    product, bound = m.gain_product, m.gain_bound
+    if m.ceiling_kind == "bound":
         return f"<={num(bound, '.2f')}"
     if product is None:
         return "n/a"
@@ -329,17 +220,23 @@ def _product(r: dict) -> str:
     )
 
 
-def render_retrained(rows: list[dict]) -> str:
+def render_retrained(rows: list[hp.Retrained]) -> str:
     """The robustness section (retrained): empty without a repeated reference."""
     if not rows:
         return ""
-    quantities = [q for q in ("T1", "T2", "T5", "T7", "T8", "T9") if any(q in r for r in rows)]
+    quantities = [
+        q for q in ("T1", "T2", "T5", "T7", "T8", "T9") if any(q in r.outcomes for r in rows)
+    ]
 
-    def sh(r: dict, q: str) -> str:
-        m = r.get(f"{q}_shift")
-        if not m:
-            return "n/a"
-        return grid.shift_text(m)
+    def sh(r: hp.Retrained, q: str) -> str:
+        m = r.shifts.get(q)
+        return grid.shift_text(m) if m else "n/a"
+
+    def new(r: hp.Retrained) -> str:
+        return f"{r.new} (the same runs again)" if r.new_is_repeat else r.new
+
+    def against(r: hp.Retrained) -> str:
+        return f"{r.reference}'s repeat" if r.reference_is_repeat else r.reference
 
     lines = [
         "",
@@ -358,8 +255,8 @@ def render_retrained(rows: list[dict]) -> str:
         "|---|---|" + "---|" * (len(quantities) + 2),
     ]
     for r in rows:
-        cells = " | ".join(r.get(q, "n/a") for q in quantities)
-        lines.append(f"| {r['new']} | {r['reference']} | {cells} | {sh(r, 'T7')} | {sh(r, 'T8')} |")
+        cells = " | ".join(r.outcomes.get(q, "n/a") for q in quantities)
+        lines.append(f"| {new(r)} | {against(r)} | {cells} | {sh(r, 'T7')} | {sh(r, 'T8')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -374,7 +271,7 @@ def _tightness(check: dict) -> str:
     )
 
 
-def _mechanism_lines(rows: list[dict], check: dict) -> list[str]:
+def _mechanism_lines(rows: list[Row], check: dict) -> list[str]:
     """The mechanism at `off`'s best LR, every side (section 20: descriptive, no verdict)."""
     lines = [
         "",
@@ -395,21 +292,21 @@ def _mechanism_lines(rows: list[dict], check: dict) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        bound = r.get("ceiling_kind") == "bound"
+        s, m = r.side, r.mechanism
         lines.append(
-            f"| {r['width']} | {r['head_width']} | {r.get('curves_from') or r['source']} "
-            f"| {num(r.get('off_peak'), '.3g')} | {num(r.get('off_entropy'), '.2f')} "
-            f"| {num(r.get('on_peak'), '.3g')} | {num(r.get('on_entropy'), '.2f')} "
-            f"| {_product(r)} "
-            f"| {'>=' if bound else ''}{num(r.get('use'), '.2f')} |"
+            f"| {s.width} | {s.head_width} | {_curves_note(s)} "
+            f"| {num(m.off_peak, '.3g')} | {num(m.off_entropy, '.2f')} "
+            f"| {num(m.on_peak, '.3g')} | {num(m.on_entropy, '.2f')} "
+            f"| {_product(m)} "
+            f"| {'>=' if m.ceiling_kind == 'bound' else ''}{num(m.use, '.2f')} |"
         )
     return lines
 
 
-def chart(rows: list[dict]) -> alt.HConcatChart:
+def chart(rows: list[Row]) -> alt.HConcatChart:
     """Left: the cost at `off`'s best LR with its interval; right: the threshold's bracket as a
     multiple of `off`'s best LR; both against head width, one colour per model width."""
-    data = pd.DataFrame(rows).assign(width=lambda d: d.width.astype(str))
+    data = pd.DataFrame([row_record(r) for r in rows]).assign(width=lambda d: d.width.astype(str))
     widths = sorted(set(data.width), key=int)
     # widths that share a head width sit a few pixels apart (2^0.06: about 6 px here)
     middle = (len(widths) - 1) / 2
@@ -506,7 +403,10 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
         for name in ("carry.json", "runs.parquet"):
             if not (page / name).is_file():
                 return _error(f"{page} holds no {name}; run `python -m figures.carry {page}`")
-    references = {json.loads((p / "carry.json").read_text()).get("reference") for p in pages}
+    try:
+        references = {hp.read_page(p).reference for p in pages}
+    except ValueError as e:
+        return _error(str(e))
     for option, named in (("--curves-from", curves_from), ("--grown", grown_from)):
         unknown = sorted(set(named) - references)
         if unknown:
@@ -516,20 +416,20 @@ def main(argv: list[str], docs: Path = Path("docs")) -> int:
             )
     try:
         rows, by_lr, check = collect(pages, docs, curves_from)
-        lr_grids = grids(pages, docs, grown_from)
+        lr_grids = hp.lr_grids(pages, docs, grown_from)
     except (ValueError, FileNotFoundError) as e:
         return _error(str(e))
     out.mkdir(parents=True, exist_ok=True)
     command = " ".join(["python -m figures.head_width", *argv])
-    again = retrained(pages, docs, curves_from)
-    drops = seed_drop(pages)
+    again = hp.retrained(pages, docs, curves_from)
+    drops = hp.seed_drops(pages)
     doc = {
         "command": command,
-        "rows": rows,
+        "rows": [row_record(r) for r in rows],
         "bound_check": check,
-        "retrained": again,
-        "seed_drop": drops,
-        "lr_grids": lr_grids,
+        "retrained": [hp.record(r) for r in again],
+        "seed_drop": [hp.record(r) for r in drops],
+        "lr_grids": [hp.record(r) for r in lr_grids],
     }
     write_json_atomic(out / "head_width.json", clean_json(doc))
     write_atomic(

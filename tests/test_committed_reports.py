@@ -93,3 +93,12 @@ def test_a_committed_pages_json_holds_numbers_and_codes_not_prose(name):
             # few words
             prose = [x for x in strings if len(x) > 64 or len(x.split()) > 8]
             assert not prose, prose[:3]
+
+
+def test_the_head_width_json_holds_numbers_and_codes_not_prose():
+    """head_width.json keeps what the page says as numbers, names and outcome codes (the page
+    words them): no sentence anywhere but the command that regenerates it."""
+    doc = json.loads((DOCS / "head-width" / "head_width.json").read_text())
+    doc.pop("command")
+    prose = [x for x in _strings(doc) if len(x) > 40 or len(x.split()) > 3]
+    assert not prose, prose[:3]

@@ -3,6 +3,7 @@ chart read the carry pages' numbers, one row per width and head width, reference
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import chart_marks as cm
 import pandas as pd
 import pytest
+
+from sweeps.analysis import head_width_page as hp
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -42,7 +45,7 @@ def test_one_row_per_width_and_head_width_from_the_carry_pages(pages):
     from figures import head_width as hw
 
     tmp, folders = pages
-    rows = hw.collect(folders, DOCS)[0]
+    rows = [hw.row_record(r) for r in hw.collect(folders, DOCS)[0]]
     assert [(r["width"], r["head_width"], r["source"]) for r in rows] == [
         (64, 16, "cpu"),
         (64, 32, "cpu-head32"),
@@ -73,7 +76,7 @@ def test_the_page_and_the_chart_show_those_numbers(pages, capsys):
         "| 128 | 64 | cpu-width128-head64 | 0.01 | (x1, x1.78] | -0.219 [-0.325, -0.112] |" in text
     )
     rows = json.loads((out / "head_width.json").read_text())["rows"]
-    (panel,) = cm.panels(hw.chart(rows))
+    (panel,) = cm.panels(hw.chart(hw.collect(folders, DOCS)[0]))  # the json's rows, drawn
     layer = {name.rsplit("_", 1)[0]: marks for name, marks in panel.items()}
     points = sorted((m["source"], m["head_width"], round(m["T7"], 6)) for m in layer["cost_points"])
     assert points == sorted((r["source"], r["head_width"], round(r["T7"], 6)) for r in rows)
@@ -97,7 +100,8 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     from figures.charts import head_width as hm
 
     _, folders = pages
-    by = {(r["width"], r["head_width"]): r for r in hw.collect(folders, DOCS)[0]}
+    collected = hw.collect(folders, DOCS)[0]
+    by = {(r["width"], r["head_width"]): r for r in map(hw.row_record, collected)}
     c = pd.read_parquet(DOCS / "cpu-width" / "curves.parquet")
     on = c[(c.n_embd == 128) & (c.arm == "on") & (c.lr == 0.01)]
     end = on.sort_values("step").groupby("run_id").tail(1)
@@ -108,7 +112,7 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     assert wide["ceiling"] == pytest.approx(4 * (end.qk_gain_max**2).median())
     assert wide["on_logit"] <= wide["ceiling"]  # a ceiling no logit passed
     assert by[(64, 16)]["on_logit"] is None  # docs/cpu kept no curves
-    text = hw.render(list(by.values()))
+    text = hw.render(collected)
     row = next(x for x in text.splitlines() if x.startswith("| 128 | 16 |"))
     assert row.endswith(f"| {wide['on_logit']:.1f} / <={wide['ceiling']:.1f} |")
     assert next(x for x in text.splitlines() if x.startswith("| 64 | 16 |")).endswith(
@@ -129,11 +133,11 @@ def test_the_mechanism_column_reads_on_at_offs_best_lr_at_the_end(pages, tmp_pat
     folder.mkdir()
     pd.DataFrame(rows).to_parquet(folder / "curves.parquet")
     got = hm.at_lr(hw.read_ends(folder, 64), 0.01)
-    assert (got["on_logit"], got["ceiling"], got["ceiling_kind"]) == (7.5, 9.0, "recorded")
-    assert got["gain_product"] == pytest.approx(9.0 / 8)  # the ceiling over sqrt(64)
-    assert got["use"] == pytest.approx(7.0 / 8.0)  # the median of 7/8, 7.5/9, 9/9.5
-    assert (got["on_peak"], got["on_entropy"], got["off_peak"]) == (7.5, 2.0, None)
-    assert hm.at_lr(hw.read_ends(folder, 64), None)["on_logit"] is None
+    assert (got.on_logit, got.ceiling, got.ceiling_kind) == (7.5, 9.0, "recorded")
+    assert got.gain_product == pytest.approx(9.0 / 8)  # the ceiling over sqrt(64)
+    assert got.use == pytest.approx(7.0 / 8.0)  # the median of 7/8, 7.5/9, 9/9.5
+    assert (got.on_peak, got.on_entropy, got.off_peak) == (7.5, 2.0, None)
+    assert hm.at_lr(hw.read_ends(folder, 64), None).on_logit is None
 
 
 def test_a_head_width_sweep_still_training_is_said_first(pages):
@@ -142,8 +146,11 @@ def test_a_head_width_sweep_still_training_is_said_first(pages):
 
     tmp, folders = pages
     said = "**Not finished: 40 of the plan's 80 runs have not finished training (40 not started).**"
+    counts = {"planned": 80, "missing": 40, "incomplete": 0, "sweep": "cpu-head64"}
     rows = [
-        {**r, "unfinished": said} if r["source"] == "cpu-head64" else r
+        dataclasses.replace(r, side=dataclasses.replace(r.side, unfinished=counts))
+        if r.side.source == "cpu-head64"
+        else r
         for r in hw.collect(folders, DOCS)[0]
     ]
     text = hw.render(rows)
@@ -151,13 +158,13 @@ def test_a_head_width_sweep_still_training_is_said_first(pages):
     assert text.index(f"> `cpu-head64`: {said}") < text.index("| width | head width |")
     carry = json.loads((folders[1] / "carry.json").read_text())
     # carry.json holds the counts (sweeps.analysis.caveats.unfinished); the page words them
-    carry["unfinished"] = {"planned": 80, "missing": 40, "incomplete": 0, "sweep": "cpu-head64"}
+    carry["unfinished"] = counts
     (folders[1] / "carry.json").write_text(json.dumps(carry))
     try:
-        by = {r["source"]: r for r in hw.collect(folders, DOCS)[0]}
-        assert by["cpu-head64"]["unfinished"].startswith(said)
-        assert "`sweep cpu-head64`" in by["cpu-head64"]["unfinished"]
-        assert by["cpu"].get("unfinished") is None
+        by = {r.side.source: r.side for r in hw.collect(folders, DOCS)[0]}
+        assert by["cpu-head64"].unfinished == counts  # head_width.json keeps the counts
+        assert by["cpu"].unfinished is None
+        assert "`sweep cpu-head64`" in hw.render(list(hw.collect(folders, DOCS)[0]))
     finally:
         carry["unfinished"] = None
         (folders[1] / "carry.json").write_text(json.dumps(carry))
@@ -238,15 +245,14 @@ def test_a_reference_without_curves_reads_the_same_configurations_trained_again(
     (every LR both grids hold): with --curves-from the heads-of-16 row reads those, only those;
     a run of another seed is not the same run."""
     from figures import head_width as hw
-    from figures.charts import head_width as hm
 
     _, folders = pages
     by = {
         (r["width"], r["head_width"]): r
-        for r in hw.collect(folders[:1], DOCS, {"cpu": "cpu-depth-matched"})[0]
+        for r in map(hw.row_record, hw.collect(folders[:1], DOCS, {"cpu": "cpu-depth-matched"})[0])
     }
     ref = by[(64, 16)]
-    assert ref["curves_from"] == "cpu-depth-matched: 56 of cpu's 80 runs, trained again"
+    assert ref["curves_from"] == {"source": "cpu-depth-matched", "runs": 56, "of": 80}
     c = pd.read_parquet(DOCS / "cpu-depth-matched" / "curves.parquet")
     on = c[(c.n_layer == 4) & (c.arm == "on") & (c.lr == 0.01)].dropna(subset=["max_attn_logit"])
     end = on.sort_values("step").groupby("run_id").tail(1)
@@ -259,10 +265,10 @@ def test_a_reference_without_curves_reads_the_same_configurations_trained_again(
     cpu, matched = (
         pd.read_parquet(DOCS / n / "runs.parquet") for n in ("cpu", "cpu-depth-matched")
     )
-    same = hm.same_configs(cpu, matched)
+    same = hp.same_configs(cpu, matched)
     assert set(matched[matched.run_id.isin(same)].n_layer) == {4}
     assert (
-        hm.same_configs(
+        hp.same_configs(
             cpu.assign(config_json=cpu.config_json.str.replace('"seed": 0', '"seed": 9')), matched
         )
         < same
@@ -319,23 +325,24 @@ def test_the_robustness_rows_judge_the_repeat_against_the_reference_and_the_swee
     from figures import head_width as hw
 
     _, folders = pages
-    rows = hw.retrained(folders[:2], DOCS, {"cpu": "cpu-depth-matched"})
-    assert [(r["new"], r["reference"]) for r in rows] == [
-        ("cpu-depth-matched (the same runs again)", "cpu"),
-        ("cpu-head32", "cpu-depth-matched's repeat"),
-        ("cpu-head64", "cpu-depth-matched's repeat"),
+    rows = hp.retrained(folders[:2], DOCS, {"cpu": "cpu-depth-matched"})
+    assert [(r.new, r.reference, r.new_is_repeat, r.reference_is_repeat) for r in rows] == [
+        ("cpu-depth-matched", "cpu", True, False),
+        ("cpu-head32", "cpu-depth-matched", False, True),
+        ("cpu-head64", "cpu-depth-matched", False, True),
     ]  # the repeat judged once
     null, head32, _ = rows
-    assert null["T7"] == null["T8"] == "carries"
-    assert null["T5"] == "inconclusive"  # the repeat's grid starts at 3.16e-3: no 1e-3
+    assert null.outcomes["T7"] == null.outcomes["T8"] == "carries"
+    assert null.outcomes["T5"] == "inconclusive"  # the repeat's grid starts at 3.16e-3: no 1e-3
     for q in ("T7", "T8"):
-        assert head32[f"{q}_shift"][0] == pytest.approx(-null[f"{q}_shift"][0])
-        lo, hi = null[f"{q}_shift"][1:]
+        assert head32.shifts[q][0] == pytest.approx(-null.shifts[q][0])
+        lo, hi = null.shifts[q][1:]
         assert lo < 0 < hi
     text = hw.render_retrained(rows)
     assert "| cpu-depth-matched (the same runs again) | cpu | carries |" in text
+    assert "| cpu-head32 | cpu-depth-matched's repeat |" in text
     assert hw.render_retrained([]) == ""
-    assert hw.retrained(folders[2:], DOCS, {"cpu": "cpu-depth-matched"}) == []  # cpu-width's
+    assert hp.retrained(folders[2:], DOCS, {"cpu": "cpu-depth-matched"}) == []  # cpu-width's
 
 
 def test_the_committed_head_width_page_rebuilds_from_the_command_it_names(tmp_path, monkeypatch):
@@ -353,6 +360,9 @@ def test_the_committed_head_width_page_rebuilds_from_the_command_it_names(tmp_pa
     text = (tmp_path / "hw" / "head_width.md").read_text()
     want = (DOCS / "head-width" / "head_width.md").read_text()
     assert text.replace(str(tmp_path / "hw"), "docs/head-width") == want
+    built = json.loads((tmp_path / "hw" / "head_width.json").read_text())
+    built["command"] = built["command"].replace(str(tmp_path / "hw"), "docs/head-width")
+    assert built == committed, "docs/head-width/head_width.json is stale: rerun its command"
 
 
 def test_leaving_one_seed_out_tells_a_one_seed_verdict_from_a_firm_one(tmp_path):
@@ -363,25 +373,26 @@ def test_leaving_one_seed_out_tells_a_one_seed_verdict_from_a_firm_one(tmp_path)
     ref = [0.0, 0.01, -0.01, 0.005]
 
     def q(name, new):
-        return {"quantity": name, "outcome": "differs", "reference": {"values": ref},
+        return {"quantity": name, "outcome": "differs", "reason": "", "reference": {"values": ref},
                 "new": {"values": new}}  # fmt: skip
 
     folder = tmp_path / "cpu-head64"  # the name picks section 20's width-64 predictions
     folder.mkdir()
-    doc = {"report": "cpu-head64", "quantities": [
+    doc = json.loads((DOCS / "cpu-head64" / "carry.json").read_text())  # a real page, its
+    doc["quantities"] = [  # quantities planted
         q("T7", [-0.05, -0.06, -0.30, -0.25]),  # two seeds make it
         q("T8", [-0.20, -0.21, -0.19, -0.20]),  # every seed makes it
         q("T5", [-0.5, -0.5, -0.5, -0.5]),  # not a cost quantity
-    ]}  # fmt: skip
+    ]
     (folder / "carry.json").write_text(json.dumps(doc))
-    rows = {r["quantity"]: r for r in hw.seed_drop([folder])}
+    rows = {r.quantity: r for r in hp.seed_drops([folder])}
     assert set(rows) == {"T7", "T8"}
-    assert rows["T8"]["same"] == 4 and rows["T8"]["drops"] == 4
-    assert rows["T7"]["same"] < 4
-    lo, hi = rows["T8"]["shifts"]
+    assert rows["T8"].same == 4 and rows["T8"].drops == 4
+    assert rows["T7"].same < 4
+    lo, hi = rows["T8"].shifts
     assert -0.21 < lo < hi < -0.19  # the mean of three of them, less the reference's 0.001
     assert "| cpu-head64 | T8 | differs | 4 of 4 |" in hw.render_seed_drop(list(rows.values()))
     doc["quantities"] = [q("T8", [-0.2, -0.21, -0.19])]
     (folder / "carry.json").write_text(json.dumps(doc))
-    assert hw.seed_drop([folder]) == []
+    assert hp.seed_drops([folder]) == []
     assert hw.render_seed_drop([]) == ""

@@ -1,4 +1,5 @@
-"""Whether the head-width cost verdicts rest on the LR grids (figures/head_width_grid.py): the
+"""Whether the head-width cost verdicts rest on the LR grids (sweeps/analysis/head_width_page.py
+judges, figures/head_width_grid.py words): the
 cost at each shared LR finds a planted shift where it is and nowhere else, and a reference grown
 by its own configuration at an LR it lacked removes a T7 "differs" that only the grids made."""
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from figures import head_width_grid as grid
+from sweeps.analysis import head_width_page as hp
 from sweeps.study import carry as c
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -37,17 +39,17 @@ def at_new_lr(runs: pd.DataFrame, lr_from: float, lr: float, **loss_shift) -> pd
 def test_the_cost_at_each_shared_lr_finds_a_planted_shift_there_alone(width128):
     new = width128.copy()
     new.loc[(new.arm == "on") & (new.lr == 0.01), "final_val_loss"] += 0.3
-    rows = {r["lr"]: r for r in grid.costs_by_lr(width128, new, W128.study)}
+    rows = {r.lr: r for r in hp.costs_by_lr(width128, new, W128.study)}
     assert sorted(rows) == sorted(width128.lr.unique())  # every LR both hold
     hit = rows[0.01]
-    assert hit["reference"] == pytest.approx(-0.219, abs=5e-4)
-    assert hit["new"] == pytest.approx(-0.519, abs=5e-4)
-    assert hit["shift"][0] == pytest.approx(-0.3, abs=1e-9)
-    assert hit["outcome"] == c.DIFFERS and hit["best"] == ["reference", "new"]
+    assert hit.reference == pytest.approx(-0.219, abs=5e-4)
+    assert hit.new == pytest.approx(-0.519, abs=5e-4)
+    assert hit.shift[0] == pytest.approx(-0.3, abs=1e-9)
+    assert hit.outcome == c.DIFFERS and hit.best == ("reference", "new")
     for lr, r in rows.items():
         if lr != 0.01:
-            assert r["shift"][0] == pytest.approx(0.0, abs=1e-12), lr
-            assert r["outcome"] in (c.CARRIES, c.INCONCLUSIVE), lr
+            assert r.shift[0] == pytest.approx(0.0, abs=1e-12), lr
+            assert r.outcome in (c.CARRIES, c.INCONCLUSIVE), lr
 
 
 def test_a_t7_that_only_the_grids_moved_carries_once_the_reference_is_grown(width128):
@@ -56,37 +58,38 @@ def test_a_t7_that_only_the_grids_moved_carries_once_the_reference_is_grown(widt
     extra = at_new_lr(width128, 0.00316, 0.00562, off=-0.2, on=-0.2 + 0.106)
     assert extra[extra.arm == "off"].final_val_loss.mean() < 0.6  # best, below 0.01's 0.668
     new = pd.concat([width128, extra], ignore_index=True)
-    plain = grid.judged(width128, new, W128)
-    assert plain["T7"]["outcome"] == c.DIFFERS
-    assert plain["T7"]["reference_lrs"] == {"best_lr": 0.01}
-    assert plain["T7"]["new_lrs"] == {"best_lr": 0.00562}
+    plain = hp.judged(width128, new, W128)
+    assert plain["T7"].outcome == c.DIFFERS
+    assert plain["T7"].reference_lrs == {"best_lr": 0.01}
+    assert plain["T7"].new_lrs == {"best_lr": 0.00562}
     # the reference grown by the same configuration at 5.62e-3, where it behaves the same
-    grown = grid.grown_reference(width128, extra)
+    grown = hp.grown_reference(width128, extra)
     assert len(grown) == len(width128) + len(extra)
-    again = grid.judged(grown, new, W128)
-    assert again["T7"]["reference_lrs"] == {"best_lr": 0.00562}
-    assert again["T7"]["outcome"] == c.CARRIES
-    assert again["T7"]["shift"][0] == pytest.approx(0.0, abs=1e-12)
+    again = hp.judged(grown, new, W128)
+    assert again["T7"].reference_lrs == {"best_lr": 0.00562}
+    assert again["T7"].outcome == c.CARRIES
+    assert again["T7"].shift[0] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_growing_adds_only_the_lrs_the_reference_lacks_and_only_its_own_configuration(width128):
     same_lrs = at_new_lr(width128, 0.01, 0.01)
-    assert grid.grown_reference(width128, same_lrs) is width128  # nothing it lacks
+    assert hp.grown_reference(width128, same_lrs) is width128  # nothing it lacks
     foreign = at_new_lr(width128, 0.00316, 0.00562)
     foreign["config_json"] = foreign.config_json.str.replace('"n_head": 8', '"n_head": 2')
     with pytest.raises(ValueError, match="differ from its configuration beyond the LR"):
-        grid.grown_reference(width128, foreign)
+        hp.grown_reference(width128, foreign)
 
 
 def test_the_section_names_each_sweep_and_marks_each_sides_best(width128):
     new = width128.copy()
     rows = [
-        {
-            "report": "planted",
-            "reference": "cpu-width",
-            "costs": grid.costs_by_lr(width128, new, W128.study),
-            "grown": {"source": "fill", "judged": grid.judged(width128, new, W128)},
-        }
+        hp.LRGrid(
+            "planted",
+            "cpu-width",
+            tuple(hp.costs_by_lr(width128, new, W128.study)),
+            "fill",
+            hp.judged(width128, new, W128),
+        )
     ]
     text = grid.render(rows)
     assert "### planted against cpu-width" in text

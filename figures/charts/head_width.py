@@ -8,15 +8,12 @@ logit ceiling sqrt(head width) x that product) and the share of the ceiling its 
 (1: the bound binds). Runs that kept only the largest single gain (cpu-width) give the product's
 upper bound, max |g|^2, and with it a lower bound on the share: said as "bound".
 
-same_configs finds a report's runs repeated in another (figures/head_width.py's --curves-from:
-docs/cpu kept no curves, and cpu-depth-matched's depth-4 rung trained its recipe again, later,
-recording every diagnostic): only runs whose whole configuration equals one of the reference's.
 """
 
 from __future__ import annotations
 
-import json
 import math
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -32,17 +29,6 @@ FIELDS = {
     "gain_product": "on's gain product max|g_q g_k| at the end",
     "use": "on's max logit / ceiling at the end",
 }
-
-
-def _canonical(config_json: str) -> str:
-    return json.dumps(json.loads(config_json), sort_keys=True)
-
-
-def same_configs(reference: pd.DataFrame, source: pd.DataFrame) -> set[str]:
-    """The run ids of `source` whose whole configuration (arm, seed and LR included) equals a
-    run's of `reference`: the same run trained again."""
-    wanted = set(reference.config_json.map(_canonical))
-    return set(source.run_id[source.config_json.map(_canonical).isin(wanted)])
 
 
 def run_ends(curves: pd.DataFrame, head_width: int) -> pd.DataFrame:
@@ -96,15 +82,31 @@ def bound_gap(ends: pd.DataFrame) -> dict:
     return {"runs": int(len(both)), "max_gap": float(gap)}
 
 
-def at_lr(ends: pd.DataFrame, lr) -> dict:
-    """Medians over seeds at one LR: each arm's peak logit and end entropy, `on`'s product,
-    share and kind. None where nothing was recorded."""
-    keys = ("off_peak", "off_entropy", "on_peak", "on_entropy", "on_logit", "ceiling",
-            "gain_product", "gain_bound", "use", "ceiling_kind")  # fmt: skip
-    out: dict = dict.fromkeys(keys)
+@dataclass(frozen=True)
+class Mechanism:
+    """Medians over seeds at one LR: each arm's peak logit and end entropy; `on`'s end logit,
+    the ceiling sqrt(head width) x gain product, the product, the largest gain squared, the
+    share of the ceiling it uses, and whether the product was recorded or bounded. None where
+    nothing was recorded."""
+
+    off_peak: float | None = None
+    off_entropy: float | None = None
+    on_peak: float | None = None
+    on_entropy: float | None = None
+    on_logit: float | None = None
+    ceiling: float | None = None
+    gain_product: float | None = None
+    gain_bound: float | None = None
+    use: float | None = None
+    ceiling_kind: str | None = None  # "recorded" or "bound"
+
+
+def at_lr(ends: pd.DataFrame, lr) -> Mechanism:
+    """The mechanism's medians over seeds at one LR (Mechanism)."""
     if lr is None or ends.empty:
-        return out
+        return Mechanism()
     here = ends[np.isclose(ends.lr, lr, rtol=1e-6)]
+    out: dict = {}
     for arm in ("off", "on"):
         mine = here[here.arm == arm]
         if not mine.empty:
@@ -112,11 +114,11 @@ def at_lr(ends: pd.DataFrame, lr) -> dict:
             out[f"{arm}_entropy"] = float(mine.entropy.median())
     on = here[(here.arm == "on") & here.gain_product.notna()]
     if not on.empty:
-        for field in ("gain_product", "gain_bound", "use", "ceiling"):
-            out[field] = float(on[field].median())
+        for name in ("gain_product", "gain_bound", "use", "ceiling"):
+            out[name] = float(on[name].median())
         out["on_logit"] = float(on.end_logit.median())
         out["ceiling_kind"] = "recorded" if (on.kind == "recorded").all() else "bound"
-    return out
+    return Mechanism(**out)
 
 
 def by_lr(ends: pd.DataFrame, width: int, head_width: int) -> pd.DataFrame:
