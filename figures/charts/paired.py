@@ -191,7 +191,7 @@ def _skipped_rows(analysis: m.Analysis) -> list[dict]:
             for e in c.per_lr:
                 if e.judged:  # drawn by _paired_entries
                     continue
-                why = NOT_JUDGED[rules.lr_call(e.necessary, e.judged, e.ceiling, e.partial_ceiling)]
+                why = NOT_JUDGED[e.call]
                 rows.append(
                     {
                         "kind": "skipped",

@@ -35,7 +35,7 @@ def call(entry: m.LrEffect | dict | None) -> str:
     if entry is None:
         return "not run"
     e = entry if isinstance(entry, m.LrEffect) else read(m.LrEffect, entry)
-    return CALL_WORDS[rules.lr_call(e.necessary, e.judged, e.ceiling, e.partial_ceiling)]
+    return CALL_WORDS[e.call]
 
 
 def summary(a: m.Analysis, rung: str) -> list[str]:

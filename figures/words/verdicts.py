@@ -496,7 +496,7 @@ def censoring_words(at_bound: m.Slope, beyond: m.Slope) -> str:
     placement's upper bound below 0, the other's not), or only the slope's sign, with the fall
     shown under neither placement."""
     placed = {"at their bounds": at_bound, "moved beyond them": beyond}
-    shown = [k for k, v in placed.items() if ladders.falls(v)]
+    shown = [k for k, v in placed.items() if v.shows_fall]
     if len(shown) == 1:
         other = next(k for k in placed if k not in shown)
         return (

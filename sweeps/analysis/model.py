@@ -16,7 +16,8 @@ from typing import Any
 
 from sweeps.study.alternatives import Decision as AltDecision
 from sweeps.study.hypotheses import Call
-from sweeps.study.rules import BaselineCheck, Bracket, Rule
+from sweeps.study.ladders import falls
+from sweeps.study.rules import BaselineCheck, Bracket, Rule, lr_call
 
 OMIT = {"omit": True}  # a key the JSON leaves out when its value is None
 
@@ -157,6 +158,11 @@ class LrEffect(Paired):
     # the effect curve's mark (docs/STUDY.md section 17): "harmed" (QK-norm credibly worse by
     # more than m), "helped" (credibly better), "" (neither shown, or not judged)
     mark: str = ""
+
+    @property
+    def call(self) -> str:
+        """The rule's call at this LR (sweeps.study.rules.lr_call's code)."""
+        return lr_call(self.necessary, self.judged, self.ceiling, self.partial_ceiling)
 
 
 @dataclass(frozen=True)
@@ -307,6 +313,11 @@ class Slope:
     lower: float | None
     upper: float | None
     ci90: list[float | None]
+
+    @property
+    def shows_fall(self) -> bool:
+        """The slope shows a fall (sweeps.study.ladders.falls: its upper bound below 0)."""
+        return falls(self)
 
 
 @dataclass(frozen=True)
