@@ -70,15 +70,15 @@ STUDY = rules.Study(delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None)
 
 
 def _v4(cells):
-    """v4's necessity rule (sections 4-7, kept in stats for section 7's simulated tables)."""
+    """v4's necessity rule (sections 4-7, kept in simulate.py for section 7's tables)."""
     p = rules.pairs(cells, STUDY.primary_comparison)
-    return stats.necessity(p.lrs, p.d, p.ceiling, MIN_EFFECT, STUDY.precision, p.fail_b, p.fail_t)
+    return sim.v4_necessity(p.lrs, p.d, p.ceiling, MIN_EFFECT, STUDY.precision, p.fail_b, p.fail_t)
 
 
 def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
     """simulate.thresholds (hundreds of sweeps at once, section 7's tables) decides as v4's
-    necessity rule (stats.necessity on rules.pairs) does, with failures in both arms, set-aside
-    pairs, partial and common ceilings."""
+    necessity rule (simulate.v4_necessity on rules.pairs) does, with failures in both arms,
+    set-aside pairs, partial and common ceilings."""
     cond = sim.Condition("check", fail=0.5, ceiling=1, offset=0.03, stuck_seed=True)
     loss, failing, _, diverged = sim.draw(
         cond, np.random.default_rng(6), 80, planted_lr=np.full(80, cond.lrs[4])
@@ -186,7 +186,7 @@ def test_a_stuck_seed_is_set_aside_and_a_one_sided_failure_is_the_effect():
     assert used.tolist()[0] == [True, True, True, False]  # seed 3 set aside
     assert used[1].all() and judgeable[:2].all()  # off failed in 3 pairs: they are the effect
     assert not judgeable[2]  # both arms failed, 1 clean pair: both fail too often to compare
-    n = stats.necessity([1e-2, 3e-2, 0.1], d, [False] * 3, MIN_EFFECT, 0.01, fb, ft)
+    n = sim.v4_necessity([1e-2, 3e-2, 0.1], d, [False] * 3, MIN_EFFECT, 0.01, fb, ft)
     assert n.lrs == [1e-2, 3e-2] and n.set_aside == [[3], []]
     assert n.stats[0].n == 3 and n.stats[0].mean == pytest.approx(0.15)
     assert n.necessary == [True, True]
@@ -218,7 +218,7 @@ def test_one_failed_run_cannot_swing_the_threshold_silently():
 
 
 def test_no_shared_lr_is_no_threshold_not_a_crash():
-    n = stats.necessity([], np.zeros((0, 3)), [], MIN_EFFECT)
+    n = sim.v4_necessity([], np.zeros((0, 3)), [], MIN_EFFECT)
     assert n.threshold.kind == "none" and n.lrs == []
     loss = [[[2.0] * 3, [np.nan] * 3], [[np.nan] * 3, [2.0] * 3]]  # no LR with both arms
     j = judge.compare(_cells(loss, (1e-3, 1e-2)), rules.Comparison("off", "on"), STUDY)
@@ -284,7 +284,7 @@ def test_the_threshold_is_interpolated_only_where_the_effect_is_continuous():
     effect crosses m (linear in log LR); across a change of class, the bracket's midpoint."""
     lrs = [1e-3, 1e-2, 1e-1]
     d = np.array([[0.00, 0.01, -0.01], [0.50, 0.52, 0.48], [0.90, 1.00, 0.95]])
-    n = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01)
+    n = sim.v4_necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01)
     assert n.necessary == [False, True, True]
     t = n.threshold
     assert t.inside and t.bracket == (1e-3, 1e-2) and t.interpolated
@@ -294,7 +294,7 @@ def test_the_threshold_is_interpolated_only_where_the_effect_is_continuous():
     assert all(s.inside and s.bracket == (1e-3, 1e-2) for s in n.seed_thresholds)
     fb = np.zeros((3, 3), bool)
     fb[1:] = True  # off stuck from 1e-2 up: a jump, not a slope
-    jump = stats.necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01, fb, np.zeros((3, 3), bool))
+    jump = sim.v4_necessity(lrs, d, [False] * 3, MIN_EFFECT, 0.01, fb, np.zeros((3, 3), bool))
     assert jump.threshold.bracket == (1e-3, 1e-2) and not jump.threshold.interpolated
     assert jump.threshold.value == pytest.approx(math.sqrt(1e-3 * 1e-2))
 
@@ -302,18 +302,18 @@ def test_the_threshold_is_interpolated_only_where_the_effect_is_continuous():
 def test_a_common_ceiling_neither_makes_nor_breaks_a_threshold():
     lrs = [1e-3, 1e-2, 1e-1, 1.0]
     d = np.array([[0.0, 0.01, -0.01], [0.5, 0.52, 0.48], [0.9, 1.0, 0.95], [0.01, -0.01, 0.0]])
-    with_ceiling = stats.necessity(lrs, d, [False, False, False, True], MIN_EFFECT)
+    with_ceiling = sim.v4_necessity(lrs, d, [False, False, False, True], MIN_EFFECT)
     assert with_ceiling.ceiling == [1.0] and with_ceiling.threshold.bracket == (1e-3, 1e-2)
-    without = stats.necessity(lrs, d, [False] * 4, MIN_EFFECT)
+    without = sim.v4_necessity(lrs, d, [False] * 4, MIN_EFFECT)
     assert without.threshold.kind == "none"  # judged as an LR where QK-norm does not help
 
 
 def test_necessary_from_the_lowest_lr_is_censored_below_and_none_is_none():
     lrs = [1e-3, 1e-2]
     big = np.full((2, 3), 0.5) + np.array([0.0, 0.01, -0.01])
-    assert stats.necessity(lrs, big, [False, False], MIN_EFFECT).threshold.kind == "below"
+    assert sim.v4_necessity(lrs, big, [False, False], MIN_EFFECT).threshold.kind == "below"
     small = np.zeros((2, 3)) + np.array([0.0, 0.01, -0.01])
-    assert stats.necessity(lrs, small, [False, False], MIN_EFFECT).threshold.kind == "none"
+    assert sim.v4_necessity(lrs, small, [False, False], MIN_EFFECT).threshold.kind == "none"
 
 
 def test_paired_bounds_are_t_bounds_and_need_three_pairs():

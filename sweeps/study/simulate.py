@@ -24,6 +24,7 @@ import numpy as np
 
 from sweeps.study import judge, rules, stats
 from sweeps.study.rung import judge_rung
+from sweeps.study.stats import _bracketed
 
 L0 = 5.5  # loss at initialization: what a run that stopped (diverged) counts as
 STUCK = (2.4, 3.0)  # a stuck run finishes here, just above a bigram baseline of ~2.34
@@ -348,3 +349,83 @@ CONDITIONS = [
 
 def with_seeds(cond: Condition, seeds: int) -> Condition:
     return replace(cond, seeds=seeds)
+
+
+# -- v4's necessity rule, one sweep at a time ------------------------------------------------
+def v4_necessity(lrs, d, ceiling, min_effect: float, floor: float = 0.0, fail_b=None, fail_t=None):
+    """v4's necessity rule (docs/STUDY.md section 4), one sweep at a time: the reference that
+    `thresholds` (vectorised, section 7's tables) is tested against; no report applies it now.
+    On per-seed differences d [LR, seed] (NaN: no pair) with the common ceiling mask [LR].
+    fail_b, fail_t [LR, seed]: the baseline's and the treatment's run failed (the primary
+    failure definition); they decide which pairs an LR's bound rests on and whether the effect
+    is continuous across the threshold's bracket. floor: the pre-registered precision floor of
+    a paired sd (never pooled over LRs)."""
+    lrs = [float(x) for x in lrs]
+    d = np.asarray(d, dtype=float)
+    d = d.reshape(len(lrs), -1) if d.size else np.full((len(lrs), 1), np.nan)
+    ceiling = np.asarray(ceiling, dtype=bool).reshape(len(lrs))
+    fail_b = np.zeros(d.shape, bool) if fail_b is None else np.asarray(fail_b, bool)
+    fail_t = np.zeros(d.shape, bool) if fail_t is None else np.asarray(fail_t, bool)
+    a, used, judged = stats.judge_lrs(d, fail_b, fail_t, ceiling, floor)
+    idx = [i for i in range(len(lrs)) if judged[i]]
+    paired = [
+        stats.Paired(
+            int(a["n"][i]),
+            *(float(a[k][i]) for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")),
+        )
+        for i in idx
+    ]
+    has = np.isfinite(d)
+    aside = [[int(s) for s in np.flatnonzero(has[i] & ~used[i])] for i in idx]
+    picked = {key: value[idx] for key, value in a.items()}
+    k = int(stats.decide(picked, np.ones(len(idx), bool), min_effect)) if idx else -1
+    threshold = stats.NONE
+    if k == 0:
+        threshold = stats.GridValue(lrs[idx[0]], "below")
+    elif k > 0:
+        lo, hi = idx[k - 1], idx[k]
+        same = _same_failures(fail_b, fail_t, has, lo, hi)
+        threshold = _bracketed(
+            lrs[lo],
+            lrs[hi],
+            paired[k - 1].mean - min_effect,
+            paired[k].mean - min_effect,
+            same.all(),
+        )
+    seeds = []
+    for s in range(d.shape[1]):
+        rows = [i for i in range(len(lrs)) if not ceiling[i] and has[i, s]]
+        seeds.append(_seed_threshold(lrs, rows, d[:, s] - min_effect, fail_b[:, s], fail_t[:, s]))
+    return stats.Necessity(
+        [lrs[i] for i in idx],
+        paired,
+        [st.lower > min_effect for st in paired],
+        aside,
+        threshold,
+        [lr for lr, c in zip(lrs, ceiling) if c],
+        seeds,
+        float(floor),
+    )
+
+
+def _same_failures(fail_b, fail_t, has, lo: int, hi: int) -> np.ndarray:
+    """Per seed: its pair's runs are in the same failure class at LRs lo and hi (the effect is
+    continuous there; a change of class is a jump no interpolation can place)."""
+    return (fail_b[lo] == fail_b[hi]) & (fail_t[lo] == fail_t[hi]) | ~(has[lo] & has[hi])
+
+
+def _seed_threshold(lrs, rows: list[int], margin, fail_b, fail_t) -> stats.GridValue:
+    """One seed over its LRs `rows` (ascending, no ceiling): the smallest LR with d_s > m there
+    and at every higher LR, bracketed by the LR below it."""
+    k = None
+    for pos in range(len(rows) - 1, -1, -1):
+        if not margin[rows[pos]] > 0:
+            break
+        k = pos
+    if k is None:
+        return stats.NONE
+    if k == 0:
+        return stats.GridValue(lrs[rows[0]], "below")
+    lo, hi = rows[k - 1], rows[k]
+    same = fail_b[lo] == fail_b[hi] and fail_t[lo] == fail_t[hi]
+    return _bracketed(lrs[lo], lrs[hi], margin[lo], margin[hi], same)

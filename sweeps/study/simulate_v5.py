@@ -182,7 +182,7 @@ def v5_seeds(loss, cls, lrs, best, cut: float) -> tuple[np.ndarray, np.ndarray, 
 
 
 def v4_seeds(loss, cls, lrs, min_effect=0.02) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """v4's per-seed thresholds (stats._seed_threshold, vectorised): (kind code, log10 value,
+    """v4's per-seed thresholds (simulate._seed_threshold, vectorised): (kind code, log10 value,
     bracket top index):
     0 inside (interpolated as v4 does), -1 'at or below the bottom', 1 'none' (placed at the
     top LR judged), 2 no LR at all."""

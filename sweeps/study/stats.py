@@ -284,62 +284,6 @@ class Necessity:
     floor: float  # the precision floor the bounds used
 
 
-def necessity(lrs, d, ceiling, min_effect: float, floor: float = 0.0, fail_b=None, fail_t=None):
-    """The necessity rule on per-seed differences d [LR, seed] (NaN: no pair) with the common
-    ceiling mask [LR] (docs/STUDY.md section 4). fail_b, fail_t [LR, seed]: the baseline's and
-    the treatment's run failed (the primary failure definition); they decide which pairs an
-    LR's bound rests on and whether the effect is continuous across the threshold's bracket.
-    floor: the pre-registered precision floor of a paired sd (never pooled over LRs)."""
-    lrs = [float(x) for x in lrs]
-    d = np.asarray(d, dtype=float)
-    d = d.reshape(len(lrs), -1) if d.size else np.full((len(lrs), 1), np.nan)
-    ceiling = np.asarray(ceiling, dtype=bool).reshape(len(lrs))
-    fail_b = np.zeros(d.shape, bool) if fail_b is None else np.asarray(fail_b, bool)
-    fail_t = np.zeros(d.shape, bool) if fail_t is None else np.asarray(fail_t, bool)
-    a, used, judged = judge_lrs(d, fail_b, fail_t, ceiling, floor)
-    idx = [i for i in range(len(lrs)) if judged[i]]
-    stats = [
-        Paired(
-            int(a["n"][i]),
-            *(float(a[k][i]) for k in ("mean", "sd", "sd_used", "lower", "upper", "lower75")),
-        )
-        for i in idx
-    ]
-    has = np.isfinite(d)
-    aside = [[int(s) for s in np.flatnonzero(has[i] & ~used[i])] for i in idx]
-    picked = {key: value[idx] for key, value in a.items()}
-    k = int(decide(picked, np.ones(len(idx), bool), min_effect)) if idx else -1
-    threshold = NONE
-    if k == 0:
-        threshold = GridValue(lrs[idx[0]], "below")
-    elif k > 0:
-        lo, hi = idx[k - 1], idx[k]
-        same = _same_failures(fail_b, fail_t, has, lo, hi)
-        threshold = _bracketed(
-            lrs[lo], lrs[hi], stats[k - 1].mean - min_effect, stats[k].mean - min_effect, same.all()
-        )
-    seeds = []
-    for s in range(d.shape[1]):
-        rows = [i for i in range(len(lrs)) if not ceiling[i] and has[i, s]]
-        seeds.append(_seed_threshold(lrs, rows, d[:, s] - min_effect, fail_b[:, s], fail_t[:, s]))
-    return Necessity(
-        [lrs[i] for i in idx],
-        stats,
-        [st.lower > min_effect for st in stats],
-        aside,
-        threshold,
-        [lr for lr, c in zip(lrs, ceiling) if c],
-        seeds,
-        float(floor),
-    )
-
-
-def _same_failures(fail_b, fail_t, has, lo: int, hi: int) -> np.ndarray:
-    """Per seed: its pair's runs are in the same failure class at LRs lo and hi (the effect is
-    continuous there; a change of class is a jump no interpolation can place)."""
-    return (fail_b[lo] == fail_b[hi]) & (fail_t[lo] == fail_t[hi]) | ~(has[lo] & has[hi])
-
-
 def _bracketed(lr_lo: float, lr_hi: float, g_lo: float, g_hi: float, continuous) -> GridValue:
     """A value known to lie in (lr_lo, lr_hi]: where g (the effect minus m) crosses 0, linear in
     log LR, when the effect is continuous across the bracket and g changes sign there; else the
@@ -347,23 +291,6 @@ def _bracketed(lr_lo: float, lr_hi: float, g_lo: float, g_hi: float, continuous)
     if bool(continuous) and g_lo <= 0 < g_hi:
         return GridValue(_log_crossing(lr_lo, g_lo, lr_hi, g_hi), "", (lr_lo, lr_hi))
     return GridValue(math.sqrt(lr_lo * lr_hi), "", (lr_lo, lr_hi), interpolated=False)
-
-
-def _seed_threshold(lrs, rows: list[int], margin, fail_b, fail_t) -> GridValue:
-    """One seed over its LRs `rows` (ascending, no ceiling): the smallest LR with d_s > m there
-    and at every higher LR, bracketed by the LR below it."""
-    k = None
-    for pos in range(len(rows) - 1, -1, -1):
-        if not margin[rows[pos]] > 0:
-            break
-        k = pos
-    if k is None:
-        return NONE
-    if k == 0:
-        return GridValue(lrs[rows[0]], "below")
-    lo, hi = rows[k - 1], rows[k]
-    same = fail_b[lo] == fail_b[hi] and fail_t[lo] == fail_t[hi]
-    return _bracketed(lrs[lo], lrs[hi], margin[lo], margin[hi], same)
 
 
 # -- early warning -------------------------------------------------------------------------
