@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from sweeps.core.config import CORPORA
 from sweeps.core.errors import ONE_LINE, Terminated, interrupted_code, one_line
 from sweeps.core.presets import PRESETS
 from sweeps.platform.devices import DETERMINISTIC, DEVICES
@@ -260,7 +261,7 @@ def _data_config(corpus: str, tokenizer: str, path: str, overrides):
     "--corpus",
     default="builtin",
     show_default=True,
-    help="builtin | tinystories | file | shakespeare",
+    help=" | ".join(CORPORA),
 )
 @click.option("--tokenizer", default="bytes", show_default=True, help="bytes | gpt2 | gpt2-compact")
 @click.option("--path", default="", help="Data file (corpus file) or local dataset copy.")

@@ -374,3 +374,23 @@ def test_no_backend_imports():
     for module in (data_mod, corpora, tokenizers):
         source = open(module.__file__).read()
         assert "import mlx" not in source and "import torch" not in source
+
+
+def test_each_corpus_is_one_module_found_by_its_name():
+    """sweeps/data/corpora finds a corpus by scanning its modules, and core/config.py reads the
+    same names from the file names (core cannot import the data layer): the two lists agree,
+    and each module's CORPUS carries its own name, a loader, a description, a banner."""
+    from sweeps.core.config import CORPORA as CONFIG_NAMES
+    from sweeps.data import corpora
+
+    assert tuple(corpora.CORPORA) == CONFIG_NAMES
+    assert {"builtin", "file", "shakespeare", "tinystories"} <= set(CONFIG_NAMES)
+    for name, found in corpora.CORPORA.items():
+        assert found.name == name and callable(found.load) and callable(found.describe)
+        assert found.banner(DataConfig(corpus=name, path="x.txt")).startswith("> **")
+    with pytest.raises(DataError, match="unknown corpus 'nowhere'; use one of builtin"):
+        corpora.corpus("nowhere")
+    # the network: only tinystories from the hub needs it to prepare
+    assert not corpora.corpus("tinystories").offline(DataConfig(corpus="tinystories"))
+    assert corpora.corpus("tinystories").offline(DataConfig(corpus="tinystories", path="d"))
+    assert corpora.corpus("builtin").offline(DataConfig())

@@ -32,7 +32,7 @@ def invoke(backend, *args):
 # -- 1: each program names itself in the fix ------------------------------------------------
 @pytest.mark.parametrize("backend", ["mlx", "torch"])
 def test_offline_data_messages_name_the_program_that_was_run(backend, tmp_path, monkeypatch):
-    from sweeps.data import corpora
+    from sweeps.data.corpora import tinystories as corpora
 
     def offline(path):
         raise corpora.HubUnreachable("roneneldan/TinyStories")

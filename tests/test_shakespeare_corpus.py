@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from sweeps.cli import make_cli
 from sweeps.core.config import DataConfig
 from sweeps.core.errors import DataError
-from sweeps.data import corpora, load_tokens, shakespeare
-from sweeps.data.corpora import describe, load_documents
+from sweeps.data import corpora, load_tokens
+from sweeps.data.corpora import describe, load_documents, shakespeare
 
 SHAKESPEARE = DataConfig(corpus="shakespeare")
 

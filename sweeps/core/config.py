@@ -14,13 +14,23 @@ import math
 import re
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sweeps.core.errors import ConfigError
 from sweeps.core.interventions import omit_off
 from sweeps.core.norms import QK_NORMS
 
 BLOCK_NORMS = ("layernorm", "rms")
-CORPORA = ("builtin", "tinystories", "file", "shakespeare")
+# The corpora: one module each in sweeps/data/corpora/ (that package's registry finds them by
+# the same names). Read from the file names, because core cannot import the data layer; a test
+# holds the two lists equal.
+CORPORA = tuple(
+    sorted(
+        p.stem
+        for p in (Path(__file__).resolve().parents[1] / "data" / "corpora").glob("*.py")
+        if not p.stem.startswith("_")
+    )
+)
 TOKENIZERS = ("bytes", "gpt2", "gpt2-compact")
 BACKENDS = ("mlx", "torch")
 DTYPES = ("float32", "bfloat16")
@@ -227,7 +237,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    corpus: str = "builtin"  # builtin (synthetic, offline) | tinystories | file | shakespeare
+    corpus: str = "builtin"  # one of CORPORA: builtin (synthetic, offline), tinystories, file, ...
     path: str = ""  # file: a .txt/.jsonl/.parquet; tinystories: a local copy of the hub dataset
     tokenizer: str = "bytes"  # bytes | gpt2 | gpt2-compact
     compact_vocab: int = 4096  # gpt2-compact: keep the K most frequent train ids (+1 unknown id)

