@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from crosscheck.checks import Check
-from crosscheck.tolerances import BY_DTYPE, ERROR_MEASURES, TOLERANCES
+from crosscheck.tolerances import BY_DTYPE, TOLERANCES
 from sweeps.core.files import write_json_atomic
 from sweeps.platform.provenance import provenance
 
@@ -57,17 +57,12 @@ def document(
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "provenance": provenance(where),
         "devices": devices,
-        "numerics": f"{' and '.join(dtypes) or 'float32'}, {where}, TF32 off (MLX_ENABLE_TF32=0, "
-        "torch allow_tf32 off)"
-        + ("; bfloat16 as sweeps/core/precision.py declares it" if mixed else ""),
-        "error_measures": ERROR_MEASURES,
-        "tolerances": {
-            k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in TOLERANCES.items()
-        },
+        # numbers and names only: what each measure and tolerance means, and why each
+        # tolerance is what it is, crosscheck/tolerances.py says (ERROR_MEASURES, TOLERANCES)
+        "numerics": {"dtypes": dtypes or ["float32"], "tf32": False},
+        "tolerances": {k: {"max_rel_err": t.rel} for k, t in TOLERANCES.items()},
         **{
-            f"tolerances_{d}": {
-                k: {"max_rel_err": t.rel, "reason": t.reason} for k, t in BY_DTYPE[d].items()
-            }
+            f"tolerances_{d}": {k: {"max_rel_err": t.rel} for k, t in BY_DTYPE[d].items()}
             for d in mixed
         },
         "configs": results,
