@@ -115,20 +115,17 @@ def build(report: Path, reference: Path, checks: list[Path]) -> dict:
     )
 
 
-def render(doc: dict) -> str:
-    ref, new = doc["reference"], doc["report"]
-    counts = {o: sum(r["outcome"] == o for r in doc["rows"]) for o in (sbs.DIFFERS, sbs.CARRIES)}
+def render(page: sbs.Page) -> str:
+    ref, new = page.reference, page.report
+    counts = {o: sum(r.outcome == o for r in page.rows) for o in (sbs.DIFFERS, sbs.CARRIES)}
     # the command that rebuilds this page names every --check report its machine check used
-    checks = dict.fromkeys(x["against"] for x in doc["machine_check"] if x["against"] != ref)
+    checks = dict.fromkeys(against for against, _ in page.machine_check if against != ref)
     check_args = "".join(f" --check docs/{name}" for name in checks)
     lines = [
         f"# {new} beside {ref}",
         "",
-        *(
-            f"> `{name}`: {unfinished_words(counts)}\n"
-            for name, counts in doc.get("unfinished", {}).items()
-        ),
-        f"docs/STUDY.md section 18's side-by-side ({stamp_words(doc)}): each "
+        *(f"> `{name}`: {unfinished_words(c)}\n" for name, c in page.unfinished.items()),
+        f"docs/STUDY.md section 18's side-by-side ({stamp_words(page.stamp)}): each "
         f"quantity under both budgets; *carries* where {new}'s bracket or 90% interval overlaps "
         f"{ref}'s, *differs* where it does not, *inconclusive* where either has none (a censored "
         f"edge, an unjudged threshold). {counts[sbs.DIFFERS]} differ, {counts[sbs.CARRIES]} "
@@ -137,15 +134,14 @@ def render(doc: dict) -> str:
         "",
         "Tokens per parameter by rung: "
         + "; ".join(
-            f"{k}: {v['reference']} ({ref}) vs {v['new']} ({new})"
-            for k, v in doc["tokens_per_param"].items()
+            f"{k}: {a} ({ref}) vs {b} ({new})" for k, (a, b) in page.tokens_per_param.items()
         )
         + ".",
         "",
         f"| rung | quantity | {ref} | {new} | outcome |",
         "|---|---|---|---|---|",
     ]
-    for r in map(sbs.row_of, doc["rows"]):
+    for r in page.rows:
         rung = "all" if r.rung is None else str(r.rung)
         outcome = f"**{r.outcome}**" if r.outcome else "(shown)"
         lines.append(
@@ -160,12 +156,12 @@ def render(doc: dict) -> str:
         "| against | rung | configs in both | same fate | final loss, largest gap | mean gap |",
         "|---|---|---|---|---|---|",
     ]
-    for x in doc["machine_check"]:
+    for against, x in page.machine_check:
         lines.append(
-            f"| {x['against']} | {x['rung']} | {x['runs']} | {x['same_fate']} | "
-            f"{_g(x['max_abs_diff'])} | {_g(x['mean_abs_diff'])} |"
+            f"| {against} | {x.rung} | {x.runs} | {x.same_fate} | "
+            f"{_g(x.max_abs_diff)} | {_g(x.mean_abs_diff)} |"
         )
-    if not doc["machine_check"]:
+    if not page.machine_check:
         lines.append("| (none) | | 0 | | | |")
     return "\n".join(lines) + "\n"
 
@@ -201,10 +197,10 @@ def main(argv: list[str]) -> int:
     doc = build(args[0], reference, checks)
     doc = judged_under(doc, earlier_json(args[0] / "side_by_side.json"))  # its rules keep naming it
     write_json_atomic(args[0] / "side_by_side.json", doc)
-    write_atomic(args[0] / "side_by_side.md", render(doc))
-    rows = doc["rows"]
-    differ = sum(r["outcome"] == sbs.DIFFERS for r in rows)
-    print(f"{args[0]}/side_by_side.md: {len(rows)} rows, {differ} differ")
+    page = sbs.page_of(doc)
+    write_atomic(args[0] / "side_by_side.md", render(page))
+    differ = sum(r.outcome == sbs.DIFFERS for r in page.rows)
+    print(f"{args[0]}/side_by_side.md: {len(page.rows)} rows, {differ} differ")
     return 0
 
 

@@ -16,6 +16,7 @@ import pytest
 from figures import carry, charts, side_by_side
 from figures.report.assemble import make_report
 from sweeps.analysis import carry_page
+from sweeps.analysis import side_by_side as sbs
 from sweeps.study.protocol import judged_under
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -65,7 +66,7 @@ def test_a_committed_side_by_side_page_regenerates_from_its_reports(name):
     built = side_by_side.build(DOCS / name, DOCS / reference, [DOCS / c for c in checks])
     doc = judged_under(_as_written(built), committed)
     assert doc == committed, f"docs/{name}/side_by_side.* is stale: rerun the command it names"
-    assert side_by_side.render(doc) == (DOCS / name / "side_by_side.md").read_text()
+    assert side_by_side.render(sbs.page_of(doc)) == (DOCS / name / "side_by_side.md").read_text()
 
 
 def _strings(x):

@@ -95,6 +95,41 @@ def row_of(d: dict) -> Row:
     )
 
 
+@dataclass(frozen=True)
+class Page:
+    """side_by_side.json read back typed (figures/side_by_side.py words it): the two reports,
+    their tokens per parameter by rung (reference, new), each still-training sweep's unfinished
+    counts, the rows, each machine check with the report it compared against, and the stamp of
+    the rules that judged it."""
+
+    report: str
+    reference: str
+    tokens_per_param: dict[str, tuple[float | None, float | None]]
+    unfinished: dict[str, dict]
+    rows: tuple[Row, ...]
+    machine_check: tuple[tuple[str, MachineCheck], ...]
+    stamp: dict[str, str]
+
+
+def page_of(doc: dict) -> Page:
+    """A side_by_side.json document as a typed Page."""
+    checks = tuple(
+        (x["against"], MachineCheck(**{k: v for k, v in x.items() if k != "against"}))
+        for x in doc["machine_check"]
+    )
+    return Page(
+        report=doc["report"],
+        reference=doc["reference"],
+        tokens_per_param={
+            k: (v["reference"], v["new"]) for k, v in doc["tokens_per_param"].items()
+        },
+        unfinished=dict(doc.get("unfinished") or {}),
+        rows=tuple(row_of(r) for r in doc["rows"]),
+        machine_check=checks,
+        stamp={k: doc[k] for k in ("study_sha256", "study_version") if k in doc},
+    )
+
+
 def overlap(a: Span | None, b: Span | None) -> str:
     """Section 18's rule on two spans: carries when they share a point, differs when not,
     inconclusive when either is missing. A bracket (lo, hi] leaves out lo."""
