@@ -394,3 +394,6 @@ def test_each_corpus_is_one_module_found_by_its_name():
     assert not corpora.corpus("tinystories").offline(DataConfig(corpus="tinystories"))
     assert corpora.corpus("tinystories").offline(DataConfig(corpus="tinystories", path="d"))
     assert corpora.corpus("builtin").offline(DataConfig())
+    # a quick look prepares builtin on the spot, never a TinyStories copy (long, or a download)
+    assert corpora.corpus("builtin").prepare_in_passing
+    assert not corpora.corpus("tinystories").prepare_in_passing

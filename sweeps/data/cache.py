@@ -89,10 +89,10 @@ def load_tokens(
 
 
 def offline_tokens(data: DataConfig) -> TokenSplits | None:
-    """The corpus's token splits where no network is needed: prepared now if need be, except
-    a corpus whose preparing needs the network (tinystories from the hub), which only a prepared
-    cache holds; None then."""
-    if not corpus(data.corpus).offline(data):
+    """The corpus's token splits where no network is needed: prepared now if need be, except a
+    corpus that may not be prepared in passing (tinystories: a download, or a long preparation
+    of a local copy), which only a prepared cache holds; None then."""
+    if not corpus(data.corpus).prepare_in_passing:
         try:
             read_manifest(data)
         except DataError:

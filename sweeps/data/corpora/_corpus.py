@@ -28,3 +28,7 @@ class Corpus:
     offline: Callable[[DataConfig], bool] = _prepares_offline
     prepare_note: str = ""  # how long preparing takes, where worth saying (the dry run's hint)
     network: str = "the network"  # what preparing reaches where `offline` says it must
+    # whether a quick look (`config show`'s probe batch, sweeps.data.cache.offline_tokens) may
+    # prepare it on the spot: False where preparing is long (a whole TinyStories copy) or needs
+    # the network; such a corpus is read there only from a cache already prepared
+    prepare_in_passing: bool = True

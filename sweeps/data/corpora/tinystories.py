@@ -176,4 +176,5 @@ CORPUS = Corpus(
     banner,
     offline=lambda data: bool(data.path),
     network="the Hugging Face hub",
+    prepare_in_passing=False,
 )
