@@ -58,7 +58,7 @@ def document(
         "provenance": provenance(where),
         "devices": devices,
         # numbers and names only: what each measure and tolerance means, and why each
-        # tolerance is what it is, crosscheck/tolerances.py says (ERROR_MEASURES, TOLERANCES)
+        # tolerance is what it is, crosscheck/tolerances.py says (its docstring, TOLERANCES)
         "numerics": {"dtypes": dtypes or ["float32"], "tf32": False},
         "tolerances": {k: {"max_rel_err": t.rel} for k, t in TOLERANCES.items()},
         **{

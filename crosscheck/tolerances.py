@@ -6,6 +6,12 @@ forward pass. Each tolerance sits 16-30x above the largest error measured on smo
 core (in the reasons) and below what a realistic mismatch produces on smoke (also given), so
 it passes correct trainers and fails real bugs. Measured with crosscheck on 2 CPU cores,
 mlx 0.32.4, torch 2.13.0 (core: random tokens, 50 steps at batch 4).
+
+The errors they bound: for arrays, max_abs_err = max |mlx - torch| and max_rel_err =
+max_abs_err / max |torch| (relative to the array's scale, so near-zero elements do not
+dominate; for named arrays, gradients and checkpoints, the worst array counts); for scalars
+(losses, grad norms, diagnostics), |mlx - torch| / |torch| per element (step, layer), the worst
+one counts. Each Tolerance keeps its reason here; crosscheck.json records only the bounds.
 """
 
 from dataclasses import dataclass
@@ -18,14 +24,6 @@ class Tolerance:
     rel: float  # bound on max_rel_err
     reason: str
 
-
-ERROR_MEASURES = {
-    "arrays": "max_abs_err = max |mlx - torch|; max_rel_err = max_abs_err / max |torch| "
-    "(relative to the array's scale, so near-zero elements do not dominate); for "
-    "named arrays (gradients, checkpoints) the worst array counts",
-    "scalars": "losses, grad norms, diagnostics: |mlx - torch| / |torch| per element (step, "
-    "layer), the worst one counts",
-}
 
 TOLERANCES = {
     "weights": Tolerance(0.0, "numpy arrays copied into a trainer and read back are bit-exact"),
