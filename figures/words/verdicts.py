@@ -103,7 +103,7 @@ def _judged(comparison: m.Comparison) -> list[m.LrEffect]:
 
 # -- H1 ------------------------------------------------------------------------------------------
 def h1(analysis: m.Analysis, name: str, decided: m.Decision) -> Verdict:
-    """H1 as the rulebook decided it per rung (sweeps.study.rung.h1_v5: the rung's h1)."""
+    """H1 as the rulebook decided it per rung (sweeps.study.rung.h1_at_best: the rung's h1)."""
     s, rung = analysis.settings, present.ladder_of(analysis)
     per_depth, evidence = {}, []
     for d, call in decided.per_rung.items():

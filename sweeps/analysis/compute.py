@@ -43,7 +43,7 @@ from sweeps.core import interventions
 from sweeps.core.ladder import AXES
 from sweeps.run.outcomes import OUTCOMES
 from sweeps.study import alternatives, effect_curve, hypotheses, judge, rules
-from sweeps.study.rung import judge_rung
+from sweeps.study.rung import Rung, judge_rung
 from sweeps.study.stats import (
     STUDY_SHA256,
     STUDY_VERSION,
@@ -83,17 +83,27 @@ def analyze(
     cells = rules.study_cells(finished, study_of(settings), rung=rung)
     # section 23: the runs a plateau reading counts stuck though under their recorded cut
     plateau_stuck = rules.read_as_stuck(rules.build_cells(finished, rung=rung), cells)
+    # each rung with both arms of the primary comparison decided once (sweeps.study.rung)
+    study = study_of(settings)
+    verdicts = {
+        size: judge_rung(c, study, influence=True)
+        for size, c in cells.items()
+        if c.has(study.reference) and c.has(study.primary)
+    }
     depths: dict[str, m.Rung] = {}  # per rung (keyed by the ladder's field)
     for value in sorted(runs[rung].dropna().unique()):
         at_rung = runs[(runs[rung] == value) & runs.outcome.notna()]
         if not at_rung.empty:
             name = str(int(value))
-            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps, name)
+            verdict = verdicts.get(int(value))
+            depths[name] = depth_analysis(
+                at_rung, cells[int(value)], settings, steps, verdict, name
+            )
             settings["tokens_per_param"][name] = next(
                 iter(depths[name].tokens_per_param.by_budget.values()), None
             )
     typed_settings = _settings(settings)
-    found = trends.trends(cells, settings, list(depths))
+    found = trends.trends(cells, settings, {k: v for k, v in verdicts.items() if str(k) in depths})
     ew = early_warning.table(runs, curves, rung)
     out = m.Analysis(
         schema=SCHEMA,
@@ -108,7 +118,7 @@ def analyze(
         compute=m.Compute(**run_table.compute(runs)),
         # the runs against counting: no arm beating the bigram baseline makes the sweep a toy
         baseline_check=rules.baseline_check(cells.values(), bigram),
-        decisions=decisions(cells, settings, depths, runs),
+        decisions=decisions(cells, settings, depths, runs, verdicts),
         early_warning={
             k: {arm: {p: m.Auc(**e) for p, e in per.items()} for arm, per in v.items()}
             for k, v in ew.items()
@@ -204,9 +214,11 @@ def depth_analysis(
     cells: rules.Cells,
     settings: dict,
     steps: pd.DataFrame,
+    verdict: Rung | None,
     rung: str | None = None,
 ) -> m.Rung:
-    """One rung: its arms, their comparisons, L* and, with both compared arms, H1-H2b."""
+    """One rung: its arms, their comparisons, L* and, with both compared arms (verdict: the
+    rung as sweeps.study.rung decided it), H1-H2b."""
     arms = [a for a in settings["arms"] if a in set(runs.arm)]
     best = best_losses(runs, cells)
     per_arm = {a: arm_analysis(runs[runs.arm == a], cells, settings, best, steps) for a in arms}
@@ -214,24 +226,29 @@ def depth_analysis(
     for pair in settings["all_comparisons"]:
         c = rules.Comparison(*pair)
         if c.baseline in arms and c.treatment in arms:
-            compared[c.key] = comparison(cells, c, settings, per_arm)
-    ref, primary = settings["reference"], settings["primary"]
-    both = ref in arms and primary in arms
+            primary = verdict is not None and c == verdict.comparison
+            judged = verdict.judgement if primary else None
+            compared[c.key] = comparison(cells, c, settings, per_arm, judged)
     return m.Rung(
         arms=per_arm,
         comparisons=compared,
         l_star=best,
         tokens_per_param=m.TokensPerParam(**run_table.tokens_per_param(runs)),
-        **(paired_hypotheses(cells, settings, per_arm, rung) if both else {}),
+        **(paired_hypotheses(cells, settings, per_arm, verdict, rung) if verdict else {}),
     )
 
 
 def decisions(
-    cells: dict, settings: dict, depths: dict[str, m.Rung], runs: pd.DataFrame
+    cells: dict,
+    settings: dict,
+    depths: dict[str, m.Rung],
+    runs: pd.DataFrame,
+    verdicts: dict[int, Rung],
 ) -> m.Decisions:
     """The decisions sweeps/study makes beyond H1-H3, per depth, as dicts of a Decision or a
     Rule: C1 (sweeps.study.alternatives.c1), I1-I4 per intervention arm and the practitioner's
-    rule (sweeps.study.rules.practitioner_rule). figures/ words them."""
+    rule (sweeps.study.rules.practitioner_rule), on each rung's decided primary comparison
+    (verdicts). figures/ words them."""
     study = study_of(settings)
     ref, primary = study.reference, study.primary
     qk_norm = dict(zip(runs.arm, runs.qk_norm)) if "qk_norm" in runs else {}
@@ -241,8 +258,8 @@ def decisions(
         if found:
             out["budget"][name] = found
     for name, depth in depths.items():
-        c = cells[int(name)]
-        if not (c.has(ref) and c.has(primary)):
+        c, verdict = cells[int(name)], verdicts.get(int(name))
+        if verdict is None:
             continue
         values = {a: v.interventions for a, v in depth.arms.items()}
         arms = alternatives.intervention_arms(
@@ -261,7 +278,7 @@ def decisions(
             found = rules.median_grid(list(rules.critical_lrs(c, arm, delta=study.delta).values()))
             return found[0] if found else None
 
-        main = judged(ref, primary)
+        main = verdict.judgement
         calls = rules.lr_calls(main, study)
         rule = rules.practitioner_rule(
             calls, main.necessity, rules.best_lr(c, ref), rules.lowest_lr(c, ref)
@@ -291,7 +308,11 @@ def decisions(
 
 
 def paired_hypotheses(
-    cells: rules.Cells, settings: dict, arms: dict[str, m.Arm], rung: str | None = None
+    cells: rules.Cells,
+    settings: dict,
+    arms: dict[str, m.Arm],
+    judged: Rung,
+    rung: str | None = None,
 ) -> dict:
     """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
     primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
@@ -322,12 +343,8 @@ def paired_hypotheses(
         if not unjudged and math.isfinite(q.lower)
         else ([], None)
     )
-    # H1 and the borderline runs as the rulebook decides them (sweeps.study.rung: section 13,
+    # H1 and the borderline runs as the rulebook decided them (sweeps.study.rung: section 13,
     # the borderline runs' fates both ways)
-    judged = judge_rung(cells, study)
-    off_fails = any(
-        v.kind in ("", "below") for v in rules.critical_lrs(cells, ref, delta=study.delta).values()
-    )
     h1 = judged.h1
     primary_h2a = by_definition[rules.PRIMARY_FAILURE]
     if "H2a" in judged.both_ways:  # the borderline runs' fates decide it (section 13)
@@ -340,7 +357,7 @@ def paired_hypotheses(
             why=h1.why,
             lr=judged.best_lr,
             stats=m.Paired(**paired_entry(h1.stats)) if h1.stats else None,
-            off_fails=off_fails,
+            off_fails=judged.off_fails,
         ),
         "h2a": dataclasses.replace(primary_h2a, definition=rules.PRIMARY_FAILURE),
         "h2a_by_definition": by_definition,
@@ -354,7 +371,7 @@ def paired_hypotheses(
             trained_lrs=among,
             trained=m.Paired(**paired_entry(q_trained)) if q_trained else None,
         ),
-        "best_cost": best_cost(cells, study),
+        "best_cost": best_cost(judged.best_cost),
         "edges": {
             arm: {d: _edge(e) for d, e in by_definition.items()}
             for arm, by_definition in judged.edges.items()
@@ -386,18 +403,9 @@ def _edge(e) -> m.Edge:
     return m.Edge(value(e.value), value(e.lower), value(e.upper), e.censored, len(e.per_seed))
 
 
-def best_cost(cells: rules.Cells, study: rules.Study) -> m.BestCost:
-    """The primary comparison at each arm's own best LR (sweeps.study.effect_curve.best_cost):
-    each arm's capped losses [LR, seed] over the LRs both ran."""
-    ref, primary = study.reference, study.primary
-    cost = effect_curve.best_cost(
-        cells.lrs,
-        cells.loss[cells.arm(ref)],
-        cells.loss[cells.arm(primary)],
-        rules.best_lr(cells, ref),
-        rules.best_lr(cells, primary),
-        study.precision,
-    )
+def best_cost(cost: effect_curve.BestCost) -> m.BestCost:
+    """The primary comparison at each arm's own best LR (sweeps.study.effect_curve.best_cost)
+    as analysis.json holds it."""
     stats = m.Paired(**paired_entry(cost.stats)) if cost.stats else None
     return m.BestCost(off_lr=cost.off_lr, on_lr=cost.on_lr, stats=stats)
 
@@ -539,12 +547,17 @@ def cell_summary(cell: pd.DataFrame, steps: pd.DataFrame) -> m.Cell:
 
 
 def comparison(
-    cells: rules.Cells, c: rules.Comparison, settings: dict, arms: dict[str, m.Arm]
+    cells: rules.Cells,
+    c: rules.Comparison,
+    settings: dict,
+    arms: dict[str, m.Arm],
+    judged: rules.Judgement | None = None,
 ) -> m.Comparison:
     """The paired analysis of baseline minus treatment at one depth (docs/STUDY.md 4), as
-    sweeps.study.rules judges it, with the leave-one-run-out check."""
+    sweeps.study.judge judges it, with the leave-one-run-out check (judged: the rung's primary
+    comparison as already decided)."""
     study = study_of(settings)
-    judged = judge.compare(cells, c, study)
+    judged = judged or judge.compare(cells, c, study)
     p, result = judged.pairs, judged.necessity
     at = {lr: i for i, lr in enumerate(result.lrs)}
     marked = {effect_curve.HARMED: "harmed", effect_curve.HELPED: "helped"}

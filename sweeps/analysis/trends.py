@@ -12,8 +12,8 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.core.presets import PRESETS
-from sweeps.study import judge, ladders, rules, simulate_v5, trend
-from sweeps.study.cells import with_borderline_as
+from sweeps.study import ladders, rules, simulate_v5, trend
+from sweeps.study.rung import Rung
 from sweeps.study.stats import line_fit
 
 # the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
@@ -25,35 +25,24 @@ def study_of(settings: dict) -> rules.Study:
     return rules.Study.from_dict(settings, settings["base_lrs"])
 
 
-def trends(cells: dict, settings: dict, rungs: list[str]) -> dict:
-    """The trend over the ladder's rungs with both arms of the primary comparison, judged by the
-    rulebook (docs/STUDY.md sections 13 and 17: rung values from the per-seed stability
-    thresholds, borderline runs both ways, each rung left out; sweeps.study.trend): on a depth
-    ladder {"h3"}; on a width ladder {"w1"} (with the extrapolation to the core width) and
-    {"w2"} (the threshold as a multiple of each rung's best LR of the reference arm)."""
+def trends(cells: dict, settings: dict, verdicts: dict[int, Rung]) -> dict:
+    """The trend over the ladder's rungs with both arms of the primary comparison (verdicts:
+    each rung as sweeps.study.rung decided it, keyed by its size), judged by the rulebook
+    (docs/STUDY.md sections 13 and 17: rung values from the per-seed stability thresholds,
+    borderline runs both ways, each rung left out; sweeps.study.trend): on a depth ladder
+    {"h3"}; on a width ladder {"w1"} (with the extrapolation to the core width) and {"w2"}
+    (the threshold as a multiple of each rung's best LR of the reference arm)."""
     study = study_of(settings)
-    seeds: dict = {}
-    judged: dict = {}
-    best: dict = {}
-    seed_best: dict = {}
-    ways: list[dict] = [{}, {}]  # every borderline run stuck, trained
-    pooled: list[dict] = [{}, {}]  # each way's pooled threshold per rung (section 25's guard)
-    for name in rungs:
-        c = cells[int(name)]
-        if not (c.has(study.reference) and c.has(study.primary)):
-            continue
-        size = int(name)
-        j = judge.compare(c, study.primary_comparison, study, influence=False)
-        seeds[size], judged[size], best[size] = (
-            j.necessity.seed_thresholds,
-            j.necessity.lrs,
-            j.best_lr,
-        )
-        seed_best[size] = ladders.seed_best_lrs(c, study.reference)
-        for way, pooled_way, stuck in zip(ways, pooled, (True, False)):
-            moved = with_borderline_as(c, study.fate_margin, stuck)
-            necessity = judge.compare(moved, study.primary_comparison, study, False).necessity
-            way[size], pooled_way[size] = necessity.seed_thresholds, necessity.threshold
+    sizes = sorted(verdicts)
+    seeds = {k: verdicts[k].judgement.necessity.seed_thresholds for k in sizes}
+    judged = {k: verdicts[k].judgement.necessity.lrs for k in sizes}
+    best = {k: verdicts[k].judgement.best_lr for k in sizes}
+    seed_best = {k: ladders.seed_best_lrs(cells[k], study.reference) for k in sizes}
+    # every borderline run stuck, trained; each reading's pooled threshold (section 25's guard)
+    ways = [
+        {k: verdicts[k].ways[i].judgement.necessity.seed_thresholds for k in sizes} for i in (0, 1)
+    ]
+    pooled = [{k: verdicts[k].ways[i].judgement.necessity.threshold for k in sizes} for i in (0, 1)]
     width = settings["ladder"]["field"] == "n_embd"
     n_seeds = max((len(cells[k].seeds) for k in seeds), default=rules.STUDY_SEEDS)
     grid = sorted({lr for size in seeds for lr in cells[size].lrs})

@@ -81,9 +81,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sweeps.study import judge, rules, stability
-from sweeps.study.cells import STUCK, Cells, borderline, build_cells, with_borderline_as
-from sweeps.study.rung import Rung, judge_rung, primary_arrays
+from sweeps.study import rules, stability
+from sweeps.study.cells import STUCK, Cells, both_ways, build_cells
+from sweeps.study.rung import Rung, judge_rung
 from sweeps.study.stats import CONFIDENCE, Paired, paired, t_quantile
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
@@ -301,18 +301,19 @@ def t4_side(cells: Cells, study: rules.Study, base_lrs) -> Side:
     return Side(p.mean, _interval(p), verdict, (), (("seeds", p.n), ("lrs", len(lrs))))
 
 
-def t5_side(cells: Cells, r: Rung, study: rules.Study, gap_lr: float = GAP_LR) -> Side:
+def t5_side(r: Rung, study: rules.Study, gap_lr: float = GAP_LR) -> Side:
     at = [i for i, lr in enumerate(r.low.lrs) if math.isclose(lr, gap_lr)]
     if at:
         i = at[0]
         st = r.low.stats[i]
         parts = (("seeds", st.n), ("family", len(r.low.lrs)))
         return Side(st.mean, (r.low.lower[i], r.low.upper[i]), r.low.verdict, (), parts)
-    lrs, d, cb, ct, _ = primary_arrays(cells, study.primary_comparison, study.fate_margin)
-    j = [i for i, lr in enumerate(lrs) if math.isclose(lr, gap_lr)]
-    if cb is None or not j:
+    p = r.judgement.pairs
+    j = [i for i, lr in enumerate(p.lrs) if math.isclose(lr, gap_lr)]
+    if r.judgement.fates is None or not j:
         return Side(verdict=NOT_MEASURED)
-    _, used, _ = stability.pooled_lr_stats(d, cb, ct, study.precision)
+    d = np.asarray(p.d, float).reshape(len(p.lrs), -1)
+    _, used, _ = stability.pooled_lr_stats(d, *r.judgement.fates, study.precision)
     st = paired(np.where(used[j[0]], d[j[0]], np.nan), study.precision)
     return Side(st.mean, _interval(st), "", (), (("seeds", st.n), ("family", 1)))
 
@@ -381,8 +382,8 @@ def t8_side(cells: Cells, study: rules.Study) -> Side:
     return _seed_side(d, study.precision, (("off_lr", b), ("on_lr", t)), cells.seeds)
 
 
-def t9_side(cells: Cells, study: rules.Study) -> Side:
-    harm = judge.compare(cells, study.primary_comparison, study, influence=False).harm
+def t9_side(r: Rung) -> Side:
+    harm = r.judgement.harm
     return Side(float(len(harm)), harm[0] if harm else None, "", (), ())
 
 
@@ -537,11 +538,11 @@ def sides(
         "T2": lambda: t2_side(cells, r),
         "T3": lambda: t3_side(r),
         "T4": lambda: t4_side(cells, study, predictions.base_lrs),
-        "T5": lambda: t5_side(cells, r, study, predictions.gap_lr),
+        "T5": lambda: t5_side(r, study, predictions.gap_lr),
         "T6": lambda: t6_side(cells, warm, study),
         "T7": lambda: t7_side(cells, study),
         "T8": lambda: t8_side(cells, study),
-        "T9": lambda: t9_side(cells, study),
+        "T9": lambda: t9_side(r),
         "T10": lambda: edge_side(r, "off"),
         "T11": lambda: edge_side(r, study.primary_comparison[1]),
     }
@@ -716,10 +717,7 @@ def carry(
     ref = sides(ref_cells, predictions, warm)
     cells = cells_of(new)
     now = sides(cells, predictions)
-    margin = predictions.study.fate_margin
-    ways = None
-    if (borderline(cells, margin) & cells.finished()).any():
-        ways = [sides(with_borderline_as(cells, margin, f), predictions) for f in (True, False)]
+    ways = both_ways(cells, predictions.study.fate_margin, lambda c: sides(c, predictions))
     out = []
     for q in predictions.quantities:
         outcome, reason = decide(q, now[q], ref[q], predictions)

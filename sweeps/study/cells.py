@@ -149,6 +149,16 @@ def borderline(cells: Cells, margin: float) -> np.ndarray:
         return np.abs(cells.cut_gap) <= margin
 
 
+def both_ways(cells: Cells, margin: float, judge_one):
+    """judge_one on the table read both ways (docs/STUDY.md section 13): every borderline run
+    stuck, then every one trained; None where no finished run is borderline (both readings are
+    the table as recorded). The one place a verdict meets its borderline runs: a decision the
+    two readings disagree on is left to the borderline runs, not decided."""
+    if not (borderline(cells, margin) & cells.finished()).any():
+        return None
+    return tuple(judge_one(with_borderline_as(cells, margin, f)) for f in (True, False))
+
+
 def plateau_cut(failing, cut_gap, above, margin: float):
     """(failing, cut_gap) with the stuck cut moved `margin` nats down where `above` holds (the
     LRs above the reference arm's best, docs/STUDY.md section 23): a run that finished less than

@@ -157,7 +157,7 @@ def h2a_call(h: H2a) -> Call:
 
 
 def h1(analysis: Analysis) -> dict[str, Call]:
-    """H1 as the rulebook decided it at each rung (sweeps.study.rung.h1_v5: the rung's h1)."""
+    """H1 as the rulebook decided it at each rung (sweeps.study.rung.h1_at_best: the rung's h1)."""
     return {
         name: Call(depth.h1.verdict, depth.h1.why)
         for name, depth in analysis.depths.items()

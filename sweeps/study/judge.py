@@ -33,13 +33,15 @@ def fate_arrays(cells: Cells, p: rules.Pairs, fate_margin: float):
 
 
 def judge_arrays(lrs, d, cls_b, cls_t, ceiling, best: float | None, study: rules.Study):
-    """(Necessity, marks per judged LR, harm ranges, help ranges) of one comparison from its
-    arrays (lrs ascending, d [LR, seed], fate classes, common ceiling [LR])."""
+    """(Necessity, marks per judged LR, harm ranges, help ranges, the stability threshold's
+    search) of one comparison from its arrays (lrs ascending, d [LR, seed], fate classes,
+    common ceiling [LR])."""
     lrs = np.asarray(lrs, float)
     floor, m = study.precision, study.min_effect
     if not len(lrs):
         empty = Necessity([], [], [], [], stability.NONE, [], [], floor)
-        return empty, [], (), ()
+        unsearched = stability.StabilityThreshold(None, stability.NONE, (), (), (), True)
+        return empty, [], (), (), unsearched
     d = np.asarray(d, float).reshape(len(lrs), -1)
     a, used, _ = stability.pooled_lr_stats(d, cls_b, cls_t, floor)
     judged = stability.judged_mask(a, ceiling)
@@ -63,7 +65,7 @@ def judge_arrays(lrs, d, cls_b, cls_t, ceiling, best: float | None, study: rules
     )
     harm = effect_curve.ranges(lrs, idx, marks, effect_curve.HARMED)
     helped = effect_curve.ranges(lrs, idx, marks, effect_curve.HELPED)
-    return necessity, [int(marks[i]) for i in idx], harm, helped
+    return necessity, [int(marks[i]) for i in idx], harm, helped, th
 
 
 def compare(
@@ -77,7 +79,7 @@ def compare(
     def rule(d):
         return judge_arrays(p.lrs, d, cls_b, cls_t, p.ceiling, best, study)
 
-    result, marks, harm, helped = rule(p.d)
+    result, marks, harm, helped, search = rule(p.d)
     movers = []
     if influence:
         for j, s in zip(*np.nonzero(np.isfinite(p.d))):
@@ -94,6 +96,8 @@ def compare(
         marks=marks,
         harm=harm,
         help=helped,
+        search=search,
+        fates=None if cls_b is None else (cls_b, cls_t),
     )
 
 

@@ -30,6 +30,7 @@ from sweeps.study.cells import (
     plateau_cut,
     recorded_baseline,
 )
+from sweeps.study.stability import StabilityThreshold
 from sweeps.study.stats import (
     NONE,
     GridValue,
@@ -214,7 +215,9 @@ class Judgement:
     pairs, the per-LR statistics with the stability threshold (a Necessity), the runs whose
     removal alone moves the threshold (leave-one-run-out): (run id, threshold without it), the
     baseline arm's best LR, each judged LR's effect-curve mark (effect_curve.HARMED, HELPED, 0)
-    and the harmed and helped ranges of LRs."""
+    and the harmed and helped ranges of LRs; the stability threshold's search from the baseline
+    arm's best LR (stability.StabilityThreshold) and each arm's fate classes [LR, seed] at the
+    pairs' LRs (None without any)."""
 
     pairs: Pairs
     necessity: Necessity
@@ -223,6 +226,8 @@ class Judgement:
     marks: list[int] = field(default_factory=list)
     harm: tuple[tuple[float, float], ...] = ()
     help: tuple[tuple[float, float], ...] = ()
+    search: StabilityThreshold | None = None
+    fates: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class LRCall(NamedTuple):

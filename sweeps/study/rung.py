@@ -1,26 +1,29 @@
-"""One rung judged under study v5 (docs/STUDY.md section 13): the stability threshold (pooled
-and per seed), the low-LR effect, H1 at `off`'s best LR, H2a, each arm's failure edge under
-each failure definition, and the borderline runs, with every verdict they could flip computed
-both ways (all borderline runs stuck, all trained). A verdict the two ways disagree on is
-inconclusive ("borderline decides"): a fate within measurement precision of the cut must not
-decide a number.
+"""One rung decided once (docs/STUDY.md sections 13, 17 and 25): the primary comparison judged
+(judge.compare: per-LR effects and marks, the stability threshold pooled and per seed, harm and
+help ranges, leave-one-run-out where asked), the low-LR effect, H1 at `off`'s best LR, H2a,
+each arm's failure edge under each failure definition, the cost at each arm's best LR, and the
+borderline runs, with every verdict they could flip computed both ways (all borderline runs
+stuck, all trained; cells.both_ways). A verdict the two ways disagree on is inconclusive
+("borderline decides"): a fate within measurement precision of the cut must not decide a
+number.
+
+sweeps/analysis/compute.py maps a Rung into the analysis, sweeps/analysis/trends.py reads each
+rung's two readings from it, and the carry tables (sweeps/study/carry.py) its sides.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-import numpy as np
-
-from sweeps.study import judge, rules, stability
-from sweeps.study.cells import FAILURE_DEFINITIONS, Cells, borderline, with_borderline_as
+from sweeps.study import effect_curve, judge, rules, stability
+from sweeps.study.cells import FAILURE_DEFINITIONS, Cells, borderline, both_ways
 from sweeps.study.rules import BORDERLINE_DECIDES
 from sweeps.study.stats import GridValue, Paired, equivalent
 
 
 @dataclass(frozen=True)
-class H1v5:
+class H1:
     """H1 at `off`'s best LR: the verdict, a reason code ('no best lr', 'not judged',
     'necessary', 'harms', 'no threshold', 'negligible', 'off never fails',
     'neither', BORDERLINE_DECIDES) and the statistics there."""
@@ -31,72 +34,87 @@ class H1v5:
 
 
 @dataclass(frozen=True)
-class Rung:
-    """Everything v5 decides at one rung (no prose)."""
+class Way:
+    """The rung under one reading of its borderline runs: the primary comparison judged, the
+    stability threshold's search from `off`'s best LR, the low-LR effect, H1, H2a with its
+    statistics of log10 critical-LR ratios, and each arm's failure edges (arm -> failure
+    definition -> edge); off_fails: some seed of the reference arm fails inside or below the
+    grid (the primary failure definition)."""
+
+    judgement: rules.Judgement
+    threshold: stability.StabilityThreshold
+    low: stability.LowLR
+    off_fails: bool
+    h1: H1
+    h2a: str
+    h2a_ratio: Paired
+    edges: dict[str, dict[str, stability.Edge]]
+
+
+@dataclass(frozen=True)
+class Rung(Way):
+    """Everything the rulebook decides at one rung (no prose): the recorded reading (Way's
+    fields), with any decision the borderline runs flip made inconclusive; the reference arm's
+    best LR and the cost at each arm's best LR; `ways` the rung with every borderline run
+    stuck and trained (the recorded reading twice when none is borderline); `both_ways` each
+    decision the two readings differ on."""
 
     comparison: rules.Comparison
     best_lr: float | None
-    threshold: stability.StabilityThreshold
-    low: stability.LowLR
-    h1: H1v5
-    h2a: str
-    h2a_ratio: Paired
-    edges: dict[str, dict[str, stability.Edge]]  # arm -> definition -> edge
+    best_cost: effect_curve.BestCost
     borderline: tuple[str, ...]  # run ids within the fate margin of their cut
-    both_ways: dict[
-        str, tuple[str, str]
-    ]  # verdict -> (borderline stuck, trained) where they differ
+    # decision -> (borderline stuck, trained) where the two readings differ
+    both_ways: dict[str, tuple[str, str]]
+    ways: tuple[Way, Way]
 
 
-def primary_arrays(cells: Cells, comparison: rules.Comparison, fate_margin: float = 0.0):
-    """(LRs both arms ran, d [LR, seed] baseline - treatment, fate classes of each arm, the
-    common ceiling [LR]) of a comparison at one rung: rules.pairs' differences and ceiling,
-    with each run's fate class (judge.fate_arrays)."""
-    p = rules.pairs(cells, comparison)
-    cls_b, cls_t = judge.fate_arrays(cells, p, fate_margin)
-    return np.asarray(p.lrs, float), p.d, cls_b, cls_t, p.ceiling
-
-
-def h1_v5(th: stability.StabilityThreshold, off_fails: bool, study: rules.Study) -> H1v5:
+def h1_at_best(th: stability.StabilityThreshold, off_fails: bool, study: rules.Study) -> H1:
     """Supported: QK-norm's effect at `off`'s best LR is equivalent to zero (TOST at
     +-negligible) and the stability threshold lies above it. Not supported: necessary there,
     harmful there, or no threshold although `off` fails above its best LR."""
     if th.best_lr is None:
-        return H1v5(rules.INCONCLUSIVE, "no best lr", None)
+        return H1(rules.INCONCLUSIVE, "no best lr", None)
     at = next((s for lr, s in zip(th.judged, th.stats) if math.isclose(lr, th.best_lr)), None)
     if at is None:
-        return H1v5(rules.INCONCLUSIVE, "not judged", None)
+        return H1(rules.INCONCLUSIVE, "not judged", None)
     if at.lower > study.min_effect:
-        return H1v5(rules.NOT_SUPPORTED, "necessary", at)
+        return H1(rules.NOT_SUPPORTED, "necessary", at)
     if at.upper < -study.min_effect:
-        return H1v5(rules.NOT_SUPPORTED, "harms", at)
+        return H1(rules.NOT_SUPPORTED, "harms", at)
     kind = th.pooled.kind
     if kind == "none" and off_fails:
-        return H1v5(rules.NOT_SUPPORTED, "no threshold", at)
+        return H1(rules.NOT_SUPPORTED, "no threshold", at)
     if equivalent(at, study.negligible) and kind == "":
-        return H1v5(rules.SUPPORTED, "negligible", at)
+        return H1(rules.SUPPORTED, "negligible", at)
     if kind == "none":
-        return H1v5(rules.INCONCLUSIVE, "off never fails", at)
-    return H1v5(rules.INCONCLUSIVE, "neither", at)
+        return H1(rules.INCONCLUSIVE, "off never fails", at)
+    return H1(rules.INCONCLUSIVE, "neither", at)
 
 
-def _one_way(cells: Cells, study: rules.Study):
+def low_lr(j: rules.Judgement, study: rules.Study) -> stability.LowLR:
+    """The low-LR effect (section 17) of a judged primary comparison: the LRs below `off`'s
+    best."""
+    p = j.pairs
+    if j.fates is None:
+        return stability.LowLR(rules.INCONCLUSIVE, (), (), (), ())
+    return stability.low_lr_effect(
+        p.lrs,
+        p.d,
+        *j.fates,
+        p.ceiling,
+        j.best_lr,
+        study.min_effect,
+        study.negligible,
+        study.precision,
+    )
+
+
+def judge_way(cells: Cells, study: rules.Study, influence: bool = False) -> Way:
+    """The rung under the fates its table holds (leave-one-run-out only where asked)."""
     comparison = study.primary_comparison
-    lrs, d, cb, ct, ceiling = primary_arrays(cells, comparison, study.fate_margin)
-    best = rules.best_lr(cells, comparison.baseline)
-    if cb is None:
-        th = stability.stability_threshold(lrs, d, cb, ct, ceiling, None, 0, 0, 0)
-        low = stability.LowLR(rules.INCONCLUSIVE, (), (), (), ())
-    else:
-        th = stability.stability_threshold(
-            lrs, d, cb, ct, ceiling, best, study.min_effect, study.seed_margin, study.precision
-        )
-        low = stability.low_lr_effect(
-            lrs, d, cb, ct, ceiling, best, study.min_effect, study.negligible, study.precision
-        )
-    crit = {arm: rules.critical_lrs(cells, arm) for arm in comparison}
+    j = judge.compare(cells, comparison, study, influence)
+    crit = {arm: rules.critical_lrs(cells, arm, delta=study.delta) for arm in comparison}
     off_fails = any(v.kind in ("", "below") for v in crit[comparison.baseline].values())
-    h1 = h1_v5(th, off_fails, study)
     ratio, _ = rules.h2a_stats(crit[comparison.baseline], crit[comparison.treatment])
     h2a = rules.paired_verdict(ratio)
     if any(not v.inside for v in crit[comparison.baseline].values()):
@@ -111,43 +129,70 @@ def _one_way(cells: Cells, study: rules.Study):
         for arm in comparison
         if cells.has(arm)
     }
-    return th, low, h1, h2a, ratio, edges
+    th = j.search
+    h1 = h1_at_best(th, off_fails, study)
+    return Way(j, th, low_lr(j, study), off_fails, h1, h2a, ratio, edges)
+
+
+def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Rung:
+    """The rung decided once: its recorded reading (with the leave-one-run-out check where
+    asked), both readings of its borderline runs, and the decisions they flip made
+    inconclusive."""
+    main = judge_way(cells, study, influence)
+    ways = both_ways(cells, study.fate_margin, lambda c: judge_way(c, study))
+    flags = borderline(cells, study.fate_margin)
+    runs = tuple(sorted(str(r) for r in cells.run_ids[flags & cells.finished()] if r is not None))
+    h1, h2a, low = main.h1, main.h2a, main.low
+    both: dict[str, tuple[str, str]] = {}
+    if ways is not None:
+        decisions = {
+            "threshold": tuple(_kind(w.threshold.pooled) for w in ways),
+            "low": tuple(w.low.verdict for w in ways),
+            "H1": tuple(w.h1.verdict for w in ways),
+            "H2a": tuple(w.h2a for w in ways),
+        }
+        for arm, by_definition in main.edges.items():
+            for definition in by_definition:
+                decisions[f"{arm} {definition} edge"] = tuple(
+                    _edge_text(w.edges[arm][definition]) for w in ways
+                )
+        both = {k: v for k, v in decisions.items() if v[0] != v[1]}
+        if "H1" in both:
+            h1 = H1(rules.INCONCLUSIVE, BORDERLINE_DECIDES, h1.stats)
+        if "H2a" in both:
+            h2a = rules.INCONCLUSIVE
+        if "low" in both:
+            low = replace(low, verdict=rules.INCONCLUSIVE)
+    ref, primary = study.reference, study.primary
+    best = rules.best_lr(cells, ref)
+    cost = effect_curve.best_cost(
+        cells.lrs,
+        cells.loss[cells.arm(ref)],
+        cells.loss[cells.arm(primary)],
+        best,
+        rules.best_lr(cells, primary),
+        study.precision,
+    )
+    return Rung(
+        comparison=study.primary_comparison,
+        best_lr=best,
+        judgement=main.judgement,
+        threshold=main.threshold,
+        low=low,
+        off_fails=main.off_fails,
+        h1=h1,
+        h2a=h2a,
+        h2a_ratio=main.h2a_ratio,
+        edges=main.edges,
+        best_cost=cost,
+        borderline=runs,
+        both_ways=both,
+        ways=ways if ways is not None else (main, main),
+    )
 
 
 def _kind(v: GridValue) -> str:
     return f"{v.kind or 'inside'} {v.bracket or v.value}"
-
-
-def judge_rung(cells: Cells, study: rules.Study) -> Rung:
-    """v5 at one rung, with the borderline runs' fates both ways."""
-    th, low, h1, h2a, ratio, edges = _one_way(cells, study)
-    flags = borderline(cells, study.fate_margin)
-    runs = tuple(sorted(str(r) for r in cells.run_ids[flags & cells.finished()] if r is not None))
-    both: dict[str, tuple[str, str]] = {}
-    if runs:
-        ways = [
-            _one_way(with_borderline_as(cells, study.fate_margin, f), study) for f in (True, False)
-        ]
-        pairs = {
-            "threshold": tuple(_kind(w[0].pooled) for w in ways),
-            "low": tuple(w[1].verdict for w in ways),
-            "H1": tuple(w[2].verdict for w in ways),
-            "H2a": tuple(w[3] for w in ways),
-        }
-        for arm, by_definition in edges.items():
-            for definition in by_definition:
-                pairs[f"{arm} {definition} edge"] = tuple(
-                    _edge_text(w[5][arm][definition]) for w in ways
-                )
-        both = {k: v for k, v in pairs.items() if v[0] != v[1]}
-        if "H1" in both:
-            h1 = H1v5(rules.INCONCLUSIVE, BORDERLINE_DECIDES, h1.stats)
-        if "H2a" in both:
-            h2a = rules.INCONCLUSIVE
-        if "low" in both:
-            low = stability.LowLR(rules.INCONCLUSIVE, low.lrs, low.stats, low.lower, low.upper)
-    best = rules.best_lr(cells, study.reference)
-    return Rung(study.primary_comparison, best, th, low, h1, h2a, ratio, edges, runs, both)
 
 
 def _edge_text(e: stability.Edge) -> str:
