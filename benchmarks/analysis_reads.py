@@ -2,8 +2,9 @@
 
 A string subscript (`x["key"]`) or `.get("key")` in figures/ is a read of an untyped dict:
 the analysis.json dict, a run row or a settings table. Attribute reads of the typed
-`sweeps.analysis` records are not counted. Python's own parser finds them, so strings in
-comments and docstrings do not count.
+`sweeps.analysis` records are not counted, nor are writes (`frame["column"] = ...`, a store,
+not a read: reported apart). Python's own parser finds them, so strings in comments and
+docstrings do not count.
 
     python benchmarks/analysis_reads.py            # the working tree
     python benchmarks/analysis_reads.py --rev fd920ab   # any commit, for a before/after
@@ -20,11 +21,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def string_reads(source: str) -> tuple[Counter, Counter]:
-    """(subscript keys, .get keys) of one module's source, each a Counter of key -> reads."""
-    subscripts, gets = Counter(), Counter()
+def string_reads(source: str) -> tuple[Counter, Counter, int]:
+    """(subscript keys read, .get keys, string-keyed writes) of one module's source, the first
+    two a Counter of key -> reads."""
+    subscripts, gets, writes = Counter(), Counter(), 0
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Subscript) and _is_str(node.slice):
+            if not isinstance(node.ctx, ast.Load):
+                writes += 1
+                continue
             subscripts[node.slice.value] += 1
         if (
             isinstance(node, ast.Call)
@@ -34,7 +39,7 @@ def string_reads(source: str) -> tuple[Counter, Counter]:
             and _is_str(node.args[0])
         ):
             gets[node.args[0].value] += 1
-    return subscripts, gets
+    return subscripts, gets, writes
 
 
 def _is_str(node: ast.AST) -> bool:
@@ -65,9 +70,10 @@ def main() -> None:
     parser.add_argument("--rev", help="a git revision (default: the working tree)")
     parser.add_argument("--top", type=int, default=8, help="how many modules to list")
     args = parser.parse_args()
-    per_module, keys = {}, Counter()
+    per_module, keys, writes = {}, Counter(), 0
     for path, source in sorted(figures_sources(args.rev).items()):
-        subscripts, gets = string_reads(source)
+        subscripts, gets, written = string_reads(source)
+        writes += written
         per_module[path] = (sum(subscripts.values()), sum(gets.values()))
         keys.update(subscripts)
         keys.update(gets)
@@ -77,6 +83,7 @@ def main() -> None:
     print(f"figures/ at {args.rev or 'the working tree'}: {len(per_module)} modules")
     print(f'string reads: {subscripts + gets} ({subscripts} x["k"], {gets} .get("k"))')
     print(f"distinct keys read by string: {len(keys)}; modules that read by string: {len(readers)}")
+    print(f"string-keyed writes (a column or key stored, not counted above): {writes}")
     ranked = sorted(per_module.items(), key=lambda kv: -sum(kv[1]))[: args.top]
     for path, (s, g) in ranked:
         print(f"  {path}: {s + g}")

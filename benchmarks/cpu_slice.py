@@ -132,8 +132,7 @@ def main(argv=None) -> int:
 def rejudge_with(runs: pd.DataFrame, folder: Path) -> dict:
     """docs/cpu-depth's analysis (analysis.json's dict) with these runs' summaries in place of
     its own, by the report's pipeline."""
-    from figures.report import archive
-    from sweeps.analysis import analyze
+    from sweeps.analysis import analyze, archive
     from sweeps.analysis.adapter import to_json
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from figures.report import archive  # noqa: E402
-from sweeps.analysis import analyze  # noqa: E402
+from sweeps.analysis import analyze, archive  # noqa: E402
 from sweeps.analysis.adapter import to_json  # noqa: E402
 from sweeps.study.simulate_v5 import PLATEAU_MARGIN  # noqa: E402
 

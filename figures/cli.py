@@ -124,7 +124,7 @@ def _check_report(folder: Path, name: str) -> None:
     report (NAME would be ignored)."""
     import json
 
-    from figures.report.archive import has_archive
+    from sweeps.analysis.archive import has_archive
     from sweeps.core.errors import HarnessError
     from sweeps.sweep.archived import SWEEP_FILE
 

@@ -103,8 +103,7 @@ def test_the_typed_analysis_holds_each_decision_the_report_words():
     """sweeps.analysis.analyze on a committed report's own runs: the registry's decision of
     each hypothesis (its STUDY.md section, verdict and per-rung calls), no prose, and the
     verdicts the committed report words from them."""
-    from figures.report import archive
-    from sweeps.analysis import analyze
+    from sweeps.analysis import analyze, archive
 
     results, curves, _ = archive.load(DOCS / "cpu-control")
     analysis = analyze(results, curves)

@@ -1,6 +1,6 @@
-"""figures/report/archive.py and figures/report/rejudged.py: a report regenerates from its own
-data, and a
-report made before its data was kept is re-judged from its analysis.json's runs table."""
+"""sweeps/analysis/archive.py, sweeps/analysis/previous.py and figures/report/rejudged.py: a
+report regenerates from its own data, and a report made before its data was kept is re-judged
+from its analysis.json's runs table, beside what its earlier analysis decided."""
 
 import json
 from pathlib import Path
@@ -9,9 +9,19 @@ import figures_fakes as ff
 import pytest
 from click.testing import CliRunner
 
-from figures.report.archive import CURVES_FILE, OLD_ANALYSIS, OLD_REPORT, RUNS_FILE, SWEEP_FILE
 from figures.report.assemble import make_report
 from sweeps.analysis.adapter import SCHEMA
+from sweeps.analysis.archive import (
+    CURVES_FILE,
+    OLD_ANALYSIS,
+    OLD_REPORT,
+    RUNS_FILE,
+    SWEEP_FILE,
+    V4_ANALYSIS,
+)
+from sweeps.analysis.previous import previous_of
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +123,23 @@ def test_figures_from_report_leaves_the_report_alone_unless_asked(tmp_path):
     assert wrong.exit_code != 0 and "is sweep cpu-budget's report" in str(wrong.exception)
     both = CliRunner().invoke(figures, ["cpu-budget", *args, "--in-place", "--out", str(tmp_path)])
     assert both.exit_code != 0 and "takes no --out" in str(both.exception)
+
+
+@pytest.mark.parametrize("name, rules", [(OLD_ANALYSIS, "v3"), (V4_ANALYSIS, "v4")])
+def test_an_earlier_analysis_reads_typed_as_its_rules_wrote_it(name, rules):
+    """docs/cpu's kept analyses (v3: `verdicts`; v4: `decided`, schema 4 or 5): every verdict,
+    threshold, critical LR and sensitivity the Re-judged section compares, read from the keys
+    that version wrote."""
+    doc = json.loads((DOCS / "cpu" / name).read_text())
+    p = previous_of(doc)
+    assert p.rules == rules and p.study_sha256 == doc["study_sha256"]
+    said = doc["decided" if rules == "v4" else "verdicts"]
+    assert p.verdicts and p.verdicts == {h: v["verdict"] for h, v in said.items()}
+    for rung, d in doc["depths"].items():
+        for k, c in d["comparisons"].items():
+            t = p.thresholds[rung][k]
+            assert t.point.value == c["threshold"]["value"]
+            assert t.point.kind == c["threshold"]["kind"]
+        for arm, a in d["arms"].items():
+            assert p.arms[rung][arm].sensitivity == a["sensitivity"]["mean"]
+            assert p.arms[rung][arm].critical_lr.value == a["eta_crit"]["median"]["value"]

@@ -406,7 +406,7 @@ def test_a_report_in_fewer_formats_links_only_what_it_wrote(study, tmp_path):
         "curves.parquet",
         "runs.parquet",
         "sweep.json",
-    ]  # the analysis, and the report's own data (figures/report/archive.py)
+    ]  # the analysis, and the report's own data (sweeps/analysis/archive.py)
     assert sorted(p.stem for p in out.glob("*.svg")) == sorted(CHARTS)
     bad = CliRunner().invoke(
         figures, ["study", "--runs-dir", str(study.parent), "--formats", "svg,gif"]

@@ -1,4 +1,4 @@
-"""Growing a committed report (sweeps/sweep/archived.py, figures.report.archive.add_runs): a sweep
+"""Growing a committed report (sweeps/sweep/archived.py, sweeps.analysis.archive.add_runs): a sweep
 given the report counts the report's runs as finished and trains only the runs its grid rules
 add; `figures --from-report --add-runs` reports all of them, and the report keeps them."""
 
@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from test_sweeps import sweep, write_spec
 
 from figures.cli import figures
-from figures.report.archive import RUNS_FILE
 from figures.report.assemble import make_report
+from sweeps.analysis.archive import RUNS_FILE
 from sweeps.cli import make_cli
 from sweeps.run.rundir import RunDir
 

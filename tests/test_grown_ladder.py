@@ -1,4 +1,4 @@
-"""A report grown by a rung (figures.report.archive.add_runs, sweeps.study.rules.h2b_unjudged): a
+"""A report grown by a rung (sweeps.analysis.archive.add_runs, sweeps.study.rules.h2b_unjudged): a
 2-depth sweep is reported, its spec grows by a depth on an LR subset ([rung_lr]), the sweep
 grown from the report trains only that depth, and `figures --from-report --add-runs` makes one
 report of all of them. A grown spec that changes anything else is refused in one line."""
@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from test_sweeps import sweep, write_spec
 
 from figures.cli import figures
-from figures.report.archive import RUNS_FILE, SWEEP_FILE
 from figures.report.assemble import make_report
 from figures.words.view import read_view
+from sweeps.analysis.archive import RUNS_FILE, SWEEP_FILE
 from sweeps.cli import make_cli
 from sweeps.study import rules
 

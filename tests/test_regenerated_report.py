@@ -12,9 +12,9 @@ import chart_marks as cm
 import figures_fakes as ff
 import pytest
 
-from figures.report import archive
 from figures.report.assemble import make_report
 from figures.report.figure_set import figure_set
+from sweeps.analysis import archive
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 KEPT = ("training_curves", "attention", "residual_kurtosis")  # drawn from curves docs/cpu lacks

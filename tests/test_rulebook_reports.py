@@ -148,8 +148,8 @@ def test_a_report_v4_judged_keeps_v4s_files_and_shows_them_beside_the_rulebooks(
     """Regenerated in place, a report whose analysis.json v4 wrote (schema 5) keeps it and its
     report.md as analysis-v4.json and report-v4.md, once, and the report's Re-judged section
     sets v4's verdicts beside the rulebook's."""
-    from figures.report import archive
     from figures.report.assemble import make_report
+    from sweeps.analysis import archive
 
     folder = tmp_path / "cpu-control"
     shutil.copytree(DOCS / "cpu-control", folder)

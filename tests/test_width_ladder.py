@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from figures import charts, present
-from figures.report import archive, opening
+from figures.report import opening
 from figures.report.assemble import make_report
 from figures.words import extrapolation
 from figures.words.view import analyze, read_view
 from sweeps.analysis import analyze as typed_analyze
+from sweeps.analysis import archive
 from sweeps.analysis.adapter import to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError

@@ -18,7 +18,6 @@ from figures import charts
 from figures.formats import DEFAULT_FORMATS
 from figures.report import (
     answer,
-    archive,
     budget,
     edges,
     figure_set,
@@ -28,7 +27,7 @@ from figures.report import (
     what_ran,
 )
 from figures.words.view import Said, say
-from sweeps.analysis import analyze
+from sweeps.analysis import analyze, archive
 from sweeps.analysis.adapter import from_json, to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.files import write_atomic
@@ -44,9 +43,9 @@ def make_report(
     add_runs: bool = False,
 ) -> Path:
     """Write analysis.json, the figure set (in `formats`), report.md and the report's own data
-    (figures.report.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
+    (sweeps.analysis.archive) for runs/<sweep> into out_dir (default: the sweep's report/); or, with
     from_report, re-render a committed report from its own data (default out_dir: in place,
-    keeping a pre-v4 report's analysis and report.md beside it, figures.report.archive.OLD_*); with
+    keeping a pre-v4 report's analysis and report.md beside it, sweeps.analysis.archive.OLD_*); with
     add_runs, also the finished runs of sweep_dir the report lacks (archive.add_runs)."""
     source = None
     if from_report is not None:
@@ -60,7 +59,7 @@ def make_report(
         curves = load_curves(results.runs)
     out_dir.mkdir(parents=True, exist_ok=True)
     if source:
-        _keep_previous(Path(from_report), out_dir, source["kind"])
+        _keep_previous(Path(from_report), out_dir, source.kind)
     # complete as returned, a token-matched check's judgement against its ladder (found beside
     # sweep_dir or from_report) included; analysis.json holds it as is, no words
     written = to_json(analyze(results, curves, sweep_dir, from_report))
@@ -68,7 +67,7 @@ def make_report(
     earlier = earlier_json((Path(from_report) if source else out_dir) / "analysis.json")
     written = judged_under(written, earlier)
     write_atomic(out_dir / "analysis.json", json.dumps(written, indent=1, sort_keys=True) + "\n")
-    archive.write(out_dir, results, curves, source["gaps"] if source else "")
+    archive.write(out_dir, results, curves, source.gaps if source else "")
     a = from_json(written)  # as analysis.json holds it: NaN and Inf as None
     said = say(a)  # the words: verdicts, rules, interventions, warnings
     sections = [what_ran.header(results, a)]
@@ -92,7 +91,7 @@ def make_report(
                 charts.save(chart, out_dir, name, formats)
         sections += [
             answer.answer(results, said, figures, formats),
-            rejudged.section(source["previous"] if source else None, said, source),
+            rejudged.section(source, said),
             what_ran.setup(results, a),
             what_ran.runs(a),
             _verdicts(said),

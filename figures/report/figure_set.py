@@ -10,8 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from figures import charts, present
-from figures.report import archive
-from sweeps.analysis import curve_picks
+from sweeps.analysis import archive, curve_picks
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 

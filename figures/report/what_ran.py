@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from figures import present
-from figures.report import archive, tables
+from figures.report import tables
 from figures.words import numbers
-from sweeps.analysis import caveats
+from sweeps.analysis import archive, caveats
 from sweeps.analysis import model as m
 from sweeps.analysis.results import SweepResults
 from sweeps.data.corpora import CORPORA

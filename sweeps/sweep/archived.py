@@ -2,7 +2,7 @@
 (`sweep NAME --from-report DIR`, then `figures NAME --from-report DIR --add-runs
 --in-place`).
 
-A report keeps its runs as a table (runs.parquet, figures/report/archive.py) but not their run
+A report keeps its runs as a table (runs.parquet, sweeps/analysis/archive.py) but not their run
 directories, which stay with the machine that trained them. When the study's rules later ask
 for LRs the report lacks (a rung its refinement rule would still grow, figures/words/caveats.py),
 the sweep plans its grid as usual and counts each planned run the report already holds as
@@ -22,7 +22,7 @@ import pandas as pd
 from sweeps.core.errors import HarnessError
 from sweeps.run.outcomes import OUTCOMES
 
-# a report's own data (figures/report/archive.py writes them; declared here, where a sweep reads
+# a report's own data (sweeps/analysis/archive.py writes them; declared here, where a sweep reads
 # them)
 RUNS_FILE, SWEEP_FILE = "runs.parquet", "sweep.json"
 # what the grid rules read of a summary (sweeps.study.rules.build_cells and the baselines)

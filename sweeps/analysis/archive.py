@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from figures import present
+from sweeps.analysis.previous import Previous, is_v4, previous_of
 from sweeps.analysis.results import RUN_KEYS, SweepResults
 from sweeps.core.config import RunConfig
 from sweeps.core.errors import HarnessError
@@ -45,6 +46,18 @@ ARCHIVE_GAPS = (
     "each run, and the final validation loss on the whole split (these runs measured it on "
     "train.eval_batches fixed batches)"
 )
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a re-rendered report's data came from: kind "archive" (its runs.parquet) or
+    "analysis" (a pre-archive report's analysis.json runs table); gaps: what it could not
+    recompute ("" for none); previous: the analysis it had under the earlier rules (None when
+    its analysis.json is the current rules')."""
+
+    kind: str
+    gaps: str
+    previous: Previous | None
 
 
 def write(out_dir: Path, results: SweepResults, curves: pd.DataFrame, gaps: str = "") -> None:
@@ -74,10 +87,9 @@ def has_archive(report_dir: Path) -> bool:
     return (Path(report_dir) / RUNS_FILE).is_file() or _old_analysis(Path(report_dir)) is not None
 
 
-def load(report_dir: Path) -> tuple[SweepResults, pd.DataFrame, dict]:
+def load(report_dir: Path) -> tuple[SweepResults, pd.DataFrame, Source]:
     """(results, curves, source) of a committed report: its archive, or, for a report made
-    before the archive existed, its analysis.json's runs table. source: {"kind": "archive" |
-    "analysis", "gaps": what could not be recomputed, "previous": the analysis it had}."""
+    before the archive existed, its analysis.json's runs table."""
     report_dir = Path(report_dir)
     if (report_dir / RUNS_FILE).is_file():
         return _from_archive(report_dir)
@@ -207,7 +219,7 @@ def _from_archive(report_dir: Path):
     )
     curves = pd.read_parquet(report_dir / CURVES_FILE)
     previous = _old_analysis(report_dir)
-    source = {"kind": "archive", "gaps": sweep.get("gaps", ""), "previous": previous}
+    source = Source("archive", sweep.get("gaps", ""), previous_of(previous) if previous else None)
     return results, curves, source
 
 
@@ -219,7 +231,7 @@ def _old_analysis(report_dir: Path) -> dict | None:
         path = report_dir / name
         if path.is_file():
             doc = json.loads(path.read_text())
-            if name == V4_ANALYSIS or doc.get("schema") in (4, 5):
+            if name == V4_ANALYSIS or is_v4(doc):
                 return doc
     for name in (OLD_ANALYSIS, "analysis.json"):
         path = report_dir / name
@@ -238,7 +250,8 @@ def _from_analysis(report_dir: Path, old: dict):
     runs = pd.DataFrame(old["runs"])
     # a run is matched by its rung: its depth, and its width where the table has one (a
     # report made before width ladders has none: its sweep laddered depth alone)
-    rung = present.ladder_of_json(old).field
+    # (a report written before ladders had a width records none: a depth ladder)
+    rung = ((old.get("settings") or {}).get("ladder") or {}).get("field", "n_layer")
     extra = {int(d): sorted(set(part.lr) - set(spec.lr)) for d, part in runs.groupby(rung)}
     backend = str(runs.run_id.iloc[0]).split("-", 1)[0]
     shape = ["n_layer", "n_embd"] if "n_embd" in runs else ["n_layer"]
@@ -281,7 +294,7 @@ def _from_analysis(report_dir: Path, old: dict):
         configs=configs,
     )
     curves = pd.DataFrame(columns=["run_id", *RUN_KEYS, "step"])
-    return results, curves, {"kind": "analysis", "gaps": ARCHIVE_GAPS, "previous": old}
+    return results, curves, Source("analysis", ARCHIVE_GAPS, previous_of(old))
 
 
 CROSSCHECK_LINE = re.compile(r"\*\*pass\*\* \((\d+) checks over (\d+) model configs\)")
