@@ -524,9 +524,11 @@ def test_legends_have_titles(multi):
 
 
 def test_an_lr_not_judged_is_marked_with_the_rules_own_reason():
-    """docs/interventions has LRs where every run of both arms failed and LRs with a partial
-    ceiling (both arms fail, too few pairs without a failure): the paired chart's grey x says
-    which, in the rule's terms (sweeps.study.rules.lr_call), never a count of its own."""
+    """docs/interventions has LRs where every run of both arms failed, an LR with a partial
+    ceiling (both arms fail, too few pairs without a failure) and LRs with too few pairs that
+    carry evidence (the others: both arms failed, or one failed and the other only just
+    trained): the paired chart's grey x says which, in the rule's terms
+    (sweeps.study.rules.lr_call, on section 13's failure model), never a count of its own."""
     from pathlib import Path
 
     from figures.charts.paired import NOT_JUDGED, _skipped_rows
@@ -537,7 +539,8 @@ def test_an_lr_not_judged_is_marked_with_the_rules_own_reason():
     a = from_json(json.loads((docs / "interventions" / "analysis.json").read_text()))
     rows = _skipped_rows(a)
     said = {r["why"] for r in rows}
-    assert said == {NOT_JUDGED[rules.BOTH_FAILED], NOT_JUDGED[rules.BOTH_ARMS_FAIL]}
+    reasons = (rules.BOTH_FAILED, rules.BOTH_ARMS_FAIL, rules.TOO_FEW_PAIRS)
+    assert said == {NOT_JUDGED[r] for r in reasons}
     unjudged = [e for d in a.depths.values() for c in d.comparisons.values() for e in c.per_lr]
     assert len(rows) == sum(not e.judged for e in unjudged)
     assert "fewer than 3 pairs without a failure" in NOT_JUDGED[rules.BOTH_ARMS_FAIL]

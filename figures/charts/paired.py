@@ -177,7 +177,8 @@ def _panel(key: str, n: int, rung: Ladder) -> str:
 NOT_JUDGED = {
     rules.BOTH_FAILED: "every run of both arms failed",
     rules.BOTH_ARMS_FAIL: f"both arms fail: fewer than {MIN_PAIRS} pairs without a failure",
-    rules.TOO_FEW_PAIRS: f"fewer than {MIN_PAIRS} paired seeds",
+    # a pair carries evidence where one of its runs clearly trained (docs/STUDY.md section 13)
+    rules.TOO_FEW_PAIRS: f"fewer than {MIN_PAIRS} pairs where either arm clearly trained",
 }
 
 

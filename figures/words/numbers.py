@@ -82,7 +82,8 @@ def effect(entry) -> str:
     """One LR of a comparison (an LrEffect) as a table cell: the paired effect with its 90%
     interval (†: widened by the precision floor), the seeds set aside because the baseline's or
     treatment's run failed there, or why it was not judged: 'ceiling' (every run of both arms
-    failed), 'both arms fail' (too few pairs without a failure), 'too few pairs'."""
+    failed), 'both arms fail' (too few pairs without a failure), 'too few pairs' (fewer than 3
+    where either arm clearly trained: docs/STUDY.md section 13's failure model)."""
     if entry.ceiling:
         return "ceiling"
     if entry.partial_ceiling:

@@ -50,7 +50,6 @@ from sweeps.study.stats import (
     GridValue,
     Paired,
     eta_max,
-    pairs_used,
 )
 
 DELTAS = [round(0.05 * k, 2) for k in range(1, 21)]  # the eta_max(delta) ratio chart
@@ -573,9 +572,7 @@ def comparison(
                 lr=lr,
                 judged=stat is not None,
                 ceiling=bool(p.ceiling[i]),
-                partial_ceiling=bool(
-                    not p.ceiling[i] and not pairs_used(p.d[i], p.fail_b[i], p.fail_t[i])[1]
-                ),
+                partial_ceiling=bool(not p.ceiling[i] and judged.partial_ceiling[i]),
                 set_aside=[seeds[j] for j in result.set_aside[k]] if k is not None else [],
                 fails={
                     "baseline": int((p.fail_b[i] & has).sum()),

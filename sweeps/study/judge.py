@@ -34,14 +34,14 @@ def fate_arrays(cells: Cells, p: rules.Pairs, fate_margin: float):
 
 def judge_arrays(lrs, d, cls_b, cls_t, ceiling, best: float | None, study: rules.Study):
     """(Necessity, marks per judged LR, harm ranges, help ranges, the stability threshold's
-    search) of one comparison from its arrays (lrs ascending, d [LR, seed], fate classes,
-    common ceiling [LR])."""
+    search, whether each LR is a partial ceiling [LR]) of one comparison from its arrays (lrs
+    ascending, d [LR, seed], fate classes, common ceiling [LR])."""
     lrs = np.asarray(lrs, float)
     floor, m = study.precision, study.min_effect
     if not len(lrs):
         empty = Necessity([], [], [], [], stability.NONE, [], [], floor)
         unsearched = stability.StabilityThreshold(None, stability.NONE, (), (), (), True)
-        return empty, [], (), (), unsearched
+        return empty, [], (), (), unsearched, ()
     d = np.asarray(d, float).reshape(len(lrs), -1)
     a, used, _ = stability.pooled_lr_stats(d, cls_b, cls_t, floor)
     judged = stability.judged_mask(a, ceiling)
@@ -53,6 +53,7 @@ def judge_arrays(lrs, d, cls_b, cls_t, ceiling, best: float | None, study: rules
     stats = [paired(np.where(used[i], d[i], np.nan), floor) for i in idx]
     has = np.isfinite(d)
     per_seed = list(th.per_seed) or [stability.NONE] * d.shape[1]
+    partial = tuple(bool(x) for x in np.asarray(a["partial_ceiling"]))
     necessity = Necessity(
         lrs=[float(lrs[i]) for i in idx],
         stats=stats,
@@ -65,7 +66,7 @@ def judge_arrays(lrs, d, cls_b, cls_t, ceiling, best: float | None, study: rules
     )
     harm = effect_curve.ranges(lrs, idx, marks, effect_curve.HARMED)
     helped = effect_curve.ranges(lrs, idx, marks, effect_curve.HELPED)
-    return necessity, [int(marks[i]) for i in idx], harm, helped, th
+    return necessity, [int(marks[i]) for i in idx], harm, helped, th, partial
 
 
 def compare(
@@ -79,7 +80,7 @@ def compare(
     def rule(d):
         return judge_arrays(p.lrs, d, cls_b, cls_t, p.ceiling, best, study)
 
-    result, marks, harm, helped, search = rule(p.d)
+    result, marks, harm, helped, search, partial = rule(p.d)
     movers = []
     if influence:
         for j, s in zip(*np.nonzero(np.isfinite(p.d))):
@@ -97,6 +98,7 @@ def compare(
         harm=harm,
         help=helped,
         search=search,
+        partial_ceiling=partial,
         fates=None if cls_b is None else (cls_b, cls_t),
     )
 

@@ -227,6 +227,7 @@ class Judgement:
     harm: tuple[tuple[float, float], ...] = ()
     help: tuple[tuple[float, float], ...] = ()
     search: StabilityThreshold | None = None
+    partial_ceiling: tuple[bool, ...] = ()  # per LR of the pairs: not judged, a partial ceiling
     fates: tuple[np.ndarray, np.ndarray] | None = None
 
 

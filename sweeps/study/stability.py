@@ -70,7 +70,8 @@ def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarra
     trained in both arms, those pairs (the effect among runs that trained); otherwise, when
     only one arm failed, every remaining pair at its capped loss (one arm's failures are the
     effect); when both arms failed in different pairs, none (a partial ceiling). Returns (stats,
-    used [..., LR, seed], evidence [..., LR, seed]); stats["full"] [..., LR]: the pairs used all
+    used [..., LR, seed], evidence [..., LR, seed]); stats["partial_ceiling"] [..., LR]: the
+    LRs not judged as a partial ceiling; stats["full"] [..., LR]: the pairs used all
     share one pair of fate classes with stuck and stopped distinct, stats["full_failed"]: with
     the two one class, failed (v9, section 17): the LRs the gate may test. v4 also required
     every pair to be used, so one random failure at the top LRs moved its gate down to an LR
@@ -87,6 +88,7 @@ def pooled_lr_stats(d, cls_b, cls_t, floor) -> tuple[dict, np.ndarray, np.ndarra
     mixed = (ev & (cls_b > 0)).any(-1) & (ev & (cls_t > 0)).any(-1) & ~enough
     used = used & ~mixed[..., None]
     a = paired_arrays(np.where(used, d, np.nan), floor)
+    a["partial_ceiling"] = mixed
     a["full"] = _one_pattern(used, cls_b, cls_t, kinds=True)
     a["full_failed"] = _one_pattern(used, cls_b, cls_t, kinds=False)
     return a, used, ev
