@@ -14,19 +14,9 @@ from __future__ import annotations
 import math
 
 from sweeps.analysis import model as m
-from sweeps.analysis.adapter import WORDED, from_json
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
 from sweeps.study import hypotheses
 from sweeps.study.rules import DIVERGED, STUCK
-
-
-def typed(analysis: m.Analysis | dict) -> m.Analysis:
-    """The typed analysis; analysis.json's dict of one read back typed, or figures/words/view.py's
-    worded view of one (its words, adapter.WORDED, set aside), for a caller that still holds
-    the dict."""
-    if isinstance(analysis, m.Analysis):
-        return analysis
-    return from_json({k: v for k, v in analysis.items() if k not in WORDED})
 
 
 def ladder_of(analysis: m.Analysis) -> Ladder:

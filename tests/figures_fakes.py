@@ -392,3 +392,19 @@ def drawn(root: Path) -> tuple[dict, object]:
     results = load_results(root)
     curves = load_curves(results.runs)
     return analyze(results, curves), curves
+
+
+def typed(view: dict):
+    """The typed analysis figures/ draws and words (sweeps.analysis.model.Analysis) of a dict a
+    test holds: analysis.json's, or figures.words.view.as_json's worded view (its words,
+    adapter.WORDED, set aside)."""
+    from sweeps.analysis.adapter import WORDED, from_json
+
+    return from_json({k: v for k, v in view.items() if k not in WORDED})
+
+
+def said(view: dict):
+    """The analysis in words (figures.words.view.Said) of a dict a test holds (typed's)."""
+    from figures.words.view import say
+
+    return say(typed(view))

@@ -50,7 +50,7 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
     assert d["arms"]["off"]["recipe"] == d["arms"]["off-4x"]["recipe"]
     assert d["arms"]["off"]["recipe"] != d["arms"]["on"]["recipe"]
     assert d["arms"]["off-4x"]["budget"] == 4 * d["arms"]["off"]["budget"]
-    text = section(result)
+    text = section(ff.typed(result))
     # one pair: off vs on against off-4x vs on-4x (off vs off-4x crosses budgets: not a pair)
     assert text.count("Depth 4:") == 1 and "`off vs on` at 1x (" in text
     assert "against `off-4x vs on-4x` at 4x (" in text
@@ -76,7 +76,7 @@ def test_the_budget_check_pairs_the_comparison_at_both_budgets_lr_by_lr(tmp_path
         "depth 4: with 4x the tokens (off-4x vs on-4x) the calls of off vs on hold at 4 of 5 "
         "LRs; they differ at 0.01"
     )
-    lines = answer_lines(result)  # the question this sweep was built to ask comes first
+    lines = answer_lines(ff.said(result))  # the question this sweep was built to ask comes first
     assert lines[:2] == [
         "Do the calls hold with more tokens?",
         f"  - Partly: {line}. "
@@ -97,6 +97,6 @@ def test_no_budget_section_without_a_comparison_at_two_budgets(tmp_path):
     plain = tmp_path / "plain"
     ff.write_study(plain, depths=[2])
     results = load_results(plain)
-    assert section(analyze(results, load_curves(results.runs))) == ""
+    assert section(ff.typed(analyze(results, load_curves(results.runs)))) == ""
     # both budgets run, but only the 1x comparison is analysed: nothing to pair
-    assert section(write(tmp_path / "one", {"comparisons": []})) == ""
+    assert section(ff.typed(write(tmp_path / "one", {"comparisons": []}))) == ""

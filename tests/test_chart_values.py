@@ -14,7 +14,7 @@ import pytest
 from figures import charts, present
 from figures.charts.headline import FATE_LABELS
 from sweeps.analysis import model
-from sweeps.analysis.adapter import read
+from sweeps.analysis.adapter import from_json, read
 
 # -- every chart draws exactly the analysis, panel by panel ----------------------------------
 # Read back from the renderer (tests/chart_marks.py) on a sweep with three arms, three
@@ -62,7 +62,7 @@ def _one(panel: dict, layer: str, *keys) -> tuple:
 
 def test_paired_chart_draws_each_comparison_and_depth_in_its_own_panel(multi):
     result, _ = multi
-    panels = cm.panels(charts.paired_effect(result))
+    panels = cm.panels(charts.paired_effect(ff.typed(result)))
     expected = {
         (key, int(d)): c
         for d, depth in result["depths"].items()
@@ -90,7 +90,7 @@ def test_the_panel_check_catches_layers_that_bring_their_own_data(multi):
     """Today's bug, rebuilt: each layer carries the whole table inside the facet, so every
     panel draws every comparison and depth. The check above must reject it."""
     result, _ = multi
-    spec = charts.spec_of(charts.paired_effect(result))
+    spec = charts.spec_of(charts.paired_effect(ff.typed(result)))
     for layer in spec["spec"]["layer"]:
         layer["data"] = spec["data"]
     with pytest.raises(AssertionError, match="marks of several panels"):
@@ -100,7 +100,7 @@ def test_the_panel_check_catches_layers_that_bring_their_own_data(multi):
 
 def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(multi):
     result, _ = multi
-    panels = cm.panels(charts.final_loss(result))
+    panels = cm.panels(charts.final_loss(ff.typed(result)))
     assert len(panels) == 3
     primary = primary_of(result)
     for panel in panels:
@@ -143,7 +143,7 @@ def test_headline_chart_draws_runs_means_critical_lrs_threshold_and_baseline(mul
 
 def test_headline_marks_every_failed_run_by_its_fate(multi):
     result, _ = multi
-    (panel, *_) = cm.panels(charts.final_loss(result))
+    (panel, *_) = cm.panels(charts.final_loss(ff.typed(result)))
     fates = {m["fate"] for m in panel["runs"]}
     # off at its threshold LR finishes worse than the bigram baseline (figures_fakes): stuck
     assert fates == set(FATE_LABELS.values())
@@ -153,7 +153,7 @@ def test_headline_marks_every_failed_run_by_its_fate(multi):
 
 def test_necessity_map_colours_each_cell_with_its_effect_and_marks_the_thresholds(multi):
     result, _ = multi
-    (panel,) = cm.panels(charts.necessity_map(result))
+    (panel,) = cm.panels(charts.necessity_map(ff.typed(result)))
     primary = primary_of(result)
     expected = {
         (f"depth {d}", e["lr"]): e
@@ -181,7 +181,7 @@ def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
     the least-squares line: the same points and slope as the verdict, recomputed by hand."""
     result, _ = multi
     h3 = result["h3"]
-    (panel,) = cm.panels(charts.trend(result))
+    (panel,) = cm.panels(charts.trend(ff.typed(result)))
     drawn = sorted((int(m["n_layer"]), m["lr"]) for m in panel["points"])
 
     def same(a: list, b: list) -> bool:
@@ -215,7 +215,7 @@ def test_trend_chart_draws_every_point_h3_was_fitted_to_and_its_line(multi):
         fitted = 10 ** (h3["line"]["intercept"] + slope * math.log2(depth))
         assert lr == pytest.approx(fitted, rel=5e-3)
     assert set(ends) == {min(p["rung"] for p in h3["points"]), max(p["rung"] for p in h3["points"])}
-    spec = json.dumps(charts.spec_of(charts.trend(result)))
+    spec = json.dumps(charts.spec_of(charts.trend(ff.typed(result))))
     assert f"{h3['at_bound']['value']:+.3f} decades per doubling" in spec
     # a censored point is a triangle pointing where its value lies beyond the bound
     from figures.charts.summary import _trend_rows
@@ -237,7 +237,7 @@ def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_on
     """A dotted line for the slope without the censored thresholds (descriptive), at the fit
     analysis.json records, named with its slope; absent when nothing was censored."""
     result, _ = multi
-    assert "uncensored" not in cm.panels(charts.trend(result))[0]
+    assert "uncensored" not in cm.panels(charts.trend(ff.typed(result)))[0]
     fit = {"slope": -0.2, "intercept": -1.5}
     inside = {
         "n": 7,
@@ -247,15 +247,14 @@ def test_trend_chart_draws_the_fit_without_censored_points_only_when_there_is_on
         "ci90": [-0.35, -0.05],
         "line": fit,
     }
-    (panel,) = cm.panels(charts.trend({**result, "h3": {**result["h3"], "uncensored": inside}}))
+    with_line = ff.typed({**result, "h3": {**result["h3"], "uncensored": inside}})
+    (panel,) = cm.panels(charts.trend(with_line))
     rungs = sorted({p["rung"] for p in result["h3"]["points"]})
     ends = {round(m["depth (layers)"]): m["lr"] for m in panel["uncensored"]}
     assert set(ends) == {rungs[0], rungs[-1]}
     for depth, lr in ends.items():
         assert lr == pytest.approx(10 ** (-1.5 - 0.2 * math.log2(depth)), rel=5e-3)
-    spec = json.dumps(
-        charts.spec_of(charts.trend({**result, "h3": {**result["h3"], "uncensored": inside}}))
-    )
+    spec = json.dumps(charts.spec_of(charts.trend(with_line)))
     assert "dotted: without the censored ones (descriptive), -0.200 (-0.350 to -0.050)" in spec
 
 
@@ -264,8 +263,8 @@ def test_trend_chart_is_left_out_of_a_one_depth_report(tmp_path):
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")
-    assert "threshold_trend" not in figure_set(analysis, curves)
-    assert charts.trend(analysis) is None
+    assert "threshold_trend" not in figure_set(ff.typed(analysis), curves)
+    assert charts.trend(ff.typed(analysis)) is None
 
 
 def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):
@@ -278,12 +277,12 @@ def test_necessity_map_sets_an_lr_it_could_not_judge_apart(multi):
     depth, d = next(iter(result["depths"].items()))
     entry = next(e for e in d["comparisons"][primary]["per_lr"] if not e["ceiling"])
     entry.update(judged=False, necessary=False, mean=1.7)
-    (panel,) = cm.panels(charts.necessity_map(result))
+    (panel,) = cm.panels(charts.necessity_map(ff.typed(result)))
     where = {(f"depth {depth}", entry["lr"])}
     assert {(m["depth"], m["lr"]) for m in panel["unjudged"]} == where
     assert {(m["depth"], m["lr"]) for m in panel["unjudged_x"]} == where
     assert where.isdisjoint((m["depth"], m["lr"]) for m in panel["necessary"])
-    (unjudged,) = cm.panels(charts.necessity_map(multi[0]))
+    (unjudged,) = cm.panels(charts.necessity_map(ff.typed(multi[0])))
     assert not unjudged.get("unjudged")  # the fixture itself judges every LR it colours
 
 
@@ -293,13 +292,13 @@ def test_necessity_map_names_the_primary_comparisons_arms(multi):
 
     result = copy.deepcopy(multi[0])
     result["settings"]["reference"] = "off-warm"  # off-warm vs on: the fixture compares it
-    spec = json.dumps(charts.necessity_map(result).to_dict())
+    spec = json.dumps(charts.necessity_map(ff.typed(result)).to_dict())
     assert "paired effect off-warm - on (nats)" in spec and "off - on" not in spec
 
 
 def test_stability_chart_draws_each_critical_lr_and_threshold_at_its_depth(multi):
     result, _ = multi
-    (panel,) = cm.panels(charts.stability(result))
+    (panel,) = cm.panels(charts.stability(ff.typed(result)))
     drawn = {(m["series"], int(m["n_layer"])): m for m in panel["values"]}
     expected = {}
     for d, depth in result["depths"].items():
@@ -336,8 +335,8 @@ def test_a_censored_value_on_the_stability_chart_points_the_way_it_lies(multi):
     first, last = (result["depths"][d]["arms"]["off"]["eta_crit"]["median"] for d in depths[:2])
     first.update(kind="below", value=1e-3)  # failed from the lowest LR: at or under it
     last.update(kind="above", value=1.0)  # never failed: beyond the top LR
-    spec = charts.stability(result).to_dict()
-    (panel,) = cm.panels(charts.stability(result))
+    spec = charts.stability(ff.typed(result)).to_dict()
+    (panel,) = cm.panels(charts.stability(ff.typed(result)))
     drawn = {int(m["n_layer"]): m["bound"] for m in panel["values"] if m["series"].endswith("off")}
     assert drawn[int(depths[0])] == "below the grid" and drawn[int(depths[1])] == "above the grid"
     shapes = json.dumps(spec)
@@ -360,7 +359,7 @@ def test_one_lr_on_a_log_axis_gets_a_domain_around_it_not_a_single_point():
 
 def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     result, _ = multi
-    (panel,) = cm.panels(charts.eta_max_ratio(result))
+    (panel,) = cm.panels(charts.eta_max_ratio(ff.typed(result)))
     primary = primary_of(result)
     expected = {
         (int(d), r["delta"]): r["ratio"]
@@ -371,7 +370,7 @@ def test_eta_max_ratio_and_sensitivity_charts_draw_the_analysis(multi):
     drawn = {(int(m["n_layer"]), m["delta"]): m["ratio"] for m in panel["ratios"]}
     assert drawn.keys() == expected.keys()
     assert all(_close(drawn[k], v) for k, v in expected.items())
-    (panel,) = cm.panels(charts.sensitivity(result))
+    (panel,) = cm.panels(charts.sensitivity(ff.typed(result)))
     expected = {
         (arm, int(d), int(seed)): v
         for d, depth in result["depths"].items()
@@ -390,7 +389,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
     from sweeps.analysis.curve_picks import most_different_lr
 
     result, curves = multi
-    figures = figure_set(result, curves)
+    figures = figure_set(ff.typed(result), curves)
     panels = cm.panels(figures["training_curves"][1])
     diverged = {
         (r["n_layer"], r["lr"], f"{r['arm']} s{r['seed']}")
@@ -405,7 +404,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
         crossed = {m["run"] for m in panel.get("diverged", [])}
         assert crossed == {run for d, x, run in diverged if (d, x) == (depth, lr)} & runs
     assert len(keys) == len(panels)  # one depth and LR per panel, each once
-    assert most_different_lr(present.typed(result)) in {lr for _, lr in keys}
+    assert most_different_lr(ff.typed(result)) in {lr for _, lr in keys}
     for name in ("attention", "residual_kurtosis"):
         for panel in cm.panels(figures[name][1]):
             for layer, marks in panel.items():
@@ -417,7 +416,7 @@ def test_training_curves_show_the_lr_where_arms_differ_most_and_mark_divergence(
 def test_no_chart_has_text_outside_its_canvas(multi):
     from figures.report.figure_set import figure_set
 
-    for name, (_, chart) in figure_set(*multi).items():
+    for name, (_, chart) in figure_set(ff.typed(multi[0]), multi[1]).items():
         assert chart is not None, name
         assert cm.text_outside(chart) == [], name
 
@@ -427,7 +426,7 @@ def test_one_depth_charts_fill_the_width_and_keep_text_inside(tmp_path):
 
     ff.write_study(tmp_path / "one", depths=[2], seeds=[0, 1, 2])
     analysis, curves = ff.drawn(tmp_path / "one")
-    for name, (_, chart) in figure_set(analysis, curves).items():
+    for name, (_, chart) in figure_set(ff.typed(analysis), curves).items():
         assert chart is not None and cm.text_outside(chart) == [], name
         spec = charts.spec_of(chart)
         widths = [s.get("width") for s in [spec, spec.get("spec", {})] if s.get("width")]
@@ -454,7 +453,7 @@ def test_every_label_of_a_narrow_headline_panel_fits_its_panel(multi):
     baseline = {"bigram": 9.99, "rule": "none"}
     note = headline._baseline_note(baseline, 0.5, 3.0, wide=False)
     assert note == "bigram 9.99 above, rule off"
-    rows = headline.headline_rows(analysis, 3.0, note, wide=False)
+    rows = headline.headline_rows(ff.typed(analysis), 3.0, note, wide=False)
     labels = [r["text"] for r in rows if r["kind"] == "label"]
     assert "needed from the lowest LR" in labels and note in labels
     narrowest = min(panel_width(n) for n in range(3, 6))
@@ -480,7 +479,7 @@ def test_paired_axis_clips_an_extreme_interval_and_keeps_the_minimum_effect(mult
         0.02,
     )
     assert -14.0 < low < 0.02 < high < 16.0
-    panels = cm.panels(charts.paired_effect(wild))
+    panels = cm.panels(charts.paired_effect(ff.typed(wild)))
     clipped = [m for p in panels for m in p["clipped"]]
     assert {m["interval end"] for m in clipped} == {-14.0, 16.0}
 
@@ -514,10 +513,10 @@ def _legend_titles(node, out: list) -> list:
 def test_legends_have_titles(multi):
     result, _ = multi
     for chart in (
-        charts.final_loss(result),
-        charts.paired_effect(result),
-        charts.necessity_map(result),
-        charts.stability(result),
+        charts.final_loss(ff.typed(result)),
+        charts.paired_effect(ff.typed(result)),
+        charts.necessity_map(ff.typed(result)),
+        charts.stability(ff.typed(result)),
     ):
         legends = _legend_titles(charts.spec_of(chart), [])
         assert legends and all(title for _, title in legends), legends
@@ -532,7 +531,6 @@ def test_an_lr_not_judged_is_marked_with_the_rules_own_reason():
     from pathlib import Path
 
     from figures.charts.paired import NOT_JUDGED, _skipped_rows
-    from sweeps.analysis.adapter import from_json
     from sweeps.study import rules
 
     docs = Path(__file__).resolve().parents[1] / "docs"
@@ -554,7 +552,7 @@ def test_the_paired_chart_marks_the_harm_window_apart_from_a_lone_worse_lr(repor
     worse at that LR alone (cpu-text)."""
     root = Path(__file__).resolve().parents[1] / "docs" / report
     result = json.loads((root / "analysis.json").read_text())
-    panels = cm.panels(charts.paired_effect(result))
+    panels = cm.panels(charts.paired_effect(ff.typed(result)))
     drawn = {}
     for panel in panels:
         key, depth = _one(panel, "effects", "comparison", "n_layer")
@@ -633,7 +631,7 @@ def test_the_ceiling_chart_draws_each_runs_growth_and_use_at_its_last_evaluation
     from figures.report.figure_set import figure_set
 
     result, curves = multi
-    chart = figure_set(result, curves)["qk_ceiling"][1]
+    chart = figure_set(ff.typed(result), curves)["qk_ceiling"][1]
     on = curves[curves.qk_logit_ceiling.notna()].sort_values("step")
     expected = {}
     for _, rows in on.groupby("run_id"):
@@ -666,7 +664,7 @@ def test_the_attention_chart_draws_each_runs_peak_logit_and_final_entropy_per_lr
     curves = curves.sort_values("step").copy()
     last_rows = curves.dropna(subset=["max_attn_logit"]).groupby("run_id").tail(1).index
     curves.loc[last_rows, "max_attn_logit"] *= 0.5
-    chart = figure_set(result, curves)["attention_vs_lr"][1]
+    chart = figure_set(ff.typed(result), curves)["attention_vs_lr"][1]
     data = curves.dropna(subset=["max_attn_logit", "attn_entropy"]).sort_values("step")
     outcome = {r["run_id"]: r["outcome"] for r in result["runs"]}
     expected, diverged = {}, set()
@@ -715,6 +713,7 @@ def test_a_report_whose_runs_hold_no_ceiling_draws_no_ceiling_chart(multi):
     from figures.report.figure_set import figure_set
 
     result, curves = multi
-    figures = figure_set(result, curves.drop(columns=["qk_logit_ceiling", "qk_ceiling_use"]))
+    without = curves.drop(columns=["qk_logit_ceiling", "qk_ceiling_use"])
+    figures = figure_set(ff.typed(result), without)
     assert "qk_ceiling" not in figures and "attention" in figures
     assert "attention_vs_lr" in figures  # every arm's attention, with QK-norm's ceiling or not

@@ -23,7 +23,7 @@ def ladder(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs") / "ladder"
     ff.write_ladder(root)
     view, curves = ff.drawn(root)
-    figures = figure_set(view, curves)
+    figures = figure_set(ff.typed(view), curves)
     return {name: chart for name, (_, chart) in figures.items()}
 
 
@@ -164,7 +164,7 @@ def view(tmp_path_factory):
 
 
 def test_a_flat_max_lr_ratio_gets_an_axis_whose_ticks_stand_apart(view):
-    chart = charts.eta_max_ratio(_flat_ratios(view))
+    chart = charts.eta_max_ratio(ff.typed(_flat_ratios(view)))
     texts = [t for t, _ in cr.text_boxes(cr.render_svg(chart))]
     assert "1" in texts and "2" in texts  # a log axis over [0.5, 2]: its '1' and '2' ...
     assert cr.overlapping_texts(cr.render_svg(chart)) == []  # ... no longer on one spot
@@ -194,7 +194,7 @@ def test_a_narrow_panel_of_three_lrs_labels_each_its_ends_turned_inwards():
 
 
 def test_the_paired_legend_outlines_each_glyph(view):
-    scene = cr.scenegraph(charts.paired_effect(view))
+    scene = cr.scenegraph(charts.paired_effect(ff.typed(view)))
     symbols = []
 
     def walk(node):

@@ -18,6 +18,7 @@ from figures import charts, present
 from figures.report.assemble import make_report
 from figures.words.verdicts import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from figures.words.view import analyze
+from sweeps.analysis.adapter import from_json
 from sweeps.analysis.compute import steps_to_target
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import HarnessError
@@ -305,7 +306,7 @@ def test_report_states_verdicts_run_classes_tables_and_provenance(report, study)
     assert "- Hosts: Test CPU (avx2), 2 CPUs, threads OMP_NUM_THREADS=1 (90 runs)" in text
     # the loss table's unit is the tokenizer's, as the charts say it
     unit = present.loss_unit(
-        present.typed(json.loads((report.parent / "analysis.json").read_text())).settings
+        from_json(json.loads((report.parent / "analysis.json").read_text())).settings
     )
     assert f"### Effective loss ({unit}, mean" in text
     assert "| 0.03 | ooo | ooo | ddd | ooo | ddd | ooo |" in text  # off fails above its threshold
@@ -507,7 +508,7 @@ def test_compute_reads_in_seconds_minutes_or_hours(seconds, text):
 def test_steps_to_target_show_the_precision_their_speedup_uses(result):
     from figures.report import tables
 
-    table = tables.steps(result)  # steps to the target loss / to the bigram baseline
+    table = tables.steps(ff.typed(result))  # steps to the target loss / to the bigram baseline
     parts = [
         part
         for row in table.splitlines()[2:]
@@ -563,7 +564,7 @@ def test_a_bigram_baseline_just_above_the_runs_is_drawn_not_only_named(result):
     for bigram, drawn in ((max(finished) + 0.15 * span, True), (max(finished) + 50.0, False)):
         analysis = copy.deepcopy(result)
         analysis["settings"]["baselines"] = {**analysis["settings"]["baselines"], "bigram": bigram}
-        spec = json.dumps(charts.final_loss(analysis).to_dict())
+        spec = json.dumps(charts.final_loss(ff.typed(analysis)).to_dict())
         assert ('"name": "bigram"' in spec) is drawn
         assert (re.search(r"bigram [0-9.]+:? above", spec) is None) is drawn
 

@@ -82,7 +82,7 @@ def test_an_arm_like_qk_norm_and_an_arm_like_nothing_with_no_low_lr_gap(tmp_path
     # the report prints each verdict in spec order with its reason
     from figures.report.interventions import section
 
-    text = section(result)
+    text = section(ff.typed(result))
     assert text.index("`off-softcap`") < text.index("`off-z-loss`") < text.index("`on-z-loss`")
     assert "  - I1 **supported**: needed against off from " in text
 
@@ -136,7 +136,7 @@ def test_the_setup_names_each_warmup_an_arm_uses(tmp_path):
     root = tmp_path / "warmups"
     ff.write_study(root, depths=[4], arms=("off", "on", "off-long-warmup"))
     results = load_results(root)
-    setup = _setup(results, analyze(results, load_curves(results.runs)))
+    setup = _setup(results, ff.typed(analyze(results, load_curves(results.runs))))
     assert "warmup 5 or 12 steps then cosine" in setup  # one run has one warmup
     assert "seeds 0, 1" in setup  # a list of a field's values stays a list
 
@@ -159,4 +159,4 @@ def test_a_start_temperature_control_is_no_intervention(tmp_path):
         result["depths"]["4"]["arms"]["off-warm"]["interventions"]
         == (result["depths"]["4"]["arms"]["off"]["interventions"])
     )
-    assert result["interventions"] == {} and section(result) == ""
+    assert result["interventions"] == {} and section(ff.typed(result)) == ""

@@ -238,7 +238,7 @@ def test_a_start_matched_control_opens_with_c1_and_its_gaps(tmp_path):
     )
     result = analysed(root)
     assert result["verdicts"]["C1"]["verdict"] == SUPPORTED
-    lines = opening.terminal(result)
+    lines = opening.terminal(ff.said(result))
     assert lines[0].startswith(
         "Is the low-LR gap between off and on the start temperature? (C1: off-warm is off "
         "started at on's attention-logit scale"
@@ -276,7 +276,7 @@ def test_an_ad_hoc_grid_without_a_study_says_why_nothing_was_decided(tmp_path):
     arm or a control sweep the report does not have."""
     root = tmp_path / "bare"
     ff.write_study(root, depths=[2], study=False, outcome=low_lr_outcome)
-    lines = opening.terminal(analysed(root))
+    lines = opening.terminal(ff.said(analysed(root)))
     said = [x for x in lines if re.match(r"  - (H1|H2a|H2b|H3|C1) ", x)]
     assert len(said) == 5
     assert all(
@@ -347,7 +347,7 @@ def test_h2b_with_a_run_of_its_range_missing_says_so_not_a_number(tmp_path):
     root = tmp_path / "study"
     ff.write_study(root, depths=[2])
     next(root.glob("torch-on-L2-lr0.003-s1-*")).rename(tmp_path / "moved-away")
-    (line,) = [x for x in opening.markdown(analysed(root)) if x.startswith("- H2b ")]
+    (line,) = [x for x in opening.markdown(ff.said(analysed(root))) if x.startswith("- H2b ")]
     assert "incomplete: a run of the sensitivity range is missing or failed" in line
     assert "LR sensitivity off - on" not in line
     # nor its robustness check: there is no registered difference for it to qualify

@@ -59,7 +59,7 @@ def test_a_ladder_draws_each_rung_only_at_the_lrs_it_trained(tmp_path):
     root = tmp_path / "uneven"
     write_uneven_ladder(root)
     view, curves = ff.drawn(root)
-    figures = figure_set(view, curves)
+    figures = figure_set(ff.typed(view), curves)
     trained = {(r["n_layer"], r["lr"]) for r in view["runs"] if r["outcome"]}
     for name, layer in (("training_curves", "curves"), ("residual_kurtosis", "resid_kurtosis")):
         panels = cm.panels(figures[name][1])

@@ -82,14 +82,14 @@ def test_a_toy_report_opens_by_saying_it_demonstrates_the_harness(toy):
         "below is about QK-norm**"
     )
     assert f"bigram baseline, {ff.BIGRAM:.3f} nats: off 3.0" in answer[2]
-    assert opening.terminal(view)[0].startswith("A harness demonstration, not an answer")
+    assert opening.terminal(ff.said(view))[0].startswith("A harness demonstration, not an answer")
 
 
 def test_a_sweep_that_beats_the_baseline_has_no_toy_line(tmp_path):
     ff.write_study(tmp_path / "study", depths=[2])
     view, _ = ff.drawn(tmp_path / "study")
     assert view["baseline_check"]["beaten"] is True
-    assert not any("harness demonstration" in line for line in opening.terminal(view))
+    assert not any("harness demonstration" in line for line in opening.terminal(ff.said(view)))
 
 
 # -- b: a verdict answered above reads as meant ----------------------------------------------
@@ -133,7 +133,7 @@ def test_with_the_baseline_rule_on_the_labels_stay_stuck(tmp_path):
 # -- d: arms that share a critical LR share a label that agrees ------------------------------
 def test_arms_failing_at_one_lr_share_a_label_whose_verb_agrees(toy):
     _, view = toy
-    (panel,) = cm.panels(charts.final_loss(view))
+    (panel,) = cm.panels(charts.final_loss(ff.typed(view)))
     labels = [m["text"] for m in panel["labels"]]
     assert "off and on fail from 0.0548" in labels, labels
     assert not any(", on fails" in t for t in labels)

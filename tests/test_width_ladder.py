@@ -21,7 +21,7 @@ from figures.words import extrapolation
 from figures.words.view import analyze, read_view
 from sweeps.analysis import analyze as typed_analyze
 from sweeps.analysis import archive
-from sweeps.analysis.adapter import to_json
+from sweeps.analysis.adapter import from_json, to_json
 from sweeps.analysis.results import load_curves, load_results
 from sweeps.core.errors import ConfigError
 from sweeps.core.ladder import DEFAULT_LADDER, Ladder
@@ -193,7 +193,7 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
         for e in result["depths"][w]["comparisons"]["off vs on"]["per_lr"]:
             if e["lr"] in lrs:
                 e["mean"] = means[lrs.index(e["lr"])]
-    planted_analysis = present.typed(result)  # the analysis decides the ratio; words read it
+    planted_analysis = ff.typed(result)  # the analysis decides the ratio; words read it
     shrink = trends.gap_shrink(planted_analysis)
     assert [(g.narrow_rung, g.wide_rung, g.ratio) for g in shrink] == [
         ("32", "64", pytest.approx(0.5)),
@@ -204,7 +204,7 @@ def test_the_low_lr_gap_is_set_narrowest_to_widest_against_its_prediction(fallin
     assert "(x0.50)" in line and "0.500 to 0.400" in line and "(x0.80)" in line
     assert "at least a third (x0.67 or less)" in line
     # no gap to shrink (the fixture's arms tie at low LRs): no line
-    assert extrapolation.gap_line(falling[0]) is None
+    assert extrapolation.gap_line(ff.typed(falling[0])) is None
 
 
 def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_were(falling):
@@ -216,7 +216,7 @@ def test_the_opening_adds_the_slope_without_censored_thresholds_only_when_some_w
 
     result, _ = falling
     assert "uncensored" not in result["w1"] or result["w1"]["uncensored"] is None  # none here
-    typed = present.typed(result)  # the opening reads it typed, and its verdicts in words
+    typed = ff.typed(result)  # the opening reads it typed, and its verdicts in words
     verdicts = say(typed).verdicts
     assert "without the censored" not in trend_says(typed, verdicts, "W1")
     uncensored = Uncensored(n=7, value=-0.057, lower=-0.152, upper=0.038, ci90=[-0.152, 0.038])
@@ -249,7 +249,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     result, report = falling
     assert not re.findall(r"[Dd]epths? \d", report), re.findall(r".*[Dd]epths? \d.*", report)
     assert "width 48" in report and "| width 48 off |" in report
-    said = opening.terminal(result)
+    said = opening.terminal(ff.said(result))
     assert (
         said[0] == "How do the threshold and the rule move with width? (W1, W2; widths 32, 48, 64)"
     )
@@ -297,7 +297,7 @@ def test_the_report_and_the_opening_say_width_never_depth(falling):
     noisy = copy.deepcopy(result)
     for w, std in zip(ff.WIDTHS, (0.999, 0.996, 0.999)):
         noisy["depths"][str(w)]["arms"]["on"]["init_logit_std"] = std
-    assert tables._start_std(noisy, "on") == "0.998"
+    assert tables._start_std(ff.typed(noisy), "on") == "0.998"
 
 
 def test_the_unstable_table_names_each_runs_width():
@@ -321,15 +321,15 @@ def test_the_unstable_table_names_each_runs_width():
 
 def test_the_charts_name_widths(falling):
     result, _ = falling
-    headline = json.dumps(charts.spec_of(charts.final_loss(result)))
+    headline = json.dumps(charts.spec_of(charts.final_loss(ff.typed(result))))
     assert "'width ' + datum.value" in headline and "depth" not in headline
-    stability = json.dumps(charts.spec_of(charts.stability(result)))
+    stability = json.dumps(charts.spec_of(charts.stability(ff.typed(result))))
     assert '"title": "width (embedding dims)"' in stability and "n_embd" in stability
-    necessity = charts.spec_of(charts.necessity_map(result))
+    necessity = charts.spec_of(charts.necessity_map(ff.typed(result)))
     rows = {r["width"] for r in necessity["datasets"][necessity["data"]["name"]]}
     assert rows == {"width 32", "width 48", "width 64"}
     for chart in (charts.paired_effect, charts.sensitivity, charts.eta_max_ratio):
-        spec = json.dumps(charts.spec_of(chart(result)))
+        spec = json.dumps(charts.spec_of(chart(ff.typed(result))))
         assert "width" in spec and "depth" not in spec and "n_layer" not in spec
 
 
@@ -515,7 +515,7 @@ def test_the_report_gives_lr_sensitivity_per_doubling_from_the_seeds_values(fall
 def test_the_low_lr_gaps_shrink_is_the_analysiss_ratio_of_its_own_means():
     """docs/cpu-width: the gap at the narrowest and widest width at the two lowest grid LRs, as
     the primary comparison's per-LR means hold them, and their ratio; the report words it."""
-    a = present.typed(json.loads((DOCS / "cpu-width" / "analysis.json").read_text()))
+    a = from_json(json.loads((DOCS / "cpu-width" / "analysis.json").read_text()))
     widths = sorted(a.depths, key=int)
     assert [g.lr for g in a.gap_shrink] == sorted(a.settings.base_lrs)[:2]
     key = f"{a.settings.reference} vs {a.settings.primary}"
@@ -526,6 +526,4 @@ def test_the_low_lr_gaps_shrink_is_the_analysiss_ratio_of_its_own_means():
         ]
         assert (g.narrow, g.wide) == tuple(means) and g.ratio == pytest.approx(g.wide / g.narrow)
         assert f"(x{g.ratio:.2f})" in (DOCS / "cpu-width" / "report.md").read_text()
-    assert (
-        present.typed(json.loads((DOCS / "cpu" / "analysis.json").read_text())).gap_shrink is None
-    )
+    assert from_json(json.loads((DOCS / "cpu" / "analysis.json").read_text())).gap_shrink is None

@@ -12,10 +12,9 @@ triangle is a run's fate, unstable);
 the threshold as the bracket it is, a short bar above the data, not a shaded region.
 
 The chart reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute;
-final_loss and headline_rows take it or analysis.json's dict of one (present.typed reads the
-dict back). The shared helpers of figures/words/numbers.py and figures/present.py still read a
-record's
-JSON form (adapter.record). The chart's own rows are dicts (its data table)."""
+final_loss and headline_rows take it. The shared helpers of figures/words/numbers.py and
+figures/present.py still read a record's JSON form (adapter.record). The chart's own rows are
+dicts (its data table)."""
 
 from __future__ import annotations
 
@@ -59,11 +58,10 @@ FATE_LABELS = {
 WIDE = 400  # px: a panel this wide also says each arm's fate in words
 
 
-def final_loss(analysis: m.Analysis | dict) -> alt.FacetChart | None:
+def final_loss(analysis: m.Analysis) -> alt.FacetChart | None:
     """Per rung: every run's effective final loss by fate, the seed median per arm with the
     range over seeds as a band, each failing arm's critical LR, the stability threshold's
     bracket, and the bigram baseline."""
-    analysis = present.typed(analysis)
     runs = pd.DataFrame([dataclasses.asdict(r) for r in analysis.runs if r.outcome])
     if runs.empty:
         return None
@@ -265,7 +263,7 @@ def _baseline_note(baseline: dict, low: float, top: float, wide: bool = True) ->
 
 
 def headline_rows(
-    analysis: m.Analysis | dict,
+    analysis: m.Analysis,
     top: float,
     note: str = "",
     shift: dict | None = None,
@@ -274,7 +272,6 @@ def headline_rows(
     """The headline chart's table: kind = run | cell | critical | threshold | threshold_end |
     label. `x` is where a mark is drawn (its LR moved by its arm's `shift`), `lr` the LR. A
     loss above `top` (a diverged run's) is capped there, so it is drawn on the top edge."""
-    analysis = present.typed(analysis)
     shift = shift or {}
     field = present.ladder_of(analysis).field
     settings = analysis.settings

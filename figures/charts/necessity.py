@@ -4,7 +4,7 @@ bracket. A row is named by the ladder ('depth 4', 'width 96'), in a column of th
 name, beside the rung's value in the ladder's field (n_layer or n_embd).
 
 It reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; necessity_map
-takes it or analysis.json's dict of one (present.typed reads the dict back). The shared helpers
+takes it. The shared helpers
 of figures/present.py still read a record's JSON form (adapter.record)."""
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from sweeps.analysis import model as m
 from sweeps.study import hypotheses
 
 
-def necessity_map(analysis: m.Analysis | dict) -> alt.LayerChart | None:
+def necessity_map(analysis: m.Analysis) -> alt.LayerChart | None:
     """LR x rung, colour = the primary comparison's paired effect (off - on); a dot where
     QK-norm is necessary; the stability threshold of each depth as a black tick with its
     interval. One rung reads as a strip, three as the trend's answer (H3, W1)."""
-    analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)
     rows = _necessity_rows(analysis)
     cells = [r for r in rows if r["kind"] == "cell"]

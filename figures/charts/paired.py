@@ -3,7 +3,7 @@ baseline - treatment per LR with its decided interval, cut (and marked) where it
 axis.
 
 It reads the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; paired_effect
-takes it or analysis.json's dict of one (present.typed reads the dict back). The shared helpers
+takes it. The shared helpers
 of figures/present.py and figures/words/numbers.py still read a record's JSON form
 (adapter.record)."""
 
@@ -43,11 +43,10 @@ VERDICTS = {  # glyph per verdict at an LR: shape, fill
 }
 
 
-def paired_effect(analysis: m.Analysis | dict) -> alt.FacetChart | None:
+def paired_effect(analysis: m.Analysis) -> alt.FacetChart | None:
     """Per comparison (rows) and rung (columns): the paired difference baseline - treatment
     per LR with the interval the analysis decided with; the minimum effect dashed; necessary
     LRs filled. An interval beyond the axis is cut at its edge and marked with a triangle."""
-    analysis = present.typed(analysis)
     min_effect = analysis.settings.min_effect
     entries = _paired_entries(analysis)
     if not entries:

@@ -3,7 +3,7 @@ threshold (stability), the points the ladder's trend is decided on (trend), the 
 over the margin delta, and each arm's LR sensitivity.
 
 The charts read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute; each
-public chart takes it or analysis.json's dict of one (present.typed reads the dict back). The
+public chart takes it. The
 shared helpers of figures/present.py still read a record's JSON form (adapter.record)."""
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ from sweeps.analysis import model as m
 from sweeps.study import hypotheses
 
 
-def stability(analysis: m.Analysis | dict) -> alt.LayerChart | None:
+def stability(analysis: m.Analysis) -> alt.LayerChart | None:
     """Critical LR per arm (median, interval) and the stability threshold per rung."""
-    analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)
     rows = _stability_rows(analysis)
     if not rows:
@@ -193,13 +192,12 @@ def _stability_row(
 SEED_SPREAD = 0.05  # doublings between neighbouring seeds' points at one rung
 
 
-def trend(analysis: m.Analysis | dict) -> alt.LayerChart | None:
+def trend(analysis: m.Analysis) -> alt.LayerChart | None:
     """What H3 (W1 on a width ladder) regresses (docs/STUDY.md section 13): every per-seed
     threshold by rung, a censored one at its bound, each rung's value (the geometric mean of its
     seeds', the unit the rule fits) and the least-squares line over those values with its slope.
     None before the trend was decided on points (one rung, too few points, or all censored
     alike)."""
-    analysis = present.typed(analysis)
     rung = present.ladder_of(analysis)
     name = present.trends(rung)[0]
     t: m.Trend | None = getattr(analysis, name.lower())
@@ -311,11 +309,10 @@ def _trend_rows(points: list[m.TrendPoint], field: str) -> list[dict]:
     return rows
 
 
-def eta_max_ratio(analysis: m.Analysis | dict) -> alt.LayerChart | None:
+def eta_max_ratio(analysis: m.Analysis) -> alt.LayerChart | None:
     """The on/off ratio of eta_max(delta) over delta, per rung: does the answer depend on
     the margin? The pre-registered delta is marked; a ratio where an arm's eta_max sits at the
     grid's top LR (censored) is an open point: there the grid ended, not the arm."""
-    analysis = present.typed(analysis)
     s, rung = analysis.settings, present.ladder_of(analysis)
     rows = [
         {
@@ -413,8 +410,7 @@ def _ratio_domain(values) -> list[float]:
     return [lo / 2, hi * 2] if hi / lo < 4 else [lo, hi]
 
 
-def sensitivity(analysis: m.Analysis | dict) -> alt.LayerChart | None:
-    analysis = present.typed(analysis)
+def sensitivity(analysis: m.Analysis) -> alt.LayerChart | None:
     rung = present.ladder_of(analysis)
     rows = [
         {"arm": arm, rung.field: int(depth), "seed": int(seed), "sensitivity": v}

@@ -31,10 +31,10 @@ EFFECTIVE_LOSS_RULE_OFF = (
 )
 
 
-def answer_lines(view: Said | dict) -> list[str]:
+def answer_lines(said: Said) -> list[str]:
     """The answer as the terminal prints it: the report's opening (figures/report/opening.py;
-    view: the analysis in words, or figures.words.view.as_json's dict of it)."""
-    return opening.terminal(view)
+    said: the analysis in words)."""
+    return opening.terminal(said)
 
 
 def answer(results: SweepResults, said: Said, figures: dict, formats) -> str:

@@ -54,9 +54,8 @@ def summary(a: m.Analysis, rung: str) -> list[str]:
     return lines
 
 
-def section(result: m.Analysis | dict) -> str:
+def section(a: m.Analysis) -> str:
     """The markdown section, or "" when no comparison was run at two budgets."""
-    a = present.typed(result)
     blocks = []
     for name in sorted(a.decisions.budget, key=int):
         for p in a.decisions.budget[name]:

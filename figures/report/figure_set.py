@@ -25,10 +25,8 @@ CURVE_CHARTS = (
 )
 
 
-def figure_set(analysis: m.Analysis | dict, curves: pd.DataFrame) -> dict:
-    """name -> (caption, chart or None), in report order; analysis: the typed analysis, or the dict
-    of one (present.typed reads it back)."""
-    a = present.typed(analysis)
+def figure_set(a: m.Analysis, curves: pd.DataFrame) -> dict:
+    """name -> (caption, chart or None), in report order, from the typed analysis."""
     arms = a.settings.arms
     runs = _finished(a)
     picks = curve_picks.curve_lrs(a)  # which LRs the dynamics show: sweeps/analysis decides

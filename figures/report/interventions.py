@@ -19,9 +19,8 @@ from sweeps.analysis import model as m
 from sweeps.study.rules import Comparison
 
 
-def section(result: m.Analysis | dict) -> str:
+def section(a: m.Analysis) -> str:
     """The markdown section, or "" when the spec compares no intervention arm both ways."""
-    a = present.typed(result)
     arms = intervention_arms(a)
     if not arms or not a.depths:
         return ""
@@ -46,10 +45,9 @@ def section(result: m.Analysis | dict) -> str:
     )
 
 
-def verdicts(result: m.Analysis | dict) -> str:
+def verdicts(a: m.Analysis) -> str:
     """I1-I4 per rung and arm as figures/words/intervention_verdicts.py words them (analysis.json's
     "interventions", worded again from the typed analysis's decisions)."""
-    a = present.typed(result)
     lines = [
         "#### Verdicts (docs/STUDY.md section 9)",
         "",
@@ -67,8 +65,7 @@ def verdicts(result: m.Analysis | dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table(result: m.Analysis | dict, arms: list[str]) -> str:
-    a = present.typed(result)
+def table(a: m.Analysis, arms: list[str]) -> str:
     s = a.settings
     ref, primary = s.reference, s.primary
     rows = []

@@ -10,10 +10,10 @@ words the analysis and decides nothing: every number comes from there.
 
 Its entry points (`blocks`, `terminal`, `markdown`) take the analysis in words (a `Said`,
 figures/words/view.py: the typed Analysis with its verdicts and the interventions' verdicts in
-words), as figures/report/assemble.py and figures/cli.py hand it, or as_json's dict of one,
-read back and worded again. The shared formatters (figures/words/numbers.py, budget.py,
-practitioner.rule_parts, token_check.lines, extrapolation.py, present.crit_interval) still
-read a record's JSON form (sweeps.analysis.adapter.record).
+words), as figures/report/assemble.py and figures/cli.py hand it. The shared formatters
+(figures/words/numbers.py, budget.py, practitioner.rule_parts, token_check.lines,
+extrapolation.py, present.crit_interval) still read a record's JSON form
+(sweeps.analysis.adapter.record).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from figures.words.hypotheses import UNREGISTERED
 from figures.words.practitioner import rule_parts
 from figures.words.said import Verdict
 from figures.words.verdicts import share_text
-from figures.words.view import Said, say
+from figures.words.view import Said
 from sweeps.analysis import model as m
 from sweeps.analysis.adapter import record
 from sweeps.analysis.run_table import left_out_below
@@ -55,10 +55,9 @@ Item = str | tuple[str, list[str]]
 Block = tuple[str, list[Item]]  # a title and its bullets
 
 
-def blocks(view: Said | dict) -> list[Block]:
-    """The opening, question by question (none before any run finished). view: the analysis in
-    words (figures/words/view.py), or as_json's dict of one, read back and worded again."""
-    said = view if isinstance(view, Said) else say(present.typed(view))
+def blocks(said: Said) -> list[Block]:
+    """The opening, question by question (none before any run finished). said: the analysis in
+    words (figures/words/view.py)."""
     a = said.analysis
     if not a.depths:
         return []
@@ -78,10 +77,10 @@ def blocks(view: Said | dict) -> list[Block]:
     return [b for b in found if b and b[1]]
 
 
-def terminal(view: Said | dict) -> list[str]:
+def terminal(said: Said) -> list[str]:
     """The opening as the terminal prints it: titles, then indented bullets."""
     lines = []
-    for title, items in blocks(view):
+    for title, items in blocks(said):
         lines.append(title)
         for item in items:
             text, subs = (item, []) if isinstance(item, str) else item
@@ -89,10 +88,10 @@ def terminal(view: Said | dict) -> list[str]:
     return lines
 
 
-def markdown(view: Said | dict) -> list[str]:
+def markdown(said: Said) -> list[str]:
     """The opening as report.md shows it: bold titles, then bullet lists."""
     lines = []
-    for title, items in blocks(view):
+    for title, items in blocks(said):
         lines += [f"**{title}**", ""]
         for item in items:
             text, subs = (item, []) if isinstance(item, str) else item

@@ -1,13 +1,10 @@
 """Markdown tables of the analysis, rows and columns sorted so the text is deterministic.
 
 The tables read the typed analysis (sweeps/analysis/model.py's Analysis) by attribute, as
-analysis.json holds it (NaN and Inf as None); present.typed reads analysis.json's dict back as one
-for a caller that holds the dict. The shared formatters of figures/words/numbers.py still read the
-JSON
-form of a record (sweeps.analysis.adapter.record). Three tables read dicts that are not the
-analysis: `arms` the sweep's spec, `problems` and `unstable` the run rows their callers
-(figures/report/what_ran.py, tests) hand them, and `thresholds` the analysis dict (tests build it
-partly by hand).
+analysis.json holds it (NaN and Inf as None; sweeps.analysis.adapter.from_json reads the file
+back). The shared formatters of figures/words/numbers.py still read the JSON form of a record
+(sweeps.analysis.adapter.record). One table reads a dict that is not the analysis: `arms`, the
+sweep's spec.
 
 A rung (a depth or a width) is named by the sweep's ladder (sweeps/core/ladder.py) in every
 header: "depth 4 off" on a depth ladder, "width 96 off" on a width ladder."""
@@ -19,7 +16,6 @@ import math
 import pandas as pd
 
 from figures import present
-from figures.present import typed
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.early_warning import without_early_value
@@ -58,10 +54,9 @@ def qk_display(kind: str) -> str:
     return qk_norm(kind).display
 
 
-def arms(spec: dict, analysis: m.Analysis | dict) -> str:
+def arms(spec: dict, analysis: m.Analysis) -> str:
     """Each arm: its QK-norm, settings, LRs, and the attention-logit std it starts with. spec
     is the sweep's spec (sweep.toml as a dict), not the analysis: read by its keys."""
-    analysis = typed(analysis)
     rows = []
     kinds = {r.arm: r.qk_norm for r in analysis.runs}
     for arm in analysis.settings.arms:
@@ -83,12 +78,11 @@ def arms(spec: dict, analysis: m.Analysis | dict) -> str:
 ALIKE = 1.05  # rungs whose initial logit stds lie within 5% start alike (seed noise)
 
 
-def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
+def _start_std(analysis: m.Analysis, arm: str) -> str:
     """An arm's initial attention-logit std (mean over its runs, per rung): one number (the
     rungs' mean) where every rung starts alike, else each rung's ('0.025 (width 64), 0.050
     (width 128)': a width ladder's off starts warmer as it widens, the start temperature the
     low-LR gap follows)."""
-    analysis = typed(analysis)
     rung = present.ladder_of(analysis)
     per = {}
     for d in _depths(analysis):
@@ -102,9 +96,8 @@ def _start_std(analysis: m.Analysis | dict, arm: str) -> str:
     return ", ".join(f"{numbers.num(v, 3)} ({rung.label(d)})" for d, v in per.items())
 
 
-def outcome_grid(analysis: m.Analysis | dict) -> str:
+def outcome_grid(analysis: m.Analysis) -> str:
     """One row per LR, one column per (rung, arm): a letter per seed."""
-    analysis = typed(analysis)
     cols, rung = _arm_columns(analysis), present.ladder_of(analysis)
     cells: dict = {}
     for r in analysis.runs:
@@ -172,7 +165,7 @@ def _by_lr(analysis: m.Analysis, cell) -> str:
     return markdown(["LR"] + [f"{rung.label(d)} {a}" for d, a in cols], rows)
 
 
-def final_loss(analysis: m.Analysis | dict) -> str:
+def final_loss(analysis: m.Analysis) -> str:
     """Per LR and arm: the effective loss (capped, every finished run), mean ± sd over seeds,
     its perplexity, and how many runs ended unstable or diverged."""
 
@@ -183,10 +176,10 @@ def final_loss(analysis: m.Analysis | dict) -> str:
         failed = [f"{c.outcomes[o]} {o}" for o in ("unstable", "diverged") if c.outcomes[o]]
         return " ".join(filter(None, [text, f"[{', '.join(failed)}]" if failed else ""]))
 
-    return _by_lr(typed(analysis), cell)
+    return _by_lr(analysis, cell)
 
 
-def steps(analysis: m.Analysis | dict) -> str:
+def steps(analysis: m.Analysis) -> str:
     """Steps to the spec's target loss / to the bigram baseline, seed means."""
 
     # One decimal: steps are interpolated, and the speed-up (two decimals) is their ratio.
@@ -196,13 +189,12 @@ def steps(analysis: m.Analysis | dict) -> str:
             for x in (c.steps_to_target, c.steps_to_baseline)
         )
 
-    return _by_lr(typed(analysis), cell)
+    return _by_lr(analysis, cell)
 
 
-def critical_lr(analysis: m.Analysis | dict) -> str:
+def critical_lr(analysis: m.Analysis) -> str:
     """Per arm, the critical LR under each failure definition (docs/STUDY.md section 3), the
     primary one first with its per-seed values."""
-    analysis = typed(analysis)
     names = present.failures_of(analysis)  # the deciding one first
     primary = next(iter(names))
     rows = []
@@ -224,9 +216,8 @@ def critical_lr(analysis: m.Analysis | dict) -> str:
 PREDICTOR_WORDS = {"max_attn_logit": "max attention logit", "logit_max": "max output logit"}
 
 
-def early_warning(analysis: m.Analysis | dict) -> str:
+def early_warning(analysis: m.Analysis) -> str:
     """Per rung, arm and early predictor: the AUC of telling failing runs from the others."""
-    analysis = typed(analysis)
     rows = []
     for d, arms in sorted(analysis.early_warning.items(), key=lambda kv: int(kv[0])):
         for a, predictors in arms.items():
@@ -263,8 +254,7 @@ def early_warning(analysis: m.Analysis | dict) -> str:
     )
 
 
-def eta_max(analysis: m.Analysis | dict) -> str:
-    analysis = typed(analysis)
+def eta_max(analysis: m.Analysis) -> str:
     rows = []
     for d, a in _arm_columns(analysis):
         e = analysis.depths[d].arms[a].eta_max
@@ -272,8 +262,7 @@ def eta_max(analysis: m.Analysis | dict) -> str:
     return markdown([present.ladder_of(analysis).name, "arm", "L* (nats)", "eta_max(delta)"], rows)
 
 
-def sensitivity(analysis: m.Analysis | dict) -> str:
-    analysis = typed(analysis)
+def sensitivity(analysis: m.Analysis) -> str:
     rung_lr = analysis.settings.rung_lr or {}
     rows = []
     for d, a in _arm_columns(analysis):
@@ -298,8 +287,7 @@ def sensitivity(analysis: m.Analysis | dict) -> str:
     return markdown(header, rows)
 
 
-def effects(analysis: m.Analysis | dict, key: str) -> str:
-    analysis = typed(analysis)
+def effects(analysis: m.Analysis, key: str) -> str:
     depths = [d for d in _depths(analysis) if key in analysis.depths[d].comparisons]
     entries = {d: {e.lr: e for e in analysis.depths[d].comparisons[key].per_lr} for d in depths}
     lrs = sorted({lr for d in depths for lr in entries[d]})
@@ -385,13 +373,12 @@ def diagnostics(
     return markdown(header, rows)
 
 
-def ladder_rungs(analysis: m.Analysis | dict) -> str:
+def ladder_rungs(analysis: m.Analysis) -> str:
     """A ladder's rungs side by side (docs/STUDY.md section 11, descriptive): per rung the
     tokens per parameter, the primary comparison's threshold bracket, each compared arm's
     median critical LR under each failure definition, the reference arm's initial
     attention-logit std (its start temperature), the low-LR gap (reference minus primary at
     the two lowest grid LRs, with its 90% interval) and what QK-norm costs at the best LR."""
-    analysis = typed(analysis)
     s, rung = analysis.settings, present.ladder_of(analysis)
     ref, primary = s.reference, s.primary
     names = present.failures_of(analysis)

@@ -3,7 +3,7 @@ left out), Setup (data, model, optimizer, grid, budgets, crosscheck, compute), R
 run's outcome) and Provenance (commits, versions, hosts, devices).
 
 The sections read the typed analysis (sweeps/analysis/model.py) by attribute: each public one
-takes it or analysis.json's dict of one (present.typed reads the dict back). What is not the
+takes it. What is not the
 analysis stays as it comes: the runs table and its provenance, the sweep's spec and its
 crosscheck.json are read by their keys."""
 
@@ -39,8 +39,7 @@ def corpus_banners(configs: list) -> list[str]:
     return [line for banner in said for line in (banner, "")]
 
 
-def header(results: SweepResults, analysis: m.Analysis | dict) -> str:
-    analysis = present.typed(analysis)
+def header(results: SweepResults, analysis: m.Analysis) -> str:
     lines = [f"# QK-norm study: sweep `{results.name}`", ""]
     lines += corpus_banners(_configs(results))
     if results.spec.get("description"):
@@ -106,8 +105,7 @@ def unfinished_words(counts: dict | None) -> str | None:
     )
 
 
-def setup(results: SweepResults, analysis: m.Analysis | dict) -> str:
-    analysis = present.typed(analysis)
+def setup(results: SweepResults, analysis: m.Analysis) -> str:
     configs, s = _configs(results), analysis.settings
 
     def values(field: str, f=str, sep=", "):
@@ -208,9 +206,8 @@ def _crosscheck_text(results: SweepResults) -> str:
     )
 
 
-def budgets(analysis: m.Analysis | dict) -> str:
+def budgets(analysis: m.Analysis) -> str:
     """Tokens per run, and tokens per parameter at every rung (all parameters)."""
-    analysis = present.typed(analysis)
     parts, rung = [], present.ladder_of(analysis)
     for depth in sorted(analysis.depths, key=int):
         t = analysis.depths[depth].tokens_per_param
@@ -221,8 +218,7 @@ def budgets(analysis: m.Analysis | dict) -> str:
     return "; ".join(parts) or "n/a"
 
 
-def runs(analysis: m.Analysis | dict) -> str:
-    analysis = present.typed(analysis)
+def runs(analysis: m.Analysis) -> str:
     runs, rung = analysis.runs, present.ladder_of(analysis)
     counts = Counter(r.status for r in runs)
     counts["missing"] = sum(p.status == "missing" for p in analysis.problems)

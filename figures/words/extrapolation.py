@@ -5,9 +5,8 @@ with the 90% interval of the line and of one new seed (sweeps/analysis/trends.py
 docs/STUDY.md section 11 pre-registers what they are compared with). Every core-width value is an
 extrapolation beyond the widest rung, and each sentence says so or sits under a head that does.
 
-It reads the typed analysis (sweeps/analysis/model.py) by attribute: each public helper takes
-the typed record or its JSON form (a whole analysis through present.typed, an extrapolation or
-one of its lines through adapter.read), so callers holding either keep working.
+It reads the typed analysis (sweeps/analysis/model.py) by attribute: a whole analysis
+typed; an extrapolation or one of its lines typed or in its JSON form (adapter.read).
 """
 
 from __future__ import annotations
@@ -118,11 +117,10 @@ def _gap_at(g: m.GapLine) -> str:
     )
 
 
-def gap_line(result: m.Analysis | dict) -> str | None:
+def gap_line(result: m.Analysis) -> str | None:
     """The width ladder's low-LR gap, narrowest to widest rung, at the two lowest grid LRs:
     the means and their ratio (the analysis's gap_shrink) against the pre-registered shrink
     (descriptive: a ratio of means, no interval). None where the analysis has no such ratio."""
-    result = present.typed(result)
     s, rung, shrink = result.settings, present.ladder_of(result), result.gap_shrink
     if not shrink:
         return None
@@ -190,12 +188,11 @@ def predicted(p: Line | dict, grid: list | None = None) -> str:
     )
 
 
-def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
+def sensitivity_trend_line(result: m.Analysis) -> str | None:
     """'LR sensitivity per doubling of depth (descriptive, ...): off +0.068 nats (90% interval
     ...)': each compared arm's and their difference's slope, the number a depth ladder and a
     width ladder can be set side by side on (Wortsman et al. 2023). None in analyses written
     before it was kept."""
-    result = present.typed(result)
     t, rung = result.sensitivity_trend, present.ladder_of(result)
     if t is None or not t.lines:
         return None
@@ -211,12 +208,11 @@ def sensitivity_trend_line(result: m.Analysis | dict) -> str | None:
     )
 
 
-def cost_trend_line(result: m.Analysis | dict) -> str | None:
+def cost_trend_line(result: m.Analysis) -> str | None:
     """'per doubling of depth (descriptive, ...), off - on changes by -0.032 nats at off's best
     LR (90% interval -0.056 to -0.009, 6 depths). With each arm at its own best LR: ...',
     short sentences: sweeps.analysis.trends.cost_trend's lines, each rung's mean the unit.
     None where there is none."""
-    result = present.typed(result)
     t, rung, s = result.cost_trend, present.ladder_of(result), result.settings
     if t is None or not t.lines:
         return None

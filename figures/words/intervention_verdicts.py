@@ -6,7 +6,6 @@ names and the per-LR entries of the comparisons it quotes.
 
 from __future__ import annotations
 
-from figures import present
 from figures.words import numbers
 from figures.words.said import Worded
 from sweeps.analysis import model as m
@@ -21,19 +20,17 @@ CLAIMS = {
 }
 
 
-def intervention_arms(result: m.Analysis | dict) -> list[str]:
+def intervention_arms(a: m.Analysis) -> list[str]:
     """The arms I1-I4 judged, in spec order (sweeps.study.alternatives.intervention_arms)."""
-    a = present.typed(result)
     judged = set()
     for arms in a.decisions.interventions.values():
         judged |= set(arms)
     return [x for x in a.settings.arms if x in judged]
 
 
-def judge(result: m.Analysis | dict) -> dict[str, dict[str, dict[str, Worded]]]:
+def judge(a: m.Analysis) -> dict[str, dict[str, dict[str, Worded]]]:
     """{rung: {arm: {"I1": its verdict and reason, ...}}} for the intervention arms; {} when
     the spec has none."""
-    a = present.typed(result)
     s = a.settings
     out = {}
     for name, arms in a.decisions.interventions.items():

@@ -15,10 +15,9 @@ from sweeps.study.rules import Rule
 from sweeps.study.stats import MIN_PAIRS
 
 
-def practitioner_rules(analysis: m.Analysis | dict) -> dict[str, str]:
+def practitioner_rules(a: m.Analysis) -> dict[str, str]:
     """Per rung, the rule a practitioner can use, in short sentences (the runs whose removal
     alone moves the threshold are the comparison's `influence`)."""
-    a = present.typed(analysis)
     out = {}
     for name, depth in a.depths.items():
         c = hypotheses.primary(a, depth)
