@@ -118,7 +118,7 @@ def test_the_simulation_mark_one_off_seed_on_a_plateau_under_the_cut():
     """Section 23's mark: the pooled threshold recovered in at least 80% of simulated rungs at
     each planted LR with the plateau read stuck, false thresholds at most 5%; as recorded the
     same draws lose it (the defect the rule fixes)."""
-    assert PLATEAU.plateau_seed and DEEPER.plateau[1] <= sim.v4sim.PLATEAU[0]
+    assert PLATEAU.plateau_seed and DEEPER.plateau[1] <= sim.sweep_sim.PLATEAU[0]
     lrs = PLATEAU.base.lrs
     keys = [f"v5 recovery at {lrs[i]:.3g}" for i in sim.MESSY_PLANTED]
     read = sim.rung_rates(PLATEAU, 800, planted=sim.MESSY_PLANTED, plateau_margin=0.15)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sweeps.study import effect_curve, stability, stats
-from sweeps.study import simulate as v4sim
+from sweeps.study import simulate as sweep_sim  # section 7's simulated sweeps, the draws built on
 from sweeps.study.cells import plateau_cut
 from sweeps.study.trend import CENSOR_SHIFT, RUNG_SD
 
@@ -42,15 +42,15 @@ BASELINE = 2.34  # the stuck cut of the simulated data
 class RungCondition:
     """A v4 noise condition (simulate.Condition) with the v5 features switched on or off."""
 
-    base: v4sim.Condition
+    base: sweep_sim.Condition
     low_gap: float = LOW_GAP
     edges: bool = True  # failures clustered above each arm's edge (stuck and stopped mixed)
     borderline: float = 0.0  # share of stuck `off` runs finishing within the fate margin
-    # section 22: one seed of `off` on a plateau just under the stuck cut (v4sim.PLATEAU) at
+    # section 22: one seed of `off` on a plateau just under the stuck cut (sweep_sim.PLATEAU) at
     # every LR from the planted threshold up, failing or not (null sweeps: from a random LR of
     # the grid's top half): trained by its fate, an outlier in every pair above the threshold
     plateau_seed: bool = False
-    plateau: tuple[float, float] = v4sim.PLATEAU  # its final losses, uniform in this range
+    plateau: tuple[float, float] = sweep_sim.PLATEAU  # its final losses, uniform in this range
 
     @property
     def name(self) -> str:
@@ -66,11 +66,11 @@ def draw_rungs(cond: RungCondition, rng, sweeps: int, planted_lr=None):
     """(loss, cls, cut_gap) [sweep, arm, LR, seed]: capped losses, fate classes (0 trained, 1
     stuck, 2 stopped) and final loss minus the cut (NaN for stopped runs)."""
     base = cond.base
-    loss, failing, _, stopped = v4sim.draw(base, rng, sweeps, planted_lr=planted_lr)
+    loss, failing, _, stopped = sweep_sim.draw(base, rng, sweeps, planted_lr=planted_lr)
     lrs = base.lrs
     if cond.edges or base.edge:
         above = _edges(base, rng, sweeps, planted_lr)
-        bad, stop = v4sim.failed_losses(rng, above.shape)
+        bad, stop = sweep_sim.failed_losses(rng, above.shape)
         new = above & ~failing
         loss, stopped = np.where(new, bad, loss), np.where(new, stop, stopped)
         failing = failing | above
@@ -114,16 +114,16 @@ def _borderline(rng, share: float, loss, cls, gap) -> None:
     cls[...] = np.where(flip & (near <= 0), stability.BORDERLINE_TRAINED, cls)
 
 
-def _edges(base: v4sim.Condition, rng, sweeps: int, planted_lr) -> np.ndarray:
+def _edges(base: sweep_sim.Condition, rng, sweeps: int, planted_lr) -> np.ndarray:
     """[sweep, arm, LR, seed]: the run lies above its arm's and seed's stability edge. Planted:
     v4's edges (off 0.75 decades above the planted LR, on half a decade higher). Null: one
     edge for both arms drawn between half a decade above the best LR and half a decade below
     the top (v4's null drew it from the grid's 5th LR, below the best LR on a 17-LR grid,
     where `off`'s best LR then sits in the cold-start gap)."""
     if planted_lr is not None:
-        return v4sim._above_edges(replace(base, edge=True), rng, sweeps, base.lrs, planted_lr)
+        return sweep_sim._above_edges(replace(base, edge=True), rng, sweeps, base.lrs, planted_lr)
     edge = rng.uniform(BEST_LOG + 0.5, -0.5, sweeps)[:, None, None]
-    edges = edge + rng.normal(0, v4sim.EDGE_JITTER, (sweeps, 2, base.seeds))
+    edges = edge + rng.normal(0, sweep_sim.EDGE_JITTER, (sweeps, 2, base.seeds))
     return np.log10(base.lrs)[None, None, :, None] > edges[:, :, None, :]
 
 
@@ -147,7 +147,7 @@ def best_index(loss, cls) -> np.ndarray:
     return np.argmin(loss[:, 0].mean(-1), -1)
 
 
-def v5_pooled(loss, cls, lrs, best, min_effect=0.02, floor=v4sim.PRECISION) -> np.ndarray:
+def v5_pooled(loss, cls, lrs, best, min_effect=0.02, floor=sweep_sim.PRECISION) -> np.ndarray:
     """The pooled stability threshold's index per sweep (-1: none), by the code the report
     uses (stability.pooled_lr_stats, pooled_index); a k at the first judged LR is a censored
     'at or below the best'."""
@@ -161,7 +161,7 @@ def v5_pooled(loss, cls, lrs, best, min_effect=0.02, floor=v4sim.PRECISION) -> n
 
 def v4_pooled(loss, cls, min_effect=0.02) -> np.ndarray:
     """v4's necessity threshold index per sweep (the bracket's top; -1: none)."""
-    return v4sim.thresholds(loss, cls > 0, min_effect)
+    return sweep_sim.thresholds(loss, cls > 0, min_effect)
 
 
 def v5_seeds(loss, cls, lrs, best, cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -267,7 +267,7 @@ HARM = 0.1  # nats: QK-norm worse by this from `off`'s best LR to half a decade 
 HARM_SPAN = 0.5  # decades
 
 
-def curve_marks(loss, cls, min_effect=0.02, floor=v4sim.PRECISION) -> np.ndarray:
+def curve_marks(loss, cls, min_effect=0.02, floor=sweep_sim.PRECISION) -> np.ndarray:
     """[sweep, LR] effect-curve marks (effect_curve.marks: HARMED, HELPED, 0) by the code the
     report uses."""
     d = loss[:, 0] - loss[:, 1]
@@ -307,43 +307,43 @@ def harm_rates(cond: RungCondition, sweeps: int, seed: int = 31) -> dict[str, fl
 # shared ceiling), each planted at 0.0316, 0.1 and 0.316 (grid indices 10, 12 and 14)
 MESSY_PLANTED = (10, 12, 14)
 MESSY_CONDITIONS = [
-    RungCondition(v4sim.Condition("no random failures", n_lr=17, ceiling=1)),
+    RungCondition(sweep_sim.Condition("no random failures", n_lr=17, ceiling=1)),
     RungCondition(
-        v4sim.Condition("10% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.1)
+        sweep_sim.Condition("10% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.1)
     ),
     RungCondition(
-        v4sim.Condition("30% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.3)
+        sweep_sim.Condition("30% random failures anywhere", n_lr=17, ceiling=1, fail_anywhere=0.3)
     ),
     RungCondition(
-        v4sim.Condition("one off seed on a plateau above its threshold", n_lr=17, ceiling=1),
+        sweep_sim.Condition("one off seed on a plateau above its threshold", n_lr=17, ceiling=1),
         plateau_seed=True,
     ),
     # the plateau rule's limit: a plateau deeper than its margin is a trained run, as before
     RungCondition(
-        v4sim.Condition("one off seed on a deeper plateau (2.05-2.2)", n_lr=17, ceiling=1),
+        sweep_sim.Condition("one off seed on a deeper plateau (2.05-2.2)", n_lr=17, ceiling=1),
         plateau_seed=True,
         plateau=(2.05, 2.2),
     ),
 ]
 PLATEAU_MARGIN = 0.15  # section 23's [study] plateau_margin, as the specs that use it set it
 
-NOISE = v4sim.CONDITIONS
+NOISE = sweep_sim.CONDITIONS
 RUNG_CONDITIONS = [
-    RungCondition(v4sim.BASE),
-    RungCondition(v4sim.Condition("noise 0.1 (large against m)", noise=0.1)),
-    RungCondition(v4sim.Condition("heteroscedastic (x4 at the top)", hetero=3.0)),
-    RungCondition(v4sim.Condition("persistent per-(arm, seed) offset", offset=0.05)),
+    RungCondition(sweep_sim.BASE),
+    RungCondition(sweep_sim.Condition("noise 0.1 (large against m)", noise=0.1)),
+    RungCondition(sweep_sim.Condition("heteroscedastic (x4 at the top)", hetero=3.0)),
+    RungCondition(sweep_sim.Condition("persistent per-(arm, seed) offset", offset=0.05)),
     RungCondition(
-        v4sim.Condition("offset, noise 0.1, heteroscedastic", noise=0.1, offset=0.1, hetero=2.0)
+        sweep_sim.Condition("offset, noise 0.1, heteroscedastic", noise=0.1, offset=0.1, hetero=2.0)
     ),
-    RungCondition(v4sim.Condition("random failures in both arms", fail=0.3, ceiling=1)),
-    RungCondition(v4sim.Condition("a bimodal stuck seed near the edge", stuck_seed=True)),
-    RungCondition(v4sim.Condition("heavy tails (Student t, 3 df)", tails=3.0)),
-    RungCondition(v4sim.Condition("17 LRs", n_lr=17)),
-    RungCondition(v4sim.Condition("no low-LR gap"), low_gap=0.0),
-    RungCondition(v4sim.Condition("borderline fates (30% of stuck off runs)"), borderline=0.3),
+    RungCondition(sweep_sim.Condition("random failures in both arms", fail=0.3, ceiling=1)),
+    RungCondition(sweep_sim.Condition("a bimodal stuck seed near the edge", stuck_seed=True)),
+    RungCondition(sweep_sim.Condition("heavy tails (Student t, 3 df)", tails=3.0)),
+    RungCondition(sweep_sim.Condition("17 LRs", n_lr=17)),
+    RungCondition(sweep_sim.Condition("no low-LR gap"), low_gap=0.0),
+    RungCondition(sweep_sim.Condition("borderline fates (30% of stuck off runs)"), borderline=0.3),
     RungCondition(
-        v4sim.Condition(
+        sweep_sim.Condition(
             "all together: stuck seed, tails, offset, hetero, failures",
             stuck_seed=True,
             tails=3.0,
@@ -417,8 +417,8 @@ def draw_ladder(lad: Ladder, rng, ladders: int, slope: float):
     on_fail = logs > t + OFF_EDGE + on_edge + rng.normal(0, 0.1, (ladders, r, 1, s))
     fail = np.stack([off_fail, on_fail], 2)
     loss = np.stack([off, on], 2)
-    stop = rng.random(loss.shape) < v4sim.DIVERGED_SHARE
-    bad = np.where(stop, v4sim.L0, rng.uniform(*v4sim.STUCK, loss.shape))
+    stop = rng.random(loss.shape) < sweep_sim.DIVERGED_SHARE
+    bad = np.where(stop, sweep_sim.L0, rng.uniform(*sweep_sim.STUCK, loss.shape))
     loss = np.where(fail, bad, loss)
     cls = np.where(fail, np.where(stop, stability.STOPPED, stability.STUCK_ONLY), stability.TRAINED)
     cut_gap = np.where(cls == stability.STOPPED, np.nan, loss - BASELINE)
