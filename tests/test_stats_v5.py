@@ -305,3 +305,26 @@ def test_the_plateau_seed_trains_just_under_the_cut_at_every_lr_from_its_thresho
     assert not plateau[:, best:at].any()
     # and it is one seed throughout a sweep
     assert (plateau[:, at:-1].argmax(-1) == plateau[:, at : at + 1].argmax(-1)).all()
+
+
+def test_h2a_at_a_rung_is_section_5s_rule_censored_critical_lrs_decide_nothing():
+    """H2a (docs/STUDY.md section 5), the one rule the report and the carry tables read: a
+    seed whose `off` never fails inside the grid makes it inconclusive whichever way the other
+    seeds point; with every critical LR inside, the paired rule decides (on fails higher:
+    supported; on fails lower: not supported)."""
+    off, on, off_fail, on_fail = clean_rung()  # off fails from index 3, on from index 5
+    r = rung.judge_rung(cells_of(off, on, off_fail, on_fail), STUDY)
+    primary = r.h2a_by_definition[rules.PRIMARY_FAILURE]
+    assert primary.censored == "" and r.h2a == rules.SUPPORTED == primary.paired_verdict
+    # swap the arms: on fails first; not supported, its critical LRs all inside
+    r = rung.judge_rung(cells_of(on, off, on_fail, off_fail), STUDY)
+    assert r.h2a == rules.NOT_SUPPORTED
+    # seed 0's off trains everywhere: censored above, inconclusive (was not supported)
+    off_fail0 = on_fail.copy()
+    off_fail0[:, 0] = False
+    loss0 = on.copy()
+    loss0[:, 0] = _u()
+    r = rung.judge_rung(cells_of(loss0, off, off_fail0, off_fail), STUDY)
+    by = r.h2a_by_definition[rules.PRIMARY_FAILURE]
+    assert by.censored == "off above" and r.h2a == rules.INCONCLUSIVE
+    assert by.paired_verdict == rules.NOT_SUPPORTED  # the paired rule alone would decide

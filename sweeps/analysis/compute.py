@@ -319,17 +319,15 @@ def paired_hypotheses(
     subset without every LR of the sensitivity range is not judged ("why", only then)."""
     study = study_of(settings)
     ref, primary = settings["reference"], settings["primary"]
-    by_definition = {}
-    for definition in rules.FAILURE_DEFINITIONS:
-        off = rules.critical_lrs(cells, ref, definition, study.delta)
-        on = rules.critical_lrs(cells, primary, definition, study.delta)
-        p, r = rules.h2a_stats(off, on)
-        by_definition[definition] = m.H2a(
-            **paired_entry(p),
-            log10_ratios=r,
-            verdict=rules.paired_verdict(p),
-            censored=_h2a_censoring(off, on),
+    by_definition = {
+        definition: m.H2a(
+            **paired_entry(h.stats),
+            log10_ratios=h.log10_ratios,
+            verdict=h.paired_verdict,
+            censored=h.censored,
         )
+        for definition, h in judged.h2a_by_definition.items()
+    }
     s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
     q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
     unjudged = rules.h2b_unjudged(
@@ -407,17 +405,6 @@ def best_cost(cost: effect_curve.BestCost) -> m.BestCost:
     as analysis.json holds it."""
     stats = m.Paired(**paired_entry(cost.stats)) if cost.stats else None
     return m.BestCost(off_lr=cost.off_lr, on_lr=cost.on_lr, stats=stats)
-
-
-def _h2a_censoring(off: dict, on: dict) -> str:
-    """Why H2a cannot decide under a definition, or "": the reference arm does not fail inside
-    the grid in some seed ("off above"), or a critical LR lies below the grid or is missing."""
-    seeds = sorted(set(off) & set(on))
-    if any(off[k].kind == "above" for k in seeds):
-        return "off above"
-    if any(v.kind in ("below", "none") for k in seeds for v in (off[k], on[k])):
-        return "below"
-    return ""
 
 
 def best_losses(runs: pd.DataFrame, cells: rules.Cells) -> dict:

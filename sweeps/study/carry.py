@@ -287,7 +287,7 @@ def t2_side(cells: Cells, r: Rung) -> Side:
 
 
 def t3_side(r: Rung) -> Side:
-    p = r.h2a_ratio
+    p = r.h2a_by_definition[rules.PRIMARY_FAILURE].stats
     interval = (10**p.lower, 10**p.upper) if math.isfinite(p.lower) else None
     return Side(10**p.mean if p.n else math.nan, interval, r.h2a, (), (("seeds", p.n),))
 

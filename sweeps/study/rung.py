@@ -34,12 +34,46 @@ class H1:
 
 
 @dataclass(frozen=True)
+class H2a:
+    """H2a under one failure definition (docs/STUDY.md section 5): the paired statistics of
+    r_s = log10(on's critical LR / off's) and the r_s, the paired rule's verdict on them, and
+    why the critical LRs decide nothing ("off above": `off` does not fail inside the grid in
+    some seed; "below": a critical LR of either arm under the grid, or none; "" when they
+    decide)."""
+
+    stats: Paired
+    log10_ratios: list[float]
+    paired_verdict: str
+    censored: str
+
+    @property
+    def verdict(self) -> str:
+        return rules.INCONCLUSIVE if self.censored else self.paired_verdict
+
+
+def h2a_censoring(off: dict, on: dict) -> str:
+    """Why H2a cannot decide under a definition, or "" (H2a.censored)."""
+    seeds = sorted(set(off) & set(on))
+    if any(off[k].kind == "above" for k in seeds):
+        return "off above"
+    if any(v.kind in ("below", "none") for k in seeds for v in (off[k], on[k])):
+        return "below"
+    return ""
+
+
+def h2a(off: dict, on: dict) -> H2a:
+    """H2a on both arms' critical LRs per seed under one definition."""
+    p, r = rules.h2a_stats(off, on)
+    return H2a(p, r, rules.paired_verdict(p), h2a_censoring(off, on))
+
+
+@dataclass(frozen=True)
 class Way:
     """The rung under one reading of its borderline runs: the primary comparison judged, the
-    stability threshold's search from `off`'s best LR, the low-LR effect, H1, H2a with its
-    statistics of log10 critical-LR ratios, and each arm's failure edges (arm -> failure
-    definition -> edge); off_fails: some seed of the reference arm fails inside or below the
-    grid (the primary failure definition)."""
+    stability threshold's search from `off`'s best LR, the low-LR effect, H1, H2a's verdict on
+    the primary failure definition and H2a under each definition, and each arm's failure edges
+    (arm -> failure definition -> edge); off_fails: some seed of the reference arm fails inside
+    or below the grid (the primary failure definition)."""
 
     judgement: rules.Judgement
     threshold: stability.StabilityThreshold
@@ -47,7 +81,7 @@ class Way:
     off_fails: bool
     h1: H1
     h2a: str
-    h2a_ratio: Paired
+    h2a_by_definition: dict[str, H2a]
     edges: dict[str, dict[str, stability.Edge]]
 
 
@@ -113,25 +147,25 @@ def judge_way(cells: Cells, study: rules.Study, influence: bool = False) -> Way:
     """The rung under the fates its table holds (leave-one-run-out only where asked)."""
     comparison = study.primary_comparison
     j = judge.compare(cells, comparison, study, influence)
-    crit = {arm: rules.critical_lrs(cells, arm, delta=study.delta) for arm in comparison}
-    off_fails = any(v.kind in ("", "below") for v in crit[comparison.baseline].values())
-    ratio, _ = rules.h2a_stats(crit[comparison.baseline], crit[comparison.treatment])
-    h2a = rules.paired_verdict(ratio)
-    if any(not v.inside for v in crit[comparison.baseline].values()):
-        h2a = rules.INCONCLUSIVE if h2a == rules.SUPPORTED else h2a
-    edges = {
-        arm: {
-            definition: stability.failure_edge(
-                list(rules.critical_lrs(cells, arm, definition, study.delta).values())
-            )
-            for definition in FAILURE_DEFINITIONS
-        }
+    present = [arm for arm in comparison if cells.has(arm)]
+    # each arm's critical LR per seed under each failure definition, read once
+    crit = {
+        (arm, definition): rules.critical_lrs(cells, arm, definition, study.delta)
         for arm in comparison
-        if cells.has(arm)
+        for definition in FAILURE_DEFINITIONS
+    }
+    off, on = comparison
+    primary = rules.PRIMARY_FAILURE
+    off_fails = any(v.kind in ("", "below") for v in crit[off, primary].values())
+    by_definition = {d: h2a(crit[off, d], crit[on, d]) for d in FAILURE_DEFINITIONS}
+    edges = {
+        arm: {d: stability.failure_edge(list(crit[arm, d].values())) for d in FAILURE_DEFINITIONS}
+        for arm in present
     }
     th = j.search
     h1 = h1_at_best(th, off_fails, study)
-    return Way(j, th, low_lr(j, study), off_fails, h1, h2a, ratio, edges)
+    decided = by_definition[primary].verdict
+    return Way(j, th, low_lr(j, study), off_fails, h1, decided, by_definition, edges)
 
 
 def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Rung:
@@ -142,7 +176,7 @@ def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Run
     ways = both_ways(cells, study.fate_margin, lambda c: judge_way(c, study))
     flags = borderline(cells, study.fate_margin)
     runs = tuple(sorted(str(r) for r in cells.run_ids[flags & cells.finished()] if r is not None))
-    h1, h2a, low = main.h1, main.h2a, main.low
+    h1, h2a_verdict, low = main.h1, main.h2a, main.low
     both: dict[str, tuple[str, str]] = {}
     if ways is not None:
         decisions = {
@@ -160,7 +194,7 @@ def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Run
         if "H1" in both:
             h1 = H1(rules.INCONCLUSIVE, BORDERLINE_DECIDES, h1.stats)
         if "H2a" in both:
-            h2a = rules.INCONCLUSIVE
+            h2a_verdict = rules.INCONCLUSIVE
         if "low" in both:
             low = replace(low, verdict=rules.INCONCLUSIVE)
     ref, primary = study.reference, study.primary
@@ -181,8 +215,8 @@ def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Run
         low=low,
         off_fails=main.off_fails,
         h1=h1,
-        h2a=h2a,
-        h2a_ratio=main.h2a_ratio,
+        h2a=h2a_verdict,
+        h2a_by_definition=main.h2a_by_definition,
         edges=main.edges,
         best_cost=cost,
         borderline=runs,
