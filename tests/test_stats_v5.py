@@ -328,3 +328,20 @@ def test_h2a_at_a_rung_is_section_5s_rule_censored_critical_lrs_decide_nothing()
     by = r.h2a_by_definition[rules.PRIMARY_FAILURE]
     assert by.censored == "off above" and r.h2a == rules.INCONCLUSIVE
     assert by.paired_verdict == rules.NOT_SUPPORTED  # the paired rule alone would decide
+
+
+def test_h2b_at_a_rung_is_judged_over_the_base_grid_in_range_or_says_why_not():
+    """H2b (section 5) decided with the rung: over the base grid's LRs in the sensitivity
+    range; a grid short of the range, or a rung on an LR subset that leaves a range LR out, is
+    not judged and says which (rules.H2B_SHORT, H2B_RUNG_SUBSET)."""
+    off, on, off_fail, on_fail = clean_rung()
+    cells = cells_of(off, on, off_fail, on_fail)
+    r = rung.judge_rung(cells, STUDY, base_lrs=LRS)
+    assert r.h2b.why == "" and r.h2b.lrs == LRS  # the range [1e-3, 1] holds the whole grid
+    assert r.h2b.verdict == rules.SUPPORTED  # off sticks from 0.0316, on from 0.316
+    assert r.h2b.stats.n == 4 and r.h2b.stats.lower > STUDY.min_sensitivity
+    short = rung.judge_rung(cells, STUDY, base_lrs=LRS[:5])
+    assert short.h2b.why == rules.H2B_SHORT and short.h2b.verdict == rules.INCONCLUSIVE
+    subset = rung.judge_rung(cells, STUDY, base_lrs=LRS, rung_lrs=LRS[1:])
+    assert subset.h2b.why == rules.H2B_RUNG_SUBSET and subset.h2b.verdict == rules.INCONCLUSIVE
+    assert subset.h2b.trained is None  # no bound of its own to qualify

@@ -84,8 +84,9 @@ def analyze(
     plateau_stuck = rules.read_as_stuck(rules.build_cells(finished, rung=rung), cells)
     # each rung with both arms of the primary comparison decided once (sweeps.study.rung)
     study = study_of(settings)
+    rung_lrs = settings.get("rung_lr", {})
     verdicts = {
-        size: judge_rung(c, study, influence=True)
+        size: judge_rung(c, study, True, settings["base_lrs"], rung_lrs.get(str(size)))
         for size, c in cells.items()
         if c.has(study.reference) and c.has(study.primary)
     }
@@ -95,9 +96,7 @@ def analyze(
         if not at_rung.empty:
             name = str(int(value))
             verdict = verdicts.get(int(value))
-            depths[name] = depth_analysis(
-                at_rung, cells[int(value)], settings, steps, verdict, name
-            )
+            depths[name] = depth_analysis(at_rung, cells[int(value)], settings, steps, verdict)
             settings["tokens_per_param"][name] = next(
                 iter(depths[name].tokens_per_param.by_budget.values()), None
             )
@@ -214,7 +213,6 @@ def depth_analysis(
     settings: dict,
     steps: pd.DataFrame,
     verdict: Rung | None,
-    rung: str | None = None,
 ) -> m.Rung:
     """One rung: its arms, their comparisons, L* and, with both compared arms (verdict: the
     rung as sweeps.study.rung decided it), H1-H2b."""
@@ -233,7 +231,7 @@ def depth_analysis(
         comparisons=compared,
         l_star=best,
         tokens_per_param=m.TokensPerParam(**run_table.tokens_per_param(runs)),
-        **(paired_hypotheses(cells, settings, per_arm, verdict, rung) if verdict else {}),
+        **(paired_hypotheses(verdict, settings) if verdict else {}),
     )
 
 
@@ -306,19 +304,13 @@ def decisions(
     return m.Decisions(**out)
 
 
-def paired_hypotheses(
-    cells: rules.Cells,
-    settings: dict,
-    arms: dict[str, m.Arm],
-    judged: Rung,
-    rung: str | None = None,
-) -> dict:
-    """H1's decision, H2a's log10 ratios of critical LRs under each failure definition (the
-    primary one decides) and H2b's sensitivity differences per seed, with the bounds and the
-    verdicts of sweeps.study.rules (docs/STUDY.md section 5). H2b at a rung on a [rung_lr]
-    subset without every LR of the sensitivity range is not judged ("why", only then)."""
-    study = study_of(settings)
-    ref, primary = settings["reference"], settings["primary"]
+def paired_hypotheses(judged: Rung, settings: dict) -> dict:
+    """The rung's decisions (sweeps.study.rung: docs/STUDY.md sections 5 and 13) as the
+    analysis records them: H1, H2a's log10 ratios of critical LRs under each failure
+    definition (the primary one decides) and H2b's sensitivity differences per seed, with the
+    bounds and the verdicts; H2b at a rung on a [rung_lr] subset without every LR of the
+    sensitivity range is not judged ("why", only then); the cost at each arm's best LR, the
+    failure edges, the low-LR effect and the borderline runs."""
     by_definition = {
         definition: m.H2a(
             **paired_entry(h.stats),
@@ -328,18 +320,7 @@ def paired_hypotheses(
         )
         for definition, h in judged.h2a_by_definition.items()
     }
-    s_ref, s_on = arms[ref].sensitivity, arms[primary].sensitivity
-    q = rules.h2b_stats(s_ref.seeds, s_on.seeds, study.precision)
-    unjudged = rules.h2b_unjudged(
-        s_ref.lrs, settings.get("rung_lr", {}).get(rung), tuple(settings["sensitivity_range"])
-    )
-    # H2b's robustness check, only where H2b itself has a bound (a rung on an LR subset, or
-    # one with a run of the range missing, has no registered difference for it to qualify)
-    among, q_trained = (
-        rules.h2b_trained(cells, ref, primary, s_ref.lrs, study.precision)
-        if not unjudged and math.isfinite(q.lower)
-        else ([], None)
-    )
+    h2b = judged.h2b
     # H1 and the borderline runs as the rulebook decided them (sweeps.study.rung: section 13,
     # the borderline runs' fates both ways)
     h1 = judged.h1
@@ -359,14 +340,12 @@ def paired_hypotheses(
         "h2a": dataclasses.replace(primary_h2a, definition=rules.PRIMARY_FAILURE),
         "h2a_by_definition": by_definition,
         "h2b": m.H2b(
-            **paired_entry(q),
+            **paired_entry(h2b.stats),
             min_effect=settings["min_sensitivity"],
-            verdict=rules.INCONCLUSIVE
-            if unjudged
-            else rules.paired_verdict(q, settings["min_sensitivity"]),
-            why=unjudged or None,
-            trained_lrs=among,
-            trained=m.Paired(**paired_entry(q_trained)) if q_trained else None,
+            verdict=h2b.verdict,
+            why=h2b.why or None,
+            trained_lrs=list(h2b.trained_lrs),
+            trained=m.Paired(**paired_entry(h2b.trained)) if h2b.trained else None,
         ),
         "best_cost": best_cost(judged.best_cost),
         "edges": {

@@ -292,13 +292,9 @@ def t3_side(r: Rung) -> Side:
     return Side(10**p.mean if p.n else math.nan, interval, r.h2a, (), (("seeds", p.n),))
 
 
-def t4_side(cells: Cells, study: rules.Study, base_lrs) -> Side:
-    lrs = rules.sensitivity_lrs(base_lrs, study.sensitivity_range)
-    comparison = study.primary_comparison
-    s = {arm: rules.sensitivities(cells, arm, lrs) for arm in comparison}
-    p = rules.h2b_stats(s[comparison.baseline], s[comparison.treatment], study.precision)
-    verdict = rules.paired_verdict(p, study.min_sensitivity)
-    return Side(p.mean, _interval(p), verdict, (), (("seeds", p.n), ("lrs", len(lrs))))
+def t4_side(r: Rung) -> Side:
+    p = r.h2b.stats
+    return Side(p.mean, _interval(p), r.h2b.verdict, (), (("seeds", p.n), ("lrs", len(r.h2b.lrs))))
 
 
 def t5_side(r: Rung, study: rules.Study, gap_lr: float = GAP_LR) -> Side:
@@ -532,12 +528,12 @@ def sides(
     """Every quantity of a prediction set on one report's cells (warm: where off-warm is,
     when not in these cells)."""
     study = predictions.study
-    r = judge_rung(cells, study)
+    r = judge_rung(cells, study, base_lrs=predictions.base_lrs)
     make = {
         "T1": lambda: t1_side(r),
         "T2": lambda: t2_side(cells, r),
         "T3": lambda: t3_side(r),
-        "T4": lambda: t4_side(cells, study, predictions.base_lrs),
+        "T4": lambda: t4_side(r),
         "T5": lambda: t5_side(r, study, predictions.gap_lr),
         "T6": lambda: t6_side(cells, warm, study),
         "T7": lambda: t7_side(cells, study),

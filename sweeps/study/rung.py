@@ -68,6 +68,40 @@ def h2a(off: dict, on: dict) -> H2a:
 
 
 @dataclass(frozen=True)
+class H2b:
+    """H2b (docs/STUDY.md section 5): D_s = S off - S on per seed over the base grid's LRs in
+    the sensitivity range (`lrs`), its verdict against the minimum effect, why the rung is not
+    judged ("" where it is; rules.H2B_SHORT, H2B_RUNG_SUBSET), and the robustness check over
+    the LRs of the range where every run trained (descriptive; None without two such LRs or
+    without a bound to qualify)."""
+
+    stats: Paired
+    verdict: str
+    why: str
+    lrs: tuple[float, ...]
+    trained_lrs: tuple[float, ...]
+    trained: Paired | None
+
+
+def h2b(cells: Cells, study: rules.Study, base_lrs, rung_lrs=None) -> H2b:
+    """H2b at a rung: base_lrs the grid the sensitivity is read over (extension and refinement
+    LRs never enter), rung_lrs the rung's [rung_lr] subset (None: the whole grid)."""
+    off, on = study.primary_comparison
+    lrs = rules.sensitivity_lrs(base_lrs, study.sensitivity_range)
+    s = {arm: rules.sensitivities(cells, arm, lrs) for arm in (off, on)}
+    q = rules.h2b_stats(s[off], s[on], study.precision)
+    why = rules.h2b_unjudged(lrs, rung_lrs, tuple(study.sensitivity_range))
+    # the robustness check, only where H2b itself has a bound to qualify
+    among, trained = (
+        rules.h2b_trained(cells, off, on, lrs, study.precision)
+        if not why and math.isfinite(q.lower)
+        else ([], None)
+    )
+    verdict = rules.INCONCLUSIVE if why else rules.paired_verdict(q, study.min_sensitivity)
+    return H2b(q, verdict, why, tuple(lrs), tuple(among), trained)
+
+
+@dataclass(frozen=True)
 class Way:
     """The rung under one reading of its borderline runs: the primary comparison judged, the
     stability threshold's search from `off`'s best LR, the low-LR effect, H1, H2a's verdict on
@@ -96,6 +130,7 @@ class Rung(Way):
     comparison: rules.Comparison
     best_lr: float | None
     best_cost: effect_curve.BestCost
+    h2b: H2b
     borderline: tuple[str, ...]  # run ids within the fate margin of their cut
     # decision -> (borderline stuck, trained) where the two readings differ
     both_ways: dict[str, tuple[str, str]]
@@ -168,10 +203,17 @@ def judge_way(cells: Cells, study: rules.Study, influence: bool = False) -> Way:
     return Way(j, th, low_lr(j, study), off_fails, h1, decided, by_definition, edges)
 
 
-def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Rung:
+def judge_rung(
+    cells: Cells,
+    study: rules.Study,
+    influence: bool = False,
+    base_lrs=None,
+    rung_lrs=None,
+) -> Rung:
     """The rung decided once: its recorded reading (with the leave-one-run-out check where
     asked), both readings of its borderline runs, and the decisions they flip made
-    inconclusive."""
+    inconclusive. base_lrs: the grid H2b reads sensitivity over (default: the LRs the table
+    holds); rung_lrs: the rung's [rung_lr] subset, None for the whole grid."""
     main = judge_way(cells, study, influence)
     ways = both_ways(cells, study.fate_margin, lambda c: judge_way(c, study))
     flags = borderline(cells, study.fate_margin)
@@ -219,6 +261,7 @@ def judge_rung(cells: Cells, study: rules.Study, influence: bool = False) -> Run
         h2a_by_definition=main.h2a_by_definition,
         edges=main.edges,
         best_cost=cost,
+        h2b=h2b(cells, study, cells.lrs if base_lrs is None else base_lrs, rung_lrs),
         borderline=runs,
         both_ways=both,
         ways=ways if ways is not None else (main, main),
