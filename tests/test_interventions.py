@@ -370,7 +370,7 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     )
     results = load_results(root)
     result = analyze(results, load_curves(results.runs))
-    text = section(result)
+    text = section(ff.typed(result))
     rows = {
         line.split(" | ")[1]: line.split(" | ")
         for line in text.splitlines()
@@ -394,4 +394,4 @@ def test_the_interventions_table_compares_each_arm_with_off_and_on(tmp_path):
     plain = tmp_path / "plain"  # no intervention arm: no section
     ff.write_study(plain, depths=[2])
     plain_results = load_results(plain)
-    assert section(analyze(plain_results, load_curves(plain_results.runs))) == ""
+    assert section(ff.typed(analyze(plain_results, load_curves(plain_results.runs)))) == ""
