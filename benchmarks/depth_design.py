@@ -2,7 +2,7 @@
 (docs/STUDY.md section 14): for each candidate set of depths, its cost on 2 CPU cores, the
 fewest tokens per parameter of its rungs, and H3's power at the prediction (-0.25 decades per
 doubling) and false rates, analytic (sweeps.study.trend.power) and simulated
-(sweeps.study.simulate_v5.ladder_rates) at several rung-level deviations.
+(sweeps.study.simulation.rungs.ladder_rates) at several rung-level deviations.
 
 Cost: the committed cpu-depth runs (docs/cpu-depth/runs.parquet: mean wall seconds per run at
 each depth, with --workers 2) fitted by a line in depth; every rung the committed ladder holds
@@ -37,7 +37,7 @@ import pandas as pd  # noqa: E402
 
 from sweeps.core.params import count_params  # noqa: E402
 from sweeps.core.presets import get_preset  # noqa: E402
-from sweeps.study import simulate_v5 as sim  # noqa: E402
+from sweeps.study.simulation import rungs as sim  # noqa: E402
 from sweeps.study.trend import power  # noqa: E402
 
 COMMITTED = ROOT / "docs" / "cpu-depth" / "runs.parquet"

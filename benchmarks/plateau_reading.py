@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 
 from sweeps.analysis import analyze, archive  # noqa: E402
 from sweeps.analysis.adapter import to_json  # noqa: E402
-from sweeps.study.simulate_v5 import PLATEAU_MARGIN  # noqa: E402
+from sweeps.study.simulation.rungs import PLATEAU_MARGIN  # noqa: E402
 
 DOCS = ROOT / "docs"
 

@@ -1,8 +1,9 @@
 """Refinement that bisects each seed's stability bracket (docs/STUDY.md section 25), against
 the rule before it (failure brackets and the pooled threshold's only), on simulated sweeps grown
-by the runner's own loop (sweeps.study.simulate.refined_sweep, resolution 1/8 decade): how many
-per-seed thresholds are still read from a bracket wider than the resolution, how many LRs the
-grown grid judges, and how often the planted threshold is recovered within one base-grid step.
+by the runner's own loop (sweeps.study.simulation.sweep.refined_sweep, resolution 1/8
+decade): how many per-seed thresholds are still read from a bracket wider than the resolution,
+how many LRs the grown grid judges, and how often the planted threshold is recovered within one
+base-grid step.
 
     python benchmarks/seed_refinement.py [--sweeps 300]
 """
@@ -17,7 +18,7 @@ import time
 import numpy as np
 
 from sweeps.study import judge
-from sweeps.study import simulate as sim
+from sweeps.study.simulation import sweep as sim
 
 RESOLUTION = 0.125
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sweeps.study import simulate_v5 as sim
+from sweeps.study.simulation import rungs as sim
 from sweeps.sweep.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

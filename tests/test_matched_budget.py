@@ -12,7 +12,7 @@ import pytest
 
 from sweeps.core.errors import ConfigError
 from sweeps.core.params import count_params
-from sweeps.study import simulate_v5 as sim
+from sweeps.study.simulation import rungs as sim
 from sweeps.sweep import record
 from sweeps.sweep.runner import Sweep
 from sweeps.sweep.spec import load_spec, parse_spec

@@ -9,8 +9,8 @@ import pytest
 
 from sweeps.core.errors import ConfigError
 from sweeps.study import judge, rules
-from sweeps.study import simulate_v5 as sim
 from sweeps.study.cells import plateau_cut
+from sweeps.study.simulation import rungs as sim
 from sweeps.sweep.plan_text import _study_text
 from sweeps.sweep.spec import load_spec, parse_spec
 from tests.test_matched_budget import raw

@@ -43,7 +43,8 @@ def test_cpu_depth_states_its_power_at_three_rung_sds_and_without_depth_1():
     design's."""
     import pandas as pd
 
-    from sweeps.study import simulate_v5, trend
+    from sweeps.study import trend
+    from sweeps.study.simulation import rungs as simulated
 
     a = analysis("cpu-depth")
     h3 = a["h3"]
@@ -53,7 +54,7 @@ def test_cpu_depth_states_its_power_at_three_rung_sds_and_without_depth_1():
     assert 0.15 < scatter < 0.25  # the seeds' own scatter, not the pre-registered 0.2
 
     def power(rungs):
-        return simulate_v5.design_power(rungs, 4, grid, -0.25, trend.POWER_RUNG_SDS, scatter)
+        return simulated.design_power(rungs, 4, grid, -0.25, trend.POWER_RUNG_SDS, scatter)
 
     want = dict(zip((f"{sd:g}" for sd in trend.POWER_RUNG_SDS), power(depths)))
     assert h3["powers"] == pytest.approx(want) and h3["power"] == pytest.approx(want["0.25"])

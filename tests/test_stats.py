@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sweeps.study import judge, rules, stats
-from sweeps.study import simulate as sim
+from sweeps.study.simulation import sweep as sim
 
 LRS = [1e-4 * 10 ** (k / 2) for k in range(9)]  # 9 half-decade LRs, 1e-4 .. 1
 MIN_EFFECT = 0.02
@@ -70,14 +70,14 @@ STUDY = rules.Study(delta=0.1, sensitivity_range=(1e-4, 1.0), target_loss=None)
 
 
 def _v4(cells):
-    """v4's necessity rule (sections 4-7, kept in simulate.py for section 7's tables)."""
+    """v4's necessity rule (sections 4-7, kept in simulation/sweep.py for section 7's tables)."""
     p = rules.pairs(cells, STUDY.primary_comparison)
     return sim.v4_necessity(p.lrs, p.d, p.ceiling, MIN_EFFECT, STUDY.precision, p.fail_b, p.fail_t)
 
 
 def test_the_vectorised_judge_agrees_with_the_rules_the_report_uses():
-    """simulate.thresholds (hundreds of sweeps at once, section 7's tables) decides as v4's
-    necessity rule (simulate.v4_necessity on rules.pairs) does, with failures in both arms,
+    """simulation.sweep.thresholds (hundreds of sweeps at once, section 7's tables) decides as v4's
+    necessity rule (simulation.sweep.v4_necessity on rules.pairs) does, with failures in both arms,
     set-aside pairs, partial and common ceilings."""
     cond = sim.Condition("check", fail=0.5, ceiling=1, offset=0.03, stuck_seed=True)
     loss, failing, _, diverged = sim.draw(

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from sweeps.study.ladders import Span, below, median_span, span, token_check
+from sweeps.study.ladders import below, median_span, token_check
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.study.stats import GridValue
+from sweeps.study.stats import GridValue, Span, span
 
 
 def inside(lo: float, hi: float) -> GridValue:
@@ -68,12 +68,17 @@ def test_overlapping_brackets_are_not_a_fall():
         (GridValue(0.0178, "below"), DEPTH4_THRESHOLD, True),
         # ... but not below a reference that is itself at the grid's bottom
         (GridValue(0.0178, "below"), GridValue(0.0178, "below"), False),
-        # never necessary in the check's grid: open upward, never shown lower
+        # never necessary up to the check's top judged LR: open upward, never shown lower
+        (GridValue(0.1, "none"), DEPTH4_THRESHOLD, False),
+        # a "none" without the LR its evidence ends at says nothing: never shown below either way
         (GridValue(math.nan, "none"), DEPTH4_THRESHOLD, False),
+        (inside(0.0316, 0.0562), GridValue(math.nan, "none"), False),
         # off did not fail inside the check's grid: its critical LR is open upward
         (GridValue(0.1, "above"), GridValue(0.075), False),
-        # depth 4 never needed QK-norm in its grid: any threshold the check finds is below
-        (inside(0.0316, 0.0562), GridValue(math.nan, "none"), True),
+        # depth 4 never needed QK-norm up to 0.1: a threshold the check finds under it is below
+        (inside(0.0316, 0.0562), GridValue(0.1, "none"), True),
+        # ... but not one past where depth 4's evidence ends: its threshold may lie just there
+        (inside(0.1, 0.178), GridValue(0.1, "none"), False),
         # depth 4's off never failed: a critical LR the check finds is below
         (GridValue(0.075), GridValue(1.0, "above"), True),
     ],
@@ -87,6 +92,9 @@ def test_span_reads_each_kind():
     assert span(GridValue(0.05)) == (0.05, 0.05, False)
     assert span(GridValue(3.16e-4, "below")) == (0.0, 3.16e-4, True)
     assert span(GridValue(1.0, "above")).hi == math.inf
+    # "none": QK-norm never necessary up to where the evidence ends, a threshold may lie past it
+    assert span(GridValue(0.316, "none")) == (0.316, math.inf, True)
+    assert span(GridValue(math.nan, "none")).empty and span(GridValue(0.1, "unjudged")).empty
 
 
 def test_a_median_is_read_from_its_seeds_brackets():
@@ -99,6 +107,8 @@ def test_a_median_is_read_from_its_seeds_brackets():
     assert median_span([GridValue(1.0, "above")] * 3 + [inside(0.0316, 0.1)]).hi == math.inf
     # a point among the seeds makes the low end closed
     assert median_span([GridValue(0.05), GridValue(0.05)]) == Span(0.05, 0.05, False)
+    # a seed whose value says nothing makes the median say nothing
+    assert median_span([inside(0.0316, 0.1), GridValue(math.nan, "none")]).empty
 
 
 def test_a_coarser_grid_alone_is_not_a_fall():

@@ -14,9 +14,9 @@ import math
 from figures.words import numbers
 from sweeps.analysis import model as m
 from sweeps.analysis.token_check import NO_CHECK, NO_LADDER
-from sweeps.study.ladders import Span, median_span
+from sweeps.study.ladders import median_span
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from sweeps.study.stats import GridValue
+from sweeps.study.stats import GridValue, Span
 
 ANSWER = {
     SUPPORTED: "Yes: the depth trend survives matching tokens per parameter",

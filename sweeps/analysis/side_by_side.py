@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from sweeps.analysis import model as m
-from sweeps.study import stability
+from sweeps.study.stats import span
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
 Span = tuple[float, float, bool]  # (lo, hi, closed): a bracket (lo, hi] or an interval [lo, hi]
@@ -141,12 +141,12 @@ def overlap(a: Span | None, b: Span | None) -> str:
 
 
 def threshold_span(t: m.GridPoint | None) -> Span | None:
-    """The pooled threshold as a bracket (stability.span_of's reading): (lo, hi] inside the
+    """The pooled threshold as a bracket (sweeps.study.stats.span's reading): (lo, hi] inside the
     grid, (0, best] below it, (top evidence LR, inf) when none lies below the top."""
     if t is None or t.value is None or t.kind == "unjudged":
         return None
-    lo, hi = stability.span_of(t)
-    return None if math.isnan(lo) else (lo, hi, False)
+    s = span(t)
+    return None if s.empty else (s.lo, s.hi, False)
 
 
 def interval(lower, upper) -> Span | None:

@@ -12,8 +12,9 @@ import math
 
 from sweeps.analysis import model as m
 from sweeps.core.presets import PRESETS
-from sweeps.study import ladders, rules, simulate_v5, trend
+from sweeps.study import ladders, rules, trend
 from sweeps.study.rung import Rung
+from sweeps.study.simulation import rungs as simulated
 from sweeps.study.stats import line_fit
 
 # the width the width ladder's line is read at (docs/STUDY.md section 11): the `core` preset's
@@ -95,7 +96,7 @@ def with_apart(ways, pooled, apart: list[int], prediction: float, seeds: int, gr
     design's simulated power."""
     every = trend.robust(ways, trend.decide, trend.OPPOSITE, prediction, seeds, pooled=pooled)
     sizes = [round(2**r.x) for r in every.rungs]
-    powers = simulate_v5.design_power(
+    powers = simulated.design_power(
         sizes, seeds, grid, prediction, trend.POWER_RUNG_SDS, seed_scatter(every)
     )
     return m.AddedRungs(apart, every.verdict, _slope(every.at_bound), _powers(powers))
@@ -118,7 +119,7 @@ def simulated_powers(t: trend.Trend, seeds: int, grid: list[float]) -> trend.Tre
     scatter = seed_scatter(t)
 
     def at(rungs) -> tuple[float, ...]:
-        return simulate_v5.design_power(
+        return simulated.design_power(
             rungs, seeds, grid, t.prediction, trend.POWER_RUNG_SDS, scatter
         )
 

@@ -84,7 +84,7 @@ import numpy as np
 from sweeps.study import rules, stability
 from sweeps.study.cells import STUCK, Cells, both_ways, build_cells
 from sweeps.study.rung import Rung, judge_rung
-from sweeps.study.stats import CONFIDENCE, Paired, paired, t_quantile
+from sweeps.study.stats import CONFIDENCE, Paired, paired, span, t_quantile
 
 CARRIES, DIFFERS, INCONCLUSIVE = "carries", "differs", "inconclusive"
 QUANTITIES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11")
@@ -244,7 +244,7 @@ def t1_side(r: Rung) -> Side:
     v, best = r.threshold.pooled, r.best_lr
     if best is None or v.kind == "unjudged":
         return Side(verdict="unjudged", parts=(("best_lr", best or math.nan),))
-    lo, hi = stability.span_of(v)
+    lo, hi, _ = span(v)
     parts = (("best_lr", best), ("threshold_lo", lo), ("threshold_hi", hi))
     value = v.value / best if v.kind in ("", "below") else math.nan
     return Side(value, (lo / best, hi / best), v.kind, (), parts)

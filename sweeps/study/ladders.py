@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sweeps.study.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Cells
-from sweeps.study.stats import GridValue, Line, Slope, line_fit
+from sweeps.study.stats import GridValue, Line, Slope, Span, line_fit, span
 
 
 class TokenCheck(NamedTuple):
@@ -41,37 +41,14 @@ class TokenCheck(NamedTuple):
     critical_below: bool
 
 
-class Span(NamedTuple):
-    """The values a GridValue allows: lo < x <= hi (lo_open) or lo <= x <= hi."""
-
-    lo: float
-    hi: float
-    lo_open: bool
-
-
-def span(v: GridValue) -> Span:
-    """What a GridValue says about where the true LR is. Inside with a bracket: (lo, hi];
-    inside without one (a median over seeds whose brackets differ): the interpolated point;
-    "below" (at or under the lowest LR): (0, value]; "above" (beyond the top LR): (value, inf);
-    "none" (a threshold the grid did not find: QK-norm was never necessary there): above
-    everything the grid shows."""
-    if v.kind == "" and v.bracket:
-        return Span(float(v.bracket[0]), float(v.bracket[1]), True)
-    if v.kind == "":
-        return Span(v.value, v.value, False)
-    if v.kind == "below":
-        return Span(0.0, v.value, True)
-    if v.kind == "above":
-        return Span(v.value, math.inf, True)
-    return Span(math.inf, math.inf, False)
-
-
 def median_span(seeds: Sequence[GridValue]) -> Span:
     """Where the median over seeds can lie, given where each seed's value can: a median is
     monotone in every value, so it is at least the lower middle seed's low end and at most the
     upper middle seed's high end (one seed's own span for an odd count), and strictly above
-    the low end when every seed's low end is strict."""
+    the low end when every seed's low end is strict; nothing when a seed says nothing."""
     spans = [span(v) for v in seeds]
+    if any(s.empty for s in spans):
+        return Span(math.nan, math.nan, True)
     lows, highs = sorted(s.lo for s in spans), sorted(s.hi for s in spans)
     n = len(spans)
     return Span(lows[(n - 1) // 2], highs[n // 2], all(s.lo_open for s in spans))
@@ -83,6 +60,8 @@ def below(check: GridValue, reference: GridValue) -> bool:
 
 
 def _under(c: Span, r: Span) -> bool:
+    if c.empty or r.empty:
+        return False  # a value that says nothing is never shown below, nor above
     if math.isinf(c.hi):
         return False  # the check's value is open upward: it cannot be shown lower
     return c.hi < r.lo or (c.hi == r.lo and r.lo_open)

@@ -32,6 +32,7 @@ from sweeps.study.stats import (
     paired,
     paired_arrays,
     quantization_sd,
+    span,
     t_quantile,
     threshold_index,
 )
@@ -277,29 +278,15 @@ def _continuous(cls_b, cls_t, has, lo: int, hi: int):
     return same | ~(has[lo] & has[hi])
 
 
-def span_of(v: GridValue) -> tuple[float, float]:
-    """(low, high) LRs a threshold allows: a bracket (lo, hi]; 'below' (0, value]; 'above' and
-    'none' (value, inf) ('none' with no value: nothing); 'unjudged': nothing."""
-    if v.kind == "" and v.bracket:
-        return float(v.bracket[0]), float(v.bracket[1])
-    if v.kind == "":
-        return v.value, v.value
-    if v.kind == "below":
-        return 0.0, v.value
-    if v.kind in ("above", "none") and math.isfinite(v.value):
-        return v.value, math.inf
-    return math.nan, math.nan
-
-
 def agrees(pooled: GridValue, per_seed) -> bool:
     """The pooled threshold's span meets the span of the per-seed values (their lowest low to
     their highest high); True when either has nothing to compare."""
-    spans = [span_of(v) for v in per_seed if not math.isnan(span_of(v)[0])]
-    p = span_of(pooled)
-    if not spans or math.isnan(p[0]):
+    spans = [s for s in map(span, per_seed) if not s.empty]
+    p = span(pooled)
+    if not spans or p.empty:
         return True
-    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
-    return p[0] < hi and lo < p[1]
+    lo, hi = min(s.lo for s in spans), max(s.hi for s in spans)
+    return p.lo < hi and lo < p.hi
 
 
 # -- the low-LR effect -------------------------------------------------------------------------

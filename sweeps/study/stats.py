@@ -2,7 +2,7 @@
 numpy arrays (LRs ascending, one row per LR, one column per seed), no pandas, no plotting.
 
 sweeps/study/rules.py applies them to a sweep's runs for both the runner's refinement and the
-report; sweeps/study/simulate.py and tests/test_stats.py prove them on simulated sweeps with
+report; sweeps/study/simulation/sweep.py and tests/test_stats.py prove them on simulated sweeps with
 known answers before they judge real runs. The necessity rule is vectorised over a leading
 batch axis so hundreds of simulated sweeps are judged at once by the same code.
 """
@@ -14,12 +14,13 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "dbcb5e1aa7a407328a6cf631374c985014cfef556e74e725142534fd5f81a122"
-STUDY_VERSION = "v19"  # its title's version (tests/test_stats.py checks it too)
+STUDY_SHA256 = "47fb53ed1d57e397f7bbf8d44880afc8de585a5cb7b5d0eda6f689b42613e47f"
+STUDY_VERSION = "v20"  # its title's version (tests/test_stats.py checks it too)
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words
@@ -132,6 +133,38 @@ class GridValue:
 
 
 NONE = GridValue(math.nan, "none")
+
+
+class Span(NamedTuple):
+    """The LRs a GridValue allows: lo < x <= hi (lo_open) or lo <= x <= hi; NaN ends: nothing."""
+
+    lo: float
+    hi: float
+    lo_open: bool
+
+    @property
+    def empty(self) -> bool:
+        return math.isnan(self.lo)
+
+
+def span(v: GridValue) -> Span:
+    """Where the true LR can lie, given a GridValue: the one reading every rule uses (the
+    token-matched check, the pooled threshold against its seeds, the carry and side-by-side
+    pages). Inside with a bracket: (lo, hi]; inside without one (a median over seeds whose
+    brackets differ): the interpolated point; "below" (at or under the lowest LR): (0, value];
+    "above" (beyond the top LR) and "none" (QK-norm never necessary up to where the evidence
+    ends, value that LR): (value, inf), since a threshold may lie just past the evidence;
+    "none" without a value and "unjudged": nothing (NaN ends), which is never shown below or
+    above anything."""
+    if v.kind == "" and v.bracket:
+        return Span(float(v.bracket[0]), float(v.bracket[1]), True)
+    if v.kind == "":
+        return Span(v.value, v.value, False)
+    if v.kind == "below":
+        return Span(0.0, v.value, True)
+    if v.kind in ("above", "none") and math.isfinite(v.value):
+        return Span(v.value, math.inf, True)
+    return Span(math.nan, math.nan, True)
 
 
 def _log_crossing(lr_lo: float, g_lo: float, lr_hi: float, g_hi: float) -> float:

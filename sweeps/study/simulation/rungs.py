@@ -1,9 +1,9 @@
 """Study v5's rules on simulated rungs and ladders with known answers (docs/STUDY.md section
-13), beside v4's rules on the same draws: the engine behind tests/test_stats_v5.py and
-benchmarks/study_simulation_v5.py.
+13), beside v4's rules on the same draws: the engine behind tests/test_threshold_rules.py and
+benchmarks/rung_simulation.py.
 
-A simulated rung is v4's simulated sweep (sweeps/study/simulate.py: U-shaped loss, seed noise,
-the noise conditions real sweeps have) with what v4's simulation lacked and the real sweeps
+A simulated rung is v4's simulated sweep (simulation/sweep.py: U-shaped loss, seed noise, the
+noise conditions real sweeps have) with what v4's simulation lacked and the real sweeps
 show: a low-LR gap (`off` slower below its best LR: LOW_GAP nats at the grid's bottom, falling
 linearly in log LR to 0 at the best LR 1e-2), failures clustered above each arm's edge with
 stuck and stopped runs mixed, partial ceilings near LR 1 (both arms failed), and borderline
@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sweeps.study import effect_curve, stability, stats
-from sweeps.study import simulate as sweep_sim  # section 7's simulated sweeps, the draws built on
 from sweeps.study.cells import plateau_cut
+from sweeps.study.simulation import sweep as sweep_sim  # the draws a rung is built on
 from sweeps.study.trend import CENSOR_SHIFT, RUNG_SD
 
 LOW_GAP = 0.4  # nats: `off` minus `on` at the grid's bottom from the cold start (docs: 0.2-0.57)
@@ -40,7 +40,7 @@ BASELINE = 2.34  # the stuck cut of the simulated data
 
 @dataclass(frozen=True)
 class RungCondition:
-    """A v4 noise condition (simulate.Condition) with the v5 features switched on or off."""
+    """A v4 noise condition (simulation.sweep.Condition) with the v5 features switched on or off."""
 
     base: sweep_sim.Condition
     low_gap: float = LOW_GAP
@@ -182,8 +182,8 @@ def v5_seeds(loss, cls, lrs, best, cut: float) -> tuple[np.ndarray, np.ndarray, 
 
 
 def v4_seeds(loss, cls, lrs, min_effect=0.02) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """v4's per-seed thresholds (simulate._seed_threshold, vectorised): (kind code, log10 value,
-    bracket top index):
+    """v4's per-seed thresholds (simulation.sweep._seed_threshold, vectorised): (kind code,
+    log10 value, bracket top index):
     0 inside (interpolated as v4 does), -1 'at or below the bottom', 1 'none' (placed at the
     top LR judged), 2 no LR at all."""
     d = loss[:, 0] - loss[:, 1]

@@ -1,6 +1,6 @@
 """Study v5's rules (docs/STUDY.md section 13) proven before they judge real runs: hand-made
 rungs with known answers for each estimand, and simulated rungs and ladders (sweeps/study/
-simulate_v5.py) for the error rates section 13 prints."""
+simulation/rungs.py) for the error rates section 13 prints."""
 
 import math
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from sweeps.study import rules, rung, stability, trend
-from sweeps.study import simulate_v5 as sim
 from sweeps.study.cells import Cells, borderline, with_borderline_as
+from sweeps.study.simulation import rungs as sim
 from sweeps.study.stats import GridValue
 
 N = 600

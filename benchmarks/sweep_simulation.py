@@ -2,9 +2,9 @@
 of null sweeps with a false threshold, the share of planted 3-sigma thresholds recovered
 within one grid step (the worst of three planted LRs: low, middle, high), the refinement
 loop's false and recovered shares, and H1 / H2a / H2b false support under nulls where both
-arms fail at the same true LR with seed jitter (sweeps/study/simulate.py).
+arms fail at the same true LR with seed jitter (sweeps/study/simulation/sweep.py).
 
-    python benchmarks/study_simulation.py --seeds 4 --sweeps 4000 --refine 400 --v3 67836d6
+    python benchmarks/sweep_simulation.py --seeds 4 --sweeps 4000 --refine 400 --v3 67836d6
 
 --v3 REV judges the same simulated sweeps with the rules of an older revision as well (its
 sweeps/study/stats.py and rules.py, read with `git show`): v3 counted every failed run at its
@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from sweeps.study import simulate as sim  # noqa: E402
+from sweeps.study.simulation import sweep as sim  # noqa: E402
 
 
 def load_revision(rev: str) -> tuple[types.ModuleType, types.ModuleType]:

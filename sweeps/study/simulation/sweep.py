@@ -1,5 +1,5 @@
 """Simulated sweeps with known answers, judged by the study's own rules (docs/STUDY.md
-section 7): the engine behind tests/test_stats.py and benchmarks/study_simulation.py.
+section 7): the engine behind tests/test_stats.py and benchmarks/sweep_simulation.py.
 
 A sweep: two arms (off, on) on a log grid of LRs from 1e-4 to 1, n seeds. A run that trained
 has a U-shaped loss in log LR plus seed noise; a failing run is stuck just above the bigram

@@ -1,10 +1,10 @@
 """Study v5's rules on simulated rungs and ladders, beside v4's on the same draws (docs/STUDY.md
-section 13 prints these tables; sweeps/study/simulate_v5.py is the engine), and section 17's
+section 13 prints these tables; sweeps/study/simulation/rungs.py is the engine), and section 17's
 harm window on the same simulated rungs (--harm: only that table).
 
-    python benchmarks/study_simulation_v5.py --sweeps 4000 --ladders 4000
-    python benchmarks/study_simulation_v5.py --harm --sweeps 4000
-    python benchmarks/study_simulation_v5.py --messy --sweeps 4000
+    python benchmarks/rung_simulation.py --sweeps 4000 --ladders 4000
+    python benchmarks/rung_simulation.py --harm --sweeps 4000
+    python benchmarks/rung_simulation.py --messy --sweeps 4000
 
 --messy: section 22's recovery table of the pooled stability threshold under messier failures
 (random failures anywhere in the search range, one `off` seed on a plateau just under the stuck
@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sweeps.study import simulate_v5 as sim  # noqa: E402
 from sweeps.study import trend  # noqa: E402
+from sweeps.study.simulation import rungs as sim  # noqa: E402
 
 
 def pct(x: float) -> str:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sweeps.study import effect_curve, rules, stability, trend
-from sweeps.study import simulate_v5 as sim
-from sweeps.study.stats import GridValue
+from sweeps.study.simulation import rungs as sim
+from sweeps.study.stats import GridValue, span
 
 LRS = np.array([1e-3, 3.16e-3, 1e-2, 3.16e-2, 0.1, 0.316, 1.0])
 T, STUCK, STOP = stability.TRAINED, stability.STUCK_ONLY, stability.STOPPED
@@ -41,7 +41,7 @@ def test_the_gate_does_not_hinge_on_stuck_vs_stopped():
     # v5 as first coded: the gate fell to 0.1, where the plateau seed widened the interval, and
     # the rung had no threshold ("none"); v9 gates at 0.316, where every off run failed
     assert th.pooled.kind != "none", th.pooled
-    assert stability.span_of(th.pooled)[1] <= 1e-2 + 1e-12, th.pooled
+    assert span(th.pooled).hi <= 1e-2 + 1e-12, th.pooled
 
 
 def test_the_gate_still_needs_one_failure_pattern_trained_vs_failed():
@@ -185,7 +185,7 @@ def test_w2_reversal_uses_its_own_opposites():
 
 @pytest.mark.parametrize("identical", [False, True])
 def test_the_simulated_ladder_verdicts_are_trend_decides(identical):
-    """The simulation's vectorised trend (simulate_v5._verdict_codes) against trend.decide on
+    """The simulation's vectorised trend (simulation.rungs._verdict_codes) against trend.decide on
     the same simulated per-seed thresholds, ladder by ladder (on identical arms too, where the
     no-threshold guard decides most ladders)."""
     lad = sim.Ladder(
