@@ -268,3 +268,27 @@ def test_processors_named_alike_are_told_apart_by_family_model_and_stepping(tmp_
     )
     del b["host"]["cpu_id"]
     assert identity_expected(a, b) == ("expected", "")
+
+
+def test_provenance_and_crosscheck_read_typed_old_records_unknown_non_records_skipped():
+    from sweeps.analysis.what_ran import CrosscheckSummary, RunProvenance
+
+    new = RunProvenance.of(
+        {
+            "git_commit": "abc",
+            "git_dirty": False,
+            "versions": {"torch": "2.13.0"},
+            "host": {"cpu": "EPYC", "cpus": 2, "simd": ["avx2"], "threads": {"B": "1", "A": "2"}},
+            "continued": [{"host": {"cpu": "Xeon", "cpus": 4}}, "not a record", {"at": 3}],
+        }
+    )
+    assert new.versions == (("torch", "2.13.0"),)
+    assert new.host.threads == (("A", "2"), ("B", "1")) and new.host.simd == ("avx2",)
+    # each later process's host, one without a host record as None; a non-record is skipped
+    assert [h and h.cpu for h in new.continued] == ["Xeon", None]
+    old = RunProvenance.of({})  # a run made before any of these fields existed
+    assert (old.git_commit, old.host, old.continued, old.started_at) == (None, None, (), None)
+    assert RunProvenance.of(None) is None and RunProvenance.of(float("nan")) is None
+    cc = CrosscheckSummary.of({"verdict": "pass", "configs": [{"checks": [1, 2]}, {"checks": [3]}]})
+    assert (cc.verdict, cc.configs, cc.checks) == ("pass", 2, 3)
+    assert CrosscheckSummary.of({}).verdict == "unknown" and CrosscheckSummary.of(None) is None

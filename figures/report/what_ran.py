@@ -21,6 +21,7 @@ from figures.words import numbers
 from sweeps.analysis import archive, caveats
 from sweeps.analysis import model as m
 from sweeps.analysis.results import SweepResults
+from sweeps.analysis.what_ran import CrosscheckSummary, Host, RunProvenance
 from sweeps.data.corpora import CORPORA
 
 
@@ -193,17 +194,13 @@ def _rung_lr(analysis: m.Analysis) -> str:
 
 
 def _crosscheck_text(results: SweepResults) -> str:
-    cc = results.crosscheck
+    cc = CrosscheckSummary.of(results.crosscheck)
     if cc is None:
         return (
             "**not run** (no crosscheck.json in the sweep directory): run `crosscheck "
             f"--sweep {results.name}` before trusting these results"
         )
-    n_checks = sum(len(c.get("checks", [])) for c in cc.get("configs", []))
-    return (
-        f"**{cc.get('verdict', 'unknown')}** ({n_checks} checks over "
-        f"{len(cc.get('configs', []))} model configs)"
-    )
+    return f"**{cc.verdict}** ({cc.checks} checks over {cc.configs} model configs)"
 
 
 def budgets(analysis: m.Analysis) -> str:
@@ -268,49 +265,49 @@ def _baseline_clause(analysis: m.Analysis) -> str:
     )
 
 
-def _host(host) -> str:
+def _host(host: Host | None) -> str:
     """One host as the report names it: CPU, its widest vector extension, thread counts and
     a preloaded library (another BLAS: other bits)."""
-    if not isinstance(host, dict):
+    if host is None:
         return "not recorded (runs made before hosts were)"
-    simd = host.get("simd") or []
-    widest = next((f for f in ("avx512f", "avx2", "avx") if f in simd), "")
-    threads = ", ".join(f"{k}={v}" for k, v in sorted((host.get("threads") or {}).items()))
+    widest = next((f for f in ("avx512f", "avx2", "avx") if f in host.simd), "")
+    threads = ", ".join(f"{k}={v}" for k, v in host.threads)
     return (
-        f"{host.get('cpu') or 'unknown CPU'}"
+        f"{host.cpu or 'unknown CPU'}"
         + (f" ({widest})" if widest else "")
-        + f", {host.get('cpus')} CPUs, threads {threads or 'default'}"
-        + (f", preloaded {Path(host['preload']).name}" if host.get("preload") else "")
+        + f", {host.cpus} CPUs, threads {threads or 'default'}"
+        + (f", preloaded {Path(host.preload).name}" if host.preload else "")
     )
 
 
 def provenance(runs: pd.DataFrame) -> str:
-    prov = [p for p in runs.provenance if isinstance(p, dict)]
-    if not any(prov):  # a report rebuilt from an earlier analysis's runs table
+    recorded = [p for p in runs.provenance if isinstance(p, dict)]
+    if not any(recorded):  # a report rebuilt from an earlier analysis's runs table
         return (
             "## Provenance\n\nNot kept with these runs' data (rebuilt from an earlier "
             f"analysis's runs table): {archive.OLD_REPORT} beside this report records it.\n"
         )
+    prov = [RunProvenance.of(p) for p in recorded]
     commits = Counter(
         (
-            p.get("git_commit") or "unknown",
-            {True: "dirty", False: "clean"}.get(p.get("git_dirty"), "unknown"),
+            p.git_commit or "unknown",
+            {True: "dirty", False: "clean"}.get(p.git_dirty, "unknown"),
         )
         for p in prov
     )
     versions: dict[str, set] = {}
     for p in prov:
-        for package, version in (p.get("versions") or {}).items():
+        for package, version in p.versions:
             versions.setdefault(package, set()).add(version)
     devices = Counter(
-        (str(r.backend), (r.provenance or {}).get("device") or "unknown")
+        (str(r.backend), RunProvenance.of(r.provenance).device or "unknown")
         for r in runs.itertuples()
         if isinstance(r.provenance, dict)
     )
-    hosts = Counter(_host(p.get("host")) for p in prov)
+    hosts = Counter(_host(p.host) for p in prov)
     # a run resumed or restarted by another process trained from then on where that ran
-    went_on = Counter(_host(c.get("host")) for p in prov for c in p.get("continued") or [])
-    started = sorted(p["started_at"] for p in prov if p.get("started_at"))
+    went_on = Counter(_host(h) for p in prov for h in p.continued)
+    started = sorted(p.started_at for p in prov if p.started_at)
 
     def listing(counter):
         return "; ".join(f"{' '.join(k)} ({n} runs)" for k, n in sorted(counter.items()))
@@ -322,8 +319,8 @@ def provenance(runs: pd.DataFrame) -> str:
         f"- Backends and devices: {listing(devices)}",
         "- Package versions: "
         + "; ".join(f"{k} {', '.join(sorted(v))}" for k, v in sorted(versions.items())),
-        "- Python: " + ", ".join(sorted({p.get("python") or "unknown" for p in prov})),
-        "- Platforms: " + ", ".join(sorted({p.get("platform") or "unknown" for p in prov})),
+        "- Python: " + ", ".join(sorted({p.python or "unknown" for p in prov})),
+        "- Platforms: " + ", ".join(sorted({p.platform or "unknown" for p in prov})),
         # A CPU run is bit-identical only on the same processor kind and thread counts.
         f"- Hosts: {'; '.join(f'{k} ({n} runs)' for k, n in sorted(hosts.items()))}",
     ]
