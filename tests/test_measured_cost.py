@@ -55,12 +55,24 @@ def test_the_depth_spec_dry_run_prices_every_planned_run_and_names_what_is_unmea
     biggest = max(run_seconds(EAGER, c) for c in cfgs) / 3600
     assert worst == pytest.approx(want + 10 * biggest, abs=0.05)
     assert f"{len(cfgs)} planned runs" in eager
-    assert lines[-1].strip().startswith("not measured") and "fused" in lines[-1]
+    assert "core at L12 with a 4,097-id vocabulary (training steps only" in eager
+    said = [x.strip() for x in lines]
+    unmeasured = next(x for x in said if x.startswith("not measured"))
+    assert "fused" in unmeasured and "float32" in unmeasured
+    # the float32 spec priced in bfloat16 too, marked as not its precision, every run counted
+    in_bf16 = [x for x in said if x.startswith("in bfloat16, not this sweep's precision")]
+    bf16 = next(m for m in MEASURED if m.backend == "torch" and m.dtype == "bfloat16")
+    as_bf16 = [replace(c, train=replace(c.train, dtype="bfloat16")) for c in cfgs]
+    want = sum(run_seconds(bf16, c) for c in as_bf16) / 3600
+    assert len(in_bf16) == 1 and "training steps only" in in_bf16[0]
+    assert float(re.findall(r"([0-9.]+) h", in_bf16[0])[0]) == pytest.approx(want, abs=0.05)
+    assert want < planned / 4  # the measured bfloat16 step speed is several times float32's
 
 
 def test_a_program_without_measurements_says_so_and_other_shapes_print_nothing():
     mlx = cost_lines(load_spec("core").configs("mlx"), "mlx", 0)
-    assert len(mlx) == 2 and "eager, compiled, fused" in mlx[-1]
+    assert len(mlx) == 3 and "eager, compiled, fused" in mlx[1]
+    assert "in bfloat16, not this sweep's precision" in mlx[2] and "qkmlx compiled" in mlx[2]
     assert cost_lines(load_spec("smoke").configs("torch"), "torch", 0) == []
 
 
@@ -71,4 +83,4 @@ def test_a_fused_measurement_is_used_once_recorded(monkeypatch):
     monkeypatch.setattr(measured, "MEASURED", (*MEASURED, fused))
     lines = measured.cost_lines([core(8)], "torch", 0)
     assert any(" fused float32" in x for x in lines)
-    assert "none;" in lines[-1]
+    assert any(x.strip().startswith("not measured") and "none;" in x for x in lines)

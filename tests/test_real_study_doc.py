@@ -138,7 +138,8 @@ CLAIMS = {
         "times at most with growth\n({depth[runs]} runs to `core`'s {core[runs]},",
     ],
     "docs/results.md": [
-        "{depth[runs]} planned runs of 1, 2, 3, 4, 6 and 8 layers, {depth[tokens]} tokens each",
+        "{depth[runs]} planned runs at depths 2, 3, 4, 6, 8 and 12 with depth 1 set apart,\n"
+        "{depth[tokens]} tokens each",
     ],
     "docs/install.md": ["a `core` run is now {core[steps]}\nsteps, {core[tokens]} tokens"],
 }
@@ -155,7 +156,7 @@ def _ratio(core: dict, depth: dict) -> dict:
 def test_every_doc_line_that_prices_core_or_depth_is_what_the_dry_run_prints():
     core, depth = dry_run_facts("core"), dry_run_facts("depth")
     facts = {"core": core, "depth": depth, "ratio": _ratio(core, depth)}
-    assert core["runs"] == 84 and depth["runs"] == 504  # the parse found them
+    assert core["runs"] == 84 and depth["runs"] == 448  # the parse found them
     for page, claims in CLAIMS.items():
         text = (ROOT / page).read_text()
         for claim in claims:
@@ -177,8 +178,28 @@ def test_the_dry_run_ends_with_its_cost_and_counts_its_runs():
     assert lines[-1] == "dry run: nothing was written"
     start = next(i for i, line in enumerate(lines) if line.startswith("  cost on measured"))
     assert all(line.startswith("    ") for line in lines[start + 1 : -1])  # nothing after it
-    assert "  runs: 504 pending (each with its state: --dry-run --list-runs)" in lines[:start]
+    assert "  runs: 448 pending (each with its state: --dry-run --list-runs)" in lines[:start]
     assert not any(line.startswith("  pending ") for line in lines)
     listed = dry_run_output("depth", "--list-runs")
-    assert sum(line.startswith("  pending ") for line in listed) == 504
+    assert sum(line.startswith("  pending ") for line in listed) == 448
     assert listed[-len(lines) + start :] == lines[start:]  # the cost, still last
+
+
+# -- docs/STUDY.md section 27: the design benchmark's chosen candidate is the shipped spec -------
+def test_the_design_benchmarks_chosen_candidate_is_the_depth_spec_and_v19s_is_v19s():
+    from benchmarks import real_study_design as design
+
+    chosen = next(c for c in design.CANDIDATES if "(chosen)" in c.name)
+    shipped = load_spec("depth")
+    built = design.spec_of(chosen)
+    assert [c.run_id for c in built.configs("torch")] == [
+        c.run_id for c in shipped.configs("torch")
+    ]
+    assert (built.study, built.extend) == (shipped.study, shipped.extend)
+    # v19's row rebuilds v19's spec: 504 runs with off-warm, priced as its dry run printed
+    v19 = design.cost_row(design.CANDIDATES[0])
+    assert v19["planned runs (at most with growth)"] == "504 (1704)"
+    assert v19["H200 eager float32: h planned ($), at most"].startswith("33.8 ($101)")
+    row = design.cost_row(chosen)
+    said = dry_run_facts("depth")["cost"]["eager"]
+    assert row["H200 eager float32: h planned ($), at most"].startswith(f"{said[0]} (")

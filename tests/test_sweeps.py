@@ -115,20 +115,23 @@ def test_shipped_specs_expand_to_the_study_grid():
         assert len({c.run_id for c in configs}) == len(configs)
         assert [c.run_id for c in configs] == [c.run_id for c in spec.configs("torch")]
     for spec in (core, depth):
-        assert len(core.lr) >= 8 and len(spec.seed) >= 3
-        assert spec.study.start_control == "off-warm"
+        assert len(spec.lr) >= 8 and len(spec.seed) >= 3
         assert spec.base_config("torch").train.weight_decay_mode == "independent"
-    assert core.n_layer == (6,) and depth.lr == core.lr
-    # docs/STUDY.md section 15: six rungs over three doublings, every rung at or above the
-    # study's floor of tokens per parameter, and core is the depth ladder's depth-6 rung
-    assert depth.n_layer == (1, 2, 3, 4, 6, 8)
+    # docs/STUDY.md section 27: depth drops core's lowest LR and its start-matched control
+    assert core.study.start_control == "off-warm" and depth.study.start_control is None
+    assert core.n_layer == (6,) and depth.lr == core.lr[1:]
+    # section 27 (as section 22): H3 on depths 2-12, depth 1 trained beside and set apart;
+    # every rung at or above the study's floor of tokens per parameter, and every depth-6 run
+    # of the ladder is core's run at that LR, config for config
+    assert depth.n_layer == (1, 2, 3, 4, 6, 8, 12) and depth.study.set_apart == (1,)
     assert {c.model.n_embd for c in depth.configs("torch")} == {384}
     for spec in (core, depth):
         for cfg in spec.configs("torch"):
             tokens = cfg.train.max_steps * cfg.tokens_per_step
             assert tokens / count_params(cfg.model, cfg.vocab_size)["total"] >= 5.0, cfg.run_id
     rung6 = {c.run_id: c for c in depth.configs("torch") if c.model.n_layer == 6}
-    assert {c.run_id: c for c in core.configs("torch")} == rung6
+    in_core = {c.run_id: c for c in core.configs("torch")}
+    assert len(rung6) == 64 and all(in_core.get(k) == c for k, c in rung6.items())
     assert len(load_spec("tiny").lr) >= 8
 
 

@@ -19,8 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 # sha256 of docs/STUDY.md, the rules this code implements (tests/test_stats.py checks it).
-STUDY_SHA256 = "47fb53ed1d57e397f7bbf8d44880afc8de585a5cb7b5d0eda6f689b42613e47f"
-STUDY_VERSION = "v20"  # its title's version (tests/test_stats.py checks it too)
+STUDY_SHA256 = "de29eac1412e3569d26c82dad7649fd655852dd4564f5dd5ddae028b84ad4d7d"
+STUDY_VERSION = "v21"  # its title's version (tests/test_stats.py checks it too)
 STUDY_PATH = Path(__file__).resolve().parents[2] / "docs" / "STUDY.md"
 CONFIDENCE = 0.95  # one-sided bounds; the two of them are the two-sided 90% interval
 TWO_SIDED = 2 * CONFIDENCE - 1  # that interval's level (0.9), for the words

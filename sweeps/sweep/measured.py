@@ -32,6 +32,7 @@ class Measured:
     tokens_per_s: float
     what: str  # what the figure covers (training steps only, or a whole run with evaluations)
     source: str
+    preset: str = "core"  # the preset measured (its width, heads and batch shape)
 
 
 H200 = "NVIDIA H200"
@@ -42,11 +43,11 @@ GPU_REPORT = "docs/gpu-h200/README.md"
 MEASURED: tuple[Measured, ...] = (
     Measured(
         H200, "torch", "eager", "float32", 12, 384, 4097, 8192, 199_102,
-        "training steps only, `sweep --estimate` of core at 12 layers", GPU_REPORT,
+        "training steps only, `sweep --estimate` at 12 layers", GPU_REPORT,
     ),
     Measured(
         H200, "torch", "compiled", "float32", 6, 384, 256, 8192, 320_473,
-        "a whole 5000-step run with its evaluations, bytes vocabulary", GPU_REPORT,
+        "a whole 5000-step run with its evaluations and compilation", GPU_REPORT,
     ),
     Measured(
         H200, "torch", "compiled", "bfloat16", 6, 384, 4097, 8192, 2_500_836,
@@ -86,8 +87,10 @@ def run_seconds(m: Measured, cfg: RunConfig) -> float:
 def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[str]:
     """The dry run's lines: per measured device and mode that can price these configs, the
     planned runs' hours one run at a time and the worst case with every extension and
-    refinement run (at the costliest config); which figure is measured and which estimated;
-    and the modes with no measurement."""
+    refinement run (at the costliest config); which figure is measured (steps or a whole run,
+    the preset, depth and vocabulary) and which estimated; the modes with no measurement; and,
+    for a float32 sweep, what the same runs would cost in bfloat16 where that is measured,
+    marked as not this sweep's precision (docs/STUDY.md section 24 decides the real specs')."""
     if not configs:
         return []
     base = configs[0]
@@ -96,17 +99,7 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
     ):
         return []  # no device measured a model of this shape: nothing to scale from
     usable = [m for m in MEASURED if applies(m, base, backend)]
-    lines = []
-    for m in usable:
-        per_run = [run_seconds(m, c) for c in configs]
-        planned = sum(per_run)
-        worst = planned + extra_runs * max(per_run)
-        lines.append(
-            f"    {m.device}, {PROGRAMS[backend]} {m.mode} {m.dtype}: measured "
-            f"{m.tokens_per_s:,.0f} tokens/s at L{m.n_layer} ({m.what}); estimated "
-            f"{_hours(planned)} ({_dollars(planned)}) for the {len(configs)} planned runs, "
-            f"{_hours(worst)} ({_dollars(worst)}) at most with growth"
-        )
+    lines = [_line(m, configs, backend, extra_runs) for m in usable]
     missing = [
         mode for mode in MEASURED_MODES if not any(m.mode == mode for m in usable)
     ]  # a mode with no entry is said, not silently left out
@@ -116,12 +109,36 @@ def cost_lines(configs: list[RunConfig], backend: str, extra_runs: int) -> list[
         + (", ".join(missing) if missing else "none")
         + "; `--estimate` measures the device at hand"
     )
+    if base.train.dtype == "float32":
+        in_bf16 = [replace(c, train=replace(c.train, dtype="bfloat16")) for c in configs]
+        lines += [
+            "    in bfloat16, not this sweep's precision (`--set train.dtype=bfloat16`; "
+            "docs/STUDY.md section 24 decides the real specs'): "
+            + _line(m, in_bf16, backend, extra_runs).strip()
+            for m in MEASURED
+            if applies(m, in_bf16[0], backend)
+        ]
     head = (
         "  cost on measured devices (one run at a time; the speed is measured, the hours are "
         f"estimates scaled by FLOPs per token; {GPU_REPORT}; dollars at an assumed "
         f"${PRICE_PER_GPU_HOUR:.2f} a GPU-hour):"
     )
     return [head, *lines]
+
+
+def _line(m: Measured, configs: list[RunConfig], backend: str, extra_runs: int) -> str:
+    """One entry's line: what was measured (the speed, the preset, depth and vocabulary, steps
+    or a whole run), and the planned and worst-case hours it prices these configs at."""
+    per_run = [run_seconds(m, c) for c in configs]
+    planned = sum(per_run)
+    worst = planned + extra_runs * max(per_run)
+    vocabulary = "the bytes" if m.vocab_size == 256 else f"a {m.vocab_size:,}-id"
+    return (
+        f"    {m.device}, {PROGRAMS[backend]} {m.mode} {m.dtype}: measured "
+        f"{m.tokens_per_s:,.0f} tokens/s, {m.preset} at L{m.n_layer} with {vocabulary} "
+        f"vocabulary ({m.what}); estimated {_hours(planned)} ({_dollars(planned)}) for the "
+        f"{len(configs)} planned runs, {_hours(worst)} ({_dollars(worst)}) at most with growth"
+    )
 
 
 def _hours(seconds: float) -> str:
