@@ -203,3 +203,26 @@ def test_the_design_benchmarks_chosen_candidate_is_the_depth_spec_and_v19s_is_v1
     row = design.cost_row(chosen)
     said = dry_run_facts("depth")["cost"]["eager"]
     assert row["H200 eager float32: h planned ($), at most"].startswith(f"{said[0]} (")
+
+
+def bfloat16_hours(name: str) -> tuple[float, str, str]:
+    """The dry run's bfloat16 line for a float32 spec: (planned hours, 'H h ($D)' planned, the
+    same at most with growth)."""
+    line = next(x for x in dry_run_lines(name) if x.strip().startswith("in bfloat16, not this"))
+    planned = re.search(r"estimated (([\d.]+) h \(\$[\d,]+\)) for", line)
+    worst = re.search(r"runs, ([\d.]+ h \(\$[\d,]+\)) at most", line).group(1)
+    return float(planned.group(2)), planned.group(1), worst
+
+
+def test_the_bfloat16_price_and_the_goals_it_misses_are_what_the_dry_run_prints():
+    """Section 27 and real-study.md state the bfloat16 price of `depth` and how far `depth` and
+    `core` miss the project's goals (3 hours, 45 minutes) at that price."""
+    study = " ".join((ROOT / "docs" / "STUDY.md").read_text().split("## 27.")[1].split())
+    page = " ".join(DOC.read_text().split())  # words, whatever the line breaks
+    depth, said, worst = bfloat16_hours("depth")
+    core = bfloat16_hours("core")[0]
+    for figure in (said, worst):
+        assert figure.split(" (")[0] in study and figure.split("(")[1][:-1] in study, figure
+    for hours, goal in ((depth, 3.0), (core, 0.75)):
+        times = f"{hours / goal:.1f} times"
+        assert times in study and times in page, times
