@@ -124,3 +124,11 @@ def test_a_coarser_grid_alone_is_not_a_fall():
     assert token_check(
         DEPTH4_THRESHOLD, inside(0.0178, 0.0316), DEPTH4_CRITICAL, fine
     ).critical_below
+
+
+def test_a_median_span_that_says_nothing_is_worded_as_such_not_as_nan():
+    from figures.words.token_check import _span_words
+
+    nothing = median_span([inside(0.0316, 0.1), GridValue(math.nan, "none")])
+    assert _span_words(nothing) == "no LR of the grid: a seed's value was not found"
+    assert _span_words(median_span(DEPTH4_CRITICAL)) == "(0.0562, 0.1]"

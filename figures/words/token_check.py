@@ -85,8 +85,9 @@ def _values_words(v: m.CheckSide) -> str:
 
 
 def _span_words(s: Span) -> str:
-    """'(0.0562, 0.1]', '[0.05, 0.05]', '(0.1, inf)'."""
-    if math.isinf(s.lo):
+    """'(0.0562, 0.1]', '[0.05, 0.05]', '(0.1, inf)'; a span that says nothing (a seed's value
+    not found: sweeps.study.stats.span) in words."""
+    if s.empty or math.isinf(s.lo):
         return "no LR of the grid: a seed's value was not found"
     hi = "inf)" if math.isinf(s.hi) else f"{numbers.lr(s.hi)}]"
     return f"{'(' if s.lo_open else '['}{numbers.lr(s.lo)}, {hi}"
