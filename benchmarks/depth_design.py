@@ -276,13 +276,7 @@ REUSED_NEW_RUNGS = [(3, 12), (3, 10, 12)]
 
 def verdict_rates(lad, ladders: int, slope: float, seed: int) -> tuple[float, float, float]:
     """(supported, supported with the reversal rule, ruled out with the rule) at `slope`."""
-    full, loo, _ = sim.ladder_verdicts(lad, ladders, slope, PREDICTION, seed)
-    kept = sim.unreversed(full, loo)
-    return (
-        float((full == sim.SUPPORTED_CODE).mean()),
-        float((kept == sim.SUPPORTED_CODE).mean()),
-        float((kept == sim.RULED_OUT_CODE).mean()),
-    )
+    return sim.verdict_rates(lad, ladders, slope, seed, PREDICTION)
 
 
 def run_hours(depths, seeds: int, seconds) -> float:

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.depth_design import print_table  # noqa: E402  (one table format)
 from sweeps.study.simulation import rungs as sim  # noqa: E402
 from sweeps.sweep.grid import max_extra_runs  # noqa: E402
 from sweeps.sweep.measured import H200, MEASURED, PRICE_PER_GPU_HOUR, run_seconds  # noqa: E402
@@ -122,9 +123,9 @@ def power_row(c: Candidate, ladders: int) -> dict:
     row = {"candidate": c.name, "H3 on depths": ", ".join(map(str, c.h3_depths))}
     for k, sd in enumerate(RUNG_SDS):
         lad = sim.Ladder(c.name, c.h3_depths, 4, sd, SCATTER, grid=grid)
-        p25 = _rates(lad, ladders, PREDICTION, 31 + k)
-        p15 = _rates(lad, ladders, MODERATE, 41 + k)
-        flat = _rates(lad, ladders, 0.0, 51 + k)
+        p25 = sim.verdict_rates(lad, ladders, PREDICTION, 31 + k)
+        p15 = sim.verdict_rates(lad, ladders, MODERATE, 41 + k)
+        flat = sim.verdict_rates(lad, ladders, 0.0, 51 + k)
         row[f"sd {sd}: power at -0.25 (rule / with reversal), at -0.15"] = (
             f"{p25[0]:.0%} / {p25[1]:.0%}, {p15[1]:.0%}"
         )
@@ -136,25 +137,6 @@ def power_row(c: Candidate, ladders: int) -> dict:
     ]
     row["identical arms: any verdict (edge flat / falling)"] = f"{said[0]:.1%} / {said[1]:.1%}"
     return row
-
-
-def _rates(lad, ladders: int, slope: float, seed: int) -> tuple[float, float, float]:
-    """(supported, supported with the reversal rule, ruled out with the rule) at `slope`."""
-    full, loo, _ = sim.ladder_verdicts(lad, ladders, slope, PREDICTION, seed)
-    kept = sim.unreversed(full, loo)
-    return (
-        float((full == sim.SUPPORTED_CODE).mean()),
-        float((kept == sim.SUPPORTED_CODE).mean()),
-        float((kept == sim.RULED_OUT_CODE).mean()),
-    )
-
-
-def print_table(rows: list[dict]) -> None:
-    cols = list(dict.fromkeys(c for row in rows for c in row))
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")
 
 
 def main(argv=None) -> int:

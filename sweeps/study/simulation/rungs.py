@@ -559,6 +559,20 @@ def unreversed(full, loo) -> np.ndarray:
     return np.where((full != 0) & (loo == -full[:, None]).any(-1), 0, full)
 
 
+def verdict_rates(
+    lad: Ladder, ladders: int, slope: float, seed: int, prediction: float = -0.25
+) -> tuple[float, float, float]:
+    """H3 on `ladders` simulated ladders whose threshold truly moves `slope` decades per
+    doubling: (supported, supported under the reversal rule, ruled out under it)."""
+    full, loo, _ = ladder_verdicts(lad, ladders, slope, prediction, seed)
+    kept = unreversed(full, loo)
+    return (
+        float((full == SUPPORTED_CODE).mean()),
+        float((kept == SUPPORTED_CODE).mean()),
+        float((kept == RULED_OUT_CODE).mean()),
+    )
+
+
 DESIGN_LADDERS = 2000  # simulated ladders behind the power a report states (section 22)
 
 
