@@ -226,3 +226,27 @@ def test_the_bfloat16_price_and_the_goals_it_misses_are_what_the_dry_run_prints(
     for hours, goal in ((depth, 3.0), (core, 0.75)):
         times = f"{hours / goal:.1f} times"
         assert times in study and times in page, times
+
+
+def test_section_27s_chosen_design_keeps_its_false_rates_and_states_its_power():
+    """The chosen row of section 27's table on 600 ladders (the table: 4000): power at -0.25
+    under the reversal rule 71%, false "supported" 2.4% and false "ruled out" 2.0%, on the LRs
+    a sweep grown at the shipped spec's resolution judges, H3 on its rungs but the set-apart one."""
+    import math
+
+    from benchmarks import real_study_design as design
+    from sweeps.study.simulation import rungs as sim
+
+    n = 600
+    spec = load_spec("depth")
+    rungs = tuple(d for d in spec.n_layer if d not in spec.study.set_apart)
+    grid = tuple(sim.ladder_lrs(spec.extend.resolution))
+    lad = sim.Ladder("depth", rungs, len(spec.seed), 0.15, design.SCATTER, grid=grid)
+    power, kept, false_ruled_out = sim.verdict_rates(lad, n, -0.25, 31)
+    false_supported = sim.verdict_rates(lad, n, 0.0, 51)[1]
+
+    def margin(p: float) -> float:
+        return 2.5 * math.sqrt(p * (1 - p) / n)
+
+    assert abs(kept - 0.71) <= margin(0.71) and kept <= power
+    assert false_supported <= 0.05 + margin(0.05) and false_ruled_out <= 0.05 + margin(0.05)
